@@ -1,0 +1,83 @@
+package io.auditpipe.parser;
+
+import java.io.Serializable;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One audit record in the normalized event model (schemas/audit-event.schema.json documents every
+ * field; the store document uses the snake_case names given there).
+ *
+ * <p>Public fields and a no-argument constructor so that Flink serializes it as a POJO. Fields
+ * the source format does not carry stay null; nothing is invented.
+ */
+public class AuditEvent implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Authentication outcome of login-type events; null for every other event. */
+    public static final String AUTH_SUCCESS = "success";
+    public static final String AUTH_FAILURE = "failure";
+
+    public String id;
+    public String server;
+    public String format;
+    public String sourceFile;
+    public String collector;
+    public String recordId;
+    public long eventTimeMillis;
+    public String eventName;
+    public String commandClass;
+    public Long connectionId;
+    public Integer status;
+    public String sqltext;
+    public String user;
+    public String userRaw;
+    public String privUser;
+    public String osUser;
+    public String osLogin;
+    public String proxyUser;
+    public String host;
+    public String ip;
+    public String db;
+    public String authOutcome;
+    /** Fields of the source record that the model has no place for, kept as text. */
+    public Map<String, String> extra = new LinkedHashMap<>();
+
+    public AuditEvent() {}
+
+    public boolean isLoginEvent() {
+        return authOutcome != null;
+    }
+
+    public boolean isFailedLogin() {
+        return AUTH_FAILURE.equals(authOutcome);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof AuditEvent)) return false;
+        AuditEvent e = (AuditEvent) o;
+        return eventTimeMillis == e.eventTimeMillis && Objects.equals(id, e.id)
+                && Objects.equals(server, e.server) && Objects.equals(format, e.format)
+                && Objects.equals(sourceFile, e.sourceFile) && Objects.equals(collector, e.collector)
+                && Objects.equals(recordId, e.recordId) && Objects.equals(eventName, e.eventName)
+                && Objects.equals(commandClass, e.commandClass) && Objects.equals(connectionId, e.connectionId)
+                && Objects.equals(status, e.status) && Objects.equals(sqltext, e.sqltext)
+                && Objects.equals(user, e.user) && Objects.equals(userRaw, e.userRaw)
+                && Objects.equals(privUser, e.privUser) && Objects.equals(osUser, e.osUser)
+                && Objects.equals(osLogin, e.osLogin) && Objects.equals(proxyUser, e.proxyUser)
+                && Objects.equals(host, e.host) && Objects.equals(ip, e.ip) && Objects.equals(db, e.db)
+                && Objects.equals(authOutcome, e.authOutcome) && Objects.equals(extra, e.extra);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(id, eventTimeMillis);
+    }
+
+    @Override
+    public String toString() {
+        return "AuditEvent{id=" + id + ", eventName=" + eventName + ", status=" + status + ", user=" + user + "}";
+    }
+}

@@ -1,0 +1,15 @@
+package io.auditpipe.parser;
+
+/**
+ * Parses one line of one audit log format into the normalized event model.
+ *
+ * <p>Implementations never throw for bad input: every problem comes back as
+ * {@link ParseResult#failed(String)} with a reason that goes into the dead letter.
+ * They are stateless and thread-safe.
+ */
+public interface AuditLineParser {
+    /** The format name used in configuration and in the message key, e.g. "percona-json". */
+    String formatName();
+
+    ParseResult parse(byte[] line, SourceDescriptor source);
+}
