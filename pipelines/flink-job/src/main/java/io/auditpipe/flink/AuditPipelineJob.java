@@ -1,0 +1,181 @@
+package io.auditpipe.flink;
+
+import io.auditpipe.flink.functions.AuditRecordDeserializer;
+import io.auditpipe.flink.functions.CountEvents;
+import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
+import io.auditpipe.flink.functions.EmitStatsRow;
+import io.auditpipe.flink.functions.SplitDeadLetters;
+import io.auditpipe.flink.functions.StatsKeySelector;
+import io.auditpipe.flink.functions.TooLateForStats;
+import io.auditpipe.flink.options.JobOptions;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.sink.DeadLetterKafkaSerializer;
+import io.auditpipe.flink.sink.MongoBulkSink;
+import io.auditpipe.flink.sink.MongoSinkSettings;
+import io.auditpipe.flink.sink.StoreDocuments;
+
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.util.OutputTag;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The auditpipe streaming job.
+ *
+ * <pre>
+ * audit.raw (Kafka) --parse+normalize--> events --> audit_events (capped, insert by deterministic _id)
+ *                         |                 \--> keyBy(server,user,event,class,status)
+ *                         |                        1-minute event-time windows --> audit_stats_1m (upsert full count)
+ *                         \--> dead letters (+ events too late for the stats) --> dead_letters, audit.deadletter
+ * </pre>
+ *
+ * Source and sinks come in through the constructor: {@link #main} wires Kafka and MongoDB, tests
+ * pass bounded sources and collecting sinks (the structure of apache/flink-training). Every
+ * operator has a name and a stable uid, so checkpoints survive changes to the code.
+ */
+public class AuditPipelineJob {
+    static final Duration STATS_WINDOW = Duration.ofMinutes(1);
+    static final OutputTag<IngestedEvent> TOO_LATE_FOR_STATS = new OutputTag<>("too-late-for-stats") {};
+
+    private final Configuration options;
+    private final Source<ParsedRecord, ?, ?> source;
+    private final Sink<IngestedEvent> eventSink;
+    private final Sink<StatsRow> statsSink;
+    private final Sink<DeadLetter> deadLetterStoreSink;
+    private final Sink<DeadLetter> deadLetterTopicSink;
+
+    public AuditPipelineJob(Configuration options, Source<ParsedRecord, ?, ?> source, Sink<IngestedEvent> eventSink,
+                            Sink<StatsRow> statsSink, Sink<DeadLetter> deadLetterStoreSink,
+                            Sink<DeadLetter> deadLetterTopicSink) {
+        this.options = options;
+        this.source = source;
+        this.eventSink = eventSink;
+        this.statsSink = statsSink;
+        this.deadLetterStoreSink = deadLetterStoreSink;
+        this.deadLetterTopicSink = deadLetterTopicSink;
+    }
+
+    /** Adds the job's operators to {@code env}. */
+    public void build(StreamExecutionEnvironment env) {
+        WatermarkStrategy<ParsedRecord> watermarks = WatermarkStrategy
+                .<ParsedRecord>forBoundedOutOfOrderness(options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS))
+                .withTimestampAssigner((record, kafkaTimestamp) -> record.eventTimeMillis())
+                .withIdleness(options.get(JobOptions.WATERMARK_IDLENESS));
+
+        SingleOutputStreamOperator<IngestedEvent> events = env
+                .fromSource(source, watermarks, "audit-raw-source")
+                .uid("audit-raw-source")
+                .process(new SplitDeadLetters())
+                .name("split-dead-letters").uid("split-dead-letters");
+
+        events.sinkTo(eventSink).name("store-events").uid("store-events");
+
+        SingleOutputStreamOperator<StatsRow> stats = events
+                .keyBy(new StatsKeySelector())
+                .window(TumblingEventTimeWindows.of(STATS_WINDOW))
+                .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
+                .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
+                .sideOutputLateData(TOO_LATE_FOR_STATS)
+                .aggregate(new CountEvents(), new EmitStatsRow())
+                .name("stats-1m").uid("stats-1m");
+        stats.sinkTo(statsSink).name("store-stats").uid("store-stats");
+
+        DataStream<DeadLetter> deadLetters = events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
+                .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
+                        .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats"));
+        deadLetters.sinkTo(deadLetterStoreSink).name("store-dead-letters").uid("store-dead-letters");
+        if (deadLetterTopicSink != null) {
+            deadLetters.sinkTo(deadLetterTopicSink).name("kafka-dead-letters").uid("kafka-dead-letters");
+        }
+    }
+
+    public JobExecutionResult execute(StreamExecutionEnvironment env) throws Exception {
+        build(env);
+        return env.execute(options.get(JobOptions.JOB_NAME));
+    }
+
+    /** Checkpointing as the job needs it: exactly-once state (the window counts), retained checkpoints. */
+    public static void configureCheckpointing(StreamExecutionEnvironment env, Configuration options) {
+        env.enableCheckpointing(options.get(JobOptions.CHECKPOINT_INTERVAL).toMillis(), CheckpointingMode.EXACTLY_ONCE);
+        env.getCheckpointConfig().setExternalizedCheckpointRetention(
+                ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+    }
+
+    public static KafkaSource<ParsedRecord> kafkaSource(Configuration options) {
+        return KafkaSource.<ParsedRecord>builder()
+                .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
+                .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
+                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setDeserializer(new AuditRecordDeserializer())
+                .setProperty("partition.discovery.interval.ms", "60000")
+                .build();
+    }
+
+    public static AuditPipelineJob fromOptions(Configuration options) {
+        return new AuditPipelineJob(options,
+                kafkaSource(options),
+                new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.EVENTS_COLLECTION)),
+                        StoreDocuments::eventInsert),
+                new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.STATS_COLLECTION)),
+                        StoreDocuments::statsUpsert),
+                new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.DEAD_LETTER_COLLECTION)),
+                        StoreDocuments::deadLetterInsert),
+                KafkaSink.<DeadLetter>builder()
+                        .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                        .setRecordSerializer(new DeadLetterKafkaSerializer(options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC)))
+                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                        .build());
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path config = null;
+        for (int i = 0; i < args.length; i++) {
+            if ("--config".equals(args[i]) && i + 1 < args.length) {
+                config = Path.of(args[++i]);
+            } else if ("--print-options".equals(args[i])) {
+                System.out.print(JobOptions.markdownReference());
+                return;
+            }
+        }
+        if (config == null) {
+            System.err.println("usage: AuditPipelineJob --config <job.properties> | --print-options");
+            System.exit(2);
+        }
+        JobOptions.Loaded loaded;
+        try {
+            loaded = JobOptions.load(config);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            System.exit(2);
+            return;
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(loaded.flink);
+        configureCheckpointing(env, loaded.job);
+        fromOptions(loaded.job).execute(env);
+    }
+
+    static TypeInformation<ParsedRecord> parsedRecordType() {
+        return TypeInformation.of(ParsedRecord.class);
+    }
+}

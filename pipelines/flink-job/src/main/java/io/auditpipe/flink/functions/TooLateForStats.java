@@ -1,0 +1,29 @@
+package io.auditpipe.flink.functions;
+
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+
+import org.apache.flink.api.common.functions.MapFunction;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * An event that arrived after its minute's allowed lateness: it is in the events collection, but
+ * its minute's count can no longer change. Recorded as a dead letter of stage "stats" so the gap
+ * between events and stats is visible and explained, never silent.
+ */
+public class TooLateForStats implements MapFunction<IngestedEvent, DeadLetter> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public DeadLetter map(IngestedEvent e) {
+        DeadLetter d = DeadLetter.of(DeadLetter.STAGE_STATS,
+                "event " + e.event.id + " arrived after the allowed lateness of its minute; it is stored in the"
+                        + " events collection but not counted in the one-minute stats",
+                null, e.event.id.getBytes(StandardCharsets.UTF_8), e.origin);
+        d.server = e.event.server;
+        d.format = e.event.format;
+        d.sourceFile = e.event.sourceFile;
+        return d;
+    }
+}

@@ -1,0 +1,209 @@
+package io.auditpipe.flink.options;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+/**
+ * Every option of the job: a typed constant with its default and description (the pattern of
+ * flink-connector-kafka's KafkaSourceOptions). The job reads them from a properties file given with
+ * {@code --config}; keys starting with {@code flink.} are Flink's own settings, passed through with
+ * the prefix removed (the local stack uses them for the REST port, checkpoint directory and the
+ * checkpoint to restore; a real cluster usually needs none).
+ *
+ * <p>{@link #load} rejects unknown keys and unparsable values, naming the key.
+ */
+public final class JobOptions {
+    private JobOptions() {}
+
+    public static final String FLINK_PREFIX = "flink.";
+
+    public static final ConfigOption<String> KAFKA_BOOTSTRAP_SERVERS = ConfigOptions.key("kafka.bootstrap-servers")
+            .stringType().noDefaultValue()
+            .withDescription("Kafka bootstrap servers, host:port[,host:port...]. Required.");
+    public static final ConfigOption<String> KAFKA_RAW_TOPIC = ConfigOptions.key("kafka.topic.raw")
+            .stringType().defaultValue("audit.raw")
+            .withDescription("Topic the collectors write raw audit lines to (schemas/audit-raw-message.md).");
+    public static final ConfigOption<String> KAFKA_DEAD_LETTER_TOPIC = ConfigOptions.key("kafka.topic.dead-letter")
+            .stringType().defaultValue("audit.deadletter")
+            .withDescription("Topic that receives dead letters (schemas/dead-letter.schema.json).");
+    public static final ConfigOption<String> KAFKA_GROUP_ID = ConfigOptions.key("kafka.group-id")
+            .stringType().defaultValue("auditpipe-flink")
+            .withDescription("Consumer group; offsets are committed there on each checkpoint, for lag monitoring.");
+
+    public static final ConfigOption<String> STORE_URI = ConfigOptions.key("store.uri")
+            .stringType().noDefaultValue()
+            .withDescription("MongoDB connection string of the store (MongoDB or FerretDB). Required.");
+    public static final ConfigOption<String> STORE_DATABASE = ConfigOptions.key("store.database")
+            .stringType().defaultValue("auditpipe").withDescription("Database of the collections below.");
+    public static final ConfigOption<String> EVENTS_COLLECTION = ConfigOptions.key("store.collection.events")
+            .stringType().defaultValue("audit_events")
+            .withDescription("Capped collection of normalized events, one document per audit record.");
+    public static final ConfigOption<String> STATS_COLLECTION = ConfigOptions.key("store.collection.stats")
+            .stringType().defaultValue("audit_stats_1m")
+            .withDescription("Event-time one-minute counts by server, user, event, command class and status.");
+    public static final ConfigOption<String> DEAD_LETTER_COLLECTION = ConfigOptions.key("store.collection.dead-letters")
+            .stringType().defaultValue("dead_letters")
+            .withDescription("Dead letters: what could not be parsed or stored, with the reason and the original bytes.");
+
+    public static final ConfigOption<Integer> SINK_BATCH_SIZE = ConfigOptions.key("sink.batch-size")
+            .intType().defaultValue(1000).withDescription("Documents per bulk write to the store.");
+    public static final ConfigOption<Duration> SINK_FLUSH_INTERVAL = ConfigOptions.key("sink.flush-interval")
+            .durationType().defaultValue(Duration.ofMillis(500))
+            .withDescription("Longest time a document waits in a partly filled batch.");
+    public static final ConfigOption<Integer> SINK_MAX_RETRIES = ConfigOptions.key("sink.max-retries")
+            .intType().defaultValue(8)
+            .withDescription("Retries of a failing bulk write before the job fails and restarts from its checkpoint.");
+    public static final ConfigOption<Duration> SINK_RETRY_BACKOFF = ConfigOptions.key("sink.retry-backoff")
+            .durationType().defaultValue(Duration.ofMillis(200))
+            .withDescription("First retry delay; doubles on each retry up to sink.retry-max-backoff.");
+    public static final ConfigOption<Duration> SINK_RETRY_MAX_BACKOFF = ConfigOptions.key("sink.retry-max-backoff")
+            .durationType().defaultValue(Duration.ofSeconds(10)).withDescription("Longest retry delay.");
+
+    public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("checkpoint.interval")
+            .durationType().defaultValue(Duration.ofSeconds(10))
+            .withDescription("Checkpoint interval. Sinks flush on every checkpoint, so this bounds replay after a crash.");
+    public static final ConfigOption<Duration> WATERMARK_OUT_OF_ORDERNESS = ConfigOptions.key("watermark.out-of-orderness")
+            .durationType().defaultValue(Duration.ofSeconds(10))
+            .withDescription("How far event time may go backwards within one Kafka partition before events count as late.");
+    public static final ConfigOption<Duration> WATERMARK_IDLENESS = ConfigOptions.key("watermark.idleness")
+            .durationType().defaultValue(Duration.ofSeconds(30))
+            .withDescription("A partition with no records for this long stops holding back the watermark.");
+    public static final ConfigOption<Duration> STATS_ALLOWED_LATENESS = ConfigOptions.key("stats.allowed-lateness")
+            .durationType().defaultValue(Duration.ofMinutes(15))
+            .withDescription("Late events still update their minute's count for this long after the watermark passed it;"
+                    + " later ones are counted in the dead letters (stage 'stats') and stay in the events collection.");
+    public static final ConfigOption<Duration> STATS_EARLY_FIRE_INTERVAL = ConfigOptions.key("stats.early-fire-interval")
+            .durationType().defaultValue(Duration.ofSeconds(2))
+            .withDescription("A minute's count is written this soon after its last change, before the minute closes.");
+    public static final ConfigOption<String> JOB_NAME = ConfigOptions.key("job.name")
+            .stringType().defaultValue("auditpipe").withDescription("Name of the Flink job.");
+
+    /** All options, in declaration order (for validation and generated docs). */
+    public static List<ConfigOption<?>> all() {
+        List<ConfigOption<?>> out = new ArrayList<>();
+        for (Field f : JobOptions.class.getDeclaredFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {
+                try {
+                    out.add((ConfigOption<?>) f.get(null));
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The job options and Flink's own settings read from one properties file. */
+    public static final class Loaded {
+        public final Configuration job;
+        public final Configuration flink;
+
+        Loaded(Configuration job, Configuration flink) {
+            this.job = job;
+            this.flink = flink;
+        }
+    }
+
+    public static Loaded load(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            Properties p = new Properties();
+            p.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+            Map<String, String> m = new TreeMap<>();
+            for (String k : p.stringPropertyNames()) {
+                m.put(k, p.getProperty(k));
+            }
+            return load(m, file.toString());
+        }
+    }
+
+    /**
+     * Validates and splits the entries.
+     *
+     * @throws IllegalArgumentException naming the bad key and what is wrong with it
+     */
+    public static Loaded load(Map<String, String> entries, String origin) {
+        Map<String, ConfigOption<?>> byKey = new LinkedHashMap<>();
+        for (ConfigOption<?> o : all()) {
+            byKey.put(o.key(), o);
+        }
+        Configuration job = new Configuration();
+        Configuration flink = new Configuration();
+        List<String> problems = new ArrayList<>();
+        for (Map.Entry<String, String> e : entries.entrySet()) {
+            String key = e.getKey();
+            if (key.startsWith(FLINK_PREFIX)) {
+                flink.setString(key.substring(FLINK_PREFIX.length()), e.getValue());
+                continue;
+            }
+            ConfigOption<?> option = byKey.get(key);
+            if (option == null) {
+                problems.add("unknown option '" + key + "' (known: " + byKey.keySet() + ", or flink.<flink option>)");
+                continue;
+            }
+            job.setString(key, e.getValue());
+            try {
+                job.get(option);
+            } catch (RuntimeException ex) {
+                problems.add("option '" + key + "' has a bad value '" + e.getValue() + "': " + rootMessage(ex));
+            }
+        }
+        for (ConfigOption<String> required : List.of(KAFKA_BOOTSTRAP_SERVERS, STORE_URI)) {
+            if (!job.contains(required) || job.get(required).isBlank()) {
+                problems.add("option '" + required.key() + "' is required: " + required.description());
+            }
+        }
+        positive(job, SINK_BATCH_SIZE, problems);
+        positive(job, SINK_MAX_RETRIES, problems);
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("invalid job configuration " + origin + ":\n  - "
+                    + String.join("\n  - ", problems));
+        }
+        return new Loaded(job, flink);
+    }
+
+    private static void positive(Configuration c, ConfigOption<Integer> o, List<String> problems) {
+        try {
+            if (c.get(o) <= 0) {
+                problems.add("option '" + o.key() + "' must be positive, got " + c.get(o));
+            }
+        } catch (RuntimeException alreadyReported) {
+            // the bad value was reported above
+        }
+    }
+
+    private static String rootMessage(Throwable t) {
+        while (t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t.getMessage();
+    }
+
+    /** Markdown reference of every option, for docs/job-options.md. */
+    public static String markdownReference() {
+        StringBuilder b = new StringBuilder();
+        b.append("| option | default | description |\n|---|---|---|\n");
+        for (ConfigOption<?> o : all()) {
+            b.append("| `").append(o.key()).append("` | ")
+                    .append(o.hasDefaultValue() ? "`" + o.defaultValue() + "`" : "(required)")
+                    .append(" | ").append(new org.apache.flink.configuration.description.HtmlFormatter().format(o.description()).replace("|", "\\|")).append(" |\n");
+        }
+        return b.toString();
+    }
+}
