@@ -1,6 +1,8 @@
 package io.auditpipe.flink.sink;
 
+import com.mongodb.ConnectionString;
 import com.mongodb.MongoBulkWriteException;
+import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
 import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.MongoClient;
@@ -24,6 +26,7 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /** The writer of {@link MongoBulkSink}. Runs in the task's mailbox thread only. */
 class MongoBulkWriter<T> implements SinkWriter<T> {
@@ -32,6 +35,14 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     /** Write errors worth retrying (server busy, stepping down, shutting down, timeouts). */
     private static final Set<Integer> TRANSIENT = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 50);
     private static final int MAX_REJECTED_TEXT = 1 << 20;
+    /**
+     * Upserts per request on FerretDB. FerretDB 1.24 (SQLite backend) holds a pooled SQLite
+     * connection per update statement until the whole command ends; its pool has 100 connections,
+     * and one update command of ~300 upserts next to any other writer deadlocks the server
+     * (reproduced: docs/store.md). 25 per request keeps two parallel writers far below that.
+     * On MongoDB the whole batch goes in one request.
+     */
+    static final int FERRETDB_MAX_UPDATES_PER_REQUEST = 25;
 
     private final MongoSinkSettings settings;
     private final MongoBulkSink.ToWriteModel<T> toWriteModel;
@@ -43,6 +54,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final Counter duplicates;
     private final Counter retries;
     private final Counter rejected;
+    private final int maxUpdatesPerRequest;
     private List<WriteModel<Document>> buffer = new ArrayList<>();
     private volatile boolean closed;
 
@@ -51,14 +63,33 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.settings = settings;
         this.toWriteModel = toWriteModel;
         this.time = time;
-        this.client = MongoClients.create(settings.uri);
+        this.client = MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(settings.uri))
+                // a store that stops answering becomes a retried error, never an endless wait
+                .applyToSocketSettings(s -> s.connectTimeout(10, TimeUnit.SECONDS).readTimeout(60, TimeUnit.SECONDS))
+                .applyToClusterSettings(s -> s.serverSelectionTimeout(30, TimeUnit.SECONDS))
+                .build());
         this.collection = client.getDatabase(settings.database).getCollection(settings.collection);
+        this.maxUpdatesPerRequest = isFerretDb() ? FERRETDB_MAX_UPDATES_PER_REQUEST : Integer.MAX_VALUE;
         this.deadLetters = client.getDatabase(settings.database).getCollection(settings.deadLetterCollection);
         this.written = metrics.counter("documentsWritten");
         this.duplicates = metrics.counter("duplicatesIgnored");
         this.retries = metrics.counter("writeRetries");
         this.rejected = metrics.counter("documentsRejected");
         scheduleFlush();
+    }
+
+    /** Feature detection: buildInfo of FerretDB 1.x has "ferretdbVersion", of 2.x "ferretdb". */
+    private boolean isFerretDb() {
+        try {
+            Document info = client.getDatabase("admin").runCommand(new Document("buildInfo", 1));
+            boolean ferret = info.containsKey("ferretdbVersion") || info.containsKey("ferretdb");
+            LOG.info("store for {} is {}", settings.collection, ferret ? "FerretDB" : "MongoDB " + info.get("version"));
+            return ferret;
+        } catch (MongoException e) {
+            LOG.warn("buildInfo failed ({}); assuming FerretDB limits", e.getMessage());
+            return true;
+        }
     }
 
     private void scheduleFlush() {
@@ -87,8 +118,16 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         if (buffer.isEmpty()) {
             return;
         }
-        List<WriteModel<Document>> pending = buffer;
+        List<WriteModel<Document>> all = buffer;
         buffer = new ArrayList<>();
+        boolean hasUpdates = all.get(0) instanceof UpdateOneModel;
+        int chunk = hasUpdates ? maxUpdatesPerRequest : all.size();
+        for (int from = 0; from < all.size(); from += chunk) {
+            writeWithRetries(new ArrayList<>(all.subList(from, Math.min(all.size(), from + chunk))));
+        }
+    }
+
+    private void writeWithRetries(List<WriteModel<Document>> pending) throws IOException, InterruptedException {
         long backoff = settings.retryBackoffMillis;
         int attempt = 0;
         while (!pending.isEmpty()) {

@@ -1,0 +1,5 @@
+import sys
+
+from auditpipe.cli import main
+
+sys.exit(main())

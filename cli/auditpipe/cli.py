@@ -1,0 +1,234 @@
+"""The `auditpipe` command: one entry point for the local stack, the generator, queries, the demo and tests."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from auditpipe import __version__, config, paths, progress
+from auditpipe.errors import UserError
+
+EPILOG = """\
+The configuration file is --config FILE, else $AUDITPIPE_CONFIG, else auditpipe.yaml in the
+repository. Every key is documented in docs/configuration.md.
+"""
+
+
+def _cfg(args):
+    return config.load(args.config)
+
+
+def cmd_setup(args) -> int:
+    from auditpipe import stack
+
+    stack.setup(_cfg(args))
+    progress.info("setup: done")
+    return 0
+
+
+def cmd_up(args) -> int:
+    from auditpipe import stack
+
+    cfg = _cfg(args)
+    stack.up(cfg)
+    print(stack.format_status(stack.status(cfg)))
+    return 0
+
+
+def cmd_down(args) -> int:
+    from auditpipe import stack
+
+    stopped = stack.down(_cfg(args))
+    print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+    return 0
+
+
+def cmd_status(args) -> int:
+    from auditpipe import stack
+
+    rows = stack.status(_cfg(args))
+    print(stack.format_status(rows, as_json=args.json))
+    return 0 if all(r.health == "ok" for r in rows) else 3
+
+
+def cmd_simulate(args) -> int:
+    from auditpipe.simulate import manifest_path, simulate
+
+    cfg = _cfg(args)
+    path = Path(args.path) if args.path else cfg.demo_log
+    bar = progress.Bar(int(args.rate * args.duration), "records", "generated")
+    m = simulate(path, rate=args.rate, duration=args.duration, speedup=args.speedup, seed=args.seed,
+                 rotate_on_size=args.rotate_size, rotations=args.rotations, late_writes=args.late_writes,
+                 failed_login_burst=args.failed_login_burst, malformed=args.malformed,
+                 progress=lambda d, t: bar.update(d))
+    bar.close()
+    print(f"wrote {m.records} records and {m.malformed} malformed lines to {path} "
+          f"({m.rotations} rotations, {m.late_writes} late writes); manifest: {manifest_path(path)}")
+    return 0
+
+
+def cmd_query(args) -> int:
+    from auditpipe import query
+
+    if args.list or (not args.name and not args.pipeline):
+        for name, q in query.saved_queries().items():
+            print(f"{name:<24} [{q['collection']}] {q['description']}")
+        return 0
+    cfg = _cfg(args)
+    if args.pipeline:
+        if args.name:
+            raise UserError("give either a saved query name or --pipeline, not both")
+        rows = query.run_pipeline(cfg, args.collection, query.parse_pipeline_json(args.pipeline))
+    else:
+        rows = query.run_saved(cfg, args.name, args.since, args.until)
+    print(query.format_json(rows) if args.json else query.format_table(rows))
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from auditpipe.demo import run_demo
+
+    result = run_demo(_cfg(args), duration=args.duration, rate=args.rate, speedup=args.speedup, timeout=args.timeout)
+    return 0 if result.ok else 1
+
+
+def cmd_test(args) -> int:
+    """Installs what the tests need, then runs the JVM unit tests and the pytest suite."""
+    from auditpipe import stack
+
+    if not args.no_setup:
+        stack.setup(_cfg(args))
+    progress.info("test: JVM unit tests (mvn test)")
+    mvn = subprocess.run(["mvn", "-q", "-B", "-f", str(paths.PIPELINES / "pom.xml"), "test"])
+    if mvn.returncode != 0:
+        progress.info("test: JVM unit tests failed")
+        return mvn.returncode
+    progress.info("test: pytest (unit, then end to end on the real stack)")
+    return subprocess.run([sys.executable, "-m", "pytest", str(paths.REPO / "tests"), *args.pytest_args],
+                          cwd=paths.REPO).returncode
+
+
+def cmd_config(args) -> int:
+    if args.action == "docs":
+        text = config.docs_markdown()
+        if args.write:
+            (paths.REPO / "docs" / "configuration.md").write_text(text)
+        else:
+            print(text, end="")
+        return 0
+    cfg = _cfg(args)
+    print(f"{cfg.file}: valid")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="auditpipe", description="MySQL-family audit logs -> Kafka -> Flink -> "
+                                "MongoDB, as compliance evidence. Runs the local stack on 127.0.0.1.",
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: $AUDITPIPE_CONFIG or auditpipe.yaml)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--version", action="version", version=f"auditpipe {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("setup", help="install what the local stack needs (Kafka, Flink, FerretDB, rsyslog)",
+                       description="Installs what is missing into tools_dir: Kafka and the Flink runtime from Maven "
+                                   "Central, the Flink job jar (built here), FerretDB built from the Go module "
+                                   "proxy, rsyslog with its Kafka output from Debian packages. Idempotent.")
+    s.set_defaults(func=cmd_setup)
+
+    s = sub.add_parser("up", help="setup, then start Kafka, the store, the Flink job and the collector",
+                       description="Installs what is missing, then starts every part as a process on 127.0.0.1 "
+                                   "with data and logs under state_dir. Parts already running are left alone; "
+                                   "a stopped Flink job restarts from its newest checkpoint.")
+    s.set_defaults(func=cmd_up)
+
+    s = sub.add_parser("down", help="stop what `up` started (and nothing else)")
+    s.set_defaults(func=cmd_down)
+
+    s = sub.add_parser("status", help="pid, endpoint, health and lag of each part",
+                       description="Exit status 0 if every part is healthy, 3 otherwise.")
+    s.add_argument("--json", action="store_true", help="JSON output")
+    s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("simulate", help="write a realistic Percona JSON audit log, with rotation",
+                       description="Writes sessions (connect, sysbench-like statements, quit), failed logins and "
+                                   "rotations the way Percona's audit_log plugin does, to the demo log (which the "
+                                   "collector ships) or --path. A manifest of what was written goes next to it.")
+    s.add_argument("--path", help="log file to write (default: the demo log under state_dir)")
+    s.add_argument("--rate", type=float, default=500, help="records per second of simulated time (default 500)")
+    s.add_argument("--duration", type=float, default=60, help="seconds of simulated time (default 60)")
+    s.add_argument("--speedup", type=float, default=1.0,
+                   help="simulated seconds per real second (default 1: real time)")
+    s.add_argument("--seed", type=int, help="random seed, for a repeatable log")
+    s.add_argument("--rotate-size", type=int, default=1024 * 1024,
+                   help="rotate when the file reaches this many bytes, like audit_log_rotate_on_size (default 1 MiB; 0: never)")
+    s.add_argument("--rotations", type=int, default=9,
+                   help="rotated files kept, like audit_log_rotations (default 9)")
+    s.add_argument("--late-writes", type=int, default=3,
+                   help="records written to the just-rotated file after the rename (default 3)")
+    s.add_argument("--failed-login-burst", type=int, default=0, help="failed logins from one host midway (default 0)")
+    s.add_argument("--malformed", type=int, default=0, help="malformed lines mixed in (default 0)")
+    s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("query", help="run a saved aggregation or an ad-hoc pipeline against the store",
+                       description="Saved queries are in schemas/queries.yaml (list them with --list). "
+                                   "Times: 15m, 2h, 7d before now, or ISO-8601 (UTC).")
+    s.add_argument("name", nargs="?", help="saved query name")
+    s.add_argument("--list", action="store_true", help="list the saved queries")
+    s.add_argument("--since", help="start of the time range (default: the beginning)")
+    s.add_argument("--until", help="end of the time range (default: now and later)")
+    s.add_argument("--pipeline", help="an ad-hoc aggregation pipeline as JSON")
+    s.add_argument("--collection", default="events", choices=["events", "stats", "dead_letters"],
+                   help="collection for --pipeline (default events)")
+    s.add_argument("--json", action="store_true", help="JSON output instead of a table")
+    s.set_defaults(func=cmd_query)
+
+    s = sub.add_parser("demo", help="up, generate traffic, wait until all of it is stored, print a summary",
+                       description="Starts the local stack, writes a few minutes of audit traffic (rotations, "
+                                   "late writes, a failed-login burst, malformed lines), waits until every "
+                                   "generated record is in the store and prints generated vs stored, duplicates, "
+                                   "dead letters, failed logins, throughput. Exit 0 only if all add up. The stack "
+                                   "keeps running; `./auditpipe down` stops it.")
+    s.add_argument("--duration", type=float, default=180, help="seconds of simulated traffic (default 180)")
+    s.add_argument("--rate", type=float, default=300, help="records per simulated second (default 300)")
+    s.add_argument("--speedup", type=float, default=6, help="simulated seconds per real second (default 6)")
+    s.add_argument("--timeout", type=float, default=180, help="seconds to wait for the store (default 180)")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("test", help="install what is needed, then run the JVM and Python test suites",
+                       description="mvn test (parser and job unit tests), then pytest tests/ (unit tests and "
+                                   "end-to-end tests on a real local stack of their own ports and state).")
+    s.add_argument("--no-setup", action="store_true", help="skip the install step")
+    s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest")
+    s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("config", help="check the configuration file, or print its reference",
+                       description="`config check` validates the file and names any bad key; `config docs` prints "
+                                   "docs/configuration.md as generated from schemas/config.schema.json.")
+    s.add_argument("action", choices=["check", "docs"])
+    s.add_argument("--write", action="store_true", help="with docs: write docs/configuration.md")
+    s.set_defaults(func=cmd_config)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    progress.QUIET = args.quiet
+    try:
+        return args.func(args)
+    except UserError as e:
+        print(f"auditpipe: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("auditpipe: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""What every component of the local stack offers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from auditpipe.config import Config
+from auditpipe.process import ManagedProcess
+
+
+@dataclass
+class StatusRow:
+    component: str
+    pid: int | None
+    endpoint: str
+    health: str
+    detail: str
+
+
+class Component:
+    name = "component"
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.proc = ManagedProcess(self.name, cfg.state_dir)
+
+    @property
+    def home(self):
+        """This component's folder in the state directory."""
+        d = self.cfg.state_dir / self.name
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def install(self) -> None:
+        """Installs what is missing into tools_dir; idempotent."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def healthy(self) -> bool:
+        raise NotImplementedError
+
+    def status(self) -> StatusRow:
+        raise NotImplementedError
+
+    def stop(self) -> bool:
+        return self.proc.stop()
+
+    def is_managed(self) -> bool:
+        """False when this part is external (e.g. a configured MongoDB) and the CLI runs nothing."""
+        return True

@@ -1,0 +1,99 @@
+"""The collector: our own rsyslogd (imfile in inotify mode -> omkafka), separate from any system one.
+
+imfile follows a file through rename-rotation (the Percona plugin renames audit.log to
+audit.log.01 and opens a new audit.log) and reads what is still written to the renamed file;
+its read positions persist in the work directory, so a restart resumes without loss or repeats.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from string import Template
+
+from auditpipe import paths, prereqs, progress, topics
+from auditpipe.components.base import Component, StatusRow
+from auditpipe.errors import ComponentError, UserError
+
+OMKAFKA_PATHS = [Path("/usr/lib/x86_64-linux-gnu/rsyslog/omkafka.so"), Path("/usr/lib/aarch64-linux-gnu/rsyslog/omkafka.so"),
+                 Path("/usr/lib/rsyslog/omkafka.so")]
+
+
+def source_key(server: str, fmt: str, path: str, collector: str = "rsyslog") -> str:
+    """The Kafka message key of a source (schemas/audit-raw-message.md)."""
+    return json.dumps({"v": 1, "server": server, "format": fmt, "source": path, "collector": collector},
+                      separators=(",", ":"))
+
+
+def _size_bytes(text: str) -> int:
+    return int(text[:-1]) * {"k": 1024, "m": 1024 * 1024}[text[-1]]
+
+
+def render_config(cfg, work_dir: Path) -> str:
+    raw_topic = topics.topic_name("raw")
+    max_size = cfg.data["collector"]["max_message_size"]
+    head = Template((paths.COLLECTORS / "rsyslog" / "auditpipe.conf.tmpl").read_text()).substitute(
+        raw_topic=raw_topic, work_dir=work_dir, max_message_size=max_size)
+    block = Template((paths.COLLECTORS / "rsyslog" / "source.conf.tmpl").read_text())
+    parts = [head]
+    for i, src in enumerate(cfg.collector_sources()):
+        key = source_key(src["server"], src["format"], src["path"])
+        parts.append(block.substitute(
+            index=i, server=src["server"], format=src["format"], path=src["path"], raw_topic=raw_topic,
+            brokers=f'"{cfg.kafka_bootstrap}"', key=key.replace("\\", "\\\\").replace('"', '\\"'),
+            work_dir=work_dir, kafka_max_bytes=_size_bytes(max_size) + 65536))
+    return "".join(parts)
+
+
+class RsyslogCollector(Component):
+    name = "collector"
+
+    def install(self) -> None:
+        if shutil.which("rsyslogd") and any(p.exists() for p in OMKAFKA_PATHS):
+            return
+        if not prereqs.is_root() or not shutil.which("apt-get"):
+            raise UserError("the collector needs rsyslog with its Kafka output: "
+                            "sudo apt-get install rsyslog rsyslog-kafka")
+        log = self.cfg.tools_dir / "install.log"
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        with progress.step("install rsyslog and rsyslog-kafka (Debian packages)"):
+            progress.run_logged(["apt-get", "update", "-qq"], log, "apt-get update", env=env)
+            progress.run_logged(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "rsyslog",
+                                 "rsyslog-kafka"], log, "installing rsyslog", env=env)
+
+    @property
+    def conf_file(self) -> Path:
+        return self.home / "rsyslog.conf"
+
+    def start(self) -> None:
+        work = self.home / "work"
+        work.mkdir(exist_ok=True)
+        for src in self.cfg.collector_sources():
+            Path(src["path"]).parent.mkdir(parents=True, exist_ok=True)
+        text = render_config(self.cfg, work)
+        if self.proc.running():
+            if self.conf_file.exists() and self.conf_file.read_text() == text:
+                return
+            progress.info("  collector: sources changed, restarting rsyslogd")
+            self.proc.stop()
+        self.conf_file.write_text(text)
+        check = subprocess.run(["rsyslogd", "-N1", "-f", str(self.conf_file)], capture_output=True, text=True)
+        if check.returncode != 0:
+            raise ComponentError(f"rsyslog rejected {self.conf_file}:\n{check.stdout}{check.stderr}")
+        self.proc.start(["rsyslogd", "-n", "-f", str(self.conf_file), "-i", str(self.home / "rsyslogd.pid")])
+        import time
+
+        time.sleep(1.0)
+        if not self.proc.running():
+            raise ComponentError(f"rsyslogd exited at start. Last lines of {self.proc.log_file}:\n{self.proc.log_tail()}")
+
+    def healthy(self) -> bool:
+        return self.proc.running()
+
+    def status(self) -> StatusRow:
+        pid = self.proc.pid()
+        sources = self.cfg.collector_sources()
+        return StatusRow(self.name, pid, f"-> {self.cfg.kafka_bootstrap}", "ok" if pid else "stopped",
+                         f"rsyslog, {len(sources)} source(s): " + ", ".join(f"{s['server']}" for s in sources))

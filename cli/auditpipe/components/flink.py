@@ -1,0 +1,188 @@
+"""The Flink job, run locally in an embedded MiniCluster (web UI on 127.0.0.1:flink.rest_port).
+
+The job jar (pipelines/flink-job) is the same artifact a real cluster runs; locally it runs with
+the Flink runtime (the jar's provided dependencies, copied into tools_dir) on its classpath and
+Flink settings passed as ``flink.*`` entries of its properties file. Checkpoints are retained in
+the state directory; every start restores from the newest complete one, so a killed job resumes
+where its last checkpoint was and the idempotent sinks absorb the replay.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+from pathlib import Path
+
+from auditpipe import paths, prereqs, progress, topics
+from auditpipe.components.base import Component, StatusRow
+from auditpipe.config import duration_seconds
+from auditpipe.errors import UserError
+from auditpipe.process import port_open, wait_until
+
+FLINK_VERSION = "2.2.0"
+JOB_GROUP_ID = "auditpipe-flink"
+JAVA_OPENS = [
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.time=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+]
+LOG4J2 = """\
+rootLogger.level = INFO
+rootLogger.appenderRef.main.ref = Main
+appender.main.name = Main
+appender.main.type = Console
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = %d{ISO8601} %-5p [%c{1}] %m%n
+logger.kafka.name = org.apache.kafka
+logger.kafka.level = WARN
+logger.mongo.name = org.mongodb
+logger.mongo.level = WARN
+"""
+
+
+def _newest_source_mtime() -> float:
+    newest = 0.0
+    for p in paths.PIPELINES.rglob("*"):
+        if p.is_file() and "target" not in p.parts and (p.suffix in (".java", ".xml", ".properties")):
+            newest = max(newest, p.stat().st_mtime)
+    return newest
+
+
+def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The newest complete checkpoint (a chk-N folder with its _metadata written last)."""
+    metas = [m for m in checkpoint_dir.glob("*/chk-*/_metadata") if m.is_file()]
+    if not metas:
+        return None
+    return max(metas, key=lambda m: m.stat().st_mtime).parent
+
+
+class FlinkJob(Component):
+    name = "flink"
+
+    @property
+    def runtime_lib(self) -> Path:
+        return self.cfg.tools_dir / f"flink-{FLINK_VERSION}" / "lib"
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.home / "checkpoints"
+
+    @property
+    def rest_url(self) -> str:
+        return f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+
+    def install(self) -> None:
+        jar_fresh = paths.JOB_JAR.exists() and paths.JOB_JAR.stat().st_mtime >= _newest_source_mtime()
+        runtime_ok = (self.runtime_lib / ".complete").exists()
+        if jar_fresh and runtime_ok:
+            return
+        prereqs.require_java17()
+        mvn = prereqs.require_maven()
+        goals = ["-DskipTests", "package"]
+        if not runtime_ok:
+            goals += ["dependency:copy-dependencies", "-DincludeScope=provided", f"-DoutputDirectory={self.runtime_lib}"]
+        title = "build the Flink job" + ("" if runtime_ok else f" and fetch the Flink {FLINK_VERSION} runtime")
+        with progress.step(title):
+            progress.run_logged([mvn, "-q", "-B", "-f", str(paths.PIPELINES / "pom.xml"), *goals],
+                                self.cfg.tools_dir / "install.log", "building the Flink job")
+        if not runtime_ok:
+            (self.runtime_lib / ".complete").write_text(FLINK_VERSION)
+
+    def job_properties(self, restore_from: Path | None) -> str:
+        f = self.cfg.flink
+        s = self.cfg.store
+        entries = {
+            "kafka.bootstrap-servers": self.cfg.kafka_bootstrap,
+            "kafka.topic.raw": topics.topic_name("raw"),
+            "kafka.topic.dead-letter": topics.topic_name("deadletter"),
+            "kafka.group-id": JOB_GROUP_ID,
+            "store.uri": self.cfg.store_uri,
+            "store.database": s["database"],
+            "store.collection.events": s["events_collection"],
+            "store.collection.stats": s["stats_collection"],
+            "store.collection.dead-letters": s["dead_letter_collection"],
+            "checkpoint.interval": f"{int(duration_seconds(f['checkpoint_interval']) * 1000)}ms",
+            "flink.rest.address": "127.0.0.1",
+            "flink.rest.bind-address": "127.0.0.1",
+            "flink.rest.port": str(f["rest_port"]),
+            "flink.parallelism.default": str(f["parallelism"]),
+            "flink.execution.checkpointing.dir": self.checkpoint_dir.as_uri(),
+            "flink.execution.checkpointing.num-retained": "2",
+            "flink.restart-strategy.type": "exponential-delay",
+            "flink.taskmanager.memory.network.max": "128m",
+        }
+        for key, value in f["job_options"].items():
+            entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        if restore_from is not None:
+            entries["flink.execution.state-recovery.path"] = restore_from.as_uri()
+        return "".join(f"{k}={_escape(v)}\n" for k, v in entries.items())
+
+    def start(self) -> None:
+        if self.proc.running():
+            return
+        port = self.cfg.flink["rest_port"]
+        if port_open("127.0.0.1", port):
+            raise UserError(f"port {port} on 127.0.0.1 is in use by another program; stop it or set "
+                            f"flink.rest_port in {self.cfg.file}")
+        java = prereqs.require_java17()
+        restore = latest_checkpoint(self.checkpoint_dir)
+        self._prune_old_checkpoints(keep=restore)
+        props = self.home / "job.properties"
+        props.write_text(self.job_properties(restore))
+        log4j = self.home / "log4j2.properties"
+        log4j.write_text(LOG4J2)
+        if restore:
+            progress.info(f"  flink: restoring from checkpoint {restore}")
+        self.proc.start([java, f"-Xmx{self.cfg.flink['heap']}", *JAVA_OPENS,
+                         f"-Dlog4j2.configurationFile={log4j}",
+                         "-cp", f"{paths.JOB_JAR}:{self.runtime_lib}/*",
+                         "io.auditpipe.flink.AuditPipelineJob", "--config", str(props)])
+        wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
+
+    def _prune_old_checkpoints(self, keep: Path | None) -> None:
+        """Drops the checkpoint folders of earlier job runs, except the one being restored."""
+        if not self.checkpoint_dir.exists():
+            return
+        for job_dir in self.checkpoint_dir.iterdir():
+            if job_dir.is_dir() and (keep is None or job_dir != keep.parent):
+                if keep is not None:
+                    shutil.rmtree(job_dir, ignore_errors=True)
+
+    def jobs(self) -> list[dict]:
+        with urllib.request.urlopen(f"{self.rest_url}/jobs/overview", timeout=3) as r:
+            return json.loads(r.read())["jobs"]
+
+    def job_state(self) -> str | None:
+        try:
+            jobs = self.jobs()
+        except Exception:  # noqa: BLE001
+            return None
+        states = [j["state"] for j in jobs]
+        return "RUNNING" if "RUNNING" in states else (states[0] if states else None)
+
+    def healthy(self) -> bool:
+        return self.job_state() == "RUNNING"
+
+    def status(self) -> StatusRow:
+        pid = self.proc.pid()
+        if pid is None:
+            return StatusRow(self.name, None, self.rest_url, "stopped", "")
+        state = self.job_state()
+        try:
+            lag = topics.consumer_lag(self.cfg.kafka_bootstrap, topics.topic_name("raw"), JOB_GROUP_ID)
+            lag_text = f", lag {lag} records (as of the last checkpoint)"
+        except Exception:  # noqa: BLE001
+            lag_text = ", lag unknown (Kafka not reachable)"
+        return StatusRow(self.name, pid, self.rest_url, "ok" if state == "RUNNING" else "unhealthy",
+                         f"job {state or 'not answering'}{lag_text}")
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n")

@@ -1,0 +1,141 @@
+"""The store: FerretDB v1.24 (SQLite backend) as the local MongoDB-compatible server, and the
+collections every store needs (local or a configured MongoDB).
+
+The events collection is capped and is created here, with the configured size, before anything
+writes to it: an insert into a missing collection would create it uncapped, the classic failure
+of this design. An existing uncapped events collection stops startup with a clear message.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from auditpipe import paths, prereqs, progress
+from auditpipe.components.base import Component, StatusRow
+from auditpipe.config import Config, duration_seconds
+from auditpipe.errors import ComponentError, UserError
+from auditpipe.process import port_open, wait_until
+
+FERRETDB_VERSION = "v1.24.0"
+
+
+def mongo_client(cfg: Config, timeout_ms: int = 5000):
+    from pymongo import MongoClient
+
+    return MongoClient(cfg.store_uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
+
+
+def ensure_collections(cfg: Config) -> list[str]:
+    """Creates the collections (events capped) and indexes; returns notes for the user."""
+    s = cfg.store
+    db = mongo_client(cfg)[s["database"]]
+    notes = []
+    events = s["events_collection"]
+    wanted = s["events_capped_size_mb"] * 1024 * 1024
+    existing = set(db.list_collection_names())
+    if events in existing:
+        options = db[events].options()
+        if not options.get("capped"):
+            raise UserError(
+                f"collection {s['database']}.{events} exists but is not capped. The events collection must be "
+                f"capped ({s['events_capped_size_mb']} MiB, store.events_capped_size_mb). Keep its data with "
+                f"db.{events}.renameCollection('{events}_uncapped'), or drop it, then run this again.")
+        if int(options.get("size", 0)) != wanted:
+            notes.append(f"capped collection {events} has size {int(options.get('size', 0)) // 1048576} MiB, the "
+                         f"configuration says {s['events_capped_size_mb']} MiB; a capped size cannot change in "
+                         "place (re-create the collection to apply it)")
+    else:
+        db.create_collection(events, capped=True, size=wanted)
+    for name in (s["stats_collection"], s["dead_letter_collection"]):
+        if name not in existing:
+            db.create_collection(name)
+    db[events].create_index([("event_time", 1)], name="event_time")
+    db[events].create_index([("auth_outcome", 1), ("event_time", 1)], name="auth_outcome_event_time")
+    db[s["stats_collection"]].create_index([("window_start", 1)], name="window_start")
+    db[s["dead_letter_collection"]].create_index([("detected_at", 1)], name="detected_at")
+    return notes
+
+
+class LocalStore(Component):
+    name = "store"
+
+    @property
+    def binary(self):
+        return self.cfg.tools_dir / "bin" / f"ferretdb-{FERRETDB_VERSION}"
+
+    def is_managed(self) -> bool:
+        return self.cfg.store_uses_local_ferretdb
+
+    def install(self) -> None:
+        if not self.is_managed() or self.binary.exists():
+            return
+        go = prereqs.require_go()
+        build = self.cfg.tools_dir / "build" / "ferretdb"
+        if build.exists():
+            shutil.rmtree(build)
+        build.mkdir(parents=True)
+        for f in ("go.mod", "go.sum", "tools.go"):
+            shutil.copy(paths.DEPLOY_LOCAL / "ferretdb" / f, build / f)
+        log = self.cfg.tools_dir / "install.log"
+        env = {"GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
+        with progress.step(f"download FerretDB {FERRETDB_VERSION} from the Go module proxy"):
+            progress.run_logged([go, "mod", "vendor"], log, "vendoring FerretDB", cwd=build, env=env)
+        version_file = build / "vendor" / "github.com" / "FerretDB" / "FerretDB" / "build" / "version" / "version.txt"
+        version_file.write_text(FERRETDB_VERSION + "\n")
+        with progress.step(f"build FerretDB {FERRETDB_VERSION}"):
+            progress.run_logged([go, "build", "-mod=vendor", "-trimpath", "-o", str(self.binary),
+                                 "github.com/FerretDB/FerretDB/cmd/ferretdb"], log, "building FerretDB",
+                                cwd=build, env={"CGO_ENABLED": "0"})
+        shutil.rmtree(build, ignore_errors=True)
+
+    def start(self) -> None:
+        if self.is_managed() and not self.proc.running():
+            s = self.cfg.store
+            if port_open(s["host"], s["port"]):
+                raise UserError(f"port {s['port']} on {s['host']} is in use by another program; stop it or set "
+                                f"store.port in {self.cfg.file}")
+            data = self.home / "data"
+            data.mkdir(exist_ok=True)
+            cleanup = int(duration_seconds(s["capped_cleanup_interval"]))
+            self.proc.start([str(self.binary), "--handler=sqlite", f"--sqlite-url=file:{data}/",
+                             f"--listen-addr={s['host']}:{s['port']}", f"--state-dir={self.home}",
+                             "--telemetry=disable", "--debug-addr=-", "--log-level=warn",
+                             f"--test-capped-cleanup-interval={cleanup}s"])
+            wait_until(self._ping, 60, "waiting for FerretDB to answer", self.proc)
+        elif not self.is_managed():
+            try:
+                self._ping()
+            except Exception as e:  # noqa: BLE001
+                raise ComponentError(f"the store at {self.cfg.store_uri} does not answer: {e}") from None
+        for note in ensure_collections(self.cfg):
+            progress.info(f"  ! {note}")
+
+    def _ping(self) -> bool:
+        mongo_client(self.cfg, 2000).admin.command("ping")
+        return True
+
+    def healthy(self) -> bool:
+        try:
+            return self._ping()
+        except Exception:  # noqa: BLE001
+            return False
+
+    def stop(self) -> bool:
+        return self.proc.stop() if self.is_managed() else False
+
+    def status(self) -> StatusRow:
+        s = self.cfg.store
+        endpoint = f"{s['host']}:{s['port']}" if self.is_managed() else self.cfg.store_uri
+        pid = self.proc.pid() if self.is_managed() else None
+        if self.is_managed() and pid is None:
+            return StatusRow(self.name, None, endpoint, "stopped", "")
+        try:
+            db = mongo_client(self.cfg, 2000)[s["database"]]
+            n = db[s["events_collection"]].estimated_document_count()
+            d = db[s["dead_letter_collection"]].estimated_document_count()
+            capped = db[s["events_collection"]].options().get("capped", False)
+            return StatusRow(self.name, pid, endpoint, "ok",
+                             f"{s['events_collection']}: {n} docs ({'capped' if capped else 'NOT CAPPED'}), "
+                             f"{s['dead_letter_collection']}: {d}")
+        except Exception as e:  # noqa: BLE001
+            return StatusRow(self.name, pid, endpoint, "unhealthy", str(e)[:80])

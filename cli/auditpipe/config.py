@@ -1,0 +1,203 @@
+"""The configuration file: loading, validation against schemas/config.schema.json, defaults.
+
+Validation names the bad key (``kafka.prot: unknown key``) and the file. Defaults come from the
+schema only, so the schema is the single source of truth for keys, defaults and documentation
+(docs/configuration.md is generated from it by ``auditpipe config docs``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from auditpipe import paths
+from auditpipe.errors import UserError
+
+SCHEMA_FILE = paths.SCHEMAS / "config.schema.json"
+ENV_CONFIG = "AUDITPIPE_CONFIG"
+
+
+def load_schema() -> dict:
+    return json.loads(SCHEMA_FILE.read_text())
+
+
+def _apply_defaults(value: Any, schema: dict, root: dict) -> Any:
+    if "$ref" in schema:
+        ref = schema["$ref"].split("/")[-1]
+        merged = dict(root["$defs"][ref])
+        merged.update({k: v for k, v in schema.items() if k != "$ref"})
+        schema = merged
+    if value is None and "default" in schema:
+        value = copy.deepcopy(schema["default"])
+    if isinstance(value, dict) and "properties" in schema:
+        for key, sub in schema["properties"].items():
+            filled = _apply_defaults(value.get(key), sub, root)
+            if filled is not None:
+                value[key] = filled
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        value = [_apply_defaults(v, schema["items"], root) for v in value]
+    return value
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    if error.validator == "additionalProperties":
+        unexpected = re.findall(r"'([^']+)' was unexpected", error.message) or re.findall(
+            r"'([^']+)'", error.message)
+        allowed = sorted(error.schema.get("properties", {}))
+        key = ".".join(parts + [unexpected[0]]) if unexpected else ".".join(parts)
+        return f"{key}: unknown key (allowed here: {', '.join(allowed)})"
+    key = ".".join(parts) or "(top level)"
+    return f"{key}: {error.message}"
+
+
+def validate(raw: Any, origin: str) -> dict:
+    """Validates a parsed config document and returns it with every default filled in."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise UserError(f"{origin}: the configuration must be a mapping of keys, not {type(raw).__name__}")
+    schema = load_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(raw), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = "\n".join(f"  - {_where(e)}" for e in errors)
+        raise UserError(f"invalid configuration in {origin}:\n{lines}")
+    return _apply_defaults(copy.deepcopy(raw), schema, schema)
+
+
+def duration_seconds(text: str) -> float:
+    m = re.fullmatch(r"([0-9]+)(ms|s|m|h)", text)
+    if not m:
+        raise UserError(f"'{text}' is not a duration like 500ms, 5s, 10m or 1h")
+    n = int(m.group(1))
+    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+@dataclass
+class Config:
+    """A validated configuration with resolved paths."""
+
+    data: dict
+    file: Path
+
+    @property
+    def base_dir(self) -> Path:
+        return self.file.parent
+
+    def _path(self, value: str) -> Path:
+        p = Path(os.path.expanduser(value))
+        return p if p.is_absolute() else (self.base_dir / p).resolve()
+
+    @property
+    def state_dir(self) -> Path:
+        return self._path(self.data["state_dir"])
+
+    @property
+    def tools_dir(self) -> Path:
+        return self._path(self.data["tools_dir"])
+
+    @property
+    def kafka(self) -> dict:
+        return self.data["kafka"]
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"{self.kafka['host']}:{self.kafka['port']}"
+
+    @property
+    def store(self) -> dict:
+        return self.data["store"]
+
+    @property
+    def store_uses_local_ferretdb(self) -> bool:
+        return "uri" not in self.store
+
+    @property
+    def store_uri(self) -> str:
+        if "uri" in self.store:
+            return self.store["uri"]
+        return f"mongodb://{self.store['host']}:{self.store['port']}/?directConnection=true"
+
+    @property
+    def flink(self) -> dict:
+        return self.data["flink"]
+
+    @property
+    def demo_log(self) -> Path:
+        p = Path(self.data["demo"]["log_path"])
+        return p if p.is_absolute() else self.state_dir / p
+
+    @property
+    def demo_server(self) -> str:
+        return self.data["demo"]["server"]
+
+    def collector_sources(self) -> list[dict]:
+        """The configured sources plus the demo's generated log, as the collector ships them."""
+        sources = [dict(s) for s in self.data["sources"]]
+        if not any(s["path"] == str(self.demo_log) for s in sources):
+            sources.append({"path": str(self.demo_log), "server": self.demo_server, "format": "percona-json"})
+        return sources
+
+
+def load(path: str | os.PathLike | None = None) -> Config:
+    """Loads the config file: the given path, else $AUDITPIPE_CONFIG, else ./auditpipe.yaml of the repo."""
+    chosen = Path(path or os.environ.get(ENV_CONFIG) or paths.DEFAULT_CONFIG).resolve()
+    if not chosen.exists():
+        raise UserError(f"configuration file {chosen} does not exist (give --config FILE or set {ENV_CONFIG})")
+    try:
+        raw = yaml.safe_load(chosen.read_text())
+    except yaml.YAMLError as e:
+        raise UserError(f"{chosen} is not valid YAML: {e}") from None
+    data = validate(raw, str(chosen))
+    ports = {
+        "kafka.port": data["kafka"]["port"],
+        "kafka.controller_port": data["kafka"]["controller_port"],
+        "flink.rest_port": data["flink"]["rest_port"],
+    }
+    if "uri" not in data["store"]:
+        ports["store.port"] = data["store"]["port"]
+    seen: dict[int, str] = {}
+    for key, port in ports.items():
+        if port in seen:
+            raise UserError(f"invalid configuration in {chosen}:\n  - {key}: port {port} is already used by {seen[port]}")
+        seen[port] = key
+    return Config(data=data, file=chosen)
+
+
+def docs_markdown() -> str:
+    """docs/configuration.md, generated from the schema."""
+    schema = load_schema()
+    out = ["# Configuration reference", "",
+           "<!-- generated by `./auditpipe config docs` from schemas/config.schema.json; do not edit -->", "",
+           schema["description"], "", "| key | type | default | description |", "|---|---|---|---|"]
+
+    def walk(props: dict, prefix: str) -> None:
+        for key, sub in props.items():
+            if "$ref" in sub:
+                base = dict(schema["$defs"][sub["$ref"].split("/")[-1]])
+                base.update({k: v for k, v in sub.items() if k != "$ref"})
+                sub = base
+            full = prefix + key
+            typ = sub.get("type", "enum: " + ", ".join(sub.get("enum", [])) if "enum" in sub else "")
+            if isinstance(typ, list):
+                typ = " or ".join(typ)
+            default = sub.get("default", "")
+            default = "" if default in ({}, []) else f"`{json.dumps(default)}`"
+            desc = sub.get("description", "").replace("|", "\\|")
+            out.append(f"| `{full}` | {typ} | {default} | {desc} |")
+            if sub.get("type") == "object" and "properties" in sub:
+                walk(sub["properties"], full + ".")
+            if sub.get("type") == "array" and "properties" in sub.get("items", {}):
+                walk(sub["items"]["properties"], full + "[].")
+
+    walk(schema["properties"], "")
+    return "\n".join(out) + "\n"

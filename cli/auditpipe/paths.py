@@ -1,0 +1,11 @@
+"""Where things are in the repository checkout."""
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMAS = REPO / "schemas"
+PIPELINES = REPO / "pipelines"
+COLLECTORS = REPO / "collectors"
+DEPLOY_LOCAL = REPO / "deploy" / "local"
+DEFAULT_CONFIG = REPO / "auditpipe.yaml"
+JOB_JAR = PIPELINES / "flink-job" / "target" / "auditpipe-flink-job.jar"

@@ -1,0 +1,125 @@
+"""Saved aggregations (schemas/queries.yaml) and ad-hoc pipelines against the store."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import yaml
+
+from auditpipe import paths
+from auditpipe.components.store import mongo_client
+from auditpipe.config import Config
+from auditpipe.errors import UserError
+
+COLLECTION_ROLES = {"events": "events_collection", "stats": "stats_collection",
+                    "dead_letters": "dead_letter_collection"}
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
+
+
+def saved_queries() -> dict[str, dict]:
+    return yaml.safe_load((paths.SCHEMAS / "queries.yaml").read_text())["queries"]
+
+
+def parse_time(text: str | None, default: datetime, now: datetime | None = None) -> datetime:
+    """'15m', '2h', '7d' (that long before now) or an ISO-8601 date-time (UTC unless it says otherwise)."""
+    if text is None:
+        return default
+    now = now or datetime.now(timezone.utc)
+    m = re.fullmatch(r"(\d+)([smhd])", text)
+    if m:
+        n = int(m.group(1))
+        return now - timedelta(**{{"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]: n})
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UserError(f"'{text}' is neither a duration like 15m, 2h, 7d nor an ISO-8601 time") from None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def bind(pipeline: Any, params: dict[str, Any]) -> Any:
+    """Replaces every {"$param": name} in the pipeline with its value."""
+    if isinstance(pipeline, dict):
+        if set(pipeline) == {"$param"}:
+            name = pipeline["$param"]
+            if name not in params:
+                raise UserError(f"the query needs parameter '{name}'")
+            return params[name]
+        return {k: bind(v, params) for k, v in pipeline.items()}
+    if isinstance(pipeline, list):
+        return [bind(v, params) for v in pipeline]
+    return pipeline
+
+
+def collection_name(cfg: Config, role: str) -> str:
+    if role not in COLLECTION_ROLES:
+        raise UserError(f"unknown collection '{role}' (one of: {', '.join(COLLECTION_ROLES)})")
+    return cfg.store[COLLECTION_ROLES[role]]
+
+
+def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None) -> list[dict]:
+    queries = saved_queries()
+    if name not in queries:
+        raise UserError(f"no saved query '{name}'; saved queries: {', '.join(queries)}")
+    q = queries[name]
+    params = {"since": parse_time(since, EPOCH), "until": parse_time(until, FAR_FUTURE)}
+    return run_pipeline(cfg, q["collection"], bind(q["pipeline"], params))
+
+
+def run_pipeline(cfg: Config, role: str, pipeline: list) -> list[dict]:
+    if not isinstance(pipeline, list) or not all(isinstance(s, dict) and len(s) == 1 for s in pipeline):
+        raise UserError("a pipeline is a JSON list of stages, each an object with one key like {\"$match\": {...}}")
+    db = mongo_client(cfg)[cfg.store["database"]]
+    try:
+        return list(db[collection_name(cfg, role)].aggregate(pipeline))
+    except Exception as e:  # noqa: BLE001 - the store's own message says what is wrong
+        raise UserError(f"the store rejected the pipeline: {e}") from None
+
+
+def parse_pipeline_json(text: str) -> list:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"--pipeline is not valid JSON: {e}") from None
+
+
+def _flatten(doc: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in doc.items():
+        key = f"{prefix}{k}" if not prefix or k != "_id" else prefix.rstrip(".")
+        if isinstance(v, dict):
+            out.update(_flatten(v, "" if k == "_id" else f"{key}."))
+        else:
+            out[key] = v
+    return out
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, datetime):
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    return "" if v is None else str(v)
+
+
+def format_table(rows: list[dict]) -> str:
+    if not rows:
+        return "(no rows)"
+    flat = [_flatten(r) for r in rows]
+    columns: list[str] = []
+    for r in flat:
+        for k in r:
+            if k not in columns:
+                columns.append(k)
+    cells = [[_cell(r.get(c)) for c in columns] for r in flat]
+    widths = [min(max(len(c), *(len(row[i]) for row in cells)), 60) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(columns)),
+             "  ".join("-" * w for w in widths)]
+    for row in cells:
+        lines.append("  ".join(v[:60].ljust(widths[i]) for i, v in enumerate(row)))
+    return "\n".join(lines)
+
+
+def format_json(rows: list[dict]) -> str:
+    return json.dumps(rows, default=lambda v: v.isoformat() if isinstance(v, datetime) else str(v), indent=2)

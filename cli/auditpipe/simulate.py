@@ -1,0 +1,302 @@
+"""A realistic Percona Server audit log (audit_log_format=JSON), written the way the plugin writes it.
+
+Sessions connect, run the statement mix sysbench's oltp_read_write produces (point and range
+selects, updates, deletes, inserts, BEGIN/COMMIT), now and then fail (duplicate keys, deadlocks,
+syntax errors), and quit; some logins fail (wrong password, 1045), and a burst of failed logins
+from one host can be added. The first record is the plugin's "Audit" start record.
+
+Rotation is the plugin's: when the file exceeds ``rotate_on_size`` bytes it is renamed along the
+chain audit.log -> audit.log.01 -> audit.log.02 ... keeping ``rotations`` files, and a new
+audit.log is opened. Like a buffered writer, the plugin may still write a few lines to the file
+it just renamed (``late_writes``): the collector must read those too.
+
+Every run writes a manifest (``audit.manifest.json`` for ``audit.log``) with what it wrote, so the demo and the
+tests can compare what was generated with what was stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+USERS = ["app", "app", "app", "reporting", "batch", "dba_alice", "dba_bob", "svc_payments"]
+HOSTS = [("app-1", "10.0.1.11"), ("app-2", "10.0.1.12"), ("batch-1", "10.0.2.21"), ("bastion", "10.0.9.5")]
+SCHEMA = "sbtest"
+
+# (command_class, weight, SQL maker, (error status, probability))
+def _sql_point(r: random.Random) -> str:
+    return f"SELECT c FROM sbtest{r.randint(1, 8)} WHERE id={r.randint(1, 100000)}"
+
+
+def _sql_range(r: random.Random) -> str:
+    a = r.randint(1, 99000)
+    kind = r.choice(["SELECT c", "SELECT SUM(k)", "SELECT c", "SELECT DISTINCT c"])
+    return f"{kind} FROM sbtest{r.randint(1, 8)} WHERE id BETWEEN {a} AND {a + 99} ORDER BY c"
+
+
+def _sql_update(r: random.Random) -> str:
+    if r.random() < 0.5:
+        return f"UPDATE sbtest{r.randint(1, 8)} SET k=k+1 WHERE id={r.randint(1, 100000)}"
+    return (f"UPDATE sbtest{r.randint(1, 8)} SET c='{r.randint(10**10, 10**11)}-\"quoted\"-it''s' "
+            f"WHERE id={r.randint(1, 100000)}")
+
+
+def _sql_delete(r: random.Random) -> str:
+    return f"DELETE FROM sbtest{r.randint(1, 8)} WHERE id={r.randint(1, 100000)}"
+
+
+def _sql_insert(r: random.Random) -> str:
+    name = r.choice(["Zoë", "José", "Łukasz", "名前", "plain"])
+    return (f"INSERT INTO sbtest{r.randint(1, 8)} (id, k, c, pad) VALUES ({r.randint(1, 100000)}, "
+            f"{r.randint(1, 100000)}, '{name}', 'line1\nline2\ttab')")
+
+
+STATEMENTS: list[tuple[str, int, Callable[[random.Random], str], tuple[int, float]]] = [
+    ("select", 10, _sql_point, (0, 0.0)),
+    ("select", 4, _sql_range, (1064, 0.002)),
+    ("update", 2, _sql_update, (1213, 0.01)),
+    ("delete", 1, _sql_delete, (0, 0.0)),
+    ("insert", 1, _sql_insert, (1062, 0.03)),
+]
+
+
+@dataclass
+class Manifest:
+    log_path: str
+    log_start: str
+    records: int = 0
+    malformed: int = 0
+    rotations: int = 0
+    late_writes: int = 0
+    failed_logins: int = 0
+    failed_logins_by_user: dict = field(default_factory=dict)
+    events_by_name: dict = field(default_factory=dict)
+    first_record: str = ""
+    last_record: str = ""
+    first_event_time: str = ""
+    last_event_time: str = ""
+    wall_seconds: float = 0.0
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
+
+    @staticmethod
+    def read(path: Path) -> "Manifest":
+        return Manifest(**json.loads(path.read_text()))
+
+
+def manifest_path(log_path: Path) -> Path:
+    """audit.log -> audit.manifest.json: beside the log, but not matched by the collector's audit.log* pattern."""
+    return log_path.with_name(log_path.stem + ".manifest.json")
+
+
+MALFORMED_LINES = [
+    b'{"audit_record":{"name":"Query","record":"truncated',                        # cut-off line
+    b'{"audit_record":{"name":"Query","timestamp":"2026-01-01T00:00:00 UTC"}}',    # no record id
+    b"this is not JSON at all",                                                    # garbage
+    b'{"audit_record":{"name":"Query","record":"x","timestamp":"x","sqltext":"\xff\xfe"}}',  # invalid UTF-8
+    b'{"audit_record":{"name":"Connect","record":"y","timestamp":"not a time"}}',  # bad timestamp
+]
+
+
+class AuditLogWriter:
+    """Writes lines to audit.log and rotates it exactly like the Percona plugin.
+
+    Late writes: the plugin's writer flushes what it still holds in its buffer after the rename,
+    through its open handle, so those lines land in the renamed file (audit.log.01) before the new
+    audit.log is opened. Here the next ``late_writes`` lines after a rotation point are held back
+    and written that way.
+    """
+
+    def __init__(self, path: Path, rotate_on_size: int, rotations: int, late_writes: int):
+        self.path = path
+        self.rotate_on_size = rotate_on_size
+        self.rotations = rotations
+        self.late_writes = late_writes
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = open(path, "ab", buffering=1024 * 1024)
+        self.size = self.file.tell()
+        self.rotated = 0
+        self.late_written = 0
+        self.held: list[bytes] | None = None  # lines held back for the file being rotated
+
+    def _rotated_name(self, n: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.{n:02d}")
+
+    def write(self, line: bytes) -> None:
+        if self.held is not None:
+            self.held.append(line)
+            if len(self.held) >= self.late_writes:
+                self.rotate()
+            return
+        self.file.write(line + b"\n")
+        self.size += len(line) + 1
+        if self.rotate_on_size and self.size >= self.rotate_on_size:
+            if self.late_writes:
+                self.held = []
+            else:
+                self.rotate()
+
+    def rotate(self) -> None:
+        """Rename chain, then the held-back lines into the renamed file, then a new audit.log."""
+        self.file.flush()
+        oldest = self._rotated_name(self.rotations)
+        if oldest.exists():
+            oldest.unlink()
+        for n in range(self.rotations - 1, 0, -1):
+            if self._rotated_name(n).exists():
+                os.rename(self._rotated_name(n), self._rotated_name(n + 1))
+        os.rename(self.path, self._rotated_name(1))
+        for line in self.held or []:
+            self.file.write(line + b"\n")  # the old handle: lands in audit.log.01
+            self.late_written += 1
+        self.held = None
+        self.file.close()
+        self.file = open(self.path, "ab", buffering=1024 * 1024)
+        self.size = 0
+        self.rotated += 1
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        if self.held:
+            self.rotate()
+        self.file.close()
+
+
+def _ts(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S UTC")
+
+
+def _line(record: dict) -> bytes:
+    return json.dumps({"audit_record": record}, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float = 1.0, seed: int | None = None,
+             rotate_on_size: int = 1024 * 1024, rotations: int = 9, late_writes: int = 3,
+             failed_login_burst: int = 0, malformed: int = 0, start_time: datetime | None = None,
+             progress: Callable[[int, int], None] | None = None, max_records: int | None = None) -> Manifest:
+    """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
+
+    ``speedup`` > 1 compresses simulated time (a few minutes of traffic in a few seconds); the records
+    carry simulated timestamps starting at ``start_time`` (default: now minus ``duration``).
+    """
+    r = random.Random(seed)
+    t0 = start_time or (datetime.now(timezone.utc) - timedelta(seconds=duration))
+    log_start = t0.strftime("%Y-%m-%dT%H:%M:%S")
+    total = int(rate * duration) if max_records is None else max_records
+    writer = AuditLogWriter(path, rotate_on_size, rotations, late_writes)
+    m = Manifest(log_path=str(path), log_start=log_start)
+    names: Counter = Counter()
+    failed_by_user: Counter = Counter()
+    seq = 0
+    conn_seq = 1000
+    wall_start = time.monotonic()
+    malformed_at = sorted(r.sample(range(max(total, 1)), min(malformed, max(total, 1)))) if malformed else []
+    burst_at = total // 2 if failed_login_burst else -1
+
+    def emit(rec: dict, sim_t: datetime) -> None:
+        nonlocal seq
+        seq += 1
+        rec["record"] = f"{seq}_{log_start}"
+        rec["timestamp"] = _ts(sim_t)
+        # Percona writes name, record, timestamp first.
+        ordered = {"name": rec.pop("name"), "record": rec.pop("record"), "timestamp": rec.pop("timestamp"), **rec}
+        writer.write(_line(ordered))
+        names[ordered["name"]] += 1
+        if not m.first_record:
+            m.first_record, m.first_event_time = ordered["record"], ordered["timestamp"]
+        m.last_record, m.last_event_time = ordered["record"], ordered["timestamp"]
+
+    emit({"name": "Audit", "mysql_version": "8.0.36-28", "startup_optionsi": "--audit_log_format=JSON",
+          "os_version": "x86_64-Linux"}, t0)
+    session: dict | None = None
+    remaining_in_session = 0
+    in_txn = False
+    while seq < total:
+        sim_t = t0 + timedelta(seconds=seq / rate)
+        # pace against the wall clock
+        due = wall_start + (seq / rate) / speedup
+        delay = due - time.monotonic()
+        if delay > 0:
+            writer.flush()
+            time.sleep(min(delay, 0.5))
+            continue
+        if malformed_at and seq >= malformed_at[0]:
+            malformed_at.pop(0)
+            writer.write(MALFORMED_LINES[m.malformed % len(MALFORMED_LINES)])
+            m.malformed += 1
+            continue
+        if seq == burst_at:
+            for i in range(failed_login_burst):
+                if seq >= total:
+                    break
+                conn_seq += 1
+                emit({"name": "Connect", "connection_id": str(conn_seq), "status": 1045, "user": "admin",
+                      "priv_user": "", "os_login": "", "proxy_user": "", "host": "scanner.example.net",
+                      "ip": "203.0.113.66", "db": ""}, sim_t + timedelta(milliseconds=20 * i))
+                failed_by_user["admin"] += 1
+            burst_at = -1
+            continue
+        if session is None:
+            conn_seq += 1
+            user = r.choice(USERS)
+            host, ip = r.choice(HOSTS)
+            ok = r.random() > 0.02
+            emit({"name": "Connect", "connection_id": str(conn_seq), "status": 0 if ok else 1045, "user": user,
+                  "priv_user": user if ok else "", "os_login": "", "proxy_user": "", "host": host, "ip": ip,
+                  "db": SCHEMA}, sim_t)
+            if not ok:
+                failed_by_user[user] += 1
+                continue
+            session = {"id": str(conn_seq), "user": user, "host": host, "ip": ip}
+            remaining_in_session = r.randint(5, 60)
+            continue
+        account = f"{session['user']}[{session['user']}] @ {session['host']} [{session['ip']}]"
+        base = {"connection_id": session["id"], "user": account, "host": session["host"], "os_user": "",
+                "ip": session["ip"], "db": SCHEMA}
+        if remaining_in_session <= 0:
+            if in_txn:
+                emit({"name": "Query", "command_class": "commit", "status": 0, "sqltext": "COMMIT", **base}, sim_t)
+                in_txn = False
+                continue
+            emit({"name": "Quit", "connection_id": session["id"], "status": 0, "user": session["user"],
+                  "priv_user": session["user"], "os_login": "", "proxy_user": "", "host": session["host"],
+                  "ip": session["ip"], "db": SCHEMA}, sim_t)
+            session = None
+            continue
+        remaining_in_session -= 1
+        if not in_txn and r.random() < 0.15:
+            emit({"name": "Query", "command_class": "begin", "status": 0, "sqltext": "BEGIN", **base}, sim_t)
+            in_txn = True
+            continue
+        if in_txn and r.random() < 0.12:
+            emit({"name": "Query", "command_class": "commit", "status": 0, "sqltext": "COMMIT", **base}, sim_t)
+            in_txn = False
+            continue
+        cls, _, make, (err, p_err) = r.choices(STATEMENTS, weights=[s[1] for s in STATEMENTS])[0]
+        status = err if r.random() < p_err else 0
+        emit({"name": "Query", "command_class": cls, "status": status, "sqltext": make(r), **base}, sim_t)
+        if progress and seq % 1000 == 0:
+            progress(seq, total)
+    writer.flush()
+    writer.close()
+    m.records = seq
+    m.rotations = writer.rotated
+    m.late_writes = writer.late_written
+    m.failed_logins = sum(failed_by_user.values())
+    m.failed_logins_by_user = dict(failed_by_user)
+    m.events_by_name = dict(names)
+    m.wall_seconds = round(time.monotonic() - wall_start, 3)
+    if progress:
+        progress(seq, total)
+    m.write(manifest_path(path))
+    return m
