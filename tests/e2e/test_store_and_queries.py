@@ -1,0 +1,73 @@
+"""The store as set up by `auditpipe up`, and every saved query, on the real FerretDB."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from auditpipe import query
+from auditpipe.components.store import ensure_collections
+from auditpipe.config import Config
+from auditpipe.errors import UserError
+from auditpipe.simulate import simulate
+
+pytestmark = pytest.mark.e2e
+
+
+def test_events_collection_is_capped_with_the_configured_size(stack):
+    options = stack.db()[stack.cfg.store["events_collection"]].options()
+    assert options.get("capped") is True
+    assert options.get("size") == 256 * 1024 * 1024
+
+
+def test_an_uncapped_events_collection_stops_startup(stack):
+    data = json.loads(json.dumps(stack.cfg.data))
+    data["store"]["database"] = "auditpipe_uncapped_check"
+    cfg = Config(data=data, file=stack.cfg.file)
+    db = stack.db().client["auditpipe_uncapped_check"]
+    db.drop_collection(cfg.store["events_collection"])
+    db[cfg.store["events_collection"]].insert_one({"_id": "lazy insert created me"})
+    with pytest.raises(UserError, match="exists but is not capped"):
+        ensure_collections(cfg)
+    db.client.drop_database("auditpipe_uncapped_check")
+
+
+def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack):
+    server = "e2e-queries"
+    m = simulate(stack.log_path(server), rate=1000, duration=6, speedup=50, seed=21, rotate_on_size=0,
+                 failed_login_burst=12)
+    stack.wait_for("the queries run's events", lambda: ((n := stack.count(server)) >= m.records, n))
+    for name in query.saved_queries():
+        rows = query.run_saved(stack.cfg, name)
+        assert isinstance(rows, list), name
+    failed = query.run_pipeline(stack.cfg, "events", [
+        {"$match": {"server": server, "auth_outcome": "failure"}},
+        {"$group": {"_id": "$user", "n": {"$sum": 1}}}])
+    assert {r["_id"]: r["n"] for r in failed} == m.failed_logins_by_user
+    saved = query.run_saved(stack.cfg, "failed-logins")
+    scanner = [r for r in saved if r["_id"].get("ip") == "203.0.113.66"]
+    assert scanner and scanner[0]["attempts"] >= 12
+    attempts = query.run_saved(stack.cfg, "failed-login-attempts")
+    times = [a["event_time"] for a in attempts]
+    assert times == sorted(times) and all(a["status"] != 0 for a in attempts)
+    by_name = {(r["_id"]["event_name"], r["_id"].get("command_class")): r["events"]
+               for r in query.run_saved(stack.cfg, "events-by-name")}
+    assert by_name[("Connect", None)] >= m.events_by_name["Connect"]
+
+
+def test_cli_query_prints_a_table_and_json(stack):
+    out = stack.cli("query", "failed-statements").stdout
+    assert "command_class" in out.splitlines()[0] or out.strip() == "(no rows)"
+    rows = json.loads(stack.cli("query", "--json", "--collection", "stats",
+                                "--pipeline", '[{"$group": {"_id": null, "n": {"$sum": "$count"}}}]').stdout)
+    assert rows and rows[0]["n"] > 0
+
+
+def test_status_shows_every_part_healthy(stack):
+    rows = {r["component"]: r for r in stack.status()}
+    assert set(rows) == {"kafka", "store", "flink", "collector"}
+    for name, r in rows.items():
+        assert r["health"] == "ok", r
+        assert r["pid"], name
+    assert "RUNNING" in rows["flink"]["detail"]

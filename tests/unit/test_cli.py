@@ -1,0 +1,39 @@
+"""The command line: help, and clear errors (no tracebacks) for bad configuration."""
+
+import subprocess
+import sys
+
+from auditpipe import paths
+
+
+def run(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "auditpipe", *args], capture_output=True, text=True,
+                          cwd=paths.REPO, env=env)
+
+
+def test_help_lists_every_command():
+    out = run("--help").stdout
+    for cmd in ("setup", "up", "down", "status", "simulate", "query", "demo", "test", "config"):
+        assert cmd in out
+    assert "$AUDITPIPE_CONFIG" in out
+
+
+def test_bad_config_key_is_named_without_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("flink:\n  rest_prot: 1\n")
+    r = run("--config", str(bad), "status")
+    assert r.returncode == 2
+    assert "flink.rest_prot: unknown key" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_unknown_saved_query_is_a_clear_error(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("")
+    r = run("--config", str(cfg), "query", "no-such-query")
+    assert r.returncode == 2 and "no saved query 'no-such-query'" in r.stderr
+
+
+def test_query_list_needs_no_store():
+    r = run("query", "--list")
+    assert r.returncode == 0 and "failed-logins" in r.stdout

@@ -1,0 +1,51 @@
+"""Saved queries: parameters, time parsing, table output. (They run against the real store in e2e.)"""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from auditpipe import query
+from auditpipe.errors import UserError
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+
+
+def test_relative_and_absolute_times():
+    assert query.parse_time("15m", query.EPOCH, NOW) == NOW - timedelta(minutes=15)
+    assert query.parse_time("7d", query.EPOCH, NOW) == NOW - timedelta(days=7)
+    assert query.parse_time("2026-11-22T10:00:00Z", query.EPOCH) == datetime(2026, 11, 22, 10, tzinfo=timezone.utc)
+    assert query.parse_time("2026-11-22T10:00:00", query.EPOCH).tzinfo == timezone.utc
+    assert query.parse_time(None, query.EPOCH) == query.EPOCH
+    with pytest.raises(UserError, match="neither a duration"):
+        query.parse_time("yesterday", query.EPOCH)
+
+
+def test_bind_replaces_params_everywhere():
+    p = [{"$match": {"t": {"$gte": {"$param": "since"}}, "x": [{"$param": "until"}]}}]
+    assert query.bind(p, {"since": 1, "until": 2}) == [{"$match": {"t": {"$gte": 1}, "x": [2]}}]
+    with pytest.raises(UserError, match="parameter 'since'"):
+        query.bind(p, {})
+
+
+def test_every_saved_query_names_a_known_collection_and_binds():
+    saved = query.saved_queries()
+    assert {"events-by-name", "failed-statements", "failed-logins"} <= set(saved)
+    for name, q in saved.items():
+        assert q["collection"] in query.COLLECTION_ROLES, name
+        assert q["description"], name
+        bound = query.bind(q["pipeline"], {"since": query.EPOCH, "until": query.FAR_FUTURE})
+        assert "$param" not in repr(bound), name
+
+
+def test_bad_pipelines_are_user_errors():
+    with pytest.raises(UserError, match="not valid JSON"):
+        query.parse_pipeline_json("[{")
+
+
+def test_table_flattens_group_ids():
+    rows = [{"_id": {"user": "app", "host": "h"}, "attempts": 3, "first": NOW}]
+    text = query.format_table(rows)
+    header = text.splitlines()[0].split()
+    assert header == ["user", "host", "attempts", "first"]
+    assert "2026-11-22 12:00:00" in text
+    assert query.format_table([]) == "(no rows)"
