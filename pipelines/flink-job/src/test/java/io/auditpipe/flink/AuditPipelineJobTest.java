@@ -1,0 +1,95 @@
+package io.auditpipe.flink;
+
+import io.auditpipe.flink.functions.AuditRecordDeserializer;
+import io.auditpipe.flink.options.JobOptions;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.KafkaOrigin;
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.records.StatsRow;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The whole job on a MiniCluster at parallelism 2, with a bounded source and collecting sinks. */
+class AuditPipelineJobTest {
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(
+            new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    private static final int PER_SERVER = 600;
+    /** Three minutes of traffic from two servers, plus three messages that cannot be parsed. */
+    static final List<ParsedRecord> INPUT = new ArrayList<>();
+
+    static {
+        long offset = 0;
+        for (String server : List.of("db-01", "db-02")) {
+            for (int i = 1; i <= PER_SERVER; i++) {
+                long at = i * 180L / PER_SERVER;
+                byte[] line = i % 10 == 0 ? Fixtures.connect(i, "app", i % 50 == 0 ? 1045 : 0, at)
+                        : Fixtures.query(i, i % 3 == 0 ? "update" : "select", i % 97 == 0 ? 1213 : 0, at);
+                INPUT.add(AuditRecordDeserializer.parse(Fixtures.key(server), line, origin(offset++)));
+            }
+        }
+        INPUT.add(AuditRecordDeserializer.parse(Fixtures.utf8("not a key"), Fixtures.connect(1, "x", 0, 1), origin(offset++)));
+        INPUT.add(AuditRecordDeserializer.parse(Fixtures.key("db-01"), Fixtures.utf8("{\"audit_record\":"), origin(offset++)));
+        INPUT.add(AuditRecordDeserializer.parse(Fixtures.key("db-02"), new byte[] {(byte) 0xc3}, origin(offset++)));
+    }
+
+    private static KafkaOrigin origin(long offset) {
+        return new KafkaOrigin("audit.raw", (int) (offset % 4), offset, Fixtures.T0.toEpochMilli());
+    }
+
+    private static ParsedRecord input(Long index) {
+        return INPUT.get(index.intValue());
+    }
+
+    @Test
+    void everyEventIsStoredCountedOnceAndBadInputIsDeadLettered() throws Exception {
+        Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
+                "store.uri", "mongodb://unused/"), "test").job;
+        CollectingSink<IngestedEvent> events = new CollectingSink<>("events");
+        CollectingSink<StatsRow> stats = new CollectingSink<>("stats");
+        CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("dead-letters");
+        DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
+                AuditPipelineJobTest::input, INPUT.size(), TypeInformation.of(ParsedRecord.class));
+
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        new AuditPipelineJob(options, source, events, stats, deadLetters, null).execute(env);
+
+        List<IngestedEvent> stored = events.received();
+        assertEquals(2 * PER_SERVER, stored.size());
+        Set<String> ids = new HashSet<>();
+        stored.forEach(e -> ids.add(e.event.id));
+        assertEquals(2 * PER_SERVER, ids.size(), "one event per record id");
+
+        // Each (minute, key) may be written several times (early firings); the last write is the count.
+        Map<String, Long> latest = new LinkedHashMap<>();
+        stats.received().forEach(r -> latest.put(r.id(), r.count));
+        assertEquals(2L * PER_SERVER, latest.values().stream().mapToLong(Long::longValue).sum(), "stats add up to N");
+        assertTrue(latest.keySet().stream().anyMatch(id -> id.contains("|db-02|app|Connect||1045")), latest.keySet().toString());
+        long minutes = latest.keySet().stream().map(id -> id.substring(0, id.indexOf('|'))).distinct().count();
+        assertEquals(4, minutes, "10:00 to 10:03, event time");
+
+        List<DeadLetter> dead = deadLetters.received();
+        assertEquals(3, dead.size());
+        assertTrue(dead.stream().allMatch(d -> DeadLetter.STAGE_PARSE.equals(d.stage) && !d.reason.isEmpty()));
+    }
+}
