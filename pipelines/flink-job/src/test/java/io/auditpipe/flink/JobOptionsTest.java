@@ -66,4 +66,12 @@ class JobOptionsTest {
         String md = JobOptions.markdownReference();
         JobOptions.all().forEach(o -> assertTrue(md.contains("`" + o.key() + "`"), o.key()));
     }
+
+    @Test
+    void committedReferenceIsUpToDate() throws Exception {
+        java.nio.file.Path doc = java.nio.file.Path.of("../../docs/job-options.md");
+        String text = java.nio.file.Files.readString(doc);
+        assertTrue(text.endsWith(JobOptions.markdownReference()),
+                "docs/job-options.md is stale: regenerate it with AuditPipelineJob --print-options");
+    }
 }
