@@ -110,6 +110,12 @@ def cmd_test(args) -> int:
                           cwd=paths.REPO).returncode
 
 
+def cmd_bench(args) -> int:
+    """Runs bench/pipeline_bench.py: figures, not assertions."""
+    return subprocess.run([sys.executable, str(paths.REPO / "bench" / "pipeline_bench.py"),
+                           *(["--quick"] if args.quick else [])], cwd=paths.REPO).returncode
+
+
 def cmd_config(args) -> int:
     if args.action == "docs":
         text = config.docs_markdown()
@@ -203,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-setup", action="store_true", help="skip the install step")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest")
     s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("bench", help="measure throughput and latency (prints figures; see bench/README.md)",
+                       description="Starts a stack of its own on other ports and measures the store's bulk-insert "
+                                   "rate, the Flink job alone, end-to-end throughput and latency.")
+    s.add_argument("--quick", action="store_true", help="a shorter run")
+    s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("config", help="check the configuration file, or print its reference",
                        description="`config check` validates the file and names any bad key; `config docs` prints "

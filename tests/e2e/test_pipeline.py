@@ -51,7 +51,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     flink = FlinkJob(stack.cfg)
     result = {}
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=2000, duration=20, speedup=1, seed=12, rotate_on_size=512 * 1024,
+        stack.log_path(server), rate=2000, duration=12, speedup=1, seed=12, rotate_on_size=512 * 1024,
         rotations=50, late_writes=2)))
     writer.start()
     # let the job store part of the stream and take checkpoints, then kill it hard

@@ -1,0 +1,206 @@
+"""auditpipe benchmark: prints figures, asserts nothing. Run: ./auditpipe bench [--quick]
+
+Measures, in one run on a stack of its own (ports 2xxxx, state in a temporary folder):
+  1. store bulk insert: the store's own rate for event-shaped documents (2 writers, batches of 1000)
+  2. the Flink job alone: pre-filled topic -> parse + normalize + stats -> counting sinks
+  3. end to end throughput: a log file written as fast as possible -> documents in the store
+  4. end to end latency at a fixed rate: line written -> document visible (p50, p99)
+and says which stage is the bottleneck. Targets (2 cores): job alone >= 150k events/s per core;
+end to end >= 80% of the store's bulk rate; p99 < 2 s at 5k events/s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "cli"))
+
+from auditpipe import config, paths  # noqa: E402
+from auditpipe.components.collector import source_key  # noqa: E402
+from auditpipe.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
+from auditpipe.components.kafka import KAFKA_VERSION  # noqa: E402
+from auditpipe.components.store import FERRETDB_VERSION  # noqa: E402
+from auditpipe.simulate import simulate  # noqa: E402
+
+PORTS = {"kafka": 29092, "controller": 29093, "store": 27217, "flink": 28081}
+
+
+def cli(cfg_file: Path, *args: str) -> None:
+    subprocess.run([sys.executable, "-m", "auditpipe", "-q", "--config", str(cfg_file), *args], check=True,
+                   cwd=paths.REPO)
+
+
+def machine() -> str:
+    cpu = "unknown cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, {platform.system()} {platform.release()}"
+
+
+def store_bulk_rate(db, n: int) -> float:
+    db.drop_collection("bench_bulk")
+    db.create_collection("bench_bulk", capped=True, size=512 * 1024 * 1024)
+    sample = {"server": "bench", "format": "percona-json", "source_file": "/x/audit.log", "collector": "rsyslog",
+              "event_name": "Query", "command_class": "select", "connection_id": 12, "status": 0,
+              "sqltext": "SELECT c FROM sbtest1 WHERE id=4242", "user": "app", "user_raw": "app[app] @ app-1 [10.0.1.11]",
+              "host": "app-1", "ip": "10.0.1.11", "db": "sbtest", "ingest": {"topic": "audit.raw", "partition": 0, "offset": 1}}
+
+    def writer(w: int) -> None:
+        coll = db["bench_bulk"]
+        for b in range(n // 2 // 1000):
+            coll.insert_many([{**sample, "_id": f"{w}-{b}-{i}", "record_id": f"{b}_{i}"} for i in range(1000)],
+                             ordered=False)
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    rate = n / (time.monotonic() - start)
+    db.drop_collection("bench_bulk")
+    return rate
+
+
+def fill_topic(bootstrap: str, topic: str, log: Path, n: int) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic(topic, 4, 1)]).values():
+        f.result()
+    simulate(log, rate=10_000, duration=n / 10_000, speedup=1e6, seed=5, rotate_on_size=0)
+    key = source_key("bench-job", "percona-json", str(log)).encode()
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 10000,
+                  "compression.codec": "lz4", "queue.buffering.max.messages": 500000})
+    with open(log, "rb") as f:
+        for line in f:
+            while True:
+                try:
+                    p.produce(topic, key=key, value=line.rstrip(b"\n"))
+                    break
+                except BufferError:
+                    p.poll(0.1)
+    p.flush()
+
+
+def job_alone(cfg, bootstrap: str, topic: str) -> dict:
+    flink = FlinkJob(cfg)
+    out = subprocess.run(["java", "-Xmx2g", "-cp", f"{paths.JOB_JAR}:{flink.runtime_lib}/*",
+                          "-Dlog4j2.configurationFile=" + str(cfg.state_dir / "flink" / "log4j2.properties"),
+                          "io.auditpipe.flink.bench.JobThroughputBenchmark", bootstrap, topic,
+                          str(cfg.flink["parallelism"])], capture_output=True, text=True, check=True)
+    return dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
+
+
+def wait_count(coll, server: str, n: int, timeout: float, samples: list | None = None) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        c = coll.count_documents({"server": server})
+        now = time.monotonic()
+        if samples is not None:
+            samples.append((now, c))
+        if c >= n:
+            return now
+        time.sleep(0.1)
+    raise SystemExit(f"timed out: {server} has {c} of {n} documents")
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    n_bulk, n_job, n_e2e, lat_seconds = (40_000, 100_000, 40_000, 10) if quick else (100_000, 500_000, 150_000, 30)
+    root = Path(tempfile.mkdtemp(prefix="auditpipe-bench-"))
+    servers = ["bench-e2e", "bench-latency"]
+    sources = "\n".join(f"  - {{path: {root / s / 'audit.log'}, server: {s}}}" for s in servers)
+    cfg_file = root / "auditpipe.yaml"
+    cfg_file.write_text(f"""state_dir: {root / 'state'}
+tools_dir: {REPO / '.auditpipe' / 'tools'}
+kafka: {{port: {PORTS['kafka']}, controller_port: {PORTS['controller']}, heap: 1g}}
+store: {{port: {PORTS['store']}, database: bench, events_capped_size_mb: 2048}}
+flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
+sources:
+{sources}
+""")
+    cfg = config.load(cfg_file)
+    print(f"machine: {machine()}")
+    print(f"components: Kafka {KAFKA_VERSION} (KRaft), Flink {FLINK_VERSION} MiniCluster, FerretDB {FERRETDB_VERSION} "
+          f"(SQLite), rsyslog {subprocess.run(['rsyslogd', '-v'], capture_output=True, text=True).stdout.split()[1]}, "
+          f"parallelism {cfg.flink['parallelism']}")
+    cli(cfg_file, "up")
+    try:
+        from pymongo import MongoClient
+
+        db = MongoClient(cfg.store_uri, socketTimeoutMS=600000)[cfg.store["database"]]
+        events = db[cfg.store["events_collection"]]
+
+        bulk = store_bulk_rate(db, n_bulk)
+        print(f"store bulk insert:        {bulk:10,.0f} docs/s  ({n_bulk} docs, 2 writers, batches of 1000)")
+
+        fill_topic(cfg.kafka_bootstrap, "bench.raw", root / "job" / "audit.log", n_job)
+        job = job_alone(cfg, cfg.kafka_bootstrap, "bench.raw")
+        per_core = float(job["job_alone_events_per_s_per_core"])
+        print(f"flink job alone:          {float(job['job_alone_events_per_s']):10,.0f} events/s "
+              f"= {per_core:,.0f} per core  ({job['job_alone_events']} events, parse + normalize + stats, "
+              f"counting sinks; target >= 150,000 per core)")
+
+        log = root / "bench-e2e" / "audit.log"
+        start = time.monotonic()
+        m = simulate(log, rate=n_e2e, duration=1, speedup=1e6, seed=6, rotate_on_size=32 * 1024 * 1024)
+        written = time.monotonic()
+        done = wait_count(events, "bench-e2e", m.records, timeout=1800)
+        e2e = m.records / (done - start)
+        print(f"end to end throughput:    {e2e:10,.0f} events/s  ({m.records} events, file -> store; written in "
+              f"{written - start:.1f}s, all stored after {done - start:.1f}s) = {100 * e2e / bulk:.0f}% of the "
+              f"store's bulk rate (target >= 80%)")
+
+        rate = 5000
+        samples: list = []
+        log = root / "bench-latency" / "audit.log"
+        t0 = time.monotonic()
+        writer = threading.Thread(target=simulate, kwargs=dict(path=log, rate=rate, duration=lat_seconds, speedup=1,
+                                                              seed=7, rotate_on_size=32 * 1024 * 1024))
+        writer.start()
+        total = rate * lat_seconds
+        wait_count(events, "bench-latency", total, timeout=600, samples=samples)
+        writer.join()
+        # record k is written at about t0 + k/rate; it is visible once the count reaches k
+        latencies = []
+        for k in range(1000, total + 1, max(total // 500, 1)):
+            seen = next(t for t, c in samples if c >= k)
+            latencies.append(max(seen - (t0 + k / rate), 0.0))
+        latencies.sort()
+        p50 = statistics.median(latencies)
+        p99 = latencies[int(0.99 * (len(latencies) - 1))]
+        print(f"end to end latency:       p50 {p50:.2f}s  p99 {p99:.2f}s at {rate} events/s for {lat_seconds}s "
+              f"(line written -> document visible, polled every 0.1s; target p99 < 2s)")
+
+        stages = {"store (bulk insert)": bulk, "flink job": float(job["job_alone_events_per_s"])}
+        bottleneck = min(stages, key=stages.get)
+        print(f"bottleneck: {bottleneck} at {stages[bottleneck]:,.0f}/s; end to end reached {e2e:,.0f}/s")
+        if per_core < 150_000:
+            print("  flink job alone is below its target of 150,000 events/s per core")
+        if e2e < 0.8 * bulk:
+            print("  end to end is below 80% of the store's bulk rate: the pipeline, not the store, limits it "
+                  "(collector -> Kafka -> job -> sink)")
+    finally:
+        cli(cfg_file, "down")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

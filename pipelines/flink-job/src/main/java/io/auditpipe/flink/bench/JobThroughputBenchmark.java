@@ -1,0 +1,86 @@
+package io.auditpipe.flink.bench;
+
+import io.auditpipe.flink.AuditPipelineJob;
+import io.auditpipe.flink.functions.AuditRecordDeserializer;
+import io.auditpipe.flink.options.JobOptions;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.records.StatsRow;
+
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The Flink job alone: the real job graph (Kafka source with parsing, normalization, the
+ * one-minute stats windows) over a pre-filled, bounded topic, with sinks that only count. Prints
+ * events/s and events/s per core. Used by bench/pipeline_bench.py; not a test.
+ *
+ * <p>Arguments: bootstrap servers, topic, parallelism.
+ */
+public final class JobThroughputBenchmark {
+    static final AtomicLong EVENTS = new AtomicLong();
+    static final AtomicLong STATS = new AtomicLong();
+    static final AtomicLong DEAD = new AtomicLong();
+
+    private JobThroughputBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0];
+        String topic = args[1];
+        int parallelism = Integer.parseInt(args[2]);
+        Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", bootstrap,
+                "store.uri", "mongodb://unused/", "kafka.topic.raw", topic), "benchmark").job;
+        KafkaSource<ParsedRecord> source = KafkaSource.<ParsedRecord>builder()
+                .setBootstrapServers(bootstrap).setTopics(topic).setGroupId("auditpipe-bench-" + System.nanoTime())
+                .setStartingOffsets(OffsetsInitializer.earliest()).setBounded(OffsetsInitializer.latest())
+                .setDeserializer(new AuditRecordDeserializer()).build();
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(parallelism);
+        long start = System.nanoTime();
+        new AuditPipelineJob(options, source, new Counting<IngestedEvent>(0), new Counting<StatsRow>(1),
+                new Counting<DeadLetter>(2), null).execute(env);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        long events = EVENTS.get();
+        int cores = Runtime.getRuntime().availableProcessors();
+        System.out.printf("job_alone_events=%d%njob_alone_seconds=%.2f%njob_alone_events_per_s=%.0f%n"
+                        + "job_alone_events_per_s_per_core=%.0f%njob_alone_cores=%d%njob_alone_stats_rows=%d%n"
+                        + "job_alone_dead_letters=%d%n",
+                events, seconds, events / seconds, events / seconds / cores, cores, STATS.get(), DEAD.get());
+    }
+
+    /** Counts what reaches it (in this JVM: the MiniCluster runs here). */
+    static final class Counting<T> implements Sink<T> {
+        private static final long serialVersionUID = 1L;
+        private final int which;
+
+        Counting(int which) {
+            this.which = which;
+        }
+
+        @Override
+        public SinkWriter<T> createWriter(WriterInitContext context) {
+            AtomicLong counter = which == 0 ? EVENTS : which == 1 ? STATS : DEAD;
+            return new SinkWriter<>() {
+                @Override
+                public void write(T element, Context ctx) {
+                    counter.incrementAndGet();
+                }
+
+                @Override
+                public void flush(boolean endOfInput) {}
+
+                @Override
+                public void close() {}
+            };
+        }
+    }
+}
