@@ -87,13 +87,13 @@ def parse_pipeline_json(text: str) -> list:
 
 
 def _flatten(doc: dict, prefix: str = "") -> dict:
+    """Nested fields become dotted columns; the fields of a group's _id become columns of their own."""
     out = {}
     for k, v in doc.items():
-        key = f"{prefix}{k}" if not prefix or k != "_id" else prefix.rstrip(".")
         if isinstance(v, dict):
-            out.update(_flatten(v, "" if k == "_id" else f"{key}."))
+            out.update(_flatten(v, "" if k == "_id" else f"{prefix}{k}."))
         else:
-            out[key] = v
+            out[f"{prefix}{k}"] = v
     return out
 
 

@@ -8,6 +8,17 @@ from auditpipe.config import Config
 from auditpipe.process import ManagedProcess
 
 
+def log4j2_properties(quiet_loggers: dict[str, str]) -> str:
+    """A log4j2 configuration for our JVM processes: INFO to the console (our log file), with
+    chatty libraries turned down ({logger name: level})."""
+    lines = ["rootLogger.level = INFO", "rootLogger.appenderRef.main.ref = Main", "appender.main.name = Main",
+             "appender.main.type = Console", "appender.main.layout.type = PatternLayout",
+             "appender.main.layout.pattern = %d{ISO8601} %-5p [%c{1}] %m%n"]
+    for i, (name, level) in enumerate(quiet_loggers.items()):
+        lines += [f"logger.l{i}.name = {name}", f"logger.l{i}.level = {level}"]
+    return "\n".join(lines) + "\n"
+
+
 @dataclass
 class StatusRow:
     component: str

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from auditpipe import paths, prereqs, progress, topics
-from auditpipe.components.base import Component, StatusRow
+from auditpipe.components.base import Component, StatusRow, log4j2_properties
 from auditpipe.config import duration_seconds
 from auditpipe.errors import UserError
 from auditpipe.process import port_open, wait_until
@@ -33,18 +33,7 @@ JAVA_OPENS = [
     "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
 ]
-LOG4J2 = """\
-rootLogger.level = INFO
-rootLogger.appenderRef.main.ref = Main
-appender.main.name = Main
-appender.main.type = Console
-appender.main.layout.type = PatternLayout
-appender.main.layout.pattern = %d{ISO8601} %-5p [%c{1}] %m%n
-logger.kafka.name = org.apache.kafka
-logger.kafka.level = WARN
-logger.mongo.name = org.mongodb
-logger.mongo.level = WARN
-"""
+LOG4J2 = log4j2_properties({"org.apache.kafka": "WARN", "org.mongodb": "WARN"})
 
 
 def _newest_source_mtime() -> float:
@@ -147,13 +136,12 @@ class FlinkJob(Component):
         wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
 
     def _prune_old_checkpoints(self, keep: Path | None) -> None:
-        """Drops the checkpoint folders of earlier job runs, except the one being restored."""
-        if not self.checkpoint_dir.exists():
+        """Drops the checkpoint folders of earlier job runs, keeping the one being restored."""
+        if keep is None or not self.checkpoint_dir.exists():
             return
         for job_dir in self.checkpoint_dir.iterdir():
-            if job_dir.is_dir() and (keep is None or job_dir != keep.parent):
-                if keep is not None:
-                    shutil.rmtree(job_dir, ignore_errors=True)
+            if job_dir.is_dir() and job_dir != keep.parent:
+                shutil.rmtree(job_dir, ignore_errors=True)
 
     def jobs(self) -> list[dict]:
         with urllib.request.urlopen(f"{self.rest_url}/jobs/overview", timeout=3) as r:
@@ -178,8 +166,8 @@ class FlinkJob(Component):
         try:
             lag = topics.consumer_lag(self.cfg.kafka_bootstrap, topics.topic_name("raw"), JOB_GROUP_ID)
             lag_text = f", lag {lag} records (as of the last checkpoint)"
-        except Exception:  # noqa: BLE001
-            lag_text = ", lag unknown (Kafka not reachable)"
+        except Exception as e:  # noqa: BLE001 - e.g. no offsets committed yet right after the start
+            lag_text = f", lag not available yet ({str(e)[:60]})"
         return StatusRow(self.name, pid, self.rest_url, "ok" if state == "RUNNING" else "unhealthy",
                          f"job {state or 'not answering'}{lag_text}")
 

@@ -10,23 +10,12 @@ from __future__ import annotations
 import uuid
 
 from auditpipe import paths, prereqs, progress, topics
-from auditpipe.components.base import Component, StatusRow
+from auditpipe.components.base import Component, StatusRow, log4j2_properties
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import port_open, wait_until
 
 KAFKA_VERSION = "4.2.0"
-LOG4J2 = """\
-rootLogger.level = INFO
-rootLogger.appenderRef.main.ref = Main
-appender.main.name = Main
-appender.main.type = Console
-appender.main.layout.type = PatternLayout
-appender.main.layout.pattern = %d{ISO8601} %-5p [%c{1}] %m%n
-logger.kafka.name = kafka
-logger.kafka.level = WARN
-logger.apache.name = org.apache.kafka
-logger.apache.level = WARN
-"""
+LOG4J2 = log4j2_properties({"kafka": "WARN", "org.apache.kafka": "WARN"})
 
 
 class KafkaBroker(Component):
