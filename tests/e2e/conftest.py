@@ -84,6 +84,11 @@ class Stack:
             time.sleep(every)
         raise AssertionError(f"timed out waiting for {what}; last value: {last}")
 
+    def estimate(self) -> int:
+        """All events, cheaply (estimated_document_count; a filtered count makes FerretDB read everything).
+        Exact while one test writes at a time, which is how these tests run."""
+        return self.db()[self.cfg.store["events_collection"]].estimated_document_count()
+
     def count(self, server: str) -> int:
         """Events of one server (a top-level equality: FerretDB pushes it down to SQLite)."""
         return self.db()[self.cfg.store["events_collection"]].count_documents({"server": server})

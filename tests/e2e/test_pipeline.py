@@ -46,32 +46,39 @@ def test_rotating_log_arrives_exactly_once(stack):
 
 def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     server = "e2e-crash"
-    from auditpipe.components.flink import FlinkJob
+    from auditpipe.components.flink import FlinkJob, latest_checkpoint
 
     flink = FlinkJob(stack.cfg)
+    baseline = stack.estimate()
     result = {}
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=2000, duration=12, speedup=1, seed=12, rotate_on_size=512 * 1024,
+        stack.log_path(server), rate=2000, duration=20, speedup=1, seed=12, rotate_on_size=512 * 1024,
         rotations=50, late_writes=2)))
     writer.start()
-    # let the job store part of the stream and take checkpoints, then kill it hard
-    stack.wait_for("the job to have stored some events", lambda: ((n := stack.count(server)) > 5000, n),
-                   timeout=60, every=0.3)
-    killed_pid = flink.proc.pid()
-    os.kill(killed_pid, signal.SIGKILL)
-    stack.wait_for("the job process to be gone", lambda: (not flink.proc.running(), None), timeout=30, every=0.2)
-    stored_at_kill = stack.count(server)
-    writer.join()
-    m = result["m"]
-    assert stored_at_kill < m.records, "the kill happened mid-stream"
+    try:
+        # part of the stream stored, then two checkpoint intervals (2 s each) so that this run has
+        # checkpointed, then kill it hard
+        stack.wait_for("stored events of this run", lambda: ((n := stack.estimate() - baseline) > 3000, n),
+                       timeout=60, every=0.3)
+        time.sleep(4.5)
+        assert latest_checkpoint(flink.checkpoint_dir) is not None
+        killed_pid = flink.proc.pid()
+        os.kill(killed_pid, signal.SIGKILL)
+        stack.wait_for("the job process to be gone", lambda: (not flink.proc.running(), None), timeout=30, every=0.2)
+        stored_at_kill = stack.estimate() - baseline
+        writer.join()
+        m = result["m"]
+        assert stored_at_kill < m.records, "the kill happened mid-stream"
+    finally:
+        writer.join()
+        stack.cli("up")  # restarts the job from its newest checkpoint (and leaves the stack whole for later tests)
 
-    stack.cli("up")
     assert flink.proc.pid() not in (None, killed_pid)
     restore_log = (stack.cfg.state_dir / "logs" / "flink.log").read_text()
     assert "Restoring job" in restore_log, "the job restarted from its retained checkpoint"
 
-    stack.wait_for(f"{m.records} events after the restart", lambda: ((n := stack.count(server)) >= m.records, n),
-                   timeout=240)
+    stack.wait_for(f"{m.records} events after the restart",
+                   lambda: ((n := stack.estimate() - baseline) >= m.records, n), timeout=240)
     ids = stack.stored_ids(server)
     assert len(ids) == m.records and len(set(ids)) == m.records
     total = stack.wait_for("stats that add up to N after the restart",

@@ -45,11 +45,19 @@ def _newest_source_mtime() -> float:
 
 
 def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
-    """The newest complete checkpoint (a chk-N folder with its _metadata written last)."""
-    metas = [m for m in checkpoint_dir.glob("*/chk-*/_metadata") if m.is_file()]
-    if not metas:
-        return None
-    return max(metas, key=lambda m: m.stat().st_mtime).parent
+    """The newest complete checkpoint (a chk-N folder with its _metadata written last).
+
+    Flink deletes older checkpoints while it runs, so a folder may vanish while we look.
+    """
+    best, best_time = None, -1.0
+    for meta in checkpoint_dir.glob("*/chk-*/_metadata"):
+        try:
+            t = meta.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if t > best_time:
+            best, best_time = meta.parent, t
+    return best
 
 
 class FlinkJob(Component):
