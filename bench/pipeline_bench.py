@@ -30,7 +30,7 @@ from auditpipe import config, paths  # noqa: E402
 from auditpipe.components.collector import source_key  # noqa: E402
 from auditpipe.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
 from auditpipe.components.kafka import KAFKA_VERSION  # noqa: E402
-from auditpipe.components.store import FERRETDB_VERSION  # noqa: E402
+from auditpipe.components.store import FERRETDB_VERSION, document_count  # noqa: E402
 from auditpipe.simulate import simulate  # noqa: E402
 from auditpipe.topics import end_offsets, topic_name  # noqa: E402
 
@@ -112,12 +112,12 @@ def job_alone(cfg, bootstrap: str, topic: str) -> dict:
 def wait_count(coll, baseline: int, n: int, timeout: float, samples: list | None = None) -> float:
     """Waits until the collection holds ``n`` documents more than ``baseline``.
 
-    estimated_document_count, not count_documents: on FerretDB a filtered count reads every
-    document, and polling with it would load the very store being measured.
+    $collStats count (document_count), not count_documents or estimated_document_count: on
+    FerretDB both read every document, and polling with them loads the very store being measured.
     """
     start = time.monotonic()
     while time.monotonic() - start < timeout:
-        c = coll.estimated_document_count() - baseline
+        c = document_count(coll) - baseline
         now = time.monotonic()
         if samples is not None:
             samples.append((now, c))
@@ -193,7 +193,7 @@ sources:
 
         rate = 5000
         samples: list = []
-        baseline = events.estimated_document_count()
+        baseline = document_count(events)
         log = root / "bench-latency" / "audit.log"
         t0 = time.monotonic()
         writer = threading.Thread(target=simulate, kwargs=dict(path=log, rate=rate, duration=lat_seconds, speedup=1,

@@ -85,9 +85,11 @@ class Stack:
         raise AssertionError(f"timed out waiting for {what}; last value: {last}")
 
     def estimate(self) -> int:
-        """All events, cheaply (estimated_document_count; a filtered count makes FerretDB read everything).
-        Exact while one test writes at a time, which is how these tests run."""
-        return self.db()[self.cfg.store["events_collection"]].estimated_document_count()
+        """All events, cheaply ($collStats count; filtered counts make FerretDB read everything).
+        Per test exact while one test writes at a time, which is how these tests run."""
+        from auditpipe.components.store import document_count
+
+        return document_count(self.db()[self.cfg.store["events_collection"]])
 
     def count(self, server: str) -> int:
         """Events of one server (a top-level equality: FerretDB pushes it down to SQLite)."""
