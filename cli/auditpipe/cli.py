@@ -17,6 +17,35 @@ repository. Every key is documented in docs/configuration.md.
 """
 
 
+def positive(text: str) -> float:
+    """argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
+    return value
+
+
+def at_least_one(text: str) -> int:
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
 def _cfg(args):
     return config.load(args.config)
 
@@ -164,19 +193,19 @@ def build_parser() -> argparse.ArgumentParser:
                                    "rotations the way Percona's audit_log plugin does, to the demo log (which the "
                                    "collector ships) or --path. A manifest of what was written goes next to it.")
     s.add_argument("--path", help="log file to write (default: the demo log under state_dir)")
-    s.add_argument("--rate", type=float, default=500, help="records per second of simulated time (default 500)")
-    s.add_argument("--duration", type=float, default=60, help="seconds of simulated time (default 60)")
-    s.add_argument("--speedup", type=float, default=1.0,
+    s.add_argument("--rate", type=positive, default=500, help="records per second of simulated time (default 500)")
+    s.add_argument("--duration", type=positive, default=60, help="seconds of simulated time (default 60)")
+    s.add_argument("--speedup", type=positive, default=1.0,
                    help="simulated seconds per real second (default 1: real time)")
     s.add_argument("--seed", type=int, help="random seed, for a repeatable log")
-    s.add_argument("--rotate-size", type=int, default=1024 * 1024,
+    s.add_argument("--rotate-size", type=non_negative_int, default=1024 * 1024,
                    help="rotate when the file reaches this many bytes, like audit_log_rotate_on_size (default 1 MiB; 0: never)")
-    s.add_argument("--rotations", type=int, default=9,
+    s.add_argument("--rotations", type=at_least_one, default=9,
                    help="rotated files kept, like audit_log_rotations (default 9)")
-    s.add_argument("--late-writes", type=int, default=3,
+    s.add_argument("--late-writes", type=non_negative_int, default=3,
                    help="records written to the just-rotated file after the rename (default 3)")
-    s.add_argument("--failed-login-burst", type=int, default=0, help="failed logins from one host midway (default 0)")
-    s.add_argument("--malformed", type=int, default=0, help="malformed lines mixed in (default 0)")
+    s.add_argument("--failed-login-burst", type=non_negative_int, default=0, help="failed logins from one host midway (default 0)")
+    s.add_argument("--malformed", type=non_negative_int, default=0, help="malformed lines mixed in (default 0)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("query", help="run a saved aggregation or an ad-hoc pipeline against the store",
@@ -198,10 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "generated record is in the store and prints generated vs stored, duplicates, "
                                    "dead letters, failed logins, throughput. Exit 0 only if all add up. The stack "
                                    "keeps running; `./auditpipe down` stops it.")
-    s.add_argument("--duration", type=float, default=180, help="seconds of simulated traffic (default 180)")
-    s.add_argument("--rate", type=float, default=300, help="records per simulated second (default 300)")
-    s.add_argument("--speedup", type=float, default=6, help="simulated seconds per real second (default 6)")
-    s.add_argument("--timeout", type=float, default=180, help="seconds to wait for the store (default 180)")
+    s.add_argument("--duration", type=positive, default=180, help="seconds of simulated traffic (default 180)")
+    s.add_argument("--rate", type=positive, default=300, help="records per simulated second (default 300)")
+    s.add_argument("--speedup", type=positive, default=6, help="simulated seconds per real second (default 6)")
+    s.add_argument("--timeout", type=positive, default=180, help="seconds to wait for the store (default 180)")
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("test", help="install what is needed, then run the JVM and Python test suites",

@@ -69,7 +69,7 @@ def wait_for_store(cfg: Config, m: Manifest, baseline: int, timeout: float) -> t
     return stored, time.monotonic() - start
 
 
-def summarize(cfg: Config, m: Manifest, stored: int, since_epoch: float, seconds: float) -> DemoResult:
+def summarize(cfg: Config, m: Manifest, since_epoch: float, seconds: float) -> DemoResult:
     from datetime import datetime, timezone
 
     db = mongo_client(cfg)[cfg.store["database"]]
@@ -130,6 +130,6 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     bar.close()
     stored, seconds = wait_for_store(cfg, m, baseline, timeout)
     with progress.step("checking the stored run: duplicates, dead letters, failed logins"):
-        result = summarize(cfg, m, stored, started, seconds)
+        result = summarize(cfg, m, started, seconds)
     progress.info(report(cfg, result))
     return result

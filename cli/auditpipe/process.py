@@ -74,13 +74,6 @@ class ManagedProcess:
         self.pid_file.write_text(str(proc.pid))
         return proc.pid
 
-    def signal(self, sig: int) -> bool:
-        pid = self.pid()
-        if pid is None:
-            return False
-        os.kill(pid, sig)
-        return True
-
     def stop(self, timeout: float = 30) -> bool:
         """SIGTERM, then SIGKILL after ``timeout``. Returns False if it was not running."""
         pid = self.pid()

@@ -37,3 +37,13 @@ def test_unknown_saved_query_is_a_clear_error(tmp_path):
 def test_query_list_needs_no_store():
     r = run("query", "--list")
     assert r.returncode == 0 and "failed-logins" in r.stdout
+
+
+def test_simulate_rejects_nonsense_flags(tmp_path):
+    for flag, value, message in (("--rate", "0", "must be greater than 0"), ("--speedup", "-1", "must be greater than 0"),
+                                 ("--rotations", "0", "must be at least 1"), ("--malformed", "-2", "must not be negative"),
+                                 ("--duration", "soon", "is not a number")):
+        r = run("simulate", "--path", str(tmp_path / "audit.log"), flag, value)
+        assert r.returncode == 2, (flag, r.stderr)
+        assert message in r.stderr, (flag, r.stderr)
+    assert not (tmp_path / "audit.log").exists(), "nothing is written on bad flags"

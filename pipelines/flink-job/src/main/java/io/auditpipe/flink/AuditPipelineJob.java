@@ -19,7 +19,6 @@ import io.auditpipe.flink.sink.StoreDocuments;
 
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.configuration.Configuration;
@@ -173,9 +172,5 @@ public class AuditPipelineJob {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(loaded.flink);
         configureCheckpointing(env, loaded.job);
         fromOptions(loaded.job).execute(env);
-    }
-
-    static TypeInformation<ParsedRecord> parsedRecordType() {
-        return TypeInformation.of(ParsedRecord.class);
     }
 }
