@@ -86,60 +86,87 @@ public final class PerconaJsonParser implements AuditLineParser {
         }
     }
 
-    /** Reads the fields of audit_record; returns a problem description or null. */
+    /**
+     * Reads the fields of audit_record; returns a problem description or null.
+     *
+     * <p>Types are checked, never coerced: the plugin writes every text field as a JSON string, and
+     * status and connection_id as integers (a number or a string of digits, by version). A record with {@code "record": 5} or an object
+     * where a user name belongs is not what a server wrote, and trusting it would give it an
+     * identity it does not have; it becomes a dead letter naming the field.
+     */
     private static String readRecord(JsonParser p, AuditEvent e) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken value = p.nextToken();
+            boolean integerField = "status".equals(field) || "connection_id".equals(field);
+            if (!KNOWN_STRING_FIELDS.contains(field) && !integerField) {
+                e.extra.put(field, anyAsText(p, value));
+                continue;
+            }
+            if (integerField) {
+                // an integer, as a number or as a string of digits (versions differ); empty = absent
+                if (value == JsonToken.VALUE_NULL || (value == JsonToken.VALUE_STRING && p.getText().isEmpty())) continue;
+                if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
+                    if (!value.isScalarValue()) p.skipChildren();
+                    return "field '" + field + "' is " + describe(value) + ", expected an integer";
+                }
+                try {
+                    if ("status".equals(field)) {
+                        e.status = Integer.parseInt(p.getText().trim());
+                    } else {
+                        e.connectionId = Long.parseLong(p.getText().trim());
+                    }
+                } catch (NumberFormatException ex) {
+                    return "field '" + field + "' is not an integer: '" + p.getText() + "'";
+                }
+                continue;
+            }
+            if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
+                if (!value.isScalarValue()) p.skipChildren();
+                return "field '" + field + "' is " + describe(value) + ", expected a string";
+            }
+            String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             switch (field) {
-                case "name": e.eventName = text(p, value); break;
-                case "record": e.recordId = text(p, value); break;
+                case "name": e.eventName = text; break;
+                case "record": e.recordId = text; break;
                 case "timestamp": {
-                    String ts = text(p, value);
-                    if (ts == null) return "field 'timestamp' is not a string";
+                    if (text == null) return "field 'timestamp' is null, expected a string";
                     try {
-                        e.eventTimeMillis = AuditTimestamps.parseEpochMillis(ts);
+                        e.eventTimeMillis = AuditTimestamps.parseEpochMillis(text);
                     } catch (IllegalArgumentException ex) {
                         return ex.getMessage();
                     }
                     break;
                 }
-                case "command_class": e.commandClass = text(p, value); break;
-                case "connection_id": {
-                    String s = scalarText(p, value);
-                    if (s != null && !s.isEmpty()) {
-                        try {
-                            e.connectionId = Long.parseLong(s);
-                        } catch (NumberFormatException ex) {
-                            return "field 'connection_id' is not an integer: '" + s + "'";
-                        }
-                    }
-                    break;
-                }
-                case "status": {
-                    String s = scalarText(p, value);
-                    if (s != null && !s.isEmpty()) {
-                        try {
-                            e.status = Integer.parseInt(s);
-                        } catch (NumberFormatException ex) {
-                            return "field 'status' is not an integer: '" + s + "'";
-                        }
-                    }
-                    break;
-                }
-                case "sqltext": e.sqltext = text(p, value); break;
-                case "user": e.user = text(p, value); break;
-                case "priv_user": e.privUser = text(p, value); break;
-                case "os_user": e.osUser = text(p, value); break;
-                case "os_login": e.osLogin = text(p, value); break;
-                case "proxy_user": e.proxyUser = text(p, value); break;
-                case "host": e.host = text(p, value); break;
-                case "ip": e.ip = text(p, value); break;
-                case "db": e.db = text(p, value); break;
-                default: e.extra.put(field, anyAsText(p, value));
+                case "command_class": e.commandClass = text; break;
+                case "sqltext": e.sqltext = text; break;
+                case "user": e.user = text; break;
+                case "priv_user": e.privUser = text; break;
+                case "os_user": e.osUser = text; break;
+                case "os_login": e.osLogin = text; break;
+                case "proxy_user": e.proxyUser = text; break;
+                case "host": e.host = text; break;
+                case "ip": e.ip = text; break;
+                case "db": e.db = text; break;
+                default: throw new IllegalStateException("unhandled field " + field);
             }
         }
         return null;
+    }
+
+    private static final java.util.Set<String> KNOWN_STRING_FIELDS = java.util.Set.of("name", "record", "timestamp",
+            "command_class", "sqltext", "user", "priv_user", "os_user", "os_login", "proxy_user",
+            "host", "ip", "db");
+
+    private static String describe(JsonToken t) {
+        switch (t) {
+            case START_OBJECT: return "an object";
+            case START_ARRAY: return "an array";
+            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return "a number";
+            case VALUE_TRUE: case VALUE_FALSE: return "a boolean";
+            case VALUE_NULL: return "null";
+            default: return "a " + t;
+        }
     }
 
     private static ParseResult finish(AuditEvent e, SourceDescriptor source) {
@@ -170,19 +197,6 @@ public final class PerconaJsonParser implements AuditLineParser {
             e.authOutcome = (e.status == null || e.status == 0) ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
         }
         return ParseResult.ok(e);
-    }
-
-    private static String text(JsonParser p, JsonToken value) throws IOException {
-        if (value == JsonToken.VALUE_STRING) return p.getText();
-        if (value == JsonToken.VALUE_NULL) return null;
-        return anyAsText(p, value);
-    }
-
-    private static String scalarText(JsonParser p, JsonToken value) throws IOException {
-        if (value == JsonToken.VALUE_NULL) return null;
-        if (value.isScalarValue()) return p.getText();
-        p.skipChildren();
-        return "<" + (value == JsonToken.START_ARRAY ? "array" : "object") + ">";
     }
 
     /** Any JSON value as text: scalars as they are, arrays and objects as compact JSON. */

@@ -6,6 +6,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 
 import static io.auditpipe.parser.PerconaLines.DB01;
 import static io.auditpipe.parser.PerconaLines.T0;
@@ -188,6 +190,25 @@ class PerconaJsonParserTest {
     void nonIntegerStatusAndConnectionIdAreRejected() {
         assertTrue(failure(PerconaLines.connect("a", 0).with("status", "ok").bytes()).startsWith("field 'status' is not an integer"));
         assertTrue(failure(PerconaLines.connect("a", 0).with("connection_id", "c12").bytes()).startsWith("field 'connection_id'"));
+    }
+
+    @Test
+    void fieldTypesAreCheckedNotCoerced() {
+        // 34 records with "record": 5 once became one event <server>/5 and 33 "duplicates"
+        assertEquals("field 'record' is a number, expected a string",
+                failure(PerconaLines.connect("a", 0).with("record", 5).bytes()));
+        assertEquals("field 'name' is an object, expected a string",
+                failure(PerconaLines.connect("a", 0).with("name", Map.of("x", 1)).bytes()));
+        assertEquals("field 'user' is an array, expected a string",
+                failure(PerconaLines.connect("a", 0).with("user", List.of("root")).bytes()));
+        assertEquals("field 'timestamp' is a number, expected a string",
+                failure(PerconaLines.connect("a", 0).with("timestamp", 1763806530).bytes()));
+        assertEquals("field 'status' is a boolean, expected an integer",
+                failure(PerconaLines.connect("a", 0).with("status", true).bytes()));
+        assertEquals("field 'connection_id' is an object, expected an integer",
+                failure(PerconaLines.connect("a", 0).with("connection_id", Map.of()).bytes()));
+        assertEquals("field 'sqltext' is a number, expected a string",
+                failure(PerconaLines.query("select", "SELECT 1", 0).with("sqltext", 1).bytes()));
     }
 
     @ParameterizedTest

@@ -80,6 +80,20 @@ final class PerconaLines {
                 for (Map.Entry<String, Object> f : fields.entrySet()) {
                     if (f.getValue() instanceof Integer) {
                         g.writeNumberField(f.getKey(), (Integer) f.getValue());
+                    } else if (f.getValue() instanceof Boolean) {
+                        g.writeBooleanField(f.getKey(), (Boolean) f.getValue());
+                    } else if (f.getValue() instanceof Map) {
+                        g.writeObjectFieldStart(f.getKey());
+                        for (Map.Entry<?, ?> m : ((Map<?, ?>) f.getValue()).entrySet()) {
+                            g.writeStringField(String.valueOf(m.getKey()), String.valueOf(m.getValue()));
+                        }
+                        g.writeEndObject();
+                    } else if (f.getValue() instanceof java.util.List) {
+                        g.writeArrayFieldStart(f.getKey());
+                        for (Object o : (java.util.List<?>) f.getValue()) {
+                            g.writeString(String.valueOf(o));
+                        }
+                        g.writeEndArray();
                     } else {
                         g.writeStringField(f.getKey(), String.valueOf(f.getValue()));
                     }

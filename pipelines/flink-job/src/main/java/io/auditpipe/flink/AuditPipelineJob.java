@@ -2,8 +2,10 @@ package io.auditpipe.flink;
 
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.functions.CountEvents;
+import io.auditpipe.flink.functions.DropRepeatedEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitStatsRow;
+import io.auditpipe.flink.functions.EventIdSelector;
 import io.auditpipe.flink.functions.SplitDeadLetters;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.functions.TooLateForStats;
@@ -43,7 +45,8 @@ import java.time.Duration;
  *
  * <pre>
  * audit.raw (Kafka) --parse+normalize--> events --> audit_events (capped, insert by deterministic _id)
- *                         |                 \--> keyBy(server,user,event,class,status)
+ *                         |                 \--> keyBy(event id): first copy only (re-sent lines are not counted twice)
+ *                         |                      --> keyBy(server,user,event,class,status)
  *                         |                        1-minute event-time windows --> audit_stats_1m (upsert full count)
  *                         \--> dead letters (+ events too late for the stats) --> dead_letters, audit.deadletter
  * </pre>
@@ -90,6 +93,9 @@ public class AuditPipelineJob {
         events.sinkTo(eventSink).name("store-events").uid("store-events");
 
         SingleOutputStreamOperator<StatsRow> stats = events
+                .keyBy(new EventIdSelector())
+                .process(new DropRepeatedEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS)))
+                .name("count-each-event-once").uid("count-each-event-once")
                 .keyBy(new StatsKeySelector())
                 .window(TumblingEventTimeWindows.of(STATS_WINDOW))
                 .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
@@ -134,8 +140,8 @@ public class AuditPipelineJob {
     public static AuditPipelineJob fromOptions(Configuration options) {
         return new AuditPipelineJob(options,
                 kafkaSource(options),
-                new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.EVENTS_COLLECTION)),
-                        StoreDocuments::eventInsert),
+                new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.EVENTS_COLLECTION))
+                        .withDigestField(StoreDocuments.LINE_DIGEST_FIELD), StoreDocuments::eventInsert),
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.STATS_COLLECTION)),
                         StoreDocuments::statsUpsert),
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.DEAD_LETTER_COLLECTION)),

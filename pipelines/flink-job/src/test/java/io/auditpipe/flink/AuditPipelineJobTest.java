@@ -34,22 +34,30 @@ class AuditPipelineJobTest {
             new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
 
     private static final int PER_SERVER = 600;
-    /** Three minutes of traffic from two servers, plus three messages that cannot be parsed. */
+    /** Three minutes of traffic from two servers, 50 lines sent twice, and three messages that cannot be parsed. */
     static final List<ParsedRecord> INPUT = new ArrayList<>();
 
     static {
         long offset = 0;
         for (String server : List.of("db-01", "db-02")) {
             for (int i = 1; i <= PER_SERVER; i++) {
-                long at = i * 180L / PER_SERVER;
-                byte[] line = i % 10 == 0 ? Fixtures.connect(i, "app", i % 50 == 0 ? 1045 : 0, at)
-                        : Fixtures.query(i, i % 3 == 0 ? "update" : "select", i % 97 == 0 ? 1213 : 0, at);
-                INPUT.add(AuditRecordDeserializer.parse(Fixtures.key(server), line, origin(offset++)));
+                INPUT.add(AuditRecordDeserializer.parse(Fixtures.key(server), line(i), origin(offset++)));
             }
+        }
+        // the collector re-sends the first 50 lines of db-01 (a restart from its saved position)
+        for (int i = 1; i <= 50; i++) {
+            INPUT.add(AuditRecordDeserializer.parse(Fixtures.key("db-01"), line(i), origin(offset++)));
         }
         INPUT.add(AuditRecordDeserializer.parse(Fixtures.utf8("not a key"), Fixtures.connect(1, "x", 0, 1), origin(offset++)));
         INPUT.add(AuditRecordDeserializer.parse(Fixtures.key("db-01"), Fixtures.utf8("{\"audit_record\":"), origin(offset++)));
         INPUT.add(AuditRecordDeserializer.parse(Fixtures.key("db-02"), new byte[] {(byte) 0xc3}, origin(offset++)));
+    }
+
+    /** Line i of a server's log: one connect (some failed) in ten, queries otherwise, over three minutes. */
+    private static byte[] line(int i) {
+        long at = i * 180L / PER_SERVER;
+        return i % 10 == 0 ? Fixtures.connect(i, "app", i % 50 == 0 ? 1045 : 0, at)
+                : Fixtures.query(i, i % 3 == 0 ? "update" : "select", i % 97 == 0 ? 1213 : 0, at);
     }
 
     private static KafkaOrigin origin(long offset) {
@@ -75,7 +83,7 @@ class AuditPipelineJobTest {
         new AuditPipelineJob(options, source, events, stats, deadLetters, null).execute(env);
 
         List<IngestedEvent> stored = events.received();
-        assertEquals(2 * PER_SERVER, stored.size());
+        assertEquals(2 * PER_SERVER + 50, stored.size(), "every copy reaches the store, which keeps one by _id");
         Set<String> ids = new HashSet<>();
         stored.forEach(e -> ids.add(e.event.id));
         assertEquals(2 * PER_SERVER, ids.size(), "one event per record id");
@@ -83,7 +91,7 @@ class AuditPipelineJobTest {
         // Each (minute, key) may be written several times (early firings); the last write is the count.
         Map<String, Long> latest = new LinkedHashMap<>();
         stats.received().forEach(r -> latest.put(r.id(), r.count));
-        assertEquals(2L * PER_SERVER, latest.values().stream().mapToLong(Long::longValue).sum(), "stats add up to N");
+        assertEquals(2L * PER_SERVER, latest.values().stream().mapToLong(Long::longValue).sum(), "stats add up to N: re-sent lines are counted once");
         assertTrue(latest.keySet().stream().anyMatch(id -> id.contains("|db-02|app|Connect||1045")), latest.keySet().toString());
         long minutes = latest.keySet().stream().map(id -> id.substring(0, id.indexOf('|'))).distinct().count();
         assertEquals(4, minutes, "10:00 to 10:03, event time");

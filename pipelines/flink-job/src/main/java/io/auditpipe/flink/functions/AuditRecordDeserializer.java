@@ -4,6 +4,7 @@ import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.parser.Digests;
 import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.ParseResult;
 import io.auditpipe.parser.SourceDescriptor;
@@ -49,7 +50,7 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
             d.sourceFile = source.source();
             return ParsedRecord.deadLetter(d);
         }
-        return ParsedRecord.event(new IngestedEvent(result.event(), origin));
+        return ParsedRecord.event(new IngestedEvent(result.event(), origin, Digests.sha256Hex(value)));
     }
 
     @Override

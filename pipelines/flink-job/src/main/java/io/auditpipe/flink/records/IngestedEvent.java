@@ -10,12 +10,15 @@ public class IngestedEvent implements Serializable {
 
     public AuditEvent event;
     public KafkaOrigin origin;
+    /** SHA-256 of the original line (hex): tells a replay of this record from a different record with its id. */
+    public String lineSha256;
 
     public IngestedEvent() {}
 
-    public IngestedEvent(AuditEvent event, KafkaOrigin origin) {
+    public IngestedEvent(AuditEvent event, KafkaOrigin origin, String lineSha256) {
         this.event = event;
         this.origin = origin;
+        this.lineSha256 = lineSha256;
     }
 
     @Override

@@ -9,6 +9,8 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.ReplaceOneModel;
 import com.mongodb.client.model.UpdateOneModel;
@@ -24,7 +26,10 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Date;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -32,9 +37,75 @@ import java.util.concurrent.TimeUnit;
 class MongoBulkWriter<T> implements SinkWriter<T> {
     private static final Logger LOG = LoggerFactory.getLogger(MongoBulkWriter.class);
     static final int DUPLICATE_KEY = 11000;
-    /** Write errors worth retrying (server busy, stepping down, shutting down, timeouts). */
-    private static final Set<Integer> TRANSIENT = Set.of(6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 50);
-    private static final int MAX_REJECTED_TEXT = 1 << 20;
+    /**
+     * Write errors that no retry can cure: the document itself is wrong for the store (bad value
+     * or type, invalid field name, failed validation, too large). Every other code, known or not,
+     * counts as transient and is retried; when retries run out the job fails and restarts from its
+     * checkpoint. An unknown error can stop the pipeline but never loses an event.
+     */
+    static final Set<Integer> PERMANENT = Set.of(
+            2,      // BadValue
+            9,      // FailedToParse
+            14,     // TypeMismatch
+            22,     // InvalidBSON
+            52,     // DollarPrefixedFieldName
+            53,     // InvalidIdField
+            55,     // InvalidDBRef
+            56,     // EmptyFieldName
+            57,     // DottedFieldName
+            121,    // DocumentValidationFailure
+            10334,  // BSONObjectTooLarge
+            17419,  // document too large for the collection
+            17280); // KeyTooLong
+    /** A rejected document is kept whole in its dead letter up to this size (BSON allows 16 MiB). */
+    private static final int MAX_REJECTED_DOCUMENT = 12 << 20;
+
+    /** What to do with one failed write of a bulk request. */
+    enum Outcome { ALREADY_STORED, CHECK_FOR_COLLISION, RETRY, REJECT }
+
+    static Outcome classify(int code, WriteModel<Document> model, String digestField) {
+        if (code == DUPLICATE_KEY && model instanceof InsertOneModel) {
+            Document doc = ((InsertOneModel<Document>) model).getDocument();
+            return digestField != null && doc.containsKey(digestField) ? Outcome.CHECK_FOR_COLLISION : Outcome.ALREADY_STORED;
+        }
+        if (PERMANENT.contains(code)) {
+            return Outcome.REJECT;
+        }
+        return Outcome.RETRY; // includes a duplicate key on an upsert (two upserts racing): the retry updates
+    }
+
+    /**
+     * One write per upserted document and request: when a batch holds several upserts of the same
+     * {@code _id} (a stats row fired again before the flush), only the last one is kept, in its place.
+     * Two upserts of one row in an unordered request could apply in either order, and a partial
+     * failure would retry the older one after the newer had succeeded, leaving a stale count.
+     */
+    static List<WriteModel<Document>> latestUpsertPerId(List<WriteModel<Document>> models) {
+        Map<Object, Integer> lastIndex = new HashMap<>();
+        for (int i = 0; i < models.size(); i++) {
+            if (models.get(i) instanceof UpdateOneModel) {
+                Object id = ((Document) ((UpdateOneModel<Document>) models.get(i)).getFilter()).get("_id");
+                if (id != null) {
+                    lastIndex.put(id, i);
+                }
+            }
+        }
+        if (lastIndex.isEmpty()) {
+            return models;
+        }
+        List<WriteModel<Document>> out = new ArrayList<>(models.size());
+        for (int i = 0; i < models.size(); i++) {
+            WriteModel<Document> m = models.get(i);
+            if (m instanceof UpdateOneModel) {
+                Object id = ((Document) ((UpdateOneModel<Document>) m).getFilter()).get("_id");
+                if (id != null && lastIndex.get(id) != i) {
+                    continue;
+                }
+            }
+            out.add(m);
+        }
+        return out;
+    }
     /**
      * Upserts per request on FerretDB. FerretDB 1.24 (SQLite backend) holds a pooled SQLite
      * connection per update statement until the whole command ends; its pool has 100 connections,
@@ -54,6 +125,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final Counter duplicates;
     private final Counter retries;
     private final Counter rejected;
+    private final Counter collisions;
     private final int maxUpdatesPerRequest;
     private List<WriteModel<Document>> buffer = new ArrayList<>();
     private volatile boolean closed;
@@ -76,6 +148,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.duplicates = metrics.counter("duplicatesIgnored");
         this.retries = metrics.counter("writeRetries");
         this.rejected = metrics.counter("documentsRejected");
+        this.collisions = metrics.counter("idCollisions");
         scheduleFlush();
     }
 
@@ -118,7 +191,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         if (buffer.isEmpty()) {
             return;
         }
-        List<WriteModel<Document>> all = buffer;
+        List<WriteModel<Document>> all = latestUpsertPerId(buffer);
         buffer = new ArrayList<>();
         boolean hasUpdates = all.get(0) instanceof UpdateOneModel;
         int chunk = hasUpdates ? maxUpdatesPerRequest : all.size();
@@ -159,41 +232,78 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         }
     }
 
-    /** Counts what succeeded, records permanent rejections, and returns the writes to retry. */
+    /** Counts what succeeded, records permanent rejections and collisions, and returns the writes to retry. */
     private List<WriteModel<Document>> sortOutErrors(List<WriteModel<Document>> pending, MongoBulkWriteException e) {
         List<WriteModel<Document>> retry = new ArrayList<>();
+        List<Document> maybeCollisions = new ArrayList<>();
         boolean retryAll = e.getWriteConcernError() != null;
         int failed = 0;
         for (BulkWriteError err : e.getWriteErrors()) {
             failed++;
             WriteModel<Document> model = pending.get(err.getIndex());
-            if (err.getCode() == DUPLICATE_KEY && model instanceof InsertOneModel) {
-                duplicates.inc(); // already stored by an earlier attempt or a replay
-            } else if (err.getCode() == DUPLICATE_KEY || TRANSIENT.contains(err.getCode())) {
-                retry.add(model);
-            } else {
-                reject(model, err);
+            switch (classify(err.getCode(), model, settings.digestField)) {
+                case ALREADY_STORED: duplicates.inc(); break;
+                case CHECK_FOR_COLLISION: maybeCollisions.add(((InsertOneModel<Document>) model).getDocument()); break;
+                case RETRY: retry.add(model); break;
+                default: reject(model, "the store rejected the document for " + settings.collection + ": error "
+                        + err.getCode() + ": " + err.getMessage());
             }
         }
         written.inc(pending.size() - failed);
+        if (!maybeCollisions.isEmpty()) {
+            checkForCollisions(maybeCollisions);
+        }
         return retryAll ? pending : retry;
     }
 
-    private void reject(WriteModel<Document> model, BulkWriteError err) {
+    /**
+     * A duplicate key on an insert is normally a replay of a record already stored. It is a
+     * collision when the stored document came from a different line (its digest differs): two
+     * sources configured with one server name, or a server that reuses record ids. The new record
+     * must not vanish as "already stored": it becomes a dead letter with both digests.
+     */
+    private void checkForCollisions(List<Document> inserts) {
+        Map<Object, Document> byId = new LinkedHashMap<>();
+        inserts.forEach(d -> byId.put(d.get("_id"), d));
+        Map<Object, Object> storedDigest = new HashMap<>();
+        for (Document stored : collection.find(Filters.in("_id", byId.keySet()))
+                .projection(Projections.include(settings.digestField))) {
+            storedDigest.put(stored.get("_id"), stored.get(settings.digestField));
+        }
+        for (Document doc : byId.values()) {
+            Object mine = doc.get(settings.digestField);
+            Object theirs = storedDigest.get(doc.get("_id"));
+            if (theirs == null || mine.equals(theirs)) {
+                duplicates.inc(); // the same line again (or already trimmed by the capped collection)
+                continue;
+            }
+            collisions.inc();
+            reject(new InsertOneModel<>(doc), "id collision: a different record with id " + doc.get("_id")
+                    + " is already stored in " + settings.collection + " (stored " + settings.digestField + " " + theirs
+                    + ", this one " + mine + "). Two sources share a server name, or the server reused a record id;"
+                    + " this record is kept here, not stored as an event");
+        }
+    }
+
+    private void reject(WriteModel<Document> model, String reason) {
         rejected.inc();
         Document doc = documentOf(model);
         Object id = doc == null ? null : doc.get("_id");
-        String text = doc == null ? String.valueOf(model) : doc.toJson();
-        if (text.length() > MAX_REJECTED_TEXT) {
-            text = text.substring(0, MAX_REJECTED_TEXT) + "...(truncated)";
+        Document original;
+        if (doc == null) {
+            original = new Document("text", String.valueOf(model));
+        } else {
+            String json = doc.toJson();
+            original = json.length() <= MAX_REJECTED_DOCUMENT ? new Document("document", doc).append("length", json.length())
+                    : new Document("text", json.substring(0, 1 << 20)).append("length", json.length()).append("truncated", true);
         }
-        Document dead = new Document("_id", "store:" + settings.collection + ":" + id)
+        String digest = doc == null || settings.digestField == null ? null : String.valueOf(doc.get(settings.digestField));
+        Document dead = new Document("_id", "store:" + settings.collection + ":" + id + (digest == null ? "" : ":" + digest))
                 .append("stage", "store")
-                .append("reason", "the store rejected the document for " + settings.collection + ": error "
-                        + err.getCode() + ": " + err.getMessage())
-                .append("original", new Document("text", text))
+                .append("reason", reason)
+                .append("original", original)
                 .append("detected_at", new Date());
-        LOG.error("store rejected document {} for {}: {}", id, settings.collection, err.getMessage());
+        LOG.error("{} (document {})", reason, id);
         try {
             deadLetters.insertOne(dead);
         } catch (MongoException ex) {

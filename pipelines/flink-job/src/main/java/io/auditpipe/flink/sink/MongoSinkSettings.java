@@ -21,10 +21,15 @@ public final class MongoSinkSettings implements Serializable {
     final int maxRetries;
     final long retryBackoffMillis;
     final long retryMaxBackoffMillis;
+    /**
+     * A field of inserted documents holding a digest of their source (events: line_sha256), or
+     * null. With it, a duplicate key is checked: same digest = a replay, another = a collision.
+     */
+    final String digestField;
 
     public MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
                              int batchSize, Duration flushInterval, int maxRetries,
-                             Duration retryBackoff, Duration retryMaxBackoff) {
+                             Duration retryBackoff, Duration retryMaxBackoff, String digestField) {
         this.uri = uri;
         this.database = database;
         this.collection = collection;
@@ -34,6 +39,7 @@ public final class MongoSinkSettings implements Serializable {
         this.maxRetries = maxRetries;
         this.retryBackoffMillis = retryBackoff.toMillis();
         this.retryMaxBackoffMillis = retryMaxBackoff.toMillis();
+        this.digestField = digestField;
     }
 
     /** Settings for one collection from the job options. */
@@ -41,7 +47,14 @@ public final class MongoSinkSettings implements Serializable {
         return new MongoSinkSettings(job.get(JobOptions.STORE_URI), job.get(JobOptions.STORE_DATABASE), collection,
                 job.get(JobOptions.DEAD_LETTER_COLLECTION), job.get(JobOptions.SINK_BATCH_SIZE),
                 job.get(JobOptions.SINK_FLUSH_INTERVAL), job.get(JobOptions.SINK_MAX_RETRIES),
-                job.get(JobOptions.SINK_RETRY_BACKOFF), job.get(JobOptions.SINK_RETRY_MAX_BACKOFF));
+                job.get(JobOptions.SINK_RETRY_BACKOFF), job.get(JobOptions.SINK_RETRY_MAX_BACKOFF), null);
+    }
+
+    /** The same settings, checking duplicate keys of inserts against {@code field} (see {@link #digestField}). */
+    public MongoSinkSettings withDigestField(String field) {
+        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
+                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis), field);
     }
 
     public String collection() {

@@ -31,6 +31,9 @@ import java.util.Date;
 public final class StoreDocuments {
     private StoreDocuments() {}
 
+    /** The event field with the SHA-256 of the original line; the events sink checks duplicate keys with it. */
+    public static final String LINE_DIGEST_FIELD = "line_sha256";
+
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
     public static WriteModel<Document> eventInsert(IngestedEvent ie) {
@@ -64,6 +67,7 @@ public final class StoreDocuments {
         if (e.extra != null && !e.extra.isEmpty()) {
             d.append("extra", new Document(e.extra));
         }
+        putIfNotNull(d, LINE_DIGEST_FIELD, ie.lineSha256);
         d.append("ingest", origin(ie.origin));
         return d;
     }

@@ -1,0 +1,66 @@
+package io.auditpipe.flink.sink;
+
+import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.WriteModel;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.ALREADY_STORED;
+import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.CHECK_FOR_COLLISION;
+import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.REJECT;
+import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.RETRY;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** The bulk writer's decisions that need no store: error sorting and one upsert per row. */
+class MongoBulkWriterTest {
+    private static WriteModel<Document> upsert(String id, long count) {
+        return new UpdateOneModel<>(new Document("_id", id), new Document("$set", new Document("count", count)),
+                new UpdateOptions().upsert(true));
+    }
+
+    private static WriteModel<Document> insert(String id) {
+        return new InsertOneModel<>(new Document("_id", id).append("line_sha256", "ab"));
+    }
+
+    private static String describe(List<WriteModel<Document>> models) {
+        return models.stream().map(m -> m instanceof UpdateOneModel
+                ? ((Document) ((UpdateOneModel<Document>) m).getFilter()).get("_id") + "="
+                + ((Document) ((Document) ((UpdateOneModel<Document>) m).getUpdate()).get("$set")).get("count")
+                : "insert " + ((InsertOneModel<Document>) m).getDocument().get("_id")).collect(Collectors.joining(", "));
+    }
+
+    @Test
+    void keepsOnlyTheLatestUpsertOfEachRowInItsPlace() {
+        List<WriteModel<Document>> batch = List.of(upsert("m1|a", 1), upsert("m1|b", 4), upsert("m1|a", 2),
+                upsert("m1|a", 3), upsert("m2|a", 1));
+        assertEquals("m1|b=4, m1|a=3, m2|a=1", describe(MongoBulkWriter.latestUpsertPerId(batch)));
+    }
+
+    @Test
+    void leavesInsertsAlone() {
+        List<WriteModel<Document>> batch = List.of(insert("s/1"), insert("s/1"), insert("s/2"));
+        assertEquals(batch, MongoBulkWriter.latestUpsertPerId(batch));
+    }
+
+    @Test
+    void aDuplicateInsertIsAReplayUnlessItsDigestSaysOtherwise() {
+        assertEquals(CHECK_FOR_COLLISION, MongoBulkWriter.classify(11000, insert("s/1"), "line_sha256"));
+        assertEquals(ALREADY_STORED, MongoBulkWriter.classify(11000, insert("s/1"), null));
+        assertEquals(ALREADY_STORED, MongoBulkWriter.classify(11000, new InsertOneModel<>(new Document("_id", "x")), "line_sha256"));
+        assertEquals(RETRY, MongoBulkWriter.classify(11000, upsert("m1|a", 1), null), "two upserts racing: retry");
+    }
+
+    @Test
+    void unknownErrorsAreRetriedNotRejected() {
+        assertEquals(RETRY, MongoBulkWriter.classify(91, insert("s/1"), null), "shutting down");
+        assertEquals(RETRY, MongoBulkWriter.classify(424242, insert("s/1"), null), "unknown code");
+        assertEquals(RETRY, MongoBulkWriter.classify(1, insert("s/1"), null), "InternalError");
+        assertEquals(REJECT, MongoBulkWriter.classify(10334, insert("s/1"), null), "BSONObjectTooLarge");
+        assertEquals(REJECT, MongoBulkWriter.classify(121, insert("s/1"), null), "DocumentValidationFailure");
+    }
+}
