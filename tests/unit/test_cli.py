@@ -47,3 +47,27 @@ def test_simulate_rejects_nonsense_flags(tmp_path):
         assert r.returncode == 2, (flag, r.stderr)
         assert message in r.stderr, (flag, r.stderr)
     assert not (tmp_path / "audit.log").exists(), "nothing is written on bad flags"
+
+
+def test_a_copied_checkout_runs_its_own_code_config_and_state(tmp_path):
+    """The Python environment is an editable install that records the directory it was made in; a
+    copied clone (with its .venv) once silently ran the original's code, config and state."""
+    import os
+    import shutil
+
+    venv = paths.REPO / ".venv"
+    if not (venv / "bin" / "python").exists():
+        import pytest
+
+        pytest.skip("no .venv in this checkout (tests run through ./auditpipe test make one)")
+    copy = tmp_path / "moved-clone"
+    copy.mkdir()
+    for name in ("auditpipe", "pyproject.toml", "auditpipe.yaml"):
+        shutil.copy2(paths.REPO / name, copy / name)
+    for name in ("cli", "schemas"):
+        shutil.copytree(paths.REPO / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    os.symlink(venv, copy / ".venv")  # the environment as it was made for the original
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([str(copy / "auditpipe"), "config", "check"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{copy / 'auditpipe.yaml'}: valid", "the copy's own config, so its own code and state"
