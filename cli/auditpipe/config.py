@@ -143,7 +143,7 @@ class Config:
     def collector_sources(self) -> list[dict]:
         """The configured sources plus the demo's generated log, as the collector ships them."""
         sources = [dict(s) for s in self.data["sources"]]
-        if not any(s["path"] == str(self.demo_log) for s in sources):
+        if not any(os.path.normpath(s["path"]) == str(self.demo_log) for s in sources):
             sources.append({"path": str(self.demo_log), "server": self.demo_server, "format": "percona-json"})
         return sources
 
@@ -170,7 +170,42 @@ def load(path: str | os.PathLike | None = None) -> Config:
         if port in seen:
             raise UserError(f"invalid configuration in {chosen}:\n  - {key}: port {port} is already used by {seen[port]}")
         seen[port] = key
-    return Config(data=data, file=chosen)
+    from auditpipe.limits import MAX_OF_MAX_LINE, size_bytes
+
+    if size_bytes(data["max_line_size"]) > MAX_OF_MAX_LINE:
+        raise UserError(f"invalid configuration in {chosen}:\n  - max_line_size: {data['max_line_size']} is more than "
+                        "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")
+    cfg = Config(data=data, file=chosen)
+    problems = _source_identity_problems(cfg)
+    if problems:
+        raise UserError(f"invalid configuration in {chosen}:\n" + "\n".join(f"  - {p}" for p in problems))
+    return cfg
+
+
+def _source_identity_problems(cfg: Config) -> list[str]:
+    """Each source needs a server name of its own and a path of its own.
+
+    Event ids are ``<server>/<record>``: two sources with one server name would give different
+    records the same id (the store would keep one and report the other as a collision), and one
+    file shipped twice under two names would store every record twice.
+    """
+    problems = []
+    by_server: dict[str, str] = {}
+    by_path: dict[str, str] = {}
+    for i, src in enumerate(cfg.collector_sources()):
+        where = f"sources[{i}]" if i < len(cfg.data["sources"]) else "demo"
+        path = os.path.normpath(src["path"])
+        if src["server"] in by_server:
+            problems.append(f"{where}.server: '{src['server']}' is already the server of {by_server[src['server']]}; "
+                            "every source needs its own server name (it is part of every event id)")
+        else:
+            by_server[src["server"]] = where
+        if path in by_path:
+            problems.append(f"{where}.path: {src['path']} is already shipped by {by_path[path]}; a file shipped "
+                            "twice would store every record twice")
+        else:
+            by_path[path] = where
+    return problems
 
 
 def docs_markdown() -> str:

@@ -84,3 +84,35 @@ def test_durations():
 def test_generated_reference_is_up_to_date():
     committed = (paths.REPO / "docs" / "configuration.md").read_text()
     assert committed == config.docs_markdown(), "run: ./auditpipe config docs --write"
+
+
+def test_two_sources_with_one_server_name_are_refused(tmp_path):
+    with pytest.raises(UserError, match=r"sources\[1\]\.server: 'db-01' is already the server of sources\[0\]"):
+        config.load(write(tmp_path, "sources:\n  - {path: /var/log/a/audit.log, server: db-01}\n"
+                                    "  - {path: /var/log/b/audit.log, server: db-01}\n"))
+
+
+def test_one_file_shipped_twice_is_refused(tmp_path):
+    with pytest.raises(UserError, match=r"sources\[1\]\.path: /var/log/a/\./audit.log is already shipped by sources\[0\]"):
+        config.load(write(tmp_path, "sources:\n  - {path: /var/log/a/audit.log, server: db-01}\n"
+                                    "  - {path: /var/log/a/./audit.log, server: db-02}\n"))
+
+
+def test_a_source_named_like_the_demo_server_is_refused(tmp_path):
+    with pytest.raises(UserError, match=r"demo\.server: 'demo-db' is already the server of sources\[0\]"):
+        config.load(write(tmp_path, "sources:\n  - {path: /var/log/a/audit.log, server: demo-db}\n"))
+
+
+def test_max_line_size_is_bounded_and_derives_every_limit(tmp_path):
+    from auditpipe import limits
+
+    with pytest.raises(UserError, match="max_line_size: 9m is more than 8m"):
+        config.load(write(tmp_path, "max_line_size: 9m\n"))
+    lim = limits.from_config(config.load(write(tmp_path, "max_line_size: 2m\n")))
+    assert lim.max_line_bytes == 2 * 1024 * 1024
+    assert lim.raw_message_bytes > lim.max_line_bytes
+    # a dead letter keeps the line whole in base64 (4/3) plus a 64 KiB reading copy and its fields
+    assert lim.dead_letter_message_bytes >= lim.max_line_bytes * 4 // 3 + 64 * 1024
+    assert lim.broker_message_bytes >= max(lim.raw_message_bytes, lim.dead_letter_message_bytes)
+    longest = limits.from_config(config.load(write(tmp_path, "max_line_size: 8m\n")))
+    assert longest.dead_letter_message_bytes < 15 * 1024 * 1024, "fits the job's dead-letter document bound"
