@@ -74,6 +74,11 @@ def validate(raw: Any, origin: str) -> dict:
     return _apply_defaults(copy.deepcopy(raw), schema, schema)
 
 
+def redact_uri(uri: str) -> str:
+    """``mongodb://user:secret@host/`` -> ``mongodb://user:***@host/`` (also inside any text)."""
+    return re.sub(r"(mongodb(?:\+srv)?://[^:/@\s]*):[^@/\s]*@", r"\1:***@", uri)
+
+
 def duration_seconds(text: str) -> float:
     m = re.fullmatch(r"([0-9]+)(ms|s|m|h)", text)
     if not m:
@@ -126,6 +131,11 @@ class Config:
         if "uri" in self.store:
             return self.store["uri"]
         return f"mongodb://{self.store['host']}:{self.store['port']}/?directConnection=true"
+
+    @property
+    def store_uri_for_display(self) -> str:
+        """The store URI without its password: what status, errors and the demo print."""
+        return redact_uri(self.store_uri)
 
     @property
     def flink(self) -> dict:

@@ -108,7 +108,7 @@ def report(cfg: Config, r: DemoResult) -> str:
         "",
         "The stack keeps running:",
         f"  Flink web UI   {flink.rest_url}",
-        f"  store          {cfg.store_uri}  (database {cfg.store['database']})",
+        f"  store          {cfg.store_uri_for_display}  (database {cfg.store['database']})",
         f"  Kafka          {cfg.kafka_bootstrap}",
         f"  demo log       {cfg.demo_log}",
         "Try:  ./auditpipe status   ./auditpipe query failed-logins   ./auditpipe query events-by-name   "

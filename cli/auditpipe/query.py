@@ -11,7 +11,7 @@ import yaml
 
 from auditpipe import paths
 from auditpipe.components.store import mongo_client
-from auditpipe.config import Config
+from auditpipe.config import Config, redact_uri
 from auditpipe.errors import UserError
 
 COLLECTION_ROLES = {"events": "events_collection", "stats": "stats_collection",
@@ -69,14 +69,35 @@ def run_saved(cfg: Config, name: str, since: str | None = None, until: str | Non
     return run_pipeline(cfg, q["collection"], bind(q["pipeline"], params))
 
 
+# Stages that write: a query must never overwrite the evidence it reads (events, stats, dead letters).
+WRITE_STAGES = {"$out", "$merge"}
+
+
+def _write_stages(value: Any) -> set[str]:
+    """Every write stage anywhere in the pipeline, sub-pipelines ($facet, $lookup, $unionWith) included."""
+    found = set()
+    if isinstance(value, dict):
+        found |= WRITE_STAGES & set(value)
+        for v in value.values():
+            found |= _write_stages(v)
+    elif isinstance(value, list):
+        for v in value:
+            found |= _write_stages(v)
+    return found
+
+
 def run_pipeline(cfg: Config, role: str, pipeline: list) -> list[dict]:
     if not isinstance(pipeline, list) or not all(isinstance(s, dict) and len(s) == 1 for s in pipeline):
         raise UserError("a pipeline is a JSON list of stages, each an object with one key like {\"$match\": {...}}")
+    writes = _write_stages(pipeline)
+    if writes:
+        raise UserError(f"queries only read: {', '.join(sorted(writes))} would write into the store "
+                        "(export with --json instead)")
     db = mongo_client(cfg)[cfg.store["database"]]
     try:
         return list(db[collection_name(cfg, role)].aggregate(pipeline))
     except Exception as e:  # noqa: BLE001 - the store's own message says what is wrong
-        raise UserError(f"the store rejected the pipeline: {e}") from None
+        raise UserError(f"the store rejected the pipeline: {redact_uri(str(e))}") from None
 
 
 def parse_pipeline_json(text: str) -> list:

@@ -49,3 +49,28 @@ def test_table_flattens_group_ids():
     assert header == ["user", "host", "attempts", "first"]
     assert "2026-11-22 12:00:00" in text
     assert query.format_table([]) == "(no rows)"
+
+
+@pytest.mark.parametrize("pipeline", [
+    [{"$match": {}}, {"$out": "audit_stats_1m"}],
+    [{"$merge": {"into": "dead_letters"}}],
+    [{"$facet": {"a": [{"$match": {}}], "b": [{"$out": "x"}]}}],
+    [{"$unionWith": {"coll": "audit_events", "pipeline": [{"$merge": "dead_letters"}]}}],
+])
+def test_queries_cannot_write_into_the_store(pipeline):
+    with pytest.raises(UserError, match=r"queries only read: \$(out|merge) would write into the store"):
+        query.run_pipeline(None, "events", pipeline)  # refused before any connection
+
+
+def test_credentials_are_redacted_wherever_a_uri_is_printed(tmp_path):
+    from auditpipe import config
+    from auditpipe.components.store import LocalStore
+
+    assert config.redact_uri("mongodb://auditor:s3cr%40t@db.example:27017/?authSource=admin") == \
+        "mongodb://auditor:***@db.example:27017/?authSource=admin"
+    assert config.redact_uri("failed: mongodb+srv://a:b@c.example/x") == "failed: mongodb+srv://a:***@c.example/x"
+    assert config.redact_uri("mongodb://db.example:27017/") == "mongodb://db.example:27017/"
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text("store:\n  uri: mongodb://auditor:hunter2@127.0.0.1:1/?serverSelectionTimeoutMS=200\n")
+    row = LocalStore(config.load(f)).status()
+    assert "hunter2" not in f"{row.endpoint} {row.detail}" and "auditor:***@" in row.endpoint

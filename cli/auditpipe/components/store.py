@@ -12,7 +12,7 @@ import shutil
 
 from auditpipe import paths, prereqs, progress
 from auditpipe.components.base import Component, StatusRow
-from auditpipe.config import Config, duration_seconds
+from auditpipe.config import Config, duration_seconds, redact_uri
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import port_open, wait_until
 
@@ -116,7 +116,8 @@ class LocalStore(Component):
             try:
                 self._ping()
             except Exception as e:  # noqa: BLE001
-                raise ComponentError(f"the store at {self.cfg.store_uri} does not answer: {e}") from None
+                raise ComponentError(f"the store at {self.cfg.store_uri_for_display} does not answer: "
+                                     f"{redact_uri(str(e))}") from None
         for note in ensure_collections(self.cfg):
             progress.info(f"  ! {note}")
 
@@ -135,7 +136,7 @@ class LocalStore(Component):
 
     def status(self) -> StatusRow:
         s = self.cfg.store
-        endpoint = f"{s['host']}:{s['port']}" if self.is_managed() else self.cfg.store_uri
+        endpoint = f"{s['host']}:{s['port']}" if self.is_managed() else self.cfg.store_uri_for_display
         pid = self.proc.pid() if self.is_managed() else None
         if self.is_managed() and pid is None:
             return StatusRow(self.name, None, endpoint, "stopped", "")
@@ -148,4 +149,4 @@ class LocalStore(Component):
                              f"{s['events_collection']}: {n} docs ({'capped' if capped else 'NOT CAPPED'}), "
                              f"{s['dead_letter_collection']}: {d}")
         except Exception as e:  # noqa: BLE001
-            return StatusRow(self.name, pid, endpoint, "unhealthy", str(e)[:80])
+            return StatusRow(self.name, pid, endpoint, "unhealthy", redact_uri(str(e))[:80])
