@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 USERS = ["app", "app", "app", "reporting", "batch", "dba_alice", "dba_bob", "svc_payments"]
 HOSTS = [("app-1", "10.0.1.11"), ("app-2", "10.0.1.12"), ("batch-1", "10.0.2.21"), ("bastion", "10.0.9.5")]
@@ -183,11 +183,13 @@ def _line(record: dict) -> bytes:
 def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float = 1.0, seed: int | None = None,
              rotate_on_size: int = 1024 * 1024, rotations: int = 9, late_writes: int = 3,
              failed_login_burst: int = 0, malformed: int = 0, start_time: datetime | None = None,
-             progress: Callable[[int, int], None] | None = None, max_records: int | None = None) -> Manifest:
+             progress: Callable[[int, int], None] | None = None, max_records: int | None = None,
+             bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES)) -> Manifest:
     """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
 
     ``speedup`` > 1 compresses simulated time (a few minutes of traffic in a few seconds); the records
     carry simulated timestamps starting at ``start_time`` (default: now minus ``duration``).
+    ``malformed`` lines are taken in turn from ``bad_lines`` (default: one of each kind in MALFORMED_LINES).
     """
     r = random.Random(seed)
     t0 = start_time or (datetime.now(timezone.utc) - timedelta(seconds=duration))
@@ -232,7 +234,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
             continue
         if malformed_at and seq >= malformed_at[0]:
             malformed_at.pop(0)
-            writer.write(MALFORMED_LINES[m.malformed % len(MALFORMED_LINES)])
+            writer.write(bad_lines[m.malformed % len(bad_lines)])
             m.malformed += 1
             continue
         if seq == burst_at:

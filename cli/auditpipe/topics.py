@@ -8,6 +8,7 @@ import yaml
 
 from auditpipe import paths
 from auditpipe.errors import ComponentError
+from auditpipe.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -16,7 +17,6 @@ class TopicDef:
     name: str
     partitions: int
     retention_ms: int
-    max_message_bytes: int
 
 
 # The CLI's clients only probe; failures surface as exceptions, so librdkafka's own log stays quiet.
@@ -25,8 +25,8 @@ QUIET_CLIENT = {"log_level": 0}
 
 def definitions() -> dict[str, TopicDef]:
     data = yaml.safe_load((paths.SCHEMAS / "topics.yaml").read_text())
-    return {t["role"]: TopicDef(t["role"], t["name"], int(t["partitions"]), int(t["retention_ms"]),
-                                int(t["max_message_bytes"])) for t in data["topics"]}
+    return {t["role"]: TopicDef(t["role"], t["name"], int(t["partitions"]), int(t["retention_ms"]))
+            for t in data["topics"]}
 
 
 def topic_name(role: str) -> str:
@@ -39,23 +39,27 @@ def admin(bootstrap: str):
     return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000, **QUIET_CLIENT})
 
 
-def ensure_topics(bootstrap: str) -> list[str]:
-    """Creates missing topics; returns notes about existing ones that differ from their definition."""
-    from confluent_kafka.admin import NewTopic
+def ensure_topics(bootstrap: str, lim: Limits) -> list[str]:
+    """Creates missing topics and brings max.message.bytes of existing ones to what ``lim`` derives
+    from max_line_size (a topic left with a smaller limit after max_line_size grew would refuse long
+    lines or dead letters). Returns notes about differences left as they are."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
     client = admin(bootstrap)
     existing = client.list_topics(timeout=10).topics
     notes = []
     missing = []
+    present = []
     for t in definitions().values():
         if t.name in existing:
             have = len(existing[t.name].partitions)
             if have != t.partitions:
                 notes.append(f"topic {t.name} has {have} partitions, schemas/topics.yaml says {t.partitions}; "
                              "left as it is")
+            present.append(t)
             continue
         missing.append(NewTopic(t.name, num_partitions=t.partitions, replication_factor=1, config={
-            "retention.ms": str(t.retention_ms), "max.message.bytes": str(t.max_message_bytes),
+            "retention.ms": str(t.retention_ms), "max.message.bytes": str(lim.topic_max_message_bytes(t.role)),
             "min.insync.replicas": "1"}))
     if missing:
         for name, future in client.create_topics(missing, operation_timeout=30).items():
@@ -64,7 +68,30 @@ def ensure_topics(bootstrap: str) -> list[str]:
             except Exception as e:  # noqa: BLE001
                 if "TOPIC_ALREADY_EXISTS" not in str(e):
                     raise ComponentError(f"creating Kafka topic {name} failed: {e}") from None
+    for t in present:
+        wanted = str(lim.topic_max_message_bytes(t.role))
+        resource = ConfigResource(ConfigResource.Type.TOPIC, t.name)
+        current = client.describe_configs([resource])[resource].result().get("max.message.bytes")
+        if current is not None and current.value == wanted:
+            continue
+        update = ConfigResource(ConfigResource.Type.TOPIC, t.name, incremental_configs=[
+            ConfigEntry("max.message.bytes", wanted, incremental_operation=AlterConfigOpType.SET)])
+        try:
+            client.incremental_alter_configs([update])[update].result()
+        except Exception as e:  # noqa: BLE001
+            raise ComponentError(f"setting max.message.bytes={wanted} on Kafka topic {t.name} failed: {e}") from None
+        notes.append(f"topic {t.name}: max.message.bytes {current.value if current else '?'} -> {wanted} "
+                     "(derived from max_line_size)")
     return notes
+
+
+def max_message_bytes(bootstrap: str, topic: str) -> int:
+    """The topic's max.message.bytes as the broker reports it."""
+    from confluent_kafka.admin import ConfigResource
+
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    client = admin(bootstrap)  # held until the answer is in: a collected client cancels its requests
+    return int(client.describe_configs([resource])[resource].result()["max.message.bytes"].value)
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:

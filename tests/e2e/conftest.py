@@ -18,7 +18,7 @@ import pytest
 from auditpipe import config, paths
 
 PORTS = {"kafka": 19092, "controller": 19093, "store": 27117, "flink": 18081}
-SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries"]
+SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-types"]
 
 
 def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
@@ -106,6 +106,32 @@ class Stack:
 
     def dead_letters(self, server: str) -> list[dict]:
         return list(self.db()[self.cfg.store["dead_letter_collection"]].find({"server": server}))
+
+    def job_metric_sum(self, name: str) -> int | None:
+        """The sum over all subtasks of a job metric whose name ends with ``name``; None if no vertex has it."""
+        import urllib.request
+
+        base = f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+
+        def get(path: str):
+            with urllib.request.urlopen(base + path, timeout=5) as r:
+                return json.loads(r.read())
+
+        try:
+            jobs = [j["jid"] for j in get("/jobs/overview")["jobs"] if j["state"] == "RUNNING"]
+            if not jobs:
+                return None
+            total, found = 0, False
+            for vertex in get(f"/jobs/{jobs[0]}")["vertices"]:
+                base_path = f"/jobs/{jobs[0]}/vertices/{vertex['id']}/subtasks/metrics"
+                ids = [m["id"] for m in get(base_path) if m["id"].endswith("." + name)]
+                for metric in ids:
+                    for row in get(f"{base_path}?get={metric}&agg=sum"):
+                        total += int(float(row["sum"]))
+                        found = True
+            return total if found else None
+        except OSError:
+            return None
 
     def status(self) -> list[dict]:
         return json.loads(self.cli("status", "--json", check=False).stdout)

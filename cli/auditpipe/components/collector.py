@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from string import Template
 
-from auditpipe import paths, prereqs, progress, topics
+from auditpipe import limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow
 from auditpipe.errors import ComponentError, UserError
 
@@ -27,15 +27,11 @@ def source_key(server: str, fmt: str, path: str, collector: str = "rsyslog") -> 
                       separators=(",", ":"))
 
 
-def _size_bytes(text: str) -> int:
-    return int(text[:-1]) * {"k": 1024, "m": 1024 * 1024}[text[-1]]
-
-
 def render_config(cfg, work_dir: Path) -> str:
     raw_topic = topics.topic_name("raw")
-    max_size = cfg.data["collector"]["max_message_size"]
+    lim = limits.from_config(cfg)
     head = Template((paths.COLLECTORS / "rsyslog" / "auditpipe.conf.tmpl").read_text()).substitute(
-        raw_topic=raw_topic, work_dir=work_dir, max_message_size=max_size)
+        raw_topic=raw_topic, work_dir=work_dir, max_line_bytes=lim.max_line_bytes)
     block = Template((paths.COLLECTORS / "rsyslog" / "source.conf.tmpl").read_text())
     parts = [head]
     for i, src in enumerate(cfg.collector_sources()):
@@ -43,7 +39,7 @@ def render_config(cfg, work_dir: Path) -> str:
         parts.append(block.substitute(
             index=i, server=src["server"], format=src["format"], path=src["path"], raw_topic=raw_topic,
             brokers=f'"{cfg.kafka_bootstrap}"', key=key.replace("\\", "\\\\").replace('"', '\\"'),
-            work_dir=work_dir, kafka_max_bytes=_size_bytes(max_size) + 65536))
+            work_dir=work_dir, kafka_max_bytes=lim.raw_message_bytes))
     return "".join(parts)
 
 

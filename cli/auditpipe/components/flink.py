@@ -14,7 +14,7 @@ import shutil
 import urllib.request
 from pathlib import Path
 
-from auditpipe import paths, prereqs, progress, topics
+from auditpipe import limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow, log4j2_properties
 from auditpipe.config import duration_seconds
 from auditpipe.errors import UserError
@@ -100,6 +100,7 @@ class FlinkJob(Component):
             "kafka.topic.raw": topics.topic_name("raw"),
             "kafka.topic.dead-letter": topics.topic_name("deadletter"),
             "kafka.group-id": JOB_GROUP_ID,
+            "kafka.dead-letter.max-message-bytes": str(limits.from_config(self.cfg).dead_letter_message_bytes),
             "store.uri": self.cfg.store_uri,
             "store.database": s["database"],
             "store.collection.events": s["events_collection"],

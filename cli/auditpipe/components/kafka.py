@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from auditpipe import paths, prereqs, progress, topics
+from auditpipe import limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow, log4j2_properties
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import port_open, wait_until
@@ -54,7 +54,7 @@ class KafkaBroker(Component):
             "transaction.state.log.min.isr=1",
             "share.coordinator.state.topic.replication.factor=1",
             "auto.create.topics.enable=false",
-            "message.max.bytes=8388608",
+            f"message.max.bytes={limits.from_config(self.cfg).broker_message_bytes}",
             "num.partitions=1",
             "group.initial.rebalance.delay.ms=0",
             "",
@@ -62,6 +62,8 @@ class KafkaBroker(Component):
 
     def start(self) -> None:
         if self.proc.running():
+            for note in topics.ensure_topics(self.cfg.kafka_bootstrap, limits.from_config(self.cfg)):
+                progress.info(f"  ! {note}")
             return
         k = self.cfg.kafka
         for port in (k["port"], k["controller_port"]):
@@ -85,7 +87,7 @@ class KafkaBroker(Component):
                          f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath, "kafka.Kafka", str(props)])
         wait_until(lambda: port_open(k["host"], k["port"]) and self.healthy(),
                    90, "waiting for Kafka to accept clients", self.proc)
-        for note in topics.ensure_topics(self.cfg.kafka_bootstrap):
+        for note in topics.ensure_topics(self.cfg.kafka_bootstrap, limits.from_config(self.cfg)):
             progress.info(f"  ! {note}")
 
     def healthy(self) -> bool:

@@ -137,7 +137,12 @@ public class AuditPipelineJob {
                 .build();
     }
 
+    /** Largest dead-letter document in the store: BSON allows 16 MiB, and the document needs some room. */
+    static final int STORE_MAX_DEAD_LETTER_BYTES = 15 * 1024 * 1024;
+
     public static AuditPipelineJob fromOptions(Configuration options) {
+        int deadLetterMessageBytes = options.get(JobOptions.DEAD_LETTER_MAX_MESSAGE_BYTES);
+        int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
         return new AuditPipelineJob(options,
                 kafkaSource(options),
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.EVENTS_COLLECTION))
@@ -145,10 +150,12 @@ public class AuditPipelineJob {
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.STATS_COLLECTION)),
                         StoreDocuments::statsUpsert),
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.DEAD_LETTER_COLLECTION)),
-                        StoreDocuments::deadLetterInsert),
+                        dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes)),
                 KafkaSink.<DeadLetter>builder()
                         .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
-                        .setRecordSerializer(new DeadLetterKafkaSerializer(options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC)))
+                        .setRecordSerializer(new DeadLetterKafkaSerializer(options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC),
+                                deadLetterMessageBytes))
+                        .setProperty("max.request.size", String.valueOf(deadLetterMessageBytes))
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build());
     }

@@ -5,16 +5,22 @@ import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.StatsKey;
 import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.sink.DeadLetterKafkaSerializer;
 import io.auditpipe.flink.sink.StoreDocuments;
+import io.auditpipe.parser.Digests;
 
 import com.mongodb.client.model.UpdateOneModel;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Date;
 
 import static io.auditpipe.flink.Fixtures.ORIGIN;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -52,13 +58,61 @@ class StoreDocumentsTest {
     void deadLetterKeepsTheExactBytes() {
         byte[] bad = new byte[] {'{', (byte) 0xfe, '}'};
         DeadLetter dl = AuditRecordDeserializer.parse(Fixtures.key("db-01"), bad, ORIGIN).deadLetter;
-        Document d = StoreDocuments.deadLetter(dl);
+        Document d = StoreDocuments.deadLetter(dl, 1 << 20);
         Document original = (Document) d.get("original");
         assertEquals(Base64.getEncoder().encodeToString(bad), original.get("base64"));
         assertEquals(false, original.get("valid_utf8"));
         assertEquals(3, original.get("length"));
+        assertEquals(Digests.sha256Hex(bad), original.get("sha256"));
+        assertFalse(original.containsKey("truncated"));
         assertEquals("parse", d.get("stage"));
-        assertTrue(new String(StoreDocuments.deadLetterJson(dl), java.nio.charset.StandardCharsets.UTF_8)
+        assertTrue(new String(StoreDocuments.deadLetterJson(dl, 1 << 20), StandardCharsets.UTF_8)
                 .contains("\"reason\": \"invalid UTF-8 at byte 1\""));
+    }
+
+    /** A 600 KiB unparsable line once stopped the pipeline: its dead letter exceeded the producer's 1 MiB limit. */
+    @Test
+    void aLongLineIsKeptWholeWhenTheLimitAllowsIt() {
+        byte[] line = longLine(600 * 1024);
+        DeadLetter dl = AuditRecordDeserializer.parse(Fixtures.key("db-01"), line, ORIGIN).deadLetter;
+        Document original = (Document) StoreDocuments.deadLetter(dl, 1 << 20).get("original");
+        assertArrayEquals(line, Base64.getDecoder().decode((String) original.get("base64")), "whole, exactly");
+        assertEquals(StoreDocuments.TEXT_EXCERPT_BYTES, ((String) original.get("text")).length(), "reading copy only");
+        assertEquals(true, original.get("text_truncated"));
+        assertFalse(original.containsKey("truncated"));
+    }
+
+    @Test
+    void aDeadLetterNeverExceedsItsLimitAndSaysWhatItCut() {
+        byte[] line = longLine(3 * 1024 * 1024);
+        DeadLetter dl = AuditRecordDeserializer.parse(Fixtures.key("db-01"), line, ORIGIN).deadLetter;
+        for (int limit : new int[] {1 << 20, 2 << 20, 65536}) {
+            byte[] json = StoreDocuments.deadLetterJson(dl, limit);
+            assertTrue(json.length <= limit, json.length + " bytes for a limit of " + limit);
+            Document original = (Document) StoreDocuments.deadLetter(dl, limit).get("original");
+            byte[] kept = Base64.getDecoder().decode((String) original.get("base64"));
+            assertEquals(true, original.get("truncated"));
+            assertEquals(kept.length, original.get("kept_bytes"));
+            assertTrue(kept.length > limit / 2 || limit == 65536, "keeps as much as fits: " + kept.length);
+            assertArrayEquals(Arrays.copyOf(line, kept.length), kept, "a prefix of the line, exactly");
+            assertEquals(line.length, original.get("length"));
+            assertEquals(Digests.sha256Hex(line), original.get("sha256"), "the whole line's digest, to find it");
+        }
+    }
+
+    @Test
+    void theTopicRecordFitsTheProducerLimit() {
+        byte[] line = longLine(3 * 1024 * 1024);
+        DeadLetter dl = AuditRecordDeserializer.parse(Fixtures.key("db-01"), line, ORIGIN).deadLetter;
+        ProducerRecord<byte[], byte[]> r = new DeadLetterKafkaSerializer("audit.deadletter", 1 << 20).serialize(dl, null, 1L);
+        assertTrue(r.value().length + r.key().length <= (1 << 20) - 1024, String.valueOf(r.value().length));
+    }
+
+    /** Not JSON, so a dead letter: the shape of a huge statement cut by a broken writer. */
+    private static byte[] longLine(int length) {
+        byte[] b = new byte[length];
+        Arrays.fill(b, (byte) 'x');
+        b[0] = '{';
+        return b;
     }
 }

@@ -43,6 +43,12 @@ public final class JobOptions {
     public static final ConfigOption<String> KAFKA_DEAD_LETTER_TOPIC = ConfigOptions.key("kafka.topic.dead-letter")
             .stringType().defaultValue("audit.deadletter")
             .withDescription("Topic that receives dead letters (schemas/dead-letter.schema.json).");
+    public static final ConfigOption<Integer> DEAD_LETTER_MAX_MESSAGE_BYTES = ConfigOptions.key("kafka.dead-letter.max-message-bytes")
+            .intType().defaultValue(8 * 1024 * 1024)
+            .withDescription("Largest dead-letter message: the producer's max.request.size; the dead-letter topic's"
+                    + " max.message.bytes must allow it. A dead letter never exceeds it: one that would keeps less of its"
+                    + " line (original.truncated, with the full length and SHA-256). The CLI derives it from max_line_size"
+                    + " so that every line the collectors ship fits whole.");
     public static final ConfigOption<String> KAFKA_GROUP_ID = ConfigOptions.key("kafka.group-id")
             .stringType().defaultValue("auditpipe-flink")
             .withDescription("Consumer group; offsets are committed there on each checkpoint, for lag monitoring.");
@@ -171,6 +177,14 @@ public final class JobOptions {
         }
         positive(job, SINK_BATCH_SIZE, problems);
         positive(job, SINK_MAX_RETRIES, problems);
+        try {
+            if (job.get(DEAD_LETTER_MAX_MESSAGE_BYTES) < 64 * 1024) {
+                problems.add("option '" + DEAD_LETTER_MAX_MESSAGE_BYTES.key() + "' must be at least 65536, got "
+                        + job.get(DEAD_LETTER_MAX_MESSAGE_BYTES));
+            }
+        } catch (RuntimeException alreadyReported) {
+            // the bad value was reported above
+        }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("invalid job configuration " + origin + ":\n  - "
                     + String.join("\n  - ", problems));

@@ -5,18 +5,34 @@ import io.auditpipe.flink.records.DeadLetter;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
-/** Dead letters on the topic: the original key as key, the dead-letter JSON as value. */
+import java.util.Arrays;
+
+/**
+ * Dead letters on the topic: the original key as key, the dead-letter JSON as value. Every record
+ * fits {@code maxMessageBytes} (the producer's max.request.size and the topic's max.message.bytes,
+ * both derived from max_line_size by the CLI): a record the broker refuses would fail the job, and
+ * the replay from its checkpoint would fail the same way, for ever.
+ */
 public class DeadLetterKafkaSerializer implements KafkaRecordSerializationSchema<DeadLetter> {
     private static final long serialVersionUID = 1L;
+    /** Room for the record's framing and headers within the limit. */
+    static final int RECORD_OVERHEAD = 1024;
 
     private final String topic;
+    private final int maxMessageBytes;
 
-    public DeadLetterKafkaSerializer(String topic) {
+    public DeadLetterKafkaSerializer(String topic, int maxMessageBytes) {
         this.topic = topic;
+        this.maxMessageBytes = maxMessageBytes;
     }
 
     @Override
     public ProducerRecord<byte[], byte[]> serialize(DeadLetter element, KafkaSinkContext context, Long timestamp) {
-        return new ProducerRecord<>(topic, null, timestamp, element.originalKey, StoreDocuments.deadLetterJson(element));
+        byte[] key = element.originalKey;
+        if (key != null && key.length > StoreDocuments.TEXT_EXCERPT_BYTES) {
+            key = Arrays.copyOf(key, StoreDocuments.TEXT_EXCERPT_BYTES); // keys are small; a broken one is cut
+        }
+        int budget = maxMessageBytes - RECORD_OVERHEAD - (key == null ? 0 : key.length);
+        return new ProducerRecord<>(topic, null, timestamp, key, StoreDocuments.deadLetterJson(element, budget));
     }
 }

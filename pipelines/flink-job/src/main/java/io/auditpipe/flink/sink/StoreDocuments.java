@@ -5,6 +5,7 @@ import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.parser.AuditEvent;
+import io.auditpipe.parser.Digests;
 import io.auditpipe.parser.Utf8;
 
 import com.mongodb.client.model.InsertOneModel;
@@ -16,6 +17,7 @@ import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Date;
 
@@ -30,6 +32,9 @@ import java.util.Date;
  */
 public final class StoreDocuments {
     private StoreDocuments() {}
+
+    /** Longest reading copy ({@code text}) of a dead letter's original bytes; base64 keeps them all. */
+    public static final int TEXT_EXCERPT_BYTES = 64 * 1024;
 
     /** The event field with the SHA-256 of the original line; the events sink checks duplicate keys with it. */
     public static final String LINE_DIGEST_FIELD = "line_sha256";
@@ -85,17 +90,51 @@ public final class StoreDocuments {
                 new UpdateOptions().upsert(true));
     }
 
-    public static WriteModel<Document> deadLetterInsert(DeadLetter dl) {
-        return new InsertOneModel<>(deadLetter(dl));
+    /** A dead letter as a store insert, at most {@code maxBytes} as JSON (see {@link #deadLetter(DeadLetter, int)}). */
+    public static WriteModel<Document> deadLetterInsert(DeadLetter dl, int maxBytes) {
+        return new InsertOneModel<>(deadLetter(dl, maxBytes));
     }
 
-    public static Document deadLetter(DeadLetter dl) {
+    /**
+     * The dead-letter document, at most {@code maxBytes} long as JSON, whatever the size of the line.
+     *
+     * <p>What a dead letter keeps of its line (docs/architecture.md, "Dead letters"): the exact bytes
+     * as base64, whole whenever they fit; a reading copy as {@code text}, at most
+     * {@link #TEXT_EXCERPT_BYTES}; and always the full length and SHA-256, so a reviewer can find
+     * the line in the server's file even when it was too large to keep whole. The collectors ship
+     * lines up to {@code max_line_size} and the limits derived from it let such a line's dead letter
+     * keep it whole; only a line larger than that (from another producer) is cut here, and then
+     * {@code original.truncated} is true and {@code original.kept_bytes} says how much is kept.
+     * A dead letter that does not fit would fail its write and, replayed from the checkpoint,
+     * stop the pipeline for good; this bound is what prevents it.
+     */
+    public static Document deadLetter(DeadLetter dl, int maxBytes) {
+        byte[] value = dl.originalValue;
+        int keep = value.length;
+        int text = Math.min(TEXT_EXCERPT_BYTES, maxBytes / 8);
+        while (true) {
+            Document d = deadLetterKeeping(dl, keep, text);
+            int size = d.toJson(JSON).getBytes(StandardCharsets.UTF_8).length;
+            if (size <= maxBytes || (keep == 0 && text == 0)) {
+                return d;
+            }
+            if (keep > 0) {
+                long over = size - maxBytes + 1024L;
+                keep = (int) Math.max(0, keep - Math.max(1, (over * 3 + 3) / 4));
+            } else {
+                text /= 2; // a reading copy full of escaped control characters: keep less of it
+            }
+        }
+    }
+
+    private static Document deadLetterKeeping(DeadLetter dl, int keep, int textBytes) {
         Document d = new Document("_id", dl.id)
                 .append("stage", dl.stage)
                 .append("reason", dl.reason)
-                .append("original", bytes(dl.originalValue));
+                .append("original", bytes(dl.originalValue, keep, textBytes));
         if (dl.originalKey != null) {
-            d.append("key", bytes(dl.originalKey));
+            int keyBytes = Math.min(dl.originalKey.length, textBytes);
+            d.append("key", bytes(dl.originalKey, keyBytes, keyBytes));
         }
         putIfNotNull(d, "server", dl.server);
         putIfNotNull(d, "format", dl.format);
@@ -108,19 +147,32 @@ public final class StoreDocuments {
     }
 
     /** The dead letter as JSON, for the dead-letter topic: the same fields as the document. */
-    public static byte[] deadLetterJson(DeadLetter dl) {
-        return deadLetter(dl).toJson(JSON).getBytes(StandardCharsets.UTF_8);
+    public static byte[] deadLetterJson(DeadLetter dl, int maxBytes) {
+        return deadLetter(dl, maxBytes).toJson(JSON).getBytes(StandardCharsets.UTF_8);
     }
 
     /**
-     * Original bytes, exactly ({@code base64}), plus {@code text} for reading: the bytes as UTF-8
-     * when they are valid UTF-8, otherwise decoded with U+FFFD for the bad bytes.
+     * Original bytes: the first {@code keep} of them exactly ({@code base64}), a reading copy
+     * ({@code text}: at most {@link #TEXT_EXCERPT_BYTES}, as UTF-8 with U+FFFD for bad bytes), the
+     * full {@code length} and {@code sha256}; {@code truncated} and {@code kept_bytes} when cut,
+     * {@code text_truncated} when the reading copy is shorter than the bytes.
      */
-    static Document bytes(byte[] b) {
-        return new Document("base64", Base64.getEncoder().encodeToString(b))
-                .append("text", new String(b, StandardCharsets.UTF_8))
+    static Document bytes(byte[] b, int keep, int textBytes) {
+        boolean cut = keep < b.length;
+        byte[] kept = cut ? Arrays.copyOf(b, keep) : b;
+        int textLength = Math.min(b.length, textBytes);
+        Document d = new Document("base64", Base64.getEncoder().encodeToString(kept))
+                .append("text", new String(b, 0, textLength, StandardCharsets.UTF_8))
                 .append("length", b.length)
+                .append("sha256", Digests.sha256Hex(b))
                 .append("valid_utf8", Utf8.firstInvalidByte(b) < 0);
+        if (textLength < b.length) {
+            d.append("text_truncated", true);
+        }
+        if (cut) {
+            d.append("truncated", true).append("kept_bytes", keep);
+        }
+        return d;
     }
 
     private static Document origin(KafkaOrigin o) {
