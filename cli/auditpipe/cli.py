@@ -83,6 +83,12 @@ def cmd_status(args) -> int:
     return 0 if all(r.health == "ok" for r in rows) else 3
 
 
+def cmd_supervise(args) -> int:
+    from auditpipe import supervisor
+
+    return supervisor.run(_cfg(args))
+
+
 def cmd_simulate(args) -> int:
     from auditpipe.simulate import manifest_path, simulate
 
@@ -176,17 +182,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("up", help="setup, then start Kafka, the store, the Flink job and the collector",
                        description="Installs what is missing, then starts every part as a process on 127.0.0.1 "
-                                   "with data and logs under state_dir. Parts already running are left alone; "
-                                   "a stopped Flink job restarts from its newest checkpoint.")
+                                   "with data and logs under state_dir, and a supervisor that restarts any part "
+                                   "that dies (with backoff; `status` shows restarts). Parts already running are "
+                                   "left alone, so it is safe to run at any time; a stopped Flink job restarts "
+                                   "from its newest checkpoint.")
     s.set_defaults(func=cmd_up)
 
-    s = sub.add_parser("down", help="stop what `up` started (and nothing else)")
+    s = sub.add_parser("down", help="stop the supervisor and what `up` started (and nothing else)")
     s.set_defaults(func=cmd_down)
 
     s = sub.add_parser("status", help="pid, endpoint, health and lag of each part",
                        description="Exit status 0 if every part is healthy, 3 otherwise.")
     s.add_argument("--json", action="store_true", help="JSON output")
     s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("supervise", help="(run by `up`) restart any part of the local stack that dies",
+                       description="The supervisor loop that `up` starts in the background and `down` stops: a "
+                                   "part whose process is gone is started again, with backoff; restarts show in "
+                                   "`status`. Not meant to be run by hand.")
+    s.add_argument("--state-dir", help="the state directory (identifies this stack's supervisor process)")
+    s.set_defaults(func=cmd_supervise)
 
     s = sub.add_parser("simulate", help="write a realistic Percona JSON audit log, with rotation",
                        description="Writes sessions (connect, sysbench-like statements, quit), failed logins and "

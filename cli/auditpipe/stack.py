@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from auditpipe import progress
+from auditpipe import progress, supervisor
 from auditpipe.components import StatusRow, all_components
 from auditpipe.config import Config
 
@@ -17,26 +17,45 @@ def setup(cfg: Config) -> None:
 
 
 def up(cfg: Config) -> None:
+    """Installs what is missing, starts every part that is not running, then the supervisor.
+    Safe to run at any time: running parts are left alone (the lock keeps the supervisor out)."""
     setup(cfg)
     cfg.state_dir.mkdir(parents=True, exist_ok=True)
     progress.info(f"up: starting the local stack (state in {cfg.state_dir})")
-    for c in all_components(cfg):
-        already = c.is_managed() and c.proc.running()
-        with progress.step(f"{c.name}: {'already running' if already else 'start'}"):
-            c.start()
+    with supervisor.stack_lock(cfg):
+        for c in all_components(cfg):
+            already = c.is_managed() and c.proc.running()
+            with progress.step(f"{c.name}: {'already running' if already else 'start'}"):
+                c.start()
+    with progress.step("supervisor: " + ("already running" if supervisor.process(cfg).running() else "start")):
+        supervisor.start(cfg)
 
 
 def down(cfg: Config) -> list[str]:
-    """Stops what `up` started, in reverse order; returns the names of what was stopped."""
-    stopped = []
-    for c in reversed(all_components(cfg)):
-        if c.stop():
-            stopped.append(c.name)
+    """Stops the supervisor, then what `up` started, in reverse order; returns what was stopped."""
+    stopped = ["supervisor"] if supervisor.stop(cfg) else []
+    with supervisor.stack_lock(cfg):
+        for c in reversed(all_components(cfg)):
+            if c.stop():
+                stopped.append(c.name)
     return stopped
 
 
 def status(cfg: Config) -> list[StatusRow]:
-    return [c.status() for c in all_components(cfg)]
+    rows = []
+    for c in all_components(cfg):
+        row = c.status()
+        if c.is_managed():
+            note = supervisor.describe(cfg, c.name, running=c.proc.running())
+            if note:
+                row.detail = f"{row.detail}; {note}" if row.detail else note
+        rows.append(row)
+    sup = supervisor.process(cfg)
+    pid = sup.pid()
+    rows.append(StatusRow("supervisor", pid, "-", "ok" if pid else "stopped",
+                          "restarts any part that dies" if pid else
+                          "not running: parts that die stay down; run ./auditpipe up"))
+    return rows
 
 
 def format_status(rows: list[StatusRow], as_json: bool = False) -> str:

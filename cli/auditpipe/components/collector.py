@@ -16,6 +16,7 @@ from string import Template
 from auditpipe import limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow
 from auditpipe.errors import ComponentError, UserError
+from auditpipe.process import wait_until
 
 OMKAFKA_PATHS = [Path("/usr/lib/x86_64-linux-gnu/rsyslog/omkafka.so"), Path("/usr/lib/aarch64-linux-gnu/rsyslog/omkafka.so"),
                  Path("/usr/lib/rsyslog/omkafka.so")]
@@ -75,15 +76,16 @@ class RsyslogCollector(Component):
             progress.info("  collector: sources changed, restarting rsyslogd")
             self.proc.stop()
         self.conf_file.write_text(text)
+        # rsyslogd refuses to start while its pid file exists ("pidfile ... already exist"); after a
+        # kill -9 the file outlives the process. We know it is not running: the file is stale.
+        (self.home / "rsyslogd.pid").unlink(missing_ok=True)
         check = subprocess.run(["rsyslogd", "-N1", "-f", str(self.conf_file)], capture_output=True, text=True)
         if check.returncode != 0:
             raise ComponentError(f"rsyslog rejected {self.conf_file}:\n{check.stdout}{check.stderr}")
         self.proc.start(["rsyslogd", "-n", "-f", str(self.conf_file), "-i", str(self.home / "rsyslogd.pid")])
-        import time
-
-        time.sleep(1.0)
-        if not self.proc.running():
-            raise ComponentError(f"rsyslogd exited at start. Last lines of {self.proc.log_file}:\n{self.proc.log_tail()}")
+        # rsyslogd -n writes its pid file once its configuration is loaded; it exits at once on errors
+        wait_until(lambda: (self.home / "rsyslogd.pid").exists(), 15, "waiting for rsyslogd to start", self.proc,
+                   interval=0.1)
 
     def healthy(self) -> bool:
         return self.proc.running()

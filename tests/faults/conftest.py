@@ -1,0 +1,17 @@
+"""The fault suite's stack (tests/stack.py): its own ports and state, so that killing its parts
+cannot disturb the end-to-end tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from stack import running_stack
+
+PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
+SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-frozen-store", "fault-rotation"]
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults") as s:
+        yield s

@@ -1,0 +1,159 @@
+"""A real local stack for tests: its own ports, state and sources; the shared tools_dir.
+
+Started through the CLI (`auditpipe up`), as a user would, and stopped at the end (`auditpipe down`).
+Each test writes its own audit log (its own server name), so tests do not see each other's events.
+tests/e2e and tests/faults each start one, on different ports.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from auditpipe import config, paths
+
+
+def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, "-m", "auditpipe", "--config", str(cfg_file), *args],
+                       capture_output=True, text=True, cwd=paths.REPO, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"auditpipe {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+@contextmanager
+def running_stack(root: Path, ports: dict, servers: list[str], database: str):
+    logs = root / "logs"
+    sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: percona-json}}" for s in servers)
+    cfg_file = root / "auditpipe.yaml"
+    cfg_file.write_text(f"""\
+state_dir: {root / 'state'}
+tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
+kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}}}
+store: {{port: {ports['store']}, events_capped_size_mb: 256, database: {database}}}
+flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s}}}}
+sources:
+{sources}
+""")
+    cfg = config.load(cfg_file)
+    cli(cfg_file, "up")
+    try:
+        yield Stack(cfg_file, cfg, logs)
+    finally:
+        cli(cfg_file, "down", check=False)
+        for name in ("flink", "collector", "kafka", "store", "supervisor"):
+            log = cfg.state_dir / "logs" / f"{name}.log"
+            if log.exists():
+                sys.stderr.write(f"\n--- last lines of {log} ---\n"
+                                 + "\n".join(log.read_text(errors="replace").splitlines()[-15:]))
+
+
+class Stack:
+    def __init__(self, cfg_file: Path, cfg, logs: Path):
+        self.cfg_file = cfg_file
+        self.cfg = cfg
+        self.logs = logs
+
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return cli(self.cfg_file, *args, check=check)
+
+    def db(self):
+        from pymongo import MongoClient
+
+        return MongoClient(self.cfg.store_uri, socketTimeoutMS=120000)[self.cfg.store["database"]]
+
+    def log_path(self, server: str) -> Path:
+        return self.logs / server / "audit.log"
+
+    def events(self, server: str):
+        return self.db()[self.cfg.store["events_collection"]].find({"server": server}, {"record_id": 1})
+
+    def wait_for(self, what: str, check, timeout: float = 180, every: float = 2):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            ok, last = check()
+            if ok:
+                return last
+            time.sleep(every)
+        raise AssertionError(f"timed out waiting for {what}; last value: {last}")
+
+    def estimate(self) -> int:
+        """All events, cheaply ($collStats count; filtered counts make FerretDB read everything).
+        Per test exact while one test writes at a time, which is how these tests run."""
+        from auditpipe.components.store import document_count
+
+        return document_count(self.db()[self.cfg.store["events_collection"]])
+
+    def count(self, server: str) -> int:
+        """Events of one server (a top-level equality: FerretDB pushes it down to SQLite)."""
+        return self.db()[self.cfg.store["events_collection"]].count_documents({"server": server})
+
+    def stored_ids(self, server: str) -> list[str]:
+        return [d["record_id"] for d in self.events(server)]
+
+    def stats_total(self, server: str) -> int:
+        rows = self.db()[self.cfg.store["stats_collection"]].aggregate(
+            [{"$match": {"server": server}}, {"$group": {"_id": None, "n": {"$sum": "$count"}}}])
+        rows = list(rows)
+        return rows[0]["n"] if rows else 0
+
+    def dead_letters(self, server: str) -> list[dict]:
+        return list(self.db()[self.cfg.store["dead_letter_collection"]].find({"server": server}))
+
+    def job_metric_sum(self, name: str) -> int | None:
+        """The sum over all subtasks of a job metric whose name ends with ``name``; None if no vertex has it."""
+        import urllib.request
+
+        base = f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+
+        def get(path: str):
+            with urllib.request.urlopen(base + path, timeout=5) as r:
+                return json.loads(r.read())
+
+        try:
+            jobs = [j["jid"] for j in get("/jobs/overview")["jobs"] if j["state"] == "RUNNING"]
+            if not jobs:
+                return None
+            total, found = 0, False
+            for vertex in get(f"/jobs/{jobs[0]}")["vertices"]:
+                base_path = f"/jobs/{jobs[0]}/vertices/{vertex['id']}/subtasks/metrics"
+                ids = [m["id"] for m in get(base_path) if m["id"].endswith("." + name)]
+                for metric in ids:
+                    for row in get(f"{base_path}?get={metric}&agg=sum"):
+                        total += int(float(row["sum"]))
+                        found = True
+            return total if found else None
+        except OSError:
+            return None
+
+    def raw_messages(self) -> int:
+        """Messages on audit.raw so far, all partitions (the sum of their end offsets)."""
+        from auditpipe.topics import end_offsets, topic_name
+
+        return sum(end_offsets(self.cfg.kafka_bootstrap, topic_name("raw")).values())
+
+    def pid(self, part: str) -> int | None:
+        from auditpipe.process import ManagedProcess
+
+        return ManagedProcess(part, self.cfg.state_dir).pid()
+
+    def kill(self, part: str, sig: int = 9) -> int:
+        import os
+
+        pid = self.pid(part)
+        assert pid, f"{part} is not running"
+        os.kill(pid, sig)
+        return pid
+
+    def wait_back(self, part: str, old_pid: int, timeout: float = 180) -> int:
+        """Waits until ``part`` runs again under a new pid (restarted by the supervisor, not by a test)."""
+        return self.wait_for(f"{part} to come back by itself",
+                             lambda: ((p := self.pid(part)) not in (None, old_pid), p), timeout=timeout, every=0.5)
+
+    def status(self) -> list[dict]:
+        return json.loads(self.cli("status", "--json", check=False).stdout)
