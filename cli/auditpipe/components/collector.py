@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from string import Template
 
-from auditpipe import limits, paths, prereqs, progress, topics
+from auditpipe import catchup, limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import wait_until
@@ -26,6 +26,10 @@ def source_key(server: str, fmt: str, path: str, collector: str = "rsyslog") -> 
     """The Kafka message key of a source (schemas/audit-raw-message.md)."""
     return json.dumps({"v": 1, "server": server, "format": fmt, "source": path, "collector": collector},
                       separators=(",", ":"))
+
+
+def _key_of(src: dict) -> str:
+    return source_key(src["server"], src["format"], src["path"])
 
 
 def render_config(cfg, work_dir: Path) -> str:
@@ -76,6 +80,13 @@ class RsyslogCollector(Component):
             progress.info("  collector: sources changed, restarting rsyslogd")
             self.proc.stop()
         self.conf_file.write_text(text)
+        sources = self.cfg.collector_sources()
+        raw_topic = topics.topic_name("raw")
+        try:
+            before = catchup.before_start(self.cfg.kafka_bootstrap, raw_topic, sources, _key_of, work)
+        except Exception as e:  # noqa: BLE001
+            raise ComponentError(f"the collector starts once Kafka answers: it first looks up the last line shipped "
+                                 f"for each source, to catch up on what was rotated while it was down ({e})") from None
         # rsyslogd refuses to start while its pid file exists ("pidfile ... already exist"); after a
         # kill -9 the file outlives the process. We know it is not running: the file is stale.
         (self.home / "rsyslogd.pid").unlink(missing_ok=True)
@@ -86,6 +97,26 @@ class RsyslogCollector(Component):
         # rsyslogd -n writes its pid file once its configuration is loaded; it exits at once on errors
         wait_until(lambda: (self.home / "rsyslogd.pid").exists(), 15, "waiting for rsyslogd to start", self.proc,
                    interval=0.1)
+        lim = limits.from_config(self.cfg)
+        for report in catchup.catch_up(self.cfg.kafka_bootstrap, raw_topic, sources, _key_of, before,
+                                       lim.max_line_bytes, lim.raw_message_bytes):
+            if report.summary():
+                progress.info(f"  collector: {report.summary()}")
+            if report.gap:
+                self.record_gap(report)
+
+    @property
+    def gaps_file(self) -> Path:
+        return self.cfg.state_dir / "logs" / "collector-gaps.log"
+
+    def record_gap(self, report) -> None:
+        """A gap the collector could not close is never silent: it is kept here and shown by status."""
+        import time
+
+        self.gaps_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.gaps_file, "a") as f:
+            f.write(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source": report.source,
+                                "gap": report.gap}) + "\n")
 
     def healthy(self) -> bool:
         return self.proc.running()
@@ -93,5 +124,11 @@ class RsyslogCollector(Component):
     def status(self) -> StatusRow:
         pid = self.proc.pid()
         sources = self.cfg.collector_sources()
-        return StatusRow(self.name, pid, f"-> {self.cfg.kafka_bootstrap}", "ok" if pid else "stopped",
-                         f"rsyslog, {len(sources)} source(s): " + ", ".join(f"{s['server']}" for s in sources))
+        detail = f"rsyslog, {len(sources)} source(s): " + ", ".join(f"{s['server']}" for s in sources)
+        try:
+            gaps = len(self.gaps_file.read_text().splitlines())
+        except OSError:
+            gaps = 0
+        if gaps:
+            detail += f"; {gaps} GAP(S) the collector could not close, see {self.gaps_file}"
+        return StatusRow(self.name, pid, f"-> {self.cfg.kafka_bootstrap}", "ok" if pid else "stopped", detail)
