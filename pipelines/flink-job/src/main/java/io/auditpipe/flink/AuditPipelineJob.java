@@ -9,6 +9,7 @@ import io.auditpipe.flink.functions.EventIdSelector;
 import io.auditpipe.flink.functions.SplitDeadLetters;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.functions.TooLateForStats;
+import io.auditpipe.flink.functions.TrustedEventTimeWatermarks;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
@@ -79,8 +80,9 @@ public class AuditPipelineJob {
 
     /** Adds the job's operators to {@code env}. */
     public void build(StreamExecutionEnvironment env) {
+        Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
         WatermarkStrategy<ParsedRecord> watermarks = WatermarkStrategy
-                .<ParsedRecord>forBoundedOutOfOrderness(options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS))
+                .<ParsedRecord>forGenerator(context -> new TrustedEventTimeWatermarks(outOfOrderness))
                 .withTimestampAssigner((record, kafkaTimestamp) -> record.eventTimeMillis())
                 .withIdleness(options.get(JobOptions.WATERMARK_IDLENESS));
 
@@ -132,7 +134,7 @@ public class AuditPipelineJob {
                 .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
                 .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-                .setDeserializer(new AuditRecordDeserializer())
+                .setDeserializer(new AuditRecordDeserializer(options.get(JobOptions.EVENT_TIME_MAX_AHEAD)))
                 .setProperty("partition.discovery.interval.ms", "60000")
                 .build();
     }

@@ -34,7 +34,10 @@ class AuditPipelineJobTest {
             new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
 
     private static final int PER_SERVER = 600;
-    /** Three minutes of traffic from two servers, 50 lines sent twice, and three messages that cannot be parsed. */
+    /**
+     * Three minutes of traffic from two servers, each with one record a year ahead in its first
+     * minute, 50 lines sent twice, and three messages that cannot be parsed.
+     */
     static final List<ParsedRecord> INPUT = new ArrayList<>();
 
     static {
@@ -42,6 +45,11 @@ class AuditPipelineJobTest {
         for (String server : List.of("db-01", "db-02")) {
             for (int i = 1; i <= PER_SERVER; i++) {
                 INPUT.add(AuditRecordDeserializer.parse(Fixtures.key(server), line(i), origin(offset++)));
+                if (i == PER_SERVER / 3) {
+                    // a record from a clock a year ahead: it must not make the rest of its stream late
+                    INPUT.add(AuditRecordDeserializer.parse(Fixtures.key(server), Fixtures.query(900_000 + i, "select", 0,
+                            365L * 86_400), origin(offset++)));
+                }
             }
         }
         // the collector re-sends the first 50 lines of db-01 (a restart from its saved position)
@@ -83,15 +91,17 @@ class AuditPipelineJobTest {
         new AuditPipelineJob(options, source, events, stats, deadLetters, null).execute(env);
 
         List<IngestedEvent> stored = events.received();
-        assertEquals(2 * PER_SERVER + 50, stored.size(), "every copy reaches the store, which keeps one by _id");
+        assertEquals(2 * PER_SERVER + 2 + 50, stored.size(), "every copy reaches the store, which keeps one by _id");
         Set<String> ids = new HashSet<>();
         stored.forEach(e -> ids.add(e.event.id));
-        assertEquals(2 * PER_SERVER, ids.size(), "one event per record id");
+        assertEquals(2 * PER_SERVER + 2, ids.size(), "one event per record id");
+        assertEquals(2, stored.stream().filter(e -> !e.eventTimeTrusted).count(), "the year-ahead records, flagged");
 
         // Each (minute, key) may be written several times (early firings); the last write is the count.
         Map<String, Long> latest = new LinkedHashMap<>();
         stats.received().forEach(r -> latest.put(r.id(), r.count));
-        assertEquals(2L * PER_SERVER, latest.values().stream().mapToLong(Long::longValue).sum(), "stats add up to N: re-sent lines are counted once");
+        assertEquals(2L * PER_SERVER + 2, latest.values().stream().mapToLong(Long::longValue).sum(),
+                "stats add up to N: re-sent lines counted once, nothing made late by a record from the future");
         assertTrue(latest.keySet().stream().anyMatch(id -> id.contains("|db-02|app|Connect||1045")), latest.keySet().toString());
         long minutes = latest.keySet().stream().map(id -> id.substring(0, id.indexOf('|'))).distinct().count();
         assertEquals(4, minutes, "10:00 to 10:03, event time");

@@ -14,6 +14,8 @@ import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDe
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
+import java.time.Duration;
+
 /**
  * Turns each message of audit.raw into a {@link ParsedRecord}: the parsed event, or a dead letter
  * with the reason. Parsing happens here, in the source, so that the watermark is generated per
@@ -22,15 +24,43 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  */
 public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema<ParsedRecord> {
     private static final long serialVersionUID = 1L;
+    /** Default of job option event-time.max-ahead. */
+    public static final Duration DEFAULT_MAX_AHEAD = Duration.ofMinutes(5);
+
+    private final long maxAheadMillis;
+
+    public AuditRecordDeserializer() {
+        this(DEFAULT_MAX_AHEAD);
+    }
+
+    public AuditRecordDeserializer(Duration maxAhead) {
+        this.maxAheadMillis = maxAhead.toMillis();
+    }
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> message, Collector<ParsedRecord> out) {
         out.collect(parse(message.key(), message.value(),
-                new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp())));
+                new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp()),
+                maxAheadMillis));
     }
 
-    /** The whole decision for one message; public for tests and the offline parser. */
+    /** {@link #parse(byte[], byte[], KafkaOrigin, long)} with the default bound on event time. */
     public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin) {
+        return parse(key, value, origin, DEFAULT_MAX_AHEAD.toMillis());
+    }
+
+    /**
+     * The whole decision for one message; public for tests and the offline parser.
+     *
+     * <p>Event time is the record's own timestamp, trusted only up to {@code maxAheadMillis} ahead of
+     * the Kafka record's timestamp (the time the collector shipped it): a server clock far ahead, or a
+     * forged or corrupted timestamp, would otherwise move its partition's watermark and make every
+     * older event on that partition too late for its minute. An event beyond the bound is kept with
+     * its timestamp as written, flagged {@code event_time_trusted: false}, counted in the minute it was
+     * shipped and ignored by the watermarks. The bound compares two recorded times, never the clock
+     * of the moment, so a replay decides the same way.
+     */
+    public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis) {
         SourceDescriptor source;
         try {
             source = SourceDescriptor.parseKey(key);
@@ -50,7 +80,9 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
             d.sourceFile = source.source();
             return ParsedRecord.deadLetter(d);
         }
-        return ParsedRecord.event(new IngestedEvent(result.event(), origin, Digests.sha256Hex(value)));
+        IngestedEvent event = new IngestedEvent(result.event(), origin, Digests.sha256Hex(value));
+        event.eventTimeTrusted = result.event().eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
+        return ParsedRecord.event(event);
     }
 
     @Override

@@ -88,6 +88,11 @@ public final class JobOptions {
     public static final ConfigOption<Duration> WATERMARK_OUT_OF_ORDERNESS = ConfigOptions.key("watermark.out-of-orderness")
             .durationType().defaultValue(Duration.ofSeconds(10))
             .withDescription("How far event time may go backwards within one Kafka partition before events count as late.");
+    public static final ConfigOption<Duration> EVENT_TIME_MAX_AHEAD = ConfigOptions.key("event-time.max-ahead")
+            .durationType().defaultValue(java.time.Duration.ofMinutes(5))
+            .withDescription("An event's own time is trusted up to this far ahead of when it was shipped (its Kafka"
+                    + " timestamp). Beyond it the event is stored as written, flagged event_time_trusted: false,"
+                    + " counted in the minute it was shipped, and ignored by the watermarks.");
     public static final ConfigOption<Duration> WATERMARK_IDLENESS = ConfigOptions.key("watermark.idleness")
             .durationType().defaultValue(Duration.ofSeconds(30))
             .withDescription("A partition with no records for this long stops holding back the watermark.");

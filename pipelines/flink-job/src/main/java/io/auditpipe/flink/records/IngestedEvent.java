@@ -12,6 +12,11 @@ public class IngestedEvent implements Serializable {
     public KafkaOrigin origin;
     /** SHA-256 of the original line (hex): tells a replay of this record from a different record with its id. */
     public String lineSha256;
+    /**
+     * False when the record's own time was too far ahead of when it was shipped to be trusted
+     * (AuditRecordDeserializer): then the stream uses the shipping time, and watermarks ignore it.
+     */
+    public boolean eventTimeTrusted = true;
 
     public IngestedEvent() {}
 
@@ -19,6 +24,11 @@ public class IngestedEvent implements Serializable {
         this.event = event;
         this.origin = origin;
         this.lineSha256 = lineSha256;
+    }
+
+    /** The stream time of this event: its own time when trusted, else the time it was shipped. */
+    public long streamTimeMillis() {
+        return eventTimeTrusted ? event.eventTimeMillis : origin.timestampMillis;
     }
 
     @Override

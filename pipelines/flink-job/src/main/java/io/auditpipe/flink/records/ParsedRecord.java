@@ -23,8 +23,17 @@ public class ParsedRecord implements Serializable {
         return r;
     }
 
-    /** Event time for watermarks: the audit record's own time, or the broker's for dead letters. */
+    /**
+     * The stream timestamp: the audit record's own time when trusted, else the time it was shipped
+     * (Kafka's timestamp), which is also what dead letters get. Watermarks follow trusted event time
+     * only ({@link io.auditpipe.flink.functions.TrustedEventTimeWatermarks}).
+     */
     public long eventTimeMillis() {
-        return event != null ? event.event.eventTimeMillis : deadLetter.origin.timestampMillis;
+        return event != null ? event.streamTimeMillis() : deadLetter.origin.timestampMillis;
+    }
+
+    /** Whether this record may move the watermark: a parsed event whose own time is trusted. */
+    public boolean drivesWatermark() {
+        return event != null && event.eventTimeTrusted;
     }
 }

@@ -73,6 +73,9 @@ public final class StoreDocuments {
             d.append("extra", new Document(e.extra));
         }
         putIfNotNull(d, LINE_DIGEST_FIELD, ie.lineSha256);
+        if (!ie.eventTimeTrusted) {
+            d.append("event_time_trusted", false); // absent = trusted
+        }
         d.append("ingest", origin(ie.origin));
         return d;
     }
