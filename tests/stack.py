@@ -131,6 +131,22 @@ class Stack:
         except OSError:
             return None
 
+    def latest_checkpoint_id(self) -> int:
+        """The id of the running job's latest completed checkpoint, as Flink's REST API reports it (0: none)."""
+        import urllib.request
+
+        base = f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+        try:
+            with urllib.request.urlopen(base + "/jobs/overview", timeout=5) as r:
+                jobs = [j["jid"] for j in json.loads(r.read())["jobs"] if j["state"] == "RUNNING"]
+            if not jobs:
+                return 0
+            with urllib.request.urlopen(f"{base}/jobs/{jobs[0]}/checkpoints", timeout=5) as r:
+                completed = (json.loads(r.read()).get("latest") or {}).get("completed") or {}
+            return int(completed.get("id", 0))
+        except OSError:
+            return 0
+
     def raw_messages(self) -> int:
         """Messages on audit.raw so far, all partitions (the sum of their end offsets)."""
         from auditpipe.topics import end_offsets, topic_name
