@@ -7,8 +7,9 @@ allowed (1 MiB by default); the job failed, replayed the line from its checkpoin
 for ever. So every limit is computed here and nowhere else:
 
 =============================  ==========================================================
-raw_message_bytes              collector (rsyslog maxMessageSize is the line itself; its
-                               producer's message.max.bytes) and topic audit.raw
+raw_message_bytes              collectors (rsyslog maxMessageSize is the line itself; its
+                               producer's message.max.bytes; Fluentd's batches) and topic
+                               audit.raw
 dead_letter_message_bytes      the job's dead-letter producer (max.request.size), topic
                                audit.deadletter; the job never writes a larger dead letter
 broker_message_bytes           the broker's message.max.bytes: the larger of the two
@@ -29,6 +30,13 @@ from auditpipe.errors import UserError
 
 MAX_OF_MAX_LINE = 8 * 1024 * 1024
 KEY_AND_FRAMING = 64 * 1024        # the source key (small) and Kafka's record and batch framing
+# Fluentd (collectors/fluentd) sends each buffer chunk as one Kafka batch: a chunk holds up to
+# max_line_size + 64 KiB of lines and at most FLUENTD_CHUNK_RECORDS records, each of which also
+# carries the source key (~150 bytes) and record framing in the batch. Measured: without this room
+# a backlog after a restart made batches larger than the topic allowed (MessageSizeTooLarge, retried
+# for ever: the collector stood still).
+FLUENTD_CHUNK_RECORDS = 5000
+BATCH_ALLOWANCE = 2 * 1024 * 1024
 DEAD_LETTER_TEXT_COPY = 64 * 1024  # the job's reading copy of the line (StoreDocuments.TEXT_EXCERPT_BYTES)
 DEAD_LETTER_FIELDS = 64 * 1024     # reason, ids, the key in base64 and as text
 
@@ -47,7 +55,7 @@ class Limits:
 
     @property
     def raw_message_bytes(self) -> int:
-        return self.max_line_bytes + KEY_AND_FRAMING
+        return self.max_line_bytes + KEY_AND_FRAMING + BATCH_ALLOWANCE
 
     @property
     def dead_letter_message_bytes(self) -> int:

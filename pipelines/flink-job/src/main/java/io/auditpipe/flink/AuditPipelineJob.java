@@ -94,10 +94,11 @@ public class AuditPipelineJob {
 
         events.sinkTo(eventSink).name("store-events").uid("store-events");
 
-        SingleOutputStreamOperator<StatsRow> stats = events
+        SingleOutputStreamOperator<IngestedEvent> firstCopies = events
                 .keyBy(new EventIdSelector())
                 .process(new DropRepeatedEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS)))
-                .name("count-each-event-once").uid("count-each-event-once")
+                .name("count-each-event-once").uid("count-each-event-once");
+        SingleOutputStreamOperator<StatsRow> stats = firstCopies
                 .keyBy(new StatsKeySelector())
                 .window(TumblingEventTimeWindows.of(STATS_WINDOW))
                 .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
@@ -108,6 +109,7 @@ public class AuditPipelineJob {
         stats.sinkTo(statsSink).name("store-stats").uid("store-stats");
 
         DataStream<DeadLetter> deadLetters = events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
+                .union(firstCopies.getSideOutput(DropRepeatedEvents.COLLISIONS))
                 .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
                         .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats"));
         deadLetters.sinkTo(deadLetterStoreSink).name("store-dead-letters").uid("store-dead-letters");

@@ -127,6 +127,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final Counter rejected;
     private final Counter collisions;
     private final int maxUpdatesPerRequest;
+    private final boolean ferretDb;
     private List<WriteModel<Document>> buffer = new ArrayList<>();
     private volatile boolean closed;
 
@@ -142,7 +143,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 .applyToClusterSettings(s -> s.serverSelectionTimeout(30, TimeUnit.SECONDS))
                 .build());
         this.collection = client.getDatabase(settings.database).getCollection(settings.collection);
-        this.maxUpdatesPerRequest = isFerretDb() ? FERRETDB_MAX_UPDATES_PER_REQUEST : Integer.MAX_VALUE;
+        this.ferretDb = isFerretDb();
+        this.maxUpdatesPerRequest = ferretDb ? FERRETDB_MAX_UPDATES_PER_REQUEST : Integer.MAX_VALUE;
         this.deadLetters = client.getDatabase(settings.database).getCollection(settings.deadLetterCollection);
         this.written = metrics.counter("documentsWritten");
         this.duplicates = metrics.counter("duplicatesIgnored");
@@ -210,7 +212,21 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 written.inc(pending.size());
                 return;
             } catch (MongoBulkWriteException e) {
-                pending = sortOutErrors(pending, e);
+                try {
+                    pending = sortOutErrors(pending, e);
+                } catch (MongoException lookupFailed) {
+                    failure = lookupFailed; // the collision check could not read: the whole batch again
+                    pending = new ArrayList<>(pending);
+                    attempt++;
+                    if (attempt > settings.maxRetries) {
+                        throw new IOException("checking duplicates in " + settings.collection + " failed after "
+                                + settings.maxRetries + " retries: " + failure.getMessage(), failure);
+                    }
+                    retries.inc();
+                    Thread.sleep(backoff);
+                    backoff = Math.min(backoff * 2, settings.retryMaxBackoffMillis);
+                    continue;
+                }
                 if (pending.isEmpty()) {
                     return;
                 }
@@ -241,11 +257,11 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         for (BulkWriteError err : e.getWriteErrors()) {
             failed++;
             WriteModel<Document> model = pending.get(err.getIndex());
-            switch (classify(err.getCode(), model, settings.digestField)) {
+            switch (classify(err.getCode(), model, ferretDb ? null : settings.digestField)) {
                 case ALREADY_STORED: duplicates.inc(); break;
                 case CHECK_FOR_COLLISION: maybeCollisions.add(((InsertOneModel<Document>) model).getDocument()); break;
                 case RETRY: retry.add(model); break;
-                default: reject(model, "the store rejected the document for " + settings.collection + ": error "
+                default: reject(model, null, "the store rejected the document for " + settings.collection + ": error "
                         + err.getCode() + ": " + err.getMessage());
             }
         }
@@ -261,15 +277,17 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
      * collision when the stored document came from a different line (its digest differs): two
      * sources configured with one server name, or a server that reuses record ids. The new record
      * must not vanish as "already stored": it becomes a dead letter with both digests.
+     *
+     * <p>MongoDB only. FerretDB 1.24 evaluates {@code _id $in} by reading the whole collection, and
+     * under write load even single {@code _id} lookups took most of a second each (a replay of a few
+     * hundred lines stalled the job past its checkpoint timeout). There, and everywhere for copies
+     * that arrive within the stats' horizon, the job's keyed check catches collisions instead
+     * ({@link io.auditpipe.flink.functions.DropRepeatedEvents}), with the same dead-letter id.
      */
     private void checkForCollisions(List<Document> inserts) {
         Map<Object, Document> byId = new LinkedHashMap<>();
         inserts.forEach(d -> byId.put(d.get("_id"), d));
-        Map<Object, Object> storedDigest = new HashMap<>();
-        for (Document stored : collection.find(Filters.in("_id", byId.keySet()))
-                .projection(Projections.include(settings.digestField))) {
-            storedDigest.put(stored.get("_id"), stored.get(settings.digestField));
-        }
+        Map<Object, Object> storedDigest = storedDigests(byId.keySet());
         for (Document doc : byId.values()) {
             Object mine = doc.get(settings.digestField);
             Object theirs = storedDigest.get(doc.get("_id"));
@@ -278,14 +296,23 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 continue;
             }
             collisions.inc();
-            reject(new InsertOneModel<>(doc), "id collision: a different record with id " + doc.get("_id")
+            reject(new InsertOneModel<>(doc), StoreDocuments.collisionId(doc.get("_id"), mine), "id collision: a different record with id " + doc.get("_id")
                     + " is already stored in " + settings.collection + " (stored " + settings.digestField + " " + theirs
                     + ", this one " + mine + "). Two sources share a server name, or the server reused a record id;"
                     + " this record is kept here, not stored as an event");
         }
     }
 
-    private void reject(WriteModel<Document> model, String reason) {
+    /** The stored digests of these ids: one {@code _id $in} query, answered from the _id index. */
+    private Map<Object, Object> storedDigests(java.util.Collection<Object> ids) {
+        Map<Object, Object> out = new HashMap<>();
+        for (Document stored : collection.find(Filters.in("_id", ids)).projection(Projections.include(settings.digestField))) {
+            out.put(stored.get("_id"), stored.get(settings.digestField));
+        }
+        return out;
+    }
+
+    private void reject(WriteModel<Document> model, String deadLetterId, String reason) {
         rejected.inc();
         Document doc = documentOf(model);
         Object id = doc == null ? null : doc.get("_id");
@@ -297,8 +324,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             original = json.length() <= MAX_REJECTED_DOCUMENT ? new Document("document", doc).append("length", json.length())
                     : new Document("text", json.substring(0, 1 << 20)).append("length", json.length()).append("truncated", true);
         }
-        String digest = doc == null || settings.digestField == null ? null : String.valueOf(doc.get(settings.digestField));
-        Document dead = new Document("_id", "store:" + settings.collection + ":" + id + (digest == null ? "" : ":" + digest))
+        Document dead = new Document("_id", deadLetterId != null ? deadLetterId : "store:" + settings.collection + ":" + id)
                 .append("stage", "store")
                 .append("reason", reason)
                 .append("original", original)

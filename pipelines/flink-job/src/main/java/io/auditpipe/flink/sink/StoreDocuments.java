@@ -80,6 +80,11 @@ public final class StoreDocuments {
         return d;
     }
 
+    /** The dead-letter id of an id collision: the same whichever check finds it, so it is kept once. */
+    public static String collisionId(Object eventId, Object lineSha256) {
+        return "collision:" + eventId + ":" + lineSha256;
+    }
+
     public static WriteModel<Document> statsUpsert(StatsRow row) {
         Document set = new Document("window_start", new Date(row.windowStartMillis))
                 .append("server", row.key.server)
