@@ -78,8 +78,10 @@ class Fluentd:
         return "\n".join(self.output.read_text(errors="replace").splitlines()[-n:])
 
     def problems(self) -> list[str]:
-        return [line for line in self.output.read_text(errors="replace").splitlines()
-                if "[error]" in line or "BufferChunkOverflowError" in line or "skip" in line.lower()]
+        """Log lines that would mean a record was dropped or stuck (each was seen before the fixes)."""
+        signs = ("[error]", "BufferChunkOverflowError", "MessageSizeTooLarge", "is longer than",
+                 "dropped")
+        return [line for line in self.output.read_text(errors="replace").splitlines() if any(s in line for s in signs)]
 
 
 def _assert_exactly_once(stack, server: str, m, fluentd: Fluentd) -> None:
