@@ -50,8 +50,8 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     flink = FlinkJob(stack.cfg)
     result = {}
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=2000, duration=20, speedup=1, seed=12, rotate_on_size=512 * 1024,
-        rotations=50, late_writes=2)))
+        stack.log_path(server), rate=2000, duration=40, speedup=1, seed=12, rotate_on_size=512 * 1024,
+        rotations=90, late_writes=2)))
     writer.start()
     try:
         # part of the stream stored, then a checkpoint completed after that (the REST API says which),
@@ -61,6 +61,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
         seen = stack.latest_checkpoint_id()
         stack.wait_for("a checkpoint after those events", lambda: ((c := stack.latest_checkpoint_id()) > seen, c),
                        timeout=60, every=0.2)
+        assert writer.is_alive(), "the kill must come mid-stream (the pipeline is running far behind the writer)"
         killed_pid = stack.kill("flink")
         stack.wait_for("the job process to be gone", lambda: (not flink.proc.running() or flink.proc.pid() != killed_pid,
                                                                None), timeout=30, every=0.2)

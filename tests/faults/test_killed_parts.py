@@ -87,8 +87,9 @@ def test_a_collector_killed_twice_during_fast_rotation_catches_up_on_rotated_fil
     writer, result = _write_in_background(stack, server, 30, rotate_on_size=256 * 1024, rotations=90, late_writes=2)
     try:
         for _ in range(2):
-            stack.wait_for(f"{server} events arriving", lambda: ((n := stack.count(server)) > 0, n), timeout=120,
-                           every=0.5)
+            before = stack.raw_messages()  # what the collector ships, as soon as it ships it
+            stack.wait_for("the collector shipping", lambda: ((n := stack.raw_messages()) > before + 1000, n),
+                           timeout=120, every=0.5)
             assert writer.is_alive(), "the kill must come while the log is written and rotated"
             old = stack.kill("collector")
             stack.wait_back("collector", old)
