@@ -1,8 +1,11 @@
 """The collector: our own rsyslogd (imfile in inotify mode -> omkafka), separate from any system one.
 
 imfile follows a file through rename-rotation (the Percona plugin renames audit.log to
-audit.log.01 and opens a new audit.log) and reads what is still written to the renamed file;
-its read positions persist in the work directory, so a restart resumes without loss or repeats.
+audit.log.01 and opens a new audit.log) and reads what is still written to the renamed file; its
+read positions persist in the work directory. What it cannot read after being down (files rotated
+meanwhile, lines its queue lost when killed) the catch-up ships at every start
+(cli/auditpipe/catchup.py); a restart may re-send up to persistStateInterval lines, which the
+store and the stats absorb by event id.
 """
 
 from __future__ import annotations
