@@ -131,21 +131,23 @@ class Stack:
         except OSError:
             return None
 
-    def latest_checkpoint_id(self) -> int:
-        """The id of the running job's latest completed checkpoint, as Flink's REST API reports it (0: none)."""
-        import urllib.request
+    def committed_raw_offsets(self) -> int:
+        """Sum over audit.raw's partitions of the offsets the job committed: it commits on each completed
+        checkpoint, so this says how much of the topic a checkpoint covers."""
+        from confluent_kafka import Consumer, TopicPartition
 
-        base = f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+        from auditpipe.components.flink import JOB_GROUP_ID
+        from auditpipe.topics import QUIET_CLIENT, end_offsets, topic_name
+
+        topic = topic_name("raw")
+        partitions = end_offsets(self.cfg.kafka_bootstrap, topic)
+        c = Consumer({"bootstrap.servers": self.cfg.kafka_bootstrap, "group.id": JOB_GROUP_ID,
+                      "enable.auto.commit": False, **QUIET_CLIENT})
         try:
-            with urllib.request.urlopen(base + "/jobs/overview", timeout=5) as r:
-                jobs = [j["jid"] for j in json.loads(r.read())["jobs"] if j["state"] == "RUNNING"]
-            if not jobs:
-                return 0
-            with urllib.request.urlopen(f"{base}/jobs/{jobs[0]}/checkpoints", timeout=5) as r:
-                completed = (json.loads(r.read()).get("latest") or {}).get("completed") or {}
-            return int(completed.get("id", 0))
-        except OSError:
-            return 0
+            committed = c.committed([TopicPartition(topic, p) for p in partitions], timeout=5)
+            return sum(max(tp.offset, 0) for tp in committed)
+        finally:
+            c.close()
 
     def raw_messages(self) -> int:
         """Messages on audit.raw so far, all partitions (the sum of their end offsets)."""

@@ -50,18 +50,19 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     flink = FlinkJob(stack.cfg)
     result = {}
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=2000, duration=40, speedup=1, seed=12, rotate_on_size=512 * 1024,
+        stack.log_path(server), rate=700, duration=90, speedup=1, seed=12, rotate_on_size=512 * 1024,
         rotations=90, late_writes=2)))
+    shipped_before = stack.raw_messages()
     writer.start()
     try:
-        # part of the stream stored, then a checkpoint completed after that (the REST API says which),
-        # so the restore has state of this run to get right; then kill it hard
-        stack.wait_for("stored events of this run", lambda: ((n := stack.count(server)) > 3000, n), timeout=120,
-                       every=0.5)
-        seen = stack.latest_checkpoint_id()
-        stack.wait_for("a checkpoint after those events", lambda: ((c := stack.latest_checkpoint_id()) > seen, c),
-                       timeout=60, every=0.2)
-        assert writer.is_alive(), "the kill must come mid-stream (the pipeline is running far behind the writer)"
+        # part of this run shipped, and a checkpoint completed after the job read it (the job commits its
+        # offsets on each completed checkpoint): the restore then has state of this run to get right.
+        # Both signals come from Kafka, so a store that lags behind does not delay the kill past the run.
+        stack.wait_for("this run on audit.raw", lambda: ((n := stack.raw_messages() - shipped_before) > 3000, n),
+                       timeout=120, every=0.3)
+        stack.wait_for("a checkpoint covering part of this run",
+                       lambda: ((c := stack.committed_raw_offsets()) > shipped_before + 3000, c), timeout=120, every=0.3)
+        assert writer.is_alive(), "the kill must come mid-stream"
         killed_pid = stack.kill("flink")
         stack.wait_for("the job process to be gone", lambda: (not flink.proc.running() or flink.proc.pid() != killed_pid,
                                                                None), timeout=30, every=0.2)
