@@ -121,20 +121,20 @@ def test_fluentd_restarted_and_killed_mid_rotation_loses_nothing(stack, fluentd_
         late_writes=3)))
     writer.start()
     try:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            before = stack.raw_messages()  # what Fluentd ships, as soon as it ships it
-            stack.wait_for("fluentd shipping", lambda: ((n := stack.raw_messages()) > before + 2000, n), timeout=120,
-                           every=0.5)
-            assert writer.is_alive(), "the fault must come while the log is written and rotated"
-            fluentd.stop(sig)
-            time.sleep(2)  # down for two seconds (about five rotations): the fault itself
-            fluentd.start()
-    finally:
-        writer.join()
-    try:
+        try:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                before = stack.raw_messages()  # what Fluentd ships, as soon as it ships it
+                stack.wait_for("fluentd shipping", lambda: ((n := stack.raw_messages()) > before + 2000, n),
+                               timeout=120, every=0.5)
+                assert writer.is_alive(), "the fault must come while the log is written and rotated"
+                fluentd.stop(sig)
+                time.sleep(2)  # down for two seconds (about five rotations): the fault itself
+                fluentd.start()
+        finally:
+            writer.join()
         _assert_exactly_once(stack, server, result["m"], fluentd)
     finally:
-        fluentd.stop()
+        fluentd.stop()  # never left running, whatever failed: it would ship into later stacks
 
 
 def test_fluentd_ships_a_line_at_the_maximum_size_whole(stack, fluentd_command, tmp_path):
