@@ -131,6 +131,17 @@ class Stack:
         except OSError:
             return None
 
+    def assert_stored_and_counted_exactly_once(self, server: str, m, timeout: float = 300) -> None:
+        """The store holds exactly the records the generator wrote (manifest ``m``), by id, and their
+        one-minute counts sum to them: nothing lost, nothing stored or counted twice."""
+        self.wait_for(f"{m.records} events of {server}", lambda: ((n := self.count(server)) >= m.records, n),
+                      timeout=timeout)
+        ids = self.stored_ids(server)
+        assert len(ids) == m.records, f"exactly N documents: {len(ids)} for {m.records}"
+        assert set(ids) == {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}, "the generated ones"
+        total = self.wait_for("stats that add up to N", lambda: ((t := self.stats_total(server)) >= m.records, t))
+        assert total == m.records, f"each event counted once: {total} for {m.records}"
+
     def committed_raw_offsets(self) -> int:
         """Sum over audit.raw's partitions of the offsets the job committed: it commits on each completed
         checkpoint, so this says how much of the topic a checkpoint covers."""

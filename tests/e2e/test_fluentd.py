@@ -85,13 +85,7 @@ class Fluentd:
 
 
 def _assert_exactly_once(stack, server: str, m, fluentd: Fluentd) -> None:
-    stack.wait_for(f"{m.records} events of {server}", lambda: ((n := stack.count(server)) >= m.records, n),
-                   timeout=300)
-    ids = stack.stored_ids(server)
-    assert len(ids) == m.records, f"exactly N documents: {len(ids)} for {m.records}"
-    assert set(ids) == {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}
-    total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(server)) >= m.records, t))
-    assert total == m.records
+    stack.assert_stored_and_counted_exactly_once(server, m)
     assert not fluentd.problems(), "\n".join(fluentd.problems())
 
 

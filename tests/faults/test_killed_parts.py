@@ -27,13 +27,7 @@ def _write_in_background(stack, server: str, seconds: float, **kw):
 
 
 def _assert_exactly_stored_and_counted(stack, server: str, m, raw_before: int, timeout: float = 300):
-    stack.wait_for(f"{m.records} events of {server}", lambda: ((n := stack.count(server)) >= m.records, n),
-                   timeout=timeout)
-    ids = stack.stored_ids(server)
-    assert len(ids) == m.records, f"exactly N documents: {len(ids)} for {m.records}"
-    assert set(ids) == {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}, "the generated ones"
-    total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(server)) >= m.records, t))
-    assert total == m.records, f"each event counted once: {total} for {m.records}"
+    stack.assert_stored_and_counted_exactly_once(server, m, timeout)
     shipped = stack.raw_messages() - raw_before
     assert shipped >= m.records
     return shipped - m.records  # re-sent by the collector (or the broker)
