@@ -8,6 +8,7 @@ Topics come from schemas/topics.yaml.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from auditpipe import limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow, log4j2_properties
@@ -81,8 +82,8 @@ class KafkaBroker(Component):
             if not cluster_id_file.exists():
                 cluster_id_file.write_text(uuid.uuid4().hex[:22])
             progress.run_logged([java, "-cp", classpath, f"-Dlog4j2.configurationFile={log4j}",
-                                 "kafka.tools.StorageTool", "format", "-t", _kraft_id(cluster_id_file.read_text()),
-                                 "-c", str(props)], self.proc.log_file, "formatting Kafka storage")
+                                 "kafka.tools.StorageTool", "format",
+                                 *storage_format_args(cluster_id_file.read_text(), props)], self.proc.log_file, "formatting Kafka storage")
         self.proc.start([java, f"-Xmx{k['heap']}", f"-Xms{k['heap']}", "-XX:+UseG1GC",
                          f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath, "kafka.Kafka", str(props)])
         wait_until(lambda: port_open(k["host"], k["port"]) and self.healthy(),
@@ -112,6 +113,12 @@ class KafkaBroker(Component):
             return StatusRow(self.name, pid, self.cfg.kafka_bootstrap, "ok", detail)
         except Exception as e:  # noqa: BLE001
             return StatusRow(self.name, pid, self.cfg.kafka_bootstrap, "unhealthy", str(e)[:80])
+
+
+def storage_format_args(seed: str, props: Path) -> list[str]:
+    """The StorageTool arguments. The id is joined to its option with '=': a base64 id starts with
+    '-' one time in 64, and as a separate argument the tool's parser takes it for an option."""
+    return [f"--cluster-id={_kraft_id(seed)}", "--config", str(props)]
 
 
 def _kraft_id(seed: str) -> str:
