@@ -30,7 +30,7 @@ from auditpipe import config, paths  # noqa: E402
 from auditpipe.components.collector import source_key  # noqa: E402
 from auditpipe.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
 from auditpipe.components.kafka import KAFKA_VERSION  # noqa: E402
-from auditpipe.components.store import FERRETDB_VERSION, document_count  # noqa: E402
+from auditpipe.components.store import FERRETDB_VERSION, document_count, wait_for_documents  # noqa: E402
 from auditpipe.simulate import simulate  # noqa: E402
 from auditpipe.topics import end_offsets, topic_name  # noqa: E402
 
@@ -112,19 +112,15 @@ def job_alone(cfg, bootstrap: str, topic: str) -> dict:
 def wait_count(coll, baseline: int, n: int, timeout: float, samples: list | None = None) -> float:
     """Waits until the collection holds ``n`` documents more than ``baseline``.
 
-    $collStats count (document_count), not count_documents or estimated_document_count: on
-    FerretDB both read every document, and polling with them loads the very store being measured.
+    $collStats count (document_count via wait_for_documents), not count_documents or
+    estimated_document_count: on FerretDB both read every document, and polling with them loads the
+    very store being measured. A count that stops moving is checked with an exact one.
     """
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        c = document_count(coll) - baseline
-        now = time.monotonic()
-        if samples is not None:
-            samples.append((now, c))
-        if c >= n:
-            return now
-        time.sleep(0.1)
-    raise SystemExit(f"timed out: {c} of {n} documents stored")
+    record = (lambda t, c: samples.append((t, c - baseline))) if samples is not None else None
+    c, reached = wait_for_documents(coll, baseline + n, timeout, on_sample=record)
+    if c < baseline + n:
+        raise SystemExit(f"timed out: {c - baseline} of {n} documents stored")
+    return reached
 
 
 def main() -> None:

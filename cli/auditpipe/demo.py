@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from auditpipe import progress, stack
 from auditpipe.components.flink import FlinkJob
-from auditpipe.components.store import document_count, mongo_client
+from auditpipe.components.store import document_count, mongo_client, wait_for_documents
 from auditpipe.config import Config
 from auditpipe.simulate import Manifest, simulate
 
@@ -50,19 +50,15 @@ def events_estimate(cfg: Config) -> int:
 
 
 def wait_for_store(cfg: Config, m: Manifest, baseline: int, timeout: float) -> tuple[int, float]:
-    """Polls the cheap estimate until the run's records could all be there, then counts them exactly."""
+    """Polls the cheap count until the run's records could all be there, then counts them exactly."""
     start = time.monotonic()
     bar = progress.Bar(m.records, "records", "stored")
-    stored = 0
-    while time.monotonic() - start < timeout:
-        estimate = events_estimate(cfg) - baseline
-        bar.update(min(max(estimate, 0), m.records))
-        if estimate >= m.records:
-            stored = count_run(cfg, m)
-            if stored >= m.records:
-                break
-        time.sleep(1)
-    else:
+    db = mongo_client(cfg)[cfg.store["database"]]
+    wait_for_documents(db[cfg.store["events_collection"]], baseline + m.records, timeout, every=1,
+                       on_sample=lambda _t, c: bar.update(min(max(c - baseline, 0), m.records)))
+    stored = count_run(cfg, m)
+    while stored < m.records and time.monotonic() - start < timeout:  # others' writes made the count reach it
+        time.sleep(2)
         stored = count_run(cfg, m)
     bar.update(stored)
     bar.close()

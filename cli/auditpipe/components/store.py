@@ -9,6 +9,7 @@ of this design. An existing uncapped events collection stops startup with a clea
 from __future__ import annotations
 
 import shutil
+import time
 
 from auditpipe import paths, prereqs, progress
 from auditpipe.components.base import Component, StatusRow
@@ -33,6 +34,33 @@ def document_count(collection) -> int:
     """
     rows = list(collection.aggregate([{"$collStats": {"count": {}}}]))
     return int(rows[0]["count"]) if rows else 0
+
+
+def wait_for_documents(collection, target: int, timeout: float, exact=None, on_sample=None,
+                       every: float = 0.1, stale_after: float = 5.0) -> tuple[int, float]:
+    """Polls ``document_count`` until it reaches ``target``; returns (count, monotonic time reached).
+
+    The $collStats count was seen lagging on FerretDB (198,309 while a find returned all 200,000),
+    so a count that stops moving short of the target is checked with ``exact()`` (default: a full
+    count_documents) every ``stale_after`` seconds: a stale count can neither end a wait early nor
+    hang it. Returns the last count if ``timeout`` passes first.
+    """
+    exact = exact or (lambda: collection.count_documents({}))
+    start = time.monotonic()
+    last, last_change = -1, start
+    while True:
+        c = document_count(collection)
+        now = time.monotonic()
+        if c != last:
+            last, last_change = c, now
+        elif now - last_change >= stale_after:
+            c = max(c, exact())
+            last_change = time.monotonic()
+        if on_sample is not None:
+            on_sample(now, c)
+        if c >= target or now - start >= timeout:
+            return c, now
+        time.sleep(every)
 
 
 def ensure_collections(cfg: Config) -> list[str]:
