@@ -131,7 +131,8 @@ class Stack:
         except OSError:
             return None
 
-    def assert_stored_and_counted_exactly_once(self, server: str, m, timeout: float = 300) -> None:
+    def assert_stored_and_counted_exactly_once(self, server: str, m, timeout: float = 300,
+                                               collector: str = "rsyslog") -> None:
         """The store holds exactly the records the generator wrote (manifest ``m``), by id, and their
         one-minute counts sum to them: nothing lost, nothing stored or counted twice."""
         self.wait_for(f"{m.records} events of {server}", lambda: ((n := self.count(server)) >= m.records, n),
@@ -141,6 +142,30 @@ class Stack:
         assert set(ids) == {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}, "the generated ones"
         total = self.wait_for("stats that add up to N", lambda: ((t := self.stats_total(server)) >= m.records, t))
         assert total == m.records, f"each event counted once: {total} for {m.records}"
+        self.assert_stored_as_written(server, Path(m.log_path), collector)
+
+    def assert_stored_as_written(self, server: str, log: Path | None = None, collector: str = "rsyslog") -> int:
+        """Every stored document of ``server`` holds, field by field, what its line in the audit log
+        says (``log`` and its rotated files still on disk are read; default: the server's log in this
+        stack); returns how many lines were compared.
+
+        The expectation is written here from the Percona JSON lines, independently of the job's
+        parser: a field lost, renamed, mistyped or taken from another record fails the test."""
+        log = log or self.log_path(server)
+        written = {}
+        for f in sorted(log.parent.glob(log.name + "*")):
+            for line in f.read_bytes().splitlines():
+                expected = expected_document(server, log, collector, line)
+                if expected is not None:
+                    written[expected["record_id"]] = expected
+        stored = {d["record_id"]: d for d in self.db()[self.cfg.store["events_collection"]].find({"server": server})}
+        assert written, f"no readable records in the log files of {server}"
+        missing = sorted(set(written) - set(stored))[:5]
+        assert not missing, f"lines on disk with no stored document: {missing}"
+        for record_id, want in written.items():
+            got = {k: v for k, v in stored[record_id].items() if k != "ingest"}
+            assert got == want, f"stored document differs from its line:\n stored  {got}\n written {want}"
+        return len(written)
 
     def committed_raw_offsets(self) -> int:
         """Sum over audit.raw's partitions of the offsets the job committed: it commits on each completed
@@ -186,3 +211,46 @@ class Stack:
 
     def status(self) -> list[dict]:
         return json.loads(self.cli("status", "--json", check=False).stdout)
+
+
+_STRING_FIELDS = ("command_class", "sqltext", "user", "priv_user", "os_user", "os_login", "proxy_user", "host",
+                  "ip", "db")
+
+
+def expected_document(server: str, log_path: Path, collector: str, line: bytes) -> dict | None:
+    """The document a Percona JSON line must become (schemas/audit-event.schema.json); None for a
+    line that is not a readable record (those are dead letters, checked elsewhere)."""
+    import hashlib
+    import re
+    from datetime import datetime
+
+    try:
+        rec = json.loads(line)["audit_record"]
+        record_id, name, ts = rec["record"], rec["name"], rec["timestamp"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    doc = {"_id": f"{server}/{record_id}", "server": server, "format": "percona-json", "source_file": str(log_path),
+           "collector": collector, "record_id": record_id, "event_name": name,
+           "event_time": datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S UTC"),
+           "line_sha256": hashlib.sha256(line).hexdigest()}
+    extra = {}
+    for k, v in rec.items():
+        if k in ("record", "name", "timestamp"):
+            continue
+        if k in ("status", "connection_id"):
+            doc[k] = int(v)
+        elif k in _STRING_FIELDS:
+            doc[k] = v
+        else:
+            extra[k] = v
+    if extra:
+        doc["extra"] = extra
+    account = re.fullmatch(r"([^\[]*)\[([^\]]*)\] @ (\S*) \[([^\]]*)\]", doc.get("user", ""))
+    if account:  # the account string of query events: user[priv_user] @ host [ip]
+        doc["user_raw"] = doc["user"]
+        doc["user"] = account.group(1)
+        for field, value in zip(("priv_user", "host", "ip"), account.groups()[1:]):
+            doc[field] = doc.get(field) or value
+    if name in ("Connect", "Change user"):
+        doc["auth_outcome"] = "success" if doc.get("status", 0) == 0 else "failure"
+    return doc

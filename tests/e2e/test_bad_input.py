@@ -28,6 +28,7 @@ def test_long_unparsable_lines_are_kept_whole_and_the_lines_after_them_arrive(st
                  malformed=2, bad_lines=long_lines)
     stack.wait_for(f"{m.records} events of {server}", lambda: ((n := stack.count(server)) >= m.records, n))
     assert sorted(stack.stored_ids(server)) == sorted(f"{i}_{m.log_start}" for i in range(1, m.records + 1))
+    assert stack.assert_stored_as_written(server) == m.records
 
     dead = stack.wait_for("2 dead letters", lambda: (len(d := stack.dead_letters(server)) >= 2, d))
     assert len(dead) == 2

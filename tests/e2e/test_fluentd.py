@@ -85,7 +85,7 @@ class Fluentd:
 
 
 def _assert_exactly_once(stack, server: str, m, fluentd: Fluentd) -> None:
-    stack.assert_stored_and_counted_exactly_once(server, m)
+    stack.assert_stored_and_counted_exactly_once(server, m, collector="fluentd")
     assert not fluentd.problems(), "\n".join(fluentd.problems())
 
 

@@ -28,6 +28,7 @@ def test_rotating_log_arrives_exactly_once(stack):
     assert len(ids) == m.records, "exactly N documents"
     assert max(counts.values()) == 1, "no duplicates"
     assert set(ids) == {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}
+    assert stack.assert_stored_as_written(server) == m.records, "every line compared, field by field"
 
     total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(server)) == m.records, t))
     assert total == m.records
@@ -80,6 +81,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
                    timeout=240)
     ids = stack.stored_ids(server)
     assert len(ids) == m.records and set(ids) == {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}
+    stack.assert_stored_as_written(server)
     total = stack.wait_for("stats that add up to N after the restart",
                            lambda: ((t := stack.stats_total(server)) >= m.records, t))
     assert total == m.records, "restored window state: no event counted twice or lost"
