@@ -148,8 +148,44 @@ def resume_point(work_dir: Path, live: Path) -> ResumePoint | None:
     return None if newest is None else ResumePoint(inode, newest)
 
 
-def _lines(data: bytes) -> list[bytes]:
-    return [line for line in data.split(b"\n") if line]  # rsyslog skips empty lines too
+class Line(bytes):
+    """A line of a file (without its newline), and where it starts in the file."""
+
+    offset: int
+
+    def __new__(cls, data: bytes, offset: int):
+        line = super().__new__(cls, data)
+        line.offset = offset
+        return line
+
+
+def _lines(data: bytes, base: int = 0) -> list[Line]:
+    out, pos = [], 0
+    for piece in data.split(b"\n"):
+        if piece:  # rsyslog skips empty lines too
+            out.append(Line(piece, base + pos))
+        pos += len(piece) + 1
+    return out
+
+
+def cut_report(line: bytes, max_line_bytes: int) -> tuple[str, bytes, int] | None:
+    """What rsyslog does with a line it cannot ship whole, done the same way here: None for a line
+    that ships as it is; else (problem, the bytes that are shipped, the length read). rsyslog reads at
+    most max_line_bytes + 1 bytes of a line and ends a message at a NUL byte
+    (collectors/rsyslog/source.conf.tmpl; schemas/audit-raw-message.md)."""
+    read = line[:max_line_bytes + 1]
+    if len(read) > max_line_bytes:
+        return "too-long", read.split(b"\0", 1)[0], len(read)
+    if b"\0" in read:
+        return "nul-byte", read.split(b"\0", 1)[0], len(read)
+    return None
+
+
+def cut_key(key: bytes, problem: str, line_bytes: int, file: Path, offset: int) -> bytes:
+    """The source key with the collector's report of a line it could not ship whole."""
+    descriptor = json.loads(key)
+    descriptor["cut"] = {"problem": problem, "line_bytes": line_bytes, "file": str(file), "offset": offset}
+    return json.dumps(descriptor, separators=(",", ":")).encode()
 
 
 def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None) -> tuple[list[tuple[Path, list[bytes]]], str]:
@@ -202,7 +238,7 @@ def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None) -> tup
         else:
             end = len(contents[f])
         if end > start:
-            lines = _lines(contents[f][start:end])
+            lines = _lines(contents[f][start:end], start)
             if lines:
                 out.append((f, lines))
     return out, gap
@@ -222,12 +258,17 @@ def ship(bootstrap: str, topic: str, partition: int | None, key: bytes, batches:
             failures.append(str(err))
 
     n = 0
-    for _, lines in batches:
+    for f, lines in batches:
         for line in lines:
             kwargs = {"partition": partition} if partition is not None else {}
+            value, message_key = line, key
+            cut = cut_report(line, max_line_bytes)
+            if cut:
+                problem, value, read = cut
+                message_key = cut_key(key, problem, read, f, getattr(line, "offset", -1))
             while True:
                 try:
-                    producer.produce(topic, value=line[:max_line_bytes], key=key, on_delivery=delivered, **kwargs)
+                    producer.produce(topic, value=value, key=message_key, on_delivery=delivered, **kwargs)
                     break
                 except BufferError:
                     producer.poll(0.5)

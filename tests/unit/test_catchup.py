@@ -1,9 +1,11 @@
 """The collector's catch-up plan (cli/auditpipe/catchup.py) on files laid out as Percona rotates them.
 (Against the real rsyslog and Kafka: tests/faults/test_killed_parts.py, kill -9 during rotation.)"""
 
+import json
 from pathlib import Path
 
-from auditpipe.catchup import ResumePoint, plan, rotated_files
+from auditpipe.catchup import ResumePoint, cut_key, cut_report, plan, rotated_files
+from auditpipe.components.collector import source_key
 
 
 def lines(a: int, b: int) -> list[bytes]:
@@ -97,3 +99,25 @@ def test_a_line_is_matched_whole_not_as_a_suffix(tmp_path):
     write(live, [b"line 5", b"b"])
     batches, _ = plan(live, b"line 5", resume_after(live, b"b"))
     assert shipped(batches) == [b"b"]
+
+
+def test_lines_know_where_they_start_in_their_file(tmp_path):
+    live = tmp_path / "audit.log"
+    write(tmp_path / "audit.log.01", [b"first", b"second", b"", b"third"])
+    write(live, [b"fourth"])
+    batches, _ = plan(live, b"first", None)
+    assert [f.name for f, _ in batches] == ["audit.log.01"] and batches[0][1] == [b"second", b"third"]
+    for f, lines in batches:
+        data = f.read_bytes()
+        for line in lines:
+            assert data[line.offset:line.offset + len(line)] == line
+
+
+def test_a_line_rsyslog_cannot_ship_whole_is_reported_the_way_rsyslog_reports_it():
+    assert cut_report(b"x" * 10, 10) is None
+    assert cut_report(b"ab\0cd", 10) == ("nul-byte", b"ab", 5)
+    assert cut_report(b"y" * 30, 10) == ("too-long", b"y" * 11, 11), "rsyslog reads max_line_size + 1 bytes"
+    key = source_key("db-01", "percona-json", "/logs/audit.log").encode()
+    report = json.loads(cut_key(key, "nul-byte", 5, Path("/logs/audit.log.02"), 640))
+    assert report == {**json.loads(key), "cut": {"problem": "nul-byte", "line_bytes": 5,
+                                                 "file": "/logs/audit.log.02", "offset": 640}}

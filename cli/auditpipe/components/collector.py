@@ -35,19 +35,28 @@ def _key_of(src: dict) -> str:
     return source_key(src["server"], src["format"], src["path"])
 
 
+def _rsyslog_string(text: str) -> str:
+    """``text`` inside a double-quoted rsyslog config string."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def render_config(cfg, work_dir: Path) -> str:
     raw_topic = topics.topic_name("raw")
     lim = limits.from_config(cfg)
     head = Template((paths.COLLECTORS / "rsyslog" / "auditpipe.conf.tmpl").read_text()).substitute(
-        raw_topic=raw_topic, work_dir=work_dir, max_line_bytes=lim.max_line_bytes)
+        raw_topic=raw_topic, work_dir=work_dir, max_line_bytes=lim.max_line_bytes,
+        max_message_bytes=lim.max_line_bytes + 1)
     block = Template((paths.COLLECTORS / "rsyslog" / "source.conf.tmpl").read_text())
+    action = Template((paths.COLLECTORS / "rsyslog" / "kafka-action.conf.tmpl").read_text()).substitute(
+        brokers=f'"{cfg.kafka_bootstrap}"', raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes).rstrip("\n")
     parts = [head]
     for i, src in enumerate(cfg.collector_sources()):
         key = source_key(src["server"], src["format"], src["path"])
         parts.append(block.substitute(
-            index=i, server=src["server"], format=src["format"], path=src["path"], raw_topic=raw_topic,
-            brokers=f'"{cfg.kafka_bootstrap}"', key=key.replace("\\", "\\\\").replace('"', '\\"'),
-            work_dir=work_dir, kafka_max_bytes=lim.raw_message_bytes))
+            index=i, server=src["server"], format=src["format"], path=src["path"], key=_rsyslog_string(key),
+            # a list template's constant is unescaped twice: once as a config string, once as a constant
+            cut_key_prefix=_rsyslog_string(_rsyslog_string(key[:-1])),
+            work_dir=work_dir, max_line_bytes=lim.max_line_bytes, kafka_action=action))
     return "".join(parts)
 
 

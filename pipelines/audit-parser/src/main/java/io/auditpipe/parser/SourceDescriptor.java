@@ -28,18 +28,68 @@ public final class SourceDescriptor implements Serializable {
     private final String format;
     private final String source;
     private final String collector;
+    private final CutLine cut;
 
     public SourceDescriptor(String server, String format, String source, String collector) {
+        this(server, format, source, collector, null);
+    }
+
+    public SourceDescriptor(String server, String format, String source, String collector, CutLine cut) {
         this.server = Objects.requireNonNull(server, "server");
         this.format = Objects.requireNonNull(format, "format");
         this.source = source == null ? "" : source;
         this.collector = collector == null ? "" : collector;
+        this.cut = cut;
     }
 
     public String server() { return server; }
     public String format() { return format; }
     public String source() { return source; }
     public String collector() { return collector; }
+    /** Set when the collector could not ship the line whole (the value is only part of it); else null. */
+    public CutLine cut() { return cut; }
+
+    /**
+     * The key's {@code cut} object: the collector's report that the message value is not the whole
+     * line, why, and where the line is. rsyslog ends a message at a NUL byte and cannot carry a line
+     * longer than max_line_size; it says so instead of shipping changed bytes as if they were the line.
+     */
+    public static final class CutLine implements Serializable {
+        private static final long serialVersionUID = 1L;
+        public static final String NUL_BYTE = "nul-byte";
+        public static final String TOO_LONG = "too-long";
+
+        public final String problem;
+        /** The line's length as the collector read it; for too-long lines, the bytes it read (max_line_size + 1). */
+        public final long lineBytes;
+        public final String file;
+        /** Byte offset of the line's start in {@link #file}; -1 if unknown. */
+        public final long offset;
+
+        public CutLine(String problem, long lineBytes, String file, long offset) {
+            this.problem = problem;
+            this.lineBytes = lineBytes;
+            this.file = file == null ? "" : file;
+            this.offset = offset;
+        }
+
+        /** The dead letter's reason: what was cut, why, and where the whole line is. */
+        public String describe(int shippedBytes) {
+            String where = (file.isEmpty() ? "" : " in " + file) + (offset >= 0 ? " at byte offset " + offset : "");
+            if (NUL_BYTE.equals(problem)) {
+                return "the collector could not ship this line whole: it holds a NUL byte, where the collector"
+                        + " ends a message; kept: the " + shippedBytes + " bytes before it, of " + lineBytes
+                        + "; the whole line is" + where;
+            }
+            if (TOO_LONG.equals(problem)) {
+                return "the collector could not ship this line whole: it is longer than max_line_size ("
+                        + (lineBytes - 1) + " bytes); kept: its first " + shippedBytes + " bytes; the whole line is"
+                        + where;
+            }
+            return "the collector could not ship this line whole (" + problem + ", " + lineBytes
+                    + " bytes); the whole line is" + where;
+        }
+    }
 
     /**
      * Parses a message key.
@@ -56,6 +106,7 @@ public final class SourceDescriptor implements Serializable {
         }
         Integer version = null;
         String server = null, format = null, source = null, collector = null;
+        CutLine cut = null;
         try (JsonParser p = JSON.createParser(key)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new InvalidSourceKeyException("message key is not a JSON object");
@@ -74,6 +125,7 @@ public final class SourceDescriptor implements Serializable {
                     case "format": format = textOrNull(p, value, field); break;
                     case "source": source = textOrNull(p, value, field); break;
                     case "collector": collector = textOrNull(p, value, field); break;
+                    case "cut": cut = readCut(p, value); break;
                     default: p.skipChildren(); // forward compatible: unknown fields are ignored
                 }
             }
@@ -94,7 +146,37 @@ public final class SourceDescriptor implements Serializable {
         if (format == null || format.isEmpty()) {
             throw new InvalidSourceKeyException("message key has no 'format'");
         }
-        return new SourceDescriptor(server, format, source, collector);
+        return new SourceDescriptor(server, format, source, collector, cut);
+    }
+
+    private static CutLine readCut(JsonParser p, JsonToken value) throws IOException {
+        if (value != JsonToken.START_OBJECT) {
+            throw new InvalidSourceKeyException("message key field 'cut' is not an object");
+        }
+        String problem = null, file = null;
+        long lineBytes = -1, offset = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (field) {
+                case "problem": problem = textOrNull(p, v, "cut.problem"); break;
+                case "file": file = textOrNull(p, v, "cut.file"); break;
+                case "line_bytes": lineBytes = integer(p, v, "cut.line_bytes"); break;
+                case "offset": offset = integer(p, v, "cut.offset"); break;
+                default: p.skipChildren();
+            }
+        }
+        if (problem == null || problem.isEmpty()) {
+            throw new InvalidSourceKeyException("message key field 'cut' has no 'problem'");
+        }
+        return new CutLine(problem, lineBytes, file, offset);
+    }
+
+    private static long integer(JsonParser p, JsonToken value, String field) throws IOException {
+        if (value != JsonToken.VALUE_NUMBER_INT) {
+            throw new InvalidSourceKeyException("message key field '" + field + "' is not an integer");
+        }
+        return p.getLongValue();
     }
 
     private static String textOrNull(JsonParser p, JsonToken value, String field) throws IOException {

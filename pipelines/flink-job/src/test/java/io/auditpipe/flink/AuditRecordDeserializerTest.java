@@ -72,4 +72,44 @@ class AuditRecordDeserializerTest {
         assertFalse(AuditRecordDeserializer.parse(key("db-01"), utf8("x"), origin).drivesWatermark(),
                 "dead letters never move the watermark");
     }
+
+    private static byte[] cutKey(String cut) {
+        return utf8("{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\",\"source\":\"/logs/audit.log\","
+                + "\"collector\":\"rsyslog\",\"cut\":" + cut + "}");
+    }
+
+    @Test
+    void aLineTheCollectorCutAtANulByteIsADeadLetterSayingWhatWasCutAndWhere() {
+        // the line is a valid record up to its NUL: parsed, it would be stored as if the server wrote only that
+        byte[] prefix = Fixtures.connect(9, "app", 0, 0);
+        byte[] key = cutKey("{\"problem\":\"nul-byte\",\"line_bytes\":" + (prefix.length + 7)
+                + ",\"file\":\"/logs/audit.log.02\",\"offset\":81920}");
+        ParsedRecord r = AuditRecordDeserializer.parse(key, prefix, ORIGIN);
+        assertNull(r.event, "not stored as an event");
+        DeadLetter d = r.deadLetter;
+        assertEquals(DeadLetter.STAGE_COLLECT, d.stage);
+        assertEquals("collect:audit.raw/3/42", d.id);
+        assertEquals("the collector could not ship this line whole: it holds a NUL byte, where the collector ends a "
+                + "message; kept: the " + prefix.length + " bytes before it, of " + (prefix.length + 7)
+                + "; the whole line is in /logs/audit.log.02 at byte offset 81920", d.reason);
+        assertArrayEquals(prefix, d.originalValue);
+        assertEquals("db-01", d.server);
+    }
+
+    @Test
+    void aLineLongerThanTheLimitIsADeadLetterNamingTheLimit() {
+        byte[] key = cutKey("{\"problem\":\"too-long\",\"line_bytes\":1025,\"file\":\"/logs/audit.log\",\"offset\":0}");
+        DeadLetter d = AuditRecordDeserializer.parse(key, new byte[1025], ORIGIN).deadLetter;
+        assertEquals(DeadLetter.STAGE_COLLECT, d.stage);
+        assertTrue(d.reason.contains("longer than max_line_size (1024 bytes); kept: its first 1025 bytes"), d.reason);
+    }
+
+    @Test
+    void aMalformedCutReportIsABadKey() {
+        DeadLetter d = AuditRecordDeserializer.parse(cutKey("\"yes\""), utf8("x"), ORIGIN).deadLetter;
+        assertEquals(DeadLetter.STAGE_PARSE, d.stage);
+        assertEquals("message key field 'cut' is not an object", d.reason);
+        d = AuditRecordDeserializer.parse(cutKey("{\"line_bytes\":3}"), utf8("x"), ORIGIN).deadLetter;
+        assertEquals("message key field 'cut' has no 'problem'", d.reason);
+    }
 }

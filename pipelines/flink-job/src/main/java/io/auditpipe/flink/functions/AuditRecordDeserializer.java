@@ -67,6 +67,14 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         } catch (SourceDescriptor.InvalidSourceKeyException e) {
             return ParsedRecord.deadLetter(DeadLetter.of(DeadLetter.STAGE_PARSE, e.getMessage(), key, value, origin));
         }
+        if (source.cut() != null) {
+            byte[] shipped = value == null ? new byte[0] : value;
+            DeadLetter d = DeadLetter.of(DeadLetter.STAGE_COLLECT, source.cut().describe(shipped.length), key, shipped, origin);
+            d.server = source.server();
+            d.format = source.format();
+            d.sourceFile = source.source();
+            return ParsedRecord.deadLetter(d);
+        }
         ParseResult result;
         try {
             result = AuditFormats.parse(value == null ? new byte[0] : value, source);

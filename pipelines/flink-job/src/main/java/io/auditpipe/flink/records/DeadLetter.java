@@ -10,6 +10,8 @@ import java.io.Serializable;
 public class DeadLetter implements Serializable {
     private static final long serialVersionUID = 1L;
 
+    /** The collector could not ship the line whole (a NUL byte, longer than max_line_size): the key says where it is. */
+    public static final String STAGE_COLLECT = "collect";
     /** The message could not be parsed (bad key, bad line, unknown format). */
     public static final String STAGE_PARSE = "parse";
     /** The event is stored but arrived too late for its minute in the stats. */
