@@ -92,3 +92,26 @@ def test_resent_lines_are_stored_and_counted_once(stack):
     total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(server)) >= m.records, t))
     assert total == m.records, f"each event id counted once, got {total} for {m.records}"
     assert stack.count(server) == m.records, "the store kept one document per id"
+
+
+def test_a_document_the_store_refuses_is_a_dead_letter_in_the_store_and_on_the_topic(stack):
+    """FerretDB refuses field names that start with '$' (error 2, BadValue: permanent). Such a record
+    used to leave only a store copy of the dead letter; the topic is where consumers of dead letters
+    look, so it goes there too."""
+    server = "e2e-rejected"
+    m = simulate(stack.log_path(server), rate=1000, duration=2, speedup=20, seed=71, rotate_on_size=0)
+    refused = json.dumps({"audit_record": {"name": "Query", "record": "refused_1", "timestamp": "2026-11-22T10:00:00 UTC",
+                                           "$where": "1"}}, separators=(",", ":")).encode()
+    with open(stack.log_path(server), "ab") as f:
+        f.write(refused + b"\n")
+    stack.wait_for(f"{m.records} events of {server}", lambda: ((n := stack.count(server)) >= m.records, n))
+    wanted = f"store:{stack.cfg.store['events_collection']}:{server}/refused_1"
+    stored = stack.wait_for("the rejection in dead_letters", lambda: (
+        (d := stack.db()[stack.cfg.store["dead_letter_collection"]].find_one({"_id": wanted})) is not None, d))
+    assert stored["stage"] == "store" and "error 2" in stored["reason"], stored["reason"]
+    # the dead letter cannot hold the document as a document (the store refuses it there too): as JSON text
+    assert json.loads(stored["original"]["text"])["extra"] == {"$where": "1"}, "the refused document, whole"
+    on_topic = stack.wait_for("the rejection on audit.deadletter", lambda: (
+        (found := [d for d in stack.dead_letters_on_topic() if d["_id"] == wanted]) != [], found))
+    assert on_topic[0]["stage"] == "store" and on_topic[0]["reason"] == stored["reason"]
+    assert stack.count(server) == m.records

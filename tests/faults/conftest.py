@@ -8,7 +8,8 @@ import pytest
 from stack import running_stack
 
 PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
-SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-frozen-store", "fault-rotation"]
+SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-frozen-store", "fault-rotation",
+           "fault-malformed", "fault-fast-rotation"]
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,7 @@ import org.apache.flink.util.OutputTag;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.time.Duration;
 
 /**
@@ -147,12 +148,18 @@ public class AuditPipelineJob {
     public static AuditPipelineJob fromOptions(Configuration options) {
         int deadLetterMessageBytes = options.get(JobOptions.DEAD_LETTER_MAX_MESSAGE_BYTES);
         int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
+        // store rejections go to the dead-letter topic too, like every other dead letter
+        String deadLetterTopic = options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC);
+        Map<String, String> rejectionProducer = Map.of(
+                "bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS),
+                "max.request.size", String.valueOf(deadLetterMessageBytes));
         return new AuditPipelineJob(options,
                 kafkaSource(options),
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.EVENTS_COLLECTION))
-                        .withDigestField(StoreDocuments.LINE_DIGEST_FIELD), StoreDocuments::eventInsert),
-                new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.STATS_COLLECTION)),
-                        StoreDocuments::statsUpsert),
+                        .withDigestField(StoreDocuments.LINE_DIGEST_FIELD)
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert),
+                new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.STATS_COLLECTION))
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::statsUpsert),
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.DEAD_LETTER_COLLECTION)),
                         dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes)),
                 KafkaSink.<DeadLetter>builder()

@@ -19,11 +19,23 @@ import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashMap;
@@ -130,6 +142,11 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final boolean ferretDb;
     private List<WriteModel<Document>> buffer = new ArrayList<>();
     private volatile boolean closed;
+    /** Publishes rejections to the dead-letter topic too (null: store only); flushed before each checkpoint. */
+    private final KafkaProducer<byte[], byte[]> rejectionProducer;
+    private final int rejectionMaxBytes;
+    private final List<Future<RecordMetadata>> rejectionsInFlight = new ArrayList<>();
+    private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
     MongoBulkWriter(MongoSinkSettings settings, MongoBulkSink.ToWriteModel<T> toWriteModel,
                     ProcessingTimeService time, SinkWriterMetricGroup metrics) {
@@ -151,6 +168,18 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.retries = metrics.counter("writeRetries");
         this.rejected = metrics.counter("documentsRejected");
         this.collisions = metrics.counter("idCollisions");
+        if (settings.deadLetterTopic != null) {
+            Properties props = new Properties();
+            props.putAll(settings.deadLetterProducer);
+            props.put(ProducerConfig.ACKS_CONFIG, "all");
+            props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+            this.rejectionMaxBytes = Integer.parseInt(settings.deadLetterProducer.getOrDefault(
+                    ProducerConfig.MAX_REQUEST_SIZE_CONFIG, String.valueOf(1 << 20)));
+            this.rejectionProducer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+        } else {
+            this.rejectionMaxBytes = 0;
+            this.rejectionProducer = null;
+        }
         scheduleFlush();
     }
 
@@ -187,6 +216,43 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     @Override
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
         flushBuffer();
+        flushRejections();
+    }
+
+    /** Before a checkpoint completes, every rejection of the writes it covers is on the topic (at least once). */
+    private void flushRejections() throws IOException, InterruptedException {
+        if (rejectionProducer == null || rejectionsInFlight.isEmpty()) {
+            return;
+        }
+        rejectionProducer.flush();
+        try {
+            for (Future<RecordMetadata> sent : rejectionsInFlight) {
+                sent.get();
+            }
+        } catch (ExecutionException e) {
+            throw new IOException("publishing a store rejection to " + settings.deadLetterTopic + " failed; the job"
+                    + " restarts from its last checkpoint and rejects the document again: " + e.getCause(), e.getCause());
+        }
+        rejectionsInFlight.clear();
+    }
+
+    /**
+     * The rejection's dead letter as the topic's JSON, at most the topic's message size: a rejected
+     * document larger than that keeps its first bytes as text (the store's copy keeps it whole).
+     */
+    static byte[] topicJson(Document dead, int maxBytes) {
+        byte[] json = dead.toJson(JSON).getBytes(StandardCharsets.UTF_8);
+        int budget = maxBytes - 4096;
+        if (json.length <= budget) {
+            return json;
+        }
+        Document original = (Document) dead.get("original");
+        String whole = original.containsKey("document") ? ((Document) original.get("document")).toJson(JSON)
+                : String.valueOf(original.get("text"));
+        Document smaller = new Document(dead);
+        smaller.put("original", new Document("text", whole.substring(0, Math.min(whole.length(), budget / 4)))
+                .append("length", original.get("length")).append("truncated", true));
+        return smaller.toJson(JSON).getBytes(StandardCharsets.UTF_8);
     }
 
     private void flushBuffer() throws IOException, InterruptedException {
@@ -331,10 +397,31 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 .append("detected_at", new Date());
         LOG.error("{} (document {})", reason, id);
         try {
+            insertDeadLetter(dead);
+        } catch (MongoException ex) {
+            if (!PERMANENT.contains(ex.getCode()) || doc == null) {
+                throw ex; // cannot record it: fail rather than lose it
+            }
+            // what the store refused in the document, it refuses in the dead letter too ($-prefixed or
+            // dotted field names on FerretDB): keep the document as JSON text instead
+            String json = doc.toJson(JSON);
+            dead.put("original", new Document("text", json.length() <= MAX_REJECTED_DOCUMENT ? json
+                    : json.substring(0, 1 << 20)).append("length", json.length())
+                    .append("truncated", json.length() > MAX_REJECTED_DOCUMENT));
+            insertDeadLetter(dead);
+        }
+        if (rejectionProducer != null) {
+            rejectionsInFlight.add(rejectionProducer.send(new ProducerRecord<>(settings.deadLetterTopic,
+                    dead.getString("_id").getBytes(StandardCharsets.UTF_8), topicJson(dead, rejectionMaxBytes))));
+        }
+    }
+
+    private void insertDeadLetter(Document dead) {
+        try {
             deadLetters.insertOne(dead);
         } catch (MongoException ex) {
             if (ex.getCode() != DUPLICATE_KEY) {
-                throw ex; // cannot record it: fail rather than lose it
+                throw ex;
             }
         }
     }
@@ -349,6 +436,9 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     @Override
     public void close() {
         closed = true;
+        if (rejectionProducer != null) {
+            rejectionProducer.close(Duration.ofSeconds(10));
+        }
         client.close();
     }
 }

@@ -26,10 +26,24 @@ public final class MongoSinkSettings implements Serializable {
      * null. With it, a duplicate key is checked: same digest = a replay, another = a collision.
      */
     final String digestField;
+    /**
+     * Where rejections also go: the dead-letter topic and the Kafka producer properties to reach it
+     * (bootstrap servers, security, max.request.size), or null for the store only.
+     */
+    final String deadLetterTopic;
+    final java.util.Map<String, String> deadLetterProducer;
 
     public MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
                              int batchSize, Duration flushInterval, int maxRetries,
                              Duration retryBackoff, Duration retryMaxBackoff, String digestField) {
+        this(uri, database, collection, deadLetterCollection, batchSize, flushInterval, maxRetries, retryBackoff,
+                retryMaxBackoff, digestField, null, null);
+    }
+
+    private MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
+                              int batchSize, Duration flushInterval, int maxRetries,
+                              Duration retryBackoff, Duration retryMaxBackoff, String digestField,
+                              String deadLetterTopic, java.util.Map<String, String> deadLetterProducer) {
         this.uri = uri;
         this.database = database;
         this.collection = collection;
@@ -40,6 +54,8 @@ public final class MongoSinkSettings implements Serializable {
         this.retryBackoffMillis = retryBackoff.toMillis();
         this.retryMaxBackoffMillis = retryMaxBackoff.toMillis();
         this.digestField = digestField;
+        this.deadLetterTopic = deadLetterTopic;
+        this.deadLetterProducer = deadLetterProducer == null ? null : new java.util.HashMap<>(deadLetterProducer);
     }
 
     /** Settings for one collection from the job options. */
@@ -54,7 +70,14 @@ public final class MongoSinkSettings implements Serializable {
     public MongoSinkSettings withDigestField(String field) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), field);
+                Duration.ofMillis(retryMaxBackoffMillis), field, deadLetterTopic, deadLetterProducer);
+    }
+
+    /** The same settings, also publishing rejections to {@code topic} with a producer of {@code producer} properties. */
+    public MongoSinkSettings withDeadLetterTopic(String topic, java.util.Map<String, String> producer) {
+        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
+                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis), digestField, topic, producer);
     }
 
     public String collection() {

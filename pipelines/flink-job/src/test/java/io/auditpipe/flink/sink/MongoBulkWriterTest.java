@@ -63,4 +63,22 @@ class MongoBulkWriterTest {
         assertEquals(REJECT, MongoBulkWriter.classify(10334, insert("s/1"), null), "BSONObjectTooLarge");
         assertEquals(REJECT, MongoBulkWriter.classify(121, insert("s/1"), null), "DocumentValidationFailure");
     }
+
+    @Test
+    void aRejectionOnTheTopicFitsTheTopicWhateverTheDocumentsSize() {
+        Document doc = new Document("_id", "s/1").append("sqltext", "x".repeat(3 << 20));
+        Document dead = new Document("_id", "store:audit_events:s/1").append("stage", "store")
+                .append("reason", "the store rejected the document").append("original",
+                        new Document("document", doc).append("length", doc.toJson().length()));
+        byte[] small = MongoBulkWriter.topicJson(dead, 8 << 20);
+        assertEquals(dead.toJson(org.bson.json.JsonWriterSettings.builder()
+                .outputMode(org.bson.json.JsonMode.RELAXED).build()), new String(small, java.nio.charset.StandardCharsets.UTF_8),
+                "whole when it fits");
+        byte[] cut = MongoBulkWriter.topicJson(dead, 1 << 20);
+        org.junit.jupiter.api.Assertions.assertTrue(cut.length <= 1 << 20, "fits: " + cut.length);
+        Document parsed = Document.parse(new String(cut, java.nio.charset.StandardCharsets.UTF_8));
+        assertEquals("store:audit_events:s/1", parsed.get("_id"));
+        assertEquals(true, ((Document) parsed.get("original")).get("truncated"));
+        assertEquals(doc.toJson().length(), ((Document) parsed.get("original")).get("length"));
+    }
 }
