@@ -26,14 +26,14 @@ def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) ->
 
 
 @contextmanager
-def running_stack(root: Path, ports: dict, servers: list[str], database: str):
+def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = ""):
     logs = root / "logs"
     sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: percona-json}}" for s in servers)
     cfg_file = root / "auditpipe.yaml"
     cfg_file.write_text(f"""\
 state_dir: {root / 'state'}
 tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
-kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}}}
+kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}{kafka_extra}}}
 store: {{port: {ports['store']}, events_capped_size_mb: 256, database: {database}}}
 flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s}}}}
 sources:
@@ -112,8 +112,8 @@ class Stack:
         from auditpipe.topics import QUIET_CLIENT, end_offsets, topic_name
 
         topic = topic_name("deadletter")
-        ends = end_offsets(self.cfg.kafka_bootstrap, topic)
-        c = Consumer({"bootstrap.servers": self.cfg.kafka_bootstrap, "group.id": "tests-dead-letter-reader",
+        ends = end_offsets(self.cfg.kafka_client, topic)
+        c = Consumer({**self.cfg.kafka_client, "group.id": "tests-dead-letter-reader",
                       "enable.auto.commit": False, **QUIET_CLIENT})
         out = []
         try:
@@ -202,8 +202,8 @@ class Stack:
         from auditpipe.topics import QUIET_CLIENT, end_offsets, topic_name
 
         topic = topic_name("raw")
-        partitions = end_offsets(self.cfg.kafka_bootstrap, topic)
-        c = Consumer({"bootstrap.servers": self.cfg.kafka_bootstrap, "group.id": JOB_GROUP_ID,
+        partitions = end_offsets(self.cfg.kafka_client, topic)
+        c = Consumer({**self.cfg.kafka_client, "group.id": JOB_GROUP_ID,
                       "enable.auto.commit": False, **QUIET_CLIENT})
         try:
             committed = c.committed([TopicPartition(topic, p) for p in partitions], timeout=5)
@@ -215,7 +215,7 @@ class Stack:
         """Messages on audit.raw so far, all partitions (the sum of their end offsets)."""
         from auditpipe.topics import end_offsets, topic_name
 
-        return sum(end_offsets(self.cfg.kafka_bootstrap, topic_name("raw")).values())
+        return sum(end_offsets(self.cfg.kafka_client, topic_name("raw")).values())
 
     def pid(self, part: str) -> int | None:
         from auditpipe.process import ManagedProcess

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditpipe.errors import ComponentError
+from auditpipe.topics import client_config
 
 SCAN_CHUNK = 20000
 SCAN_LIMIT = 1_000_000  # messages per partition read backwards, at most, to find the sources' last lines
@@ -76,7 +77,7 @@ def rotated_files(live: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def last_shipped(bootstrap: str, topic: str, keys: set[bytes]) -> dict[bytes, LastShipped]:
+def last_shipped(kafka: str | dict, topic: str, keys: set[bytes]) -> dict[bytes, LastShipped]:
     """The newest message on ``topic`` for each of ``keys``, in one backward pass over each partition.
 
     The pass over a partition ends when every key was found there or SCAN_LIMIT messages were read;
@@ -84,7 +85,7 @@ def last_shipped(bootstrap: str, topic: str, keys: set[bytes]) -> dict[bytes, La
     """
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "auditpipe-catchup", "enable.auto.commit": False,
+    consumer = Consumer({**client_config(kafka), "group.id": "auditpipe-catchup", "enable.auto.commit": False,
                          "log_level": 0, "fetch.max.bytes": 64 * 1024 * 1024,
                          "max.partition.fetch.bytes": 16 * 1024 * 1024, "fetch.wait.max.ms": 10})
     best: dict[bytes, tuple[int, LastShipped]] = {}
@@ -244,11 +245,11 @@ def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None) -> tup
     return out, gap
 
 
-def ship(bootstrap: str, topic: str, partition: int | None, key: bytes, batches: list[tuple[Path, list[bytes]]],
+def ship(kafka: str | dict, topic: str, partition: int | None, key: bytes, batches: list[tuple[Path, list[bytes]]],
          max_line_bytes: int, message_bytes: int) -> int:
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
+    producer = Producer({**client_config(kafka), "enable.idempotence": True, "acks": "all",
                          "compression.type": "lz4", "linger.ms": 20, "message.max.bytes": message_bytes,
                          "log_level": 0})
     failures = []
@@ -288,15 +289,15 @@ class Before:
     resume: ResumePoint | None
 
 
-def before_start(bootstrap: str, topic: str, sources: list[dict], key_of, work_dir: Path) -> dict[str, Before]:
+def before_start(kafka: str | dict, topic: str, sources: list[dict], key_of, work_dir: Path) -> dict[str, Before]:
     """Step 1, before rsyslog starts: the last shipped line and rsyslog's resume point of every source."""
     with_files = [s for s in sources if Path(s["path"]).exists() or rotated_files(Path(s["path"]))]
-    found = last_shipped(bootstrap, topic, {key_of(s).encode() for s in with_files}) if with_files else {}
+    found = last_shipped(kafka, topic, {key_of(s).encode() for s in with_files}) if with_files else {}
     return {s["path"]: Before(found.get(key_of(s).encode()), resume_point(work_dir, Path(s["path"])))
             for s in sources}
 
 
-def catch_up(bootstrap: str, topic: str, sources: list[dict], key_of, before: dict[str, Before],
+def catch_up(kafka: str | dict, topic: str, sources: list[dict], key_of, before: dict[str, Before],
              max_line_bytes: int, message_bytes: int) -> list[CatchUpReport]:
     """Step 3, after rsyslog has started: ship what it cannot read."""
     reports = []
@@ -306,7 +307,7 @@ def catch_up(bootstrap: str, topic: str, sources: list[dict], key_of, before: di
         batches, gap = plan(live, found.line if found else None, before[s["path"]].resume)
         report = CatchUpReport(s["path"], gap=gap)
         if batches:
-            report.shipped = ship(bootstrap, topic, found.partition if found else None, key_of(s).encode(), batches,
+            report.shipped = ship(kafka, topic, found.partition if found else None, key_of(s).encode(), batches,
                                   max_line_bytes, message_bytes)
             report.files = [f"{f.name}: {len(lines)}" for f, lines in batches]
         reports.append(report)

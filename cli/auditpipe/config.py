@@ -115,8 +115,61 @@ class Config:
         return self.data["kafka"]
 
     @property
+    def kafka_is_local(self) -> bool:
+        """True: auditpipe runs the broker (the local stack); False: it uses kafka.bootstrap_servers."""
+        return "bootstrap_servers" not in self.kafka
+
+    @property
     def kafka_bootstrap(self) -> str:
-        return f"{self.kafka['host']}:{self.kafka['port']}"
+        return self.kafka.get("bootstrap_servers") or f"{self.kafka['host']}:{self.kafka['port']}"
+
+    def kafka_password(self) -> str | None:
+        sec = self.kafka["security"]
+        if "password_env" not in sec:
+            return None
+        value = os.environ.get(sec["password_env"])
+        if value is None:
+            raise UserError(f"kafka.security.password_env: the environment variable {sec['password_env']} (the Kafka "
+                            f"password of user {sec.get('username')}) is not set ({self.file})")
+        return value
+
+    @property
+    def kafka_client(self) -> dict:
+        """librdkafka settings every Kafka client of auditpipe starts from (the CLI's clients, the
+        catch-up, rsyslog's omkafka): bootstrap servers and security. Same names in librdkafka and
+        rsyslog's confParam."""
+        sec = self.kafka["security"]
+        out = {"bootstrap.servers": self.kafka_bootstrap, "security.protocol": sec["protocol"].lower()}
+        if sec["protocol"].startswith("SASL_"):
+            out.update({"sasl.mechanisms": sec["sasl_mechanism"], "sasl.username": sec["username"],
+                        "sasl.password": self.kafka_password()})
+        if sec["protocol"].endswith("SSL"):
+            for key, prop in (("ca_file", "ssl.ca.location"), ("certificate_file", "ssl.certificate.location"),
+                              ("key_file", "ssl.key.location")):
+                if key in sec:
+                    out[prop] = str(self._path(sec[key]))
+        return out
+
+    @property
+    def kafka_java_client(self) -> dict:
+        """The same for the job's Java Kafka clients (source, dead-letter sink, rejection producer)."""
+        sec = self.kafka["security"]
+        out = {"bootstrap.servers": self.kafka_bootstrap, "security.protocol": sec["protocol"]}
+        if sec["protocol"].startswith("SASL_"):
+            module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if sec["sasl_mechanism"] == "PLAIN"
+                      else "org.apache.kafka.common.security.scram.ScramLoginModule")
+            quote = lambda v: '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
+            out.update({"sasl.mechanism": sec["sasl_mechanism"],
+                        "sasl.jaas.config": f"{module} required username={quote(sec['username'])} "
+                                            f"password={quote(self.kafka_password())};"})
+        if sec["protocol"].endswith("SSL"):
+            if "ca_file" in sec:
+                out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(self._path(sec["ca_file"]))})
+            if "certificate_file" in sec:
+                out.update({"ssl.keystore.type": "PEM",
+                            "ssl.keystore.certificate.chain": self._path(sec["certificate_file"]).read_text(),
+                            "ssl.keystore.key": self._path(sec["key_file"]).read_text()})
+        return out
 
     @property
     def store(self) -> dict:
@@ -186,10 +239,44 @@ def load(path: str | os.PathLike | None = None) -> Config:
         raise UserError(f"invalid configuration in {chosen}:\n  - max_line_size: {data['max_line_size']} is more than "
                         "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")
     cfg = Config(data=data, file=chosen)
-    problems = _source_identity_problems(cfg)
+    problems = _source_identity_problems(cfg) + _kafka_problems(cfg)
     if problems:
         raise UserError(f"invalid configuration in {chosen}:\n" + "\n".join(f"  - {p}" for p in problems))
     return cfg
+
+
+def _kafka_problems(cfg: Config) -> list[str]:
+    """What the schema cannot say about kafka: keys that only make sense together."""
+    k, sec = cfg.kafka, cfg.kafka["security"]
+    problems = []
+    if k["min_insync_replicas"] > k["replication_factor"]:
+        problems.append(f"kafka.min_insync_replicas: {k['min_insync_replicas']} is more than kafka.replication_factor "
+                        f"({k['replication_factor']}): no write could ever succeed")
+    if cfg.kafka_is_local and k["replication_factor"] > 1:
+        problems.append(f"kafka.replication_factor: {k['replication_factor']} replicas need as many brokers; the local "
+                        "stack runs one (set kafka.bootstrap_servers to use a cluster)")
+    sasl = sec["protocol"].startswith("SASL_")
+    for key in ("sasl_mechanism", "username", "password_env"):
+        if sasl and key not in sec:
+            problems.append(f"kafka.security.{key}: required with protocol {sec['protocol']}")
+        if not sasl and key in sec:
+            problems.append(f"kafka.security.{key}: only used with protocol SASL_PLAINTEXT or SASL_SSL "
+                            f"(protocol is {sec['protocol']})")
+    tls = sec["protocol"].endswith("SSL")
+    for key in ("ca_file", "certificate_file", "key_file"):
+        if key in sec and not tls:
+            problems.append(f"kafka.security.{key}: only used with protocol SSL or SASL_SSL (protocol is {sec['protocol']})")
+        elif key in sec and not cfg._path(sec[key]).is_file():
+            problems.append(f"kafka.security.{key}: {cfg._path(sec[key])} is not a file")
+    if ("certificate_file" in sec) != ("key_file" in sec):
+        problems.append("kafka.security.certificate_file and key_file: give both or neither")
+    if cfg.kafka_is_local and tls:
+        problems.append(f"kafka.security.protocol: the local broker does not serve {sec['protocol']} (it has no "
+                        "certificate); use SASL_PLAINTEXT locally, or a cluster (kafka.bootstrap_servers)")
+    if cfg.kafka_is_local and sasl and sec.get("sasl_mechanism", "PLAIN") != "PLAIN":
+        problems.append(f"kafka.security.sasl_mechanism: the local broker serves PLAIN only, not "
+                        f"{sec['sasl_mechanism']} (SCRAM needs a cluster: kafka.bootstrap_servers)")
+    return problems
 
 
 def _source_identity_problems(cfg: Config) -> list[str]:
@@ -235,8 +322,8 @@ def docs_markdown() -> str:
             typ = sub.get("type", "enum: " + ", ".join(sub.get("enum", [])) if "enum" in sub else "")
             if isinstance(typ, list):
                 typ = " or ".join(typ)
-            default = sub.get("default", "")
-            default = "" if default in ({}, []) else f"`{json.dumps(default)}`"
+            default = sub.get("default")
+            default = "" if default in ({}, [], None) else f"`{json.dumps(default)}`"
             desc = sub.get("description", "").replace("|", "\\|")
             out.append(f"| `{full}` | {typ} | {default} | {desc} |")
             if sub.get("type") == "object" and "properties" in sub:

@@ -33,19 +33,26 @@ def topic_name(role: str) -> str:
     return definitions()[role].name
 
 
-def admin(bootstrap: str):
+def client_config(kafka: str | dict) -> dict:
+    """librdkafka settings from a connection: ``Config.kafka_client`` (bootstrap servers and
+    security), or a bare bootstrap string for a broker without security."""
+    return {"bootstrap.servers": kafka} if isinstance(kafka, str) else dict(kafka)
+
+
+def admin(kafka: str | dict):
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000, **QUIET_CLIENT})
+    return AdminClient({**client_config(kafka), "socket.timeout.ms": 5000, **QUIET_CLIENT})
 
 
-def ensure_topics(bootstrap: str, lim: Limits) -> list[str]:
-    """Creates missing topics and brings max.message.bytes of existing ones to what ``lim`` derives
-    from max_line_size (a topic left with a smaller limit after max_line_size grew would refuse long
-    lines or dead letters). Returns notes about differences left as they are."""
+def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, min_insync_replicas: int = 1) -> list[str]:
+    """Creates missing topics (with ``replication_factor`` replicas) and brings max.message.bytes and
+    min.insync.replicas of existing ones to what the config says (max.message.bytes is derived from
+    max_line_size: a topic left with a smaller limit after max_line_size grew would refuse long lines
+    or dead letters). Returns notes about differences left as they are (partitions, replicas)."""
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
-    client = admin(bootstrap)
+    client = admin(kafka)
     existing = client.list_topics(timeout=10).topics
     notes = []
     missing = []
@@ -56,11 +63,15 @@ def ensure_topics(bootstrap: str, lim: Limits) -> list[str]:
             if have != t.partitions:
                 notes.append(f"topic {t.name} has {have} partitions, schemas/topics.yaml says {t.partitions}; "
                              "left as it is")
+            replicas = min(len(p.replicas) for p in existing[t.name].partitions.values())
+            if replicas != replication_factor:
+                notes.append(f"topic {t.name} has {replicas} replicas, kafka.replication_factor says "
+                             f"{replication_factor}; left as it is (changing it is a partition reassignment)")
             present.append(t)
             continue
-        missing.append(NewTopic(t.name, num_partitions=t.partitions, replication_factor=1, config={
+        missing.append(NewTopic(t.name, num_partitions=t.partitions, replication_factor=replication_factor, config={
             "retention.ms": str(t.retention_ms), "max.message.bytes": str(lim.topic_max_message_bytes(t.role)),
-            "min.insync.replicas": "1"}))
+            "min.insync.replicas": str(min_insync_replicas)}))
     if missing:
         for name, future in client.create_topics(missing, operation_timeout=30).items():
             try:
@@ -69,35 +80,36 @@ def ensure_topics(bootstrap: str, lim: Limits) -> list[str]:
                 if "TOPIC_ALREADY_EXISTS" not in str(e):
                     raise ComponentError(f"creating Kafka topic {name} failed: {e}") from None
     for t in present:
-        wanted = str(lim.topic_max_message_bytes(t.role))
         resource = ConfigResource(ConfigResource.Type.TOPIC, t.name)
-        current = client.describe_configs([resource])[resource].result().get("max.message.bytes")
-        if current is not None and current.value == wanted:
-            continue
-        update = ConfigResource(ConfigResource.Type.TOPIC, t.name, incremental_configs=[
-            ConfigEntry("max.message.bytes", wanted, incremental_operation=AlterConfigOpType.SET)])
-        try:
-            client.incremental_alter_configs([update])[update].result()
-        except Exception as e:  # noqa: BLE001
-            raise ComponentError(f"setting max.message.bytes={wanted} on Kafka topic {t.name} failed: {e}") from None
-        notes.append(f"topic {t.name}: max.message.bytes {current.value if current else '?'} -> {wanted} "
-                     "(derived from max_line_size)")
+        current = client.describe_configs([resource])[resource].result()
+        for name, wanted, why in (("max.message.bytes", str(lim.topic_max_message_bytes(t.role)), "derived from max_line_size"),
+                                  ("min.insync.replicas", str(min_insync_replicas), "kafka.min_insync_replicas")):
+            have = current.get(name)
+            if have is not None and have.value == wanted:
+                continue
+            update = ConfigResource(ConfigResource.Type.TOPIC, t.name, incremental_configs=[
+                ConfigEntry(name, wanted, incremental_operation=AlterConfigOpType.SET)])
+            try:
+                client.incremental_alter_configs([update])[update].result()
+            except Exception as e:  # noqa: BLE001
+                raise ComponentError(f"setting {name}={wanted} on Kafka topic {t.name} failed: {e}") from None
+            notes.append(f"topic {t.name}: {name} {have.value if have else '?'} -> {wanted} ({why})")
     return notes
 
 
-def max_message_bytes(bootstrap: str, topic: str) -> int:
+def max_message_bytes(kafka: str | dict, topic: str) -> int:
     """The topic's max.message.bytes as the broker reports it."""
     from confluent_kafka.admin import ConfigResource
 
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    client = admin(bootstrap)  # held until the answer is in: a collected client cancels its requests
+    client = admin(kafka)  # held until the answer is in: a collected client cancels its requests
     return int(client.describe_configs([resource])[resource].result()["max.message.bytes"].value)
 
 
-def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+def end_offsets(kafka: str | dict, topic: str) -> dict[int, int]:
     from confluent_kafka import Consumer, TopicPartition
 
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "auditpipe-cli-probe", "enable.auto.commit": False,
+    c = Consumer({**client_config(kafka), "group.id": "auditpipe-cli-probe", "enable.auto.commit": False,
                   **QUIET_CLIENT})
     try:
         md = c.list_topics(topic, timeout=5).topics[topic]
@@ -110,12 +122,12 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
         c.close()
 
 
-def consumer_lag(bootstrap: str, topic: str, group: str) -> int | None:
+def consumer_lag(kafka: str | dict, topic: str, group: str) -> int | None:
     """Records in ``topic`` not yet committed by ``group`` (the Flink job commits on checkpoints)."""
     from confluent_kafka import Consumer, TopicPartition
 
-    ends = end_offsets(bootstrap, topic)
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False, **QUIET_CLIENT})
+    ends = end_offsets(kafka, topic)
+    c = Consumer({**client_config(kafka), "group.id": group, "enable.auto.commit": False, **QUIET_CLIENT})
     try:
         committed = c.committed([TopicPartition(topic, p) for p in ends], timeout=5)
         lag = 0

@@ -7,7 +7,7 @@ import pytest
 from stack import running_stack
 
 PORTS = {"kafka": 19092, "controller": 19093, "store": 27117, "flink": 18081}
-SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-types"]
+SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-types", "e2e-rejected"]
 
 
 @pytest.fixture(scope="session")

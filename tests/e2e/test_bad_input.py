@@ -44,18 +44,18 @@ def test_long_unparsable_lines_are_kept_whole_and_the_lines_after_them_arrive(st
 def test_topic_limits_follow_max_line_size_and_up_repairs_them(stack):
     lim = limits.from_config(stack.cfg)
     raw, dead = topics.topic_name("raw"), topics.topic_name("deadletter")
-    assert topics.max_message_bytes(stack.cfg.kafka_bootstrap, raw) == lim.raw_message_bytes
-    assert topics.max_message_bytes(stack.cfg.kafka_bootstrap, dead) == lim.dead_letter_message_bytes
+    assert topics.max_message_bytes(stack.cfg.kafka_client, raw) == lim.raw_message_bytes
+    assert topics.max_message_bytes(stack.cfg.kafka_client, dead) == lim.dead_letter_message_bytes
 
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
     shrunk = ConfigResource(ConfigResource.Type.TOPIC, dead, incremental_configs=[
         ConfigEntry("max.message.bytes", "1048576", incremental_operation=AlterConfigOpType.SET)])
-    client = topics.admin(stack.cfg.kafka_bootstrap)
+    client = topics.admin(stack.cfg.kafka_client)
     client.incremental_alter_configs([shrunk])[shrunk].result()
-    assert topics.max_message_bytes(stack.cfg.kafka_bootstrap, dead) == 1048576
+    assert topics.max_message_bytes(stack.cfg.kafka_client, dead) == 1048576
     stack.cli("up")
-    assert topics.max_message_bytes(stack.cfg.kafka_bootstrap, dead) == lim.dead_letter_message_bytes
+    assert topics.max_message_bytes(stack.cfg.kafka_client, dead) == lim.dead_letter_message_bytes
 
 
 def test_resent_lines_are_stored_and_counted_once(stack):
@@ -72,7 +72,7 @@ def test_resent_lines_are_stored_and_counted_once(stack):
     repeats_before = stack.job_metric_sum("repeatedEventsNotCounted") or 0
     # the collector's first 500 lines again, on the same partition (same key), as a restart would send them
     key = source_key(server, "percona-json", str(stack.log_path(server))).encode()
-    p = Producer({"bootstrap.servers": stack.cfg.kafka_bootstrap, "enable.idempotence": True, "log_level": 0})
+    p = Producer({**stack.cfg.kafka_client, "enable.idempotence": True, "log_level": 0})
     for line in lines[:500]:
         p.produce(topics.topic_name("raw"), value=line, key=key)
     assert p.flush(30) == 0

@@ -1,87 +1,27 @@
 """The Fluentd collector (collectors/fluentd) against the real Kafka and store of the e2e stack, put
 through the scenarios the rsyslog collector goes through: rotation with late writes, a restart and a
-kill -9 mid-rotation, a line at the maximum size.
-
-Fluentd is in no package registry these machines reach. Build and CI machines have
-`../shared/fluentd/install`, which installs a real Fluentd 1.16.11 with fluent-plugin-kafka 0.19.7;
-the tests install it from there once (into tools_dir) and run for real. They skip, with that
-reason, only where neither it nor a `fluentd` on PATH exists (a user's clone).
+kill -9 mid-rotation, a line at the maximum size. The Fluentd itself: tests/fluentd.py.
 """
 
 from __future__ import annotations
 
 import base64
-import os
-import shutil
 import signal
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from auditpipe import limits, paths
+from auditpipe import limits
 from auditpipe.simulate import simulate
+from fluentd import Fluentd, fluentd_command as find_fluentd
 
 pytestmark = pytest.mark.e2e
-
-SHARED_INSTALL = paths.REPO.parent / "shared" / "fluentd" / "install"
 
 
 @pytest.fixture(scope="session")
 def fluentd_command(stack) -> str:
-    on_path = shutil.which("fluentd")
-    if on_path:
-        return on_path
-    dest = stack.cfg.tools_dir / "fluentd-1.16.11"
-    binary = dest / "bin" / "fluentd"
-    if not binary.exists():
-        if not SHARED_INSTALL.exists():
-            pytest.skip(f"no fluentd on PATH and no {SHARED_INSTALL} (Fluentd is in no registry these machines "
-                        "reach; build and CI machines have that installer)")
-        r = subprocess.run([str(SHARED_INSTALL), str(dest)], capture_output=True, text=True, timeout=900)
-        assert r.returncode == 0, f"installing Fluentd failed:\n{r.stdout}\n{r.stderr}"
-    return str(binary)
-
-
-class Fluentd:
-    """One Fluentd collector process for one audit log, started through collectors/fluentd/run."""
-
-    def __init__(self, command: str, stack, server: str, root: Path):
-        self.log = root / "logs" / "audit.log"
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        self.output = root / "fluentd.out"
-        self.env = {**os.environ, "FLUENTD": command, "AUDITPIPE_KAFKA_BROKERS": stack.cfg.kafka_bootstrap,
-                    "AUDITPIPE_SERVER": server, "AUDITPIPE_AUDIT_LOG": str(self.log),
-                    "AUDITPIPE_STATE_DIR": str(root / "state"),
-                    "AUDITPIPE_MAX_LINE_BYTES": str(limits.from_config(stack.cfg).max_line_bytes)}
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        with open(self.output, "ab") as out:
-            self.proc = subprocess.Popen([str(paths.COLLECTORS / "fluentd" / "run")], env=self.env, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 60
-        mark = self.output.read_text(errors="replace").count("is now running")
-        while self.output.read_text(errors="replace").count("is now running") == mark:
-            assert self.proc.poll() is None, f"fluentd exited:\n{self.tail()}"
-            assert time.monotonic() < deadline, f"fluentd did not start:\n{self.tail()}"
-            time.sleep(0.2)
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, sig)  # supervisor and worker alike
-            self.proc.wait(timeout=60)
-
-    def tail(self, n: int = 30) -> str:
-        return "\n".join(self.output.read_text(errors="replace").splitlines()[-n:])
-
-    def problems(self) -> list[str]:
-        """Log lines that would mean a record was dropped or stuck (each was seen before the fixes)."""
-        signs = ("[error]", "BufferChunkOverflowError", "MessageSizeTooLarge", "is longer than",
-                 "dropped")
-        return [line for line in self.output.read_text(errors="replace").splitlines() if any(s in line for s in signs)]
+    return find_fluentd(stack.cfg.tools_dir)
 
 
 def _assert_exactly_once(stack, server: str, m, fluentd: Fluentd) -> None:

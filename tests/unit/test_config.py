@@ -116,3 +116,56 @@ def test_max_line_size_is_bounded_and_derives_every_limit(tmp_path):
     assert lim.broker_message_bytes >= max(lim.raw_message_bytes, lim.dead_letter_message_bytes)
     longest = limits.from_config(config.load(write(tmp_path, "max_line_size: 8m\n")))
     assert longest.dead_letter_message_bytes < 15 * 1024 * 1024, "fits the job's dead-letter document bound"
+
+
+@pytest.mark.parametrize("kafka,named", [
+    ("{replication_factor: 3}", "kafka.replication_factor: 3 replicas need as many brokers"),
+    ("{bootstrap_servers: 'k1:9092,k2:9092', min_insync_replicas: 2}", "kafka.min_insync_replicas: 2 is more than"),
+    ("{security: {protocol: SASL_SSL, bootstrap: x}}", "kafka.security.bootstrap: unknown key"),
+    ("{security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN}}", "kafka.security.username: required"),
+    ("{security: {username: u}}", "kafka.security.username: only used with protocol SASL"),
+    ("{bootstrap_servers: 'k:9093', security: {protocol: SSL, ca_file: /nonexistent.pem}}",
+     "kafka.security.ca_file: /nonexistent.pem is not a file"),
+    ("{security: {protocol: SSL}}", "kafka.security.protocol: the local broker does not serve SSL"),
+    ("{security: {protocol: SASL_PLAINTEXT, sasl_mechanism: SCRAM-SHA-512, username: u, password_env: P}}",
+     "the local broker serves PLAIN only"),
+    ("{bootstrap_servers: 'no port'}", "kafka.bootstrap_servers"),
+])
+def test_kafka_settings_that_do_not_fit_together_are_named(tmp_path, kafka, named):
+    with pytest.raises(UserError) as e:
+        config.load(write(tmp_path, f"kafka: {kafka}\n"))
+    assert named in str(e.value)
+
+
+def test_kafka_security_reaches_every_client_and_the_password_stays_in_the_environment(tmp_path, monkeypatch):
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    cfg = config.load(write(tmp_path, f"""kafka:
+  bootstrap_servers: k1:9093,k2:9093
+  replication_factor: 3
+  min_insync_replicas: 2
+  security: {{protocol: SASL_SSL, sasl_mechanism: SCRAM-SHA-512, username: auditpipe, password_env: KPASS,
+              ca_file: {ca}}}
+"""))
+    assert not cfg.kafka_is_local and cfg.kafka_bootstrap == "k1:9093,k2:9093"
+    monkeypatch.delenv("KPASS", raising=False)
+    with pytest.raises(UserError, match="KPASS .* is not set"):
+        _ = cfg.kafka_client
+    monkeypatch.setenv("KPASS", 's3"cr\\t')
+    assert cfg.kafka_client == {"bootstrap.servers": "k1:9093,k2:9093", "security.protocol": "sasl_ssl",
+                                "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": "auditpipe",
+                                "sasl.password": 's3"cr\\t', "ssl.ca.location": str(ca)}
+    java = cfg.kafka_java_client
+    assert java["sasl.jaas.config"] == ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                        'username="auditpipe" password="s3\\"cr\\\\t";')
+    assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == str(ca)
+
+    from auditpipe.components.collector import render_config
+    from auditpipe.components.flink import FlinkJob
+
+    rsyslog = render_config(cfg, tmp_path / "work")
+    assert '"sasl.mechanisms=SCRAM-SHA-512"' in rsyslog and 'broker=["k1:9093", "k2:9093"]' in rsyslog
+    assert '"sasl.password=s3\\"cr\\\\t"' in rsyslog, "escaped as an rsyslog string"
+    job = FlinkJob(cfg).job_properties(None)
+    assert "kafka.client.security.protocol=SASL_SSL\n" in job and "kafka.client.sasl.jaas.config=" in job
+    assert "s3cr" not in cfg.file.read_text()

@@ -8,6 +8,11 @@ from auditpipe.config import Config
 from auditpipe.process import ManagedProcess
 
 
+def properties_value(value: str) -> str:
+    """``value`` as the value of a Java .properties line (backslashes and newlines escaped)."""
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
 def log4j2_properties(quiet_loggers: dict[str, str]) -> str:
     """A log4j2 configuration for our JVM processes: INFO to the console (our log file), with
     chatty libraries turned down ({logger name: level})."""

@@ -47,8 +47,12 @@ def render_config(cfg, work_dir: Path) -> str:
         raw_topic=raw_topic, work_dir=work_dir, max_line_bytes=lim.max_line_bytes,
         max_message_bytes=lim.max_line_bytes + 1)
     block = Template((paths.COLLECTORS / "rsyslog" / "source.conf.tmpl").read_text())
+    # TLS and SASL (config kafka.security): librdkafka's names, as the CLI's own clients use them
+    security = "".join(f', "{_rsyslog_string(f"{k}={v}")}"' for k, v in cfg.kafka_client.items()
+                       if k != "bootstrap.servers")
+    brokers = ", ".join(f'"{b}"' for b in cfg.kafka_bootstrap.split(","))
     action = Template((paths.COLLECTORS / "rsyslog" / "kafka-action.conf.tmpl").read_text()).substitute(
-        brokers=f'"{cfg.kafka_bootstrap}"', raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes).rstrip("\n")
+        brokers=brokers, raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes, security=security).rstrip("\n")
     parts = [head]
     for i, src in enumerate(cfg.collector_sources()):
         key = source_key(src["server"], src["format"], src["path"])
@@ -91,11 +95,13 @@ class RsyslogCollector(Component):
                 return
             progress.info("  collector: sources changed, restarting rsyslogd")
             self.proc.stop()
+        self.conf_file.touch(mode=0o600)  # may hold the Kafka password
+        self.conf_file.chmod(0o600)
         self.conf_file.write_text(text)
         sources = self.cfg.collector_sources()
         raw_topic = topics.topic_name("raw")
         try:
-            before = catchup.before_start(self.cfg.kafka_bootstrap, raw_topic, sources, _key_of, work)
+            before = catchup.before_start(self.cfg.kafka_client, raw_topic, sources, _key_of, work)
         except Exception as e:  # noqa: BLE001
             raise ComponentError(f"the collector starts once Kafka answers: it first looks up the last line shipped "
                                  f"for each source, to catch up on what was rotated while it was down ({e})") from None
@@ -110,7 +116,7 @@ class RsyslogCollector(Component):
         wait_until(lambda: (self.home / "rsyslogd.pid").exists(), 15, "waiting for rsyslogd to start", self.proc,
                    interval=0.1)
         lim = limits.from_config(self.cfg)
-        for report in catchup.catch_up(self.cfg.kafka_bootstrap, raw_topic, sources, _key_of, before,
+        for report in catchup.catch_up(self.cfg.kafka_client, raw_topic, sources, _key_of, before,
                                        lim.max_line_bytes, lim.raw_message_bytes):
             if report.summary():
                 progress.info(f"  collector: {report.summary()}")

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from auditpipe import limits, paths, prereqs, progress, topics
-from auditpipe.components.base import Component, StatusRow, log4j2_properties
+from auditpipe.components.base import Component, StatusRow, log4j2_properties, properties_value
 from auditpipe.config import duration_seconds
 from auditpipe.errors import UserError
 from auditpipe.process import port_open, wait_until
@@ -116,11 +116,14 @@ class FlinkJob(Component):
             "flink.restart-strategy.type": "exponential-delay",
             "flink.taskmanager.memory.network.max": "128m",
         }
+        for key, value in self.cfg.kafka_java_client.items():
+            if key != "bootstrap.servers":
+                entries[f"kafka.client.{key}"] = value  # security: TLS and SASL (config kafka.security)
         for key, value in f["job_options"].items():
             entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
         if restore_from is not None:
             entries["flink.execution.state-recovery.path"] = restore_from.as_uri()
-        return "".join(f"{k}={_escape(v)}\n" for k, v in entries.items())
+        return "".join(f"{k}={properties_value(v)}\n" for k, v in entries.items())
 
     def start(self) -> None:
         if self.proc.running():
@@ -133,6 +136,8 @@ class FlinkJob(Component):
         restore = latest_checkpoint(self.checkpoint_dir)
         self._prune_old_checkpoints(keep=restore)
         props = self.home / "job.properties"
+        props.touch(mode=0o600)  # may hold the Kafka password and the store URI's
+        props.chmod(0o600)
         props.write_text(self.job_properties(restore))
         log4j = self.home / "log4j2.properties"
         log4j.write_text(LOG4J2)
@@ -173,7 +178,7 @@ class FlinkJob(Component):
             return StatusRow(self.name, None, self.rest_url, "stopped", "")
         state = self.job_state()
         try:
-            lag = topics.consumer_lag(self.cfg.kafka_bootstrap, topics.topic_name("raw"), JOB_GROUP_ID)
+            lag = topics.consumer_lag(self.cfg.kafka_client, topics.topic_name("raw"), JOB_GROUP_ID)
             lag_text = f", lag {lag} records (as of the last checkpoint)"
         except Exception as e:  # noqa: BLE001 - e.g. no offsets committed yet right after the start
             lag_text = f", lag not available yet ({str(e)[:60]})"
@@ -181,5 +186,4 @@ class FlinkJob(Component):
                          f"job {state or 'not answering'}{lag_text}")
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n")
+

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from auditpipe import limits, paths, prereqs, progress, topics
-from auditpipe.components.base import Component, StatusRow, log4j2_properties
+from auditpipe.components.base import Component, StatusRow, log4j2_properties, properties_value
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import port_open, wait_until
 
@@ -26,9 +26,12 @@ class KafkaBroker(Component):
     def libs(self):
         return self.cfg.tools_dir / f"kafka-{KAFKA_VERSION}" / "libs"
 
+    def is_managed(self) -> bool:
+        return self.cfg.kafka_is_local
+
     def install(self) -> None:
         stamp = self.libs / ".complete"
-        if stamp.exists():
+        if stamp.exists() or not self.is_managed():
             return
         prereqs.require_java17()
         mvn = prereqs.require_maven()
@@ -38,17 +41,34 @@ class KafkaBroker(Component):
                                 self.cfg.tools_dir / "install.log", "fetching Kafka")
         stamp.write_text(KAFKA_VERSION)
 
+    def _security_properties(self) -> list[str]:
+        """The client listener: PLAINTEXT, or SASL_PLAINTEXT with PLAIN and one user (the configured
+        one, whose password the broker reads from this file; the state directory is the user's)."""
+        sec = self.cfg.kafka["security"]
+        if sec["protocol"] == "PLAINTEXT":
+            return ["listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                    "inter.broker.listener.name=PLAINTEXT"]
+        user, password = sec["username"], self.cfg.kafka_password()
+        quoted = password.replace("\\", "\\\\").replace('"', '\\"')
+        return ["listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "inter.broker.listener.name=SASL_PLAINTEXT",
+                "sasl.enabled.mechanisms=PLAIN",
+                "sasl.mechanism.inter.broker.protocol=PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + properties_value(
+                    "org.apache.kafka.common.security.plain.PlainLoginModule"
+                    f' required username="{user}" password="{quoted}" user_{user}="{quoted}";')]
+
     def _properties(self) -> str:
         k = self.cfg.kafka
+        client = k["security"]["protocol"]
         return "\n".join([
             "process.roles=broker,controller",
             "node.id=1",
             f"controller.quorum.voters=1@{k['host']}:{k['controller_port']}",
-            f"listeners=PLAINTEXT://{k['host']}:{k['port']},CONTROLLER://{k['host']}:{k['controller_port']}",
-            f"advertised.listeners=PLAINTEXT://{k['host']}:{k['port']}",
+            f"listeners={client}://{k['host']}:{k['port']},CONTROLLER://{k['host']}:{k['controller_port']}",
+            f"advertised.listeners={client}://{k['host']}:{k['port']}",
             "controller.listener.names=CONTROLLER",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "inter.broker.listener.name=PLAINTEXT",
+            *self._security_properties(),
             f"log.dirs={self.home / 'data'}",
             "offsets.topic.replication.factor=1",
             "transaction.state.log.replication.factor=1",
@@ -61,10 +81,21 @@ class KafkaBroker(Component):
             "",
         ])
 
+    def _ensure_topics(self) -> None:
+        k = self.cfg.kafka
+        for note in topics.ensure_topics(self.cfg.kafka_client, limits.from_config(self.cfg),
+                                         k["replication_factor"], k["min_insync_replicas"]):
+            progress.info(f"  ! {note}")
+
     def start(self) -> None:
+        if not self.is_managed():
+            if not self.healthy():
+                raise ComponentError(f"the Kafka cluster at {self.cfg.kafka_bootstrap} (kafka.bootstrap_servers) does "
+                                     f"not answer: {self._problem()}")
+            self._ensure_topics()
+            return
         if self.proc.running():
-            for note in topics.ensure_topics(self.cfg.kafka_bootstrap, limits.from_config(self.cfg)):
-                progress.info(f"  ! {note}")
+            self._ensure_topics()
             return
         k = self.cfg.kafka
         for port in (k["port"], k["controller_port"]):
@@ -73,6 +104,8 @@ class KafkaBroker(Component):
                                 f"kafka.port / kafka.controller_port in {self.cfg.file}")
         java = prereqs.require_java17()
         props = self.home / "server.properties"
+        props.touch(mode=0o600)  # may hold the SASL password
+        props.chmod(0o600)
         props.write_text(self._properties())
         log4j = self.home / "log4j2.properties"
         log4j.write_text(LOG4J2)
@@ -88,26 +121,39 @@ class KafkaBroker(Component):
                          f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath, "kafka.Kafka", str(props)])
         wait_until(lambda: port_open(k["host"], k["port"]) and self.healthy(),
                    90, "waiting for Kafka to accept clients", self.proc)
-        for note in topics.ensure_topics(self.cfg.kafka_bootstrap, limits.from_config(self.cfg)):
-            progress.info(f"  ! {note}")
+        self._ensure_topics()
+
+    def _problem(self) -> str:
+        try:
+            topics.admin(self.cfg.kafka_client).list_topics(timeout=5)
+            return ""
+        except Exception as e:  # noqa: BLE001
+            return str(e)[:200]
 
     def healthy(self) -> bool:
-        if not port_open(self.cfg.kafka["host"], self.cfg.kafka["port"]):
+        if self.is_managed() and not port_open(self.cfg.kafka["host"], self.cfg.kafka["port"]):
             return False
         try:
-            topics.admin(self.cfg.kafka_bootstrap).list_topics(timeout=2)
+            topics.admin(self.cfg.kafka_client).list_topics(timeout=2)
             return True
         except Exception:  # noqa: BLE001
             return False
 
+    def stop(self) -> bool:
+        return self.proc.stop() if self.is_managed() else False
+
     def status(self) -> StatusRow:
-        pid = self.proc.pid()
+        pid = self.proc.pid() if self.is_managed() else None
+        if pid is None and not self.is_managed():
+            ok = self.healthy()
+            return StatusRow(self.name, None, self.cfg.kafka_bootstrap, "ok" if ok else "unhealthy",
+                             "external cluster" + ("" if ok else f": {self._problem()[:80]}"))
         if pid is None:
             return StatusRow(self.name, None, self.cfg.kafka_bootstrap, "stopped", "")
         if not self.healthy():
             return StatusRow(self.name, pid, self.cfg.kafka_bootstrap, "unhealthy", "not accepting clients")
         try:
-            md = topics.admin(self.cfg.kafka_bootstrap).list_topics(timeout=3).topics
+            md = topics.admin(self.cfg.kafka_client).list_topics(timeout=3).topics
             detail = ", ".join(f"{t.name}({len(md[t.name].partitions)}p)" if t.name in md else f"{t.name}(missing)"
                                for t in topics.definitions().values())
             return StatusRow(self.name, pid, self.cfg.kafka_bootstrap, "ok", detail)

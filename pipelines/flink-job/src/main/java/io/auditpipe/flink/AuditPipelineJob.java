@@ -29,6 +29,7 @@ import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -40,6 +41,7 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Properties;
 import java.time.Duration;
 
 /**
@@ -132,14 +134,15 @@ public class AuditPipelineJob {
     }
 
     public static KafkaSource<ParsedRecord> kafkaSource(Configuration options) {
-        return KafkaSource.<ParsedRecord>builder()
+        KafkaSourceBuilder<ParsedRecord> builder = KafkaSource.<ParsedRecord>builder()
                 .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
                 .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
                 .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
                 .setDeserializer(new AuditRecordDeserializer(options.get(JobOptions.EVENT_TIME_MAX_AHEAD)))
-                .setProperty("partition.discovery.interval.ms", "60000")
-                .build();
+                .setProperty("partition.discovery.interval.ms", "60000");
+        JobOptions.kafkaClientProperties(options).forEach(builder::setProperty);
+        return builder.build();
     }
 
     /** Largest dead-letter document in the store: BSON allows 16 MiB, and the document needs some room. */
@@ -150,9 +153,13 @@ public class AuditPipelineJob {
         int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
         // store rejections go to the dead-letter topic too, like every other dead letter
         String deadLetterTopic = options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC);
-        Map<String, String> rejectionProducer = Map.of(
-                "bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS),
-                "max.request.size", String.valueOf(deadLetterMessageBytes));
+        Map<String, String> rejectionProducer = new java.util.HashMap<>(JobOptions.kafkaClientProperties(options));
+        rejectionProducer.put("bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS));
+        rejectionProducer.put("max.request.size", String.valueOf(deadLetterMessageBytes));
+        Properties deadLetterTopicProducer = new Properties();
+        deadLetterTopicProducer.putAll(JobOptions.kafkaClientProperties(options));
+        deadLetterTopicProducer.put("max.request.size", String.valueOf(deadLetterMessageBytes));
+        deadLetterTopicProducer.put("bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS));
         return new AuditPipelineJob(options,
                 kafkaSource(options),
                 new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.EVENTS_COLLECTION))
@@ -166,7 +173,7 @@ public class AuditPipelineJob {
                         .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
                         .setRecordSerializer(new DeadLetterKafkaSerializer(options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC),
                                 deadLetterMessageBytes))
-                        .setProperty("max.request.size", String.valueOf(deadLetterMessageBytes))
+                        .setKafkaProducerConfig(deadLetterTopicProducer)
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build());
     }

@@ -33,6 +33,23 @@ public final class JobOptions {
     private JobOptions() {}
 
     public static final String FLINK_PREFIX = "flink.";
+    /**
+     * {@code kafka.client.<property>=<value>}: a Kafka client property (security.protocol,
+     * sasl.jaas.config, ssl.truststore.location, ...) for every Kafka client of the job. The CLI
+     * writes them from the config's kafka.security.
+     */
+    public static final String KAFKA_CLIENT_PREFIX = "kafka.client.";
+
+    /** The {@link #KAFKA_CLIENT_PREFIX} properties, without the prefix. */
+    public static Map<String, String> kafkaClientProperties(Configuration job) {
+        Map<String, String> out = new TreeMap<>();
+        for (Map.Entry<String, String> e : job.toMap().entrySet()) {
+            if (e.getKey().startsWith(KAFKA_CLIENT_PREFIX)) {
+                out.put(e.getKey().substring(KAFKA_CLIENT_PREFIX.length()), e.getValue());
+            }
+        }
+        return out;
+    }
 
     public static final ConfigOption<String> KAFKA_BOOTSTRAP_SERVERS = ConfigOptions.key("kafka.bootstrap-servers")
             .stringType().noDefaultValue()
@@ -163,6 +180,10 @@ public final class JobOptions {
                 flink.setString(key.substring(FLINK_PREFIX.length()), e.getValue());
                 continue;
             }
+            if (key.startsWith(KAFKA_CLIENT_PREFIX) && key.length() > KAFKA_CLIENT_PREFIX.length()) {
+                job.setString(key, e.getValue());
+                continue;
+            }
             ConfigOption<?> option = byKey.get(key);
             if (option == null) {
                 problems.add("unknown option '" + key + "' (known: " + byKey.keySet() + ", or flink.<flink option>)");
@@ -223,6 +244,9 @@ public final class JobOptions {
                     .append(o.hasDefaultValue() ? "`" + o.defaultValue() + "`" : "(required)")
                     .append(" | ").append(new org.apache.flink.configuration.description.HtmlFormatter().format(o.description()).replace("|", "\\|")).append(" |\n");
         }
+        b.append("| `").append(KAFKA_CLIENT_PREFIX).append("<property>` | | A Kafka client property for every Kafka client")
+                .append(" of the job (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.location, ...);")
+                .append(" the CLI writes them from the config's kafka.security. |\n");
         return b.toString();
     }
 }

@@ -1,0 +1,92 @@
+"""A real Fluentd collector for tests (collectors/fluentd/run), like tests/stack.py for the stack.
+
+Fluentd is in no package registry these machines reach. Build and CI machines have
+`../shared/fluentd/install`, which installs a real Fluentd 1.16.11 with fluent-plugin-kafka 0.19.7;
+the tests install it from there once (into tools_dir) and run for real. They skip, with that
+reason, only where neither it nor a `fluentd` on PATH exists (a user's clone).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from auditpipe import limits, paths
+
+SHARED_INSTALL = paths.REPO.parent / "shared" / "fluentd" / "install"
+
+
+def fluentd_command(tools_dir: Path) -> str:
+    """The fluentd to run: on PATH, or installed into tools_dir from the shared installer (else skip)."""
+    on_path = shutil.which("fluentd")
+    if on_path:
+        return on_path
+    dest = tools_dir / "fluentd-1.16.11"
+    binary = dest / "bin" / "fluentd"
+    if not binary.exists():
+        if not SHARED_INSTALL.exists():
+            pytest.skip(f"no fluentd on PATH and no {SHARED_INSTALL} (Fluentd is in no registry these machines "
+                        "reach; build and CI machines have that installer)")
+        r = subprocess.run([str(SHARED_INSTALL), str(dest)], capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, f"installing Fluentd failed:\n{r.stdout}\n{r.stderr}"
+    return str(binary)
+
+
+class Fluentd:
+    """One Fluentd collector process for one audit log, started through collectors/fluentd/run."""
+
+    def __init__(self, command: str, stack, server: str, root: Path):
+        self.log = root / "logs" / "audit.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.output = root / "fluentd.out"
+        self.env = {**os.environ, "FLUENTD": command, "AUDITPIPE_KAFKA_BROKERS": stack.cfg.kafka_bootstrap,
+                    "AUDITPIPE_SERVER": server, "AUDITPIPE_AUDIT_LOG": str(self.log),
+                    "AUDITPIPE_STATE_DIR": str(root / "state"),
+                    "AUDITPIPE_MAX_LINE_BYTES": str(limits.from_config(stack.cfg).max_line_bytes),
+                    **security_environment(stack.cfg)}
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.output, "ab") as out:
+            self.proc = subprocess.Popen([str(paths.COLLECTORS / "fluentd" / "run")], env=self.env, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        mark = self.output.read_text(errors="replace").count("is now running")
+        while self.output.read_text(errors="replace").count("is now running") == mark:
+            assert self.proc.poll() is None, f"fluentd exited:\n{self.tail()}"
+            assert time.monotonic() < deadline, f"fluentd did not start:\n{self.tail()}"
+            time.sleep(0.2)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, sig)  # supervisor and worker alike
+            self.proc.wait(timeout=60)
+
+    def tail(self, n: int = 30) -> str:
+        return "\n".join(self.output.read_text(errors="replace").splitlines()[-n:])
+
+    def problems(self) -> list[str]:
+        """Log lines that would mean a record was dropped or stuck (each was seen before the fixes)."""
+        signs = ("[error]", "BufferChunkOverflowError", "MessageSizeTooLarge", "is longer than",
+                 "dropped")
+        return [line for line in self.output.read_text(errors="replace").splitlines() if any(s in line for s in signs)]
+
+
+
+
+def security_environment(cfg) -> dict:
+    """The stack's kafka.security as collectors/fluentd/run reads it."""
+    sec, out = cfg.kafka["security"], {}
+    out["AUDITPIPE_KAFKA_SECURITY_PROTOCOL"] = sec["protocol"]
+    for key in ("sasl_mechanism", "username", "ca_file", "certificate_file", "key_file"):
+        if key in sec:
+            out[f"AUDITPIPE_KAFKA_{key.upper()}"] = sec[key]
+    if cfg.kafka_password() is not None:
+        out["AUDITPIPE_KAFKA_PASSWORD"] = cfg.kafka_password()
+    return out
