@@ -258,12 +258,17 @@ def expected_document(server: str, log_path: Path, collector: str, line: bytes) 
     # what the plugin writes: text fields as strings, status and connection_id as integers (or digits)
     if not all(isinstance(rec.get(k), (str, type(None))) for k in ("record", "name", "timestamp", *_STRING_FIELDS)):
         return None
+    if not record_id or not name:
+        return None
     if not all(isinstance(rec.get(k), (int, type(None))) or str(rec.get(k)).isdigit()
                for k in ("status", "connection_id")):
         return None
+    try:
+        event_time = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S UTC")
+    except (TypeError, ValueError):
+        return None
     doc = {"_id": f"{server}/{record_id}", "server": server, "format": "percona-json", "source_file": str(log_path),
-           "collector": collector, "record_id": record_id, "event_name": name,
-           "event_time": datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S UTC"),
+           "collector": collector, "record_id": record_id, "event_name": name, "event_time": event_time,
            "line_sha256": hashlib.sha256(line).hexdigest()}
     extra = {}
     for k, v in rec.items():
