@@ -26,7 +26,8 @@ def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) ->
 
 
 @contextmanager
-def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = ""):
+def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
+                  capped_mb: int = 256):
     logs = root / "logs"
     sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: percona-json}}" for s in servers)
     cfg_file = root / "auditpipe.yaml"
@@ -34,7 +35,7 @@ def running_stack(root: Path, ports: dict, servers: list[str], database: str, ka
 state_dir: {root / 'state'}
 tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}{kafka_extra}}}
-store: {{port: {ports['store']}, events_capped_size_mb: 256, database: {database}}}
+store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {database}}}
 flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s}}}}
 sources:
 {sources}
@@ -164,8 +165,10 @@ class Stack:
         self.wait_for(f"{m.records} events of {server}", lambda: ((n := self.count(server)) >= m.records, n),
                       timeout=timeout)
         ids = self.stored_ids(server)
-        assert len(ids) == m.records, f"exactly N documents: {len(ids)} for {m.records}"
-        assert set(ids) == {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}, "the generated ones"
+        generated = {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}
+        unexpected = sorted(set(ids) - generated)[:5]
+        assert len(ids) == m.records, f"exactly N documents: {len(ids)} for {m.records}; not generated: {unexpected}"
+        assert set(ids) == generated, "the generated ones"
         total = self.wait_for("stats that add up to N", lambda: ((t := self.stats_total(server)) >= m.records, t))
         assert total == m.records, f"each event counted once: {total} for {m.records}"
         self.assert_stored_as_written(server, Path(m.log_path), collector)

@@ -14,5 +14,6 @@ SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults") as s:
+    # room for every event of a module's tests: the capped collection must not trim what a test counts
+    with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096) as s:
         yield s
