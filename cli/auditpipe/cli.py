@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from auditpipe import __version__, config, paths, progress
+from auditpipe import __version__, config, paths, prereqs, progress
 from auditpipe.errors import UserError
 
 EPILOG = """\
@@ -123,6 +123,24 @@ def cmd_query(args) -> int:
     return 0
 
 
+FORMATS = ["percona-json", "mariadb-audit"]  # io.auditpipe.parser.AuditFormats; the config schema's enum too
+
+
+def cmd_parse(args) -> int:
+    """An audit log through the job's own parser, offline (io.auditpipe.flink.ParseFile)."""
+    from auditpipe.components.flink import FlinkJob
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UserError(f"{path} is not a file")
+    cfg = _cfg(args)
+    job = FlinkJob(cfg)
+    job.install()  # the job jar holds the parsers
+    java = prereqs.require_java17()
+    return subprocess.run([java, "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*", "io.auditpipe.flink.ParseFile",
+                           str(path), "--format", args.format, "--server", args.server]).returncode
+
+
 def cmd_demo(args) -> int:
     from auditpipe.demo import run_demo
 
@@ -235,6 +253,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="collection for --pipeline (default events)")
     s.add_argument("--json", action="store_true", help="JSON output instead of a table")
     s.set_defaults(func=cmd_query)
+
+    s = sub.add_parser("parse", help="parse an audit log file offline: one stored-event JSON per line",
+                       description="Runs FILE through the job's own parser, as the pipeline would: each line that "
+                       "becomes an event is printed as the document the store would hold (JSON, one per line); each "
+                       "line that would be a dead letter is reported on stderr with its line number and reason, and "
+                       "the exit code is then 1. Check a log before pointing the pipeline at it.")
+    s.add_argument("file", metavar="FILE", help="the audit log file")
+    s.add_argument("--format", choices=FORMATS, default="percona-json", help="its format (default: percona-json)")
+    s.add_argument("--server", default="parsed", help="server name for the event ids (default: parsed)")
+    s.set_defaults(func=cmd_parse)
 
     s = sub.add_parser("demo", help="up, generate traffic, wait until all of it is stored, print a summary",
                        description="Starts the local stack, writes a few minutes of audit traffic (rotations, "

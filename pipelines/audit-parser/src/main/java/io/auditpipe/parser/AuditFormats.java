@@ -15,6 +15,7 @@ public final class AuditFormats {
     static {
         Map<String, AuditLineParser> m = new LinkedHashMap<>();
         register(m, new PerconaJsonParser());
+        register(m, new MariadbAuditParser());
         PARSERS = Collections.unmodifiableMap(m);
     }
 

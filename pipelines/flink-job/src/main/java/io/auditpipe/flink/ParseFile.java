@@ -1,0 +1,124 @@
+package io.auditpipe.flink;
+
+import io.auditpipe.flink.functions.AuditRecordDeserializer;
+import io.auditpipe.flink.records.KafkaOrigin;
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.sink.StoreDocuments;
+import io.auditpipe.parser.AuditFormats;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * {@code auditpipe parse}: an audit log file through exactly the job's parsing path
+ * ({@link AuditRecordDeserializer#parse}), offline. Each line that becomes an event is printed as
+ * the document the store would hold (one JSON object per line, on stdout); each line that would be
+ * a dead letter is reported on stderr with its line number and reason, and the exit code is 1 if
+ * there was any (2: bad arguments or an unreadable file). Lines are split on LF, byte for byte,
+ * like the collectors; empty lines are skipped like the collectors skip them.
+ */
+public final class ParseFile {
+    private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
+
+    private ParseFile() {}
+
+    public static void main(String[] args) throws IOException {
+        String file = null, format = "percona-json", server = "parsed";
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--format": format = args[++i]; break;
+                case "--server": server = args[++i]; break;
+                default: file = args[i];
+            }
+        }
+        if (file == null) {
+            System.err.println("usage: ParseFile FILE [--format F] [--server NAME]");
+            System.exit(2);
+        }
+        if (AuditFormats.forName(format) == null) {
+            System.err.println("unknown format '" + format + "' (known: " + String.join(", ", AuditFormats.names()) + ")");
+            System.exit(2);
+        }
+        Path path = Path.of(file);
+        byte[] key = ("{\"v\":1,\"server\":" + quote(server) + ",\"format\":" + quote(format) + ",\"source\":"
+                + quote(path.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-parse\"}")
+                .getBytes(StandardCharsets.UTF_8);
+        long now = System.currentTimeMillis();
+        long lineNumber = 0, events = 0, dead = 0;
+        PrintStream out = new PrintStream(new BufferedOutputStream(System.out, 1 << 16), false, StandardCharsets.UTF_8);
+        try (InputStream in = Files.newInputStream(path)) {
+            LineReader lines = new LineReader(in);
+            byte[] line;
+            while ((line = lines.next()) != null) {
+                lineNumber++;
+                if (line.length == 0) continue;
+                ParsedRecord r = AuditRecordDeserializer.parse(key, line, new KafkaOrigin(path.getFileName().toString(),
+                        0, lineNumber, now), Long.MAX_VALUE / 4);
+                if (r.deadLetter != null) {
+                    dead++;
+                    out.flush();
+                    System.err.println(path.getFileName() + ":" + lineNumber + ": " + r.deadLetter.reason);
+                } else {
+                    events++;
+                    out.println(StoreDocuments.event(r.event).toJson(JSON));
+                }
+            }
+        } catch (IOException e) {
+            System.err.println("cannot read " + file + ": " + e.getMessage());
+            System.exit(2);
+        }
+        out.flush();
+        System.err.println(events + " events, " + dead + " dead letters, " + lineNumber + " lines (" + format + ")");
+        System.exit(dead > 0 ? 1 : 0);
+    }
+
+    private static String quote(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') b.append('\\').append(c);
+            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+            else b.append(c);
+        }
+        return b.append('"').toString();
+    }
+
+    /** Lines split on LF, without it, as bytes. */
+    private static final class LineReader {
+        private final InputStream in;
+        private final byte[] buf = new byte[1 << 16];
+        private int pos, len;
+
+        LineReader(InputStream in) {
+            this.in = in;
+        }
+
+        byte[] next() throws IOException {
+            java.io.ByteArrayOutputStream line = null;
+            while (true) {
+                if (pos == len) {
+                    len = in.read(buf);
+                    pos = 0;
+                    if (len <= 0) {
+                        len = 0;
+                        return line == null ? null : line.toByteArray();
+                    }
+                }
+                int start = pos;
+                while (pos < len && buf[pos] != '\n') pos++;
+                if (line == null) line = new java.io.ByteArrayOutputStream();
+                line.write(buf, start, pos - start);
+                if (pos < len) {
+                    pos++; // the LF
+                    return line.toByteArray();
+                }
+            }
+        }
+    }
+}

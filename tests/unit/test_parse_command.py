@@ -1,0 +1,68 @@
+"""`auditpipe parse`: a file through the job's own parser, offline (io.auditpipe.flink.ParseFile)."""
+
+import json
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+from auditpipe import paths
+from auditpipe.simulate import MALFORMED_LINES, simulate
+
+FIXTURE = paths.PIPELINES / "audit-parser" / "src" / "test" / "resources" / "fixtures" / "mariadb-10.11-server_audit.log"
+pytestmark = pytest.mark.skipif(not paths.JOB_JAR.exists(), reason="the job jar is not built (./auditpipe setup)")
+
+
+def parse(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "auditpipe", "parse", *args], capture_output=True, text=True,
+                          cwd=paths.REPO, timeout=300)
+
+
+def documents(stdout: str) -> list[dict]:
+    def plain(v):  # the store's JSON view: dates as ISO-8601 strings
+        if isinstance(v, dict):
+            return v["$date"] if set(v) == {"$date"} else {k: plain(x) for k, x in v.items()}
+        return v
+    return [plain(json.loads(line)) for line in stdout.splitlines()]
+
+
+def test_a_mariadb_log_parses_into_stored_events_that_follow_the_schema():
+    r = parse(str(FIXTURE), "--format", "mariadb-audit", "--server", "mdb-01")
+    assert r.returncode == 0, r.stderr
+    docs = documents(r.stdout)
+    assert len(docs) == len(FIXTURE.read_text().splitlines()) == 35
+    validator = jsonschema.Draft202012Validator(json.loads((paths.SCHEMAS / "audit-event.schema.json").read_text()))
+    for doc in docs:
+        assert not list(validator.iter_errors(doc)), doc
+    failed = [d for d in docs if d.get("auth_outcome") == "failure"]
+    assert [(d["user"], d["status"]) for d in failed] == [("bob", 1045)]
+    assert "35 events, 0 dead letters" in r.stderr
+
+
+def test_bad_lines_are_reported_with_their_line_numbers_and_the_exit_code_says_so(tmp_path):
+    log = tmp_path / "audit.log"
+    m = simulate(log, rate=100, duration=5, speedup=1000, seed=5, rotate_on_size=0, malformed=len(MALFORMED_LINES))
+    r = parse(str(log), "--server", "db-01")
+    assert r.returncode == 1
+    assert len(documents(r.stdout)) == m.records
+    reported = [line for line in r.stderr.splitlines() if line.startswith("audit.log:")]
+    assert len(reported) == m.malformed and any("invalid UTF-8" in line for line in reported)
+
+
+def test_an_unknown_format_is_refused_with_the_known_ones():
+    r = parse(str(FIXTURE), "--format", "oracle")
+    assert r.returncode == 2 and "mariadb-audit" in r.stderr
+
+
+def test_the_cli_the_config_and_the_parser_know_the_same_formats():
+    from auditpipe.cli import FORMATS
+    from auditpipe.components.flink import FlinkJob
+    from auditpipe import config
+
+    schema = json.loads((paths.SCHEMAS / "config.schema.json").read_text())
+    assert schema["properties"]["sources"]["items"]["properties"]["format"]["enum"] == FORMATS
+    runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
+    r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", str(FIXTURE),
+                        "--format", "none"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and f"(known: {', '.join(FORMATS)})" in r.stderr, r.stderr
