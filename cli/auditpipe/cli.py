@@ -130,15 +130,20 @@ def cmd_parse(args) -> int:
     """An audit log through the job's own parser, offline (io.auditpipe.flink.ParseFile)."""
     from auditpipe.components.flink import FlinkJob
 
+    from zoneinfo import available_timezones
+
     path = Path(args.file)
     if not path.is_file():
         raise UserError(f"{path} is not a file")
+    if args.timezone not in available_timezones():
+        raise UserError(f"--timezone: '{args.timezone}' is not an IANA time zone name (e.g. UTC, Europe/Berlin)")
     cfg = _cfg(args)
     job = FlinkJob(cfg)
     job.install()  # the job jar holds the parsers
     java = prereqs.require_java17()
     return subprocess.run([java, "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*", "io.auditpipe.flink.ParseFile",
-                           str(path), "--format", args.format, "--server", args.server]).returncode
+                           str(path), "--format", args.format, "--server", args.server,
+                           "--timezone", args.timezone]).returncode
 
 
 def cmd_demo(args) -> int:
@@ -262,6 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file", metavar="FILE", help="the audit log file")
     s.add_argument("--format", choices=FORMATS, default="percona-json", help="its format (default: percona-json)")
     s.add_argument("--server", default="parsed", help="server name for the event ids (default: parsed)")
+    s.add_argument("--timezone", default="UTC", help="the server's time zone, for formats that write local time "
+                   "(mariadb-audit); default UTC")
     s.set_defaults(func=cmd_parse)
 
     s = sub.add_parser("demo", help="up, generate traffic, wait until all of it is stored, print a summary",

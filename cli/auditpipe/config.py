@@ -286,7 +286,16 @@ def _source_identity_problems(cfg: Config) -> list[str]:
     records the same id (the store would keep one and report the other as a collision), and one
     file shipped twice under two names would store every record twice.
     """
+    from zoneinfo import available_timezones
+
     problems = []
+    zones = None
+    for i, src in enumerate(cfg.data["sources"]):
+        if src.get("timezone", "UTC") != "UTC":
+            zones = zones or available_timezones()
+            if src["timezone"] not in zones:
+                problems.append(f"sources[{i}].timezone: '{src['timezone']}' is not an IANA time zone name "
+                                "(e.g. UTC, Europe/Berlin, America/New_York)")
     by_server: dict[str, str] = {}
     by_path: dict[str, str] = {}
     for i, src in enumerate(cfg.collector_sources()):

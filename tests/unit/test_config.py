@@ -169,3 +169,16 @@ def test_kafka_security_reaches_every_client_and_the_password_stays_in_the_envir
     job = FlinkJob(cfg).job_properties(None)
     assert "kafka.client.security.protocol=SASL_SSL\n" in job and "kafka.client.sasl.jaas.config=" in job
     assert "s3cr" not in cfg.file.read_text()
+
+
+def test_a_sources_time_zone_is_checked_and_travels_in_its_key(tmp_path):
+    with pytest.raises(UserError, match=r"sources\[0\].timezone: 'Mars/Olympus' is not an IANA time zone"):
+        config.load(write(tmp_path, "sources:\n  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Mars/Olympus}\n"))
+    cfg = config.load(write(tmp_path, "sources:\n  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Europe/Berlin}\n"
+                                      "  - {path: /l/b.log, server: b}\n"))
+    from auditpipe.components.collector import _key_of
+
+    import json
+    keys = [json.loads(_key_of(s)) for s in cfg.collector_sources()]
+    assert keys[0]["timezone"] == "Europe/Berlin" and keys[0]["format"] == "mariadb-audit"
+    assert "timezone" not in keys[1], "UTC sources keep the key they always had"

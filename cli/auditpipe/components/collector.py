@@ -25,14 +25,18 @@ OMKAFKA_PATHS = [Path("/usr/lib/x86_64-linux-gnu/rsyslog/omkafka.so"), Path("/us
                  Path("/usr/lib/rsyslog/omkafka.so")]
 
 
-def source_key(server: str, fmt: str, path: str, collector: str = "rsyslog") -> str:
-    """The Kafka message key of a source (schemas/audit-raw-message.md)."""
-    return json.dumps({"v": 1, "server": server, "format": fmt, "source": path, "collector": collector},
-                      separators=(",", ":"))
+def source_key(server: str, fmt: str, path: str, collector: str = "rsyslog", timezone: str = "UTC") -> str:
+    """The Kafka message key of a source (schemas/audit-raw-message.md). The time zone is in it only
+    when it is not UTC, so keys of UTC sources stay what they always were (the catch-up finds a
+    source's last line by its key)."""
+    key = {"v": 1, "server": server, "format": fmt, "source": path, "collector": collector}
+    if timezone != "UTC":
+        key["timezone"] = timezone
+    return json.dumps(key, separators=(",", ":"))
 
 
 def _key_of(src: dict) -> str:
-    return source_key(src["server"], src["format"], src["path"])
+    return source_key(src["server"], src["format"], src["path"], timezone=src.get("timezone", "UTC"))
 
 
 def _rsyslog_string(text: str) -> str:
@@ -55,7 +59,7 @@ def render_config(cfg, work_dir: Path) -> str:
         brokers=brokers, raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes, security=security).rstrip("\n")
     parts = [head]
     for i, src in enumerate(cfg.collector_sources()):
-        key = source_key(src["server"], src["format"], src["path"])
+        key = _key_of(src)
         parts.append(block.substitute(
             index=i, server=src["server"], format=src["format"], path=src["path"], key=_rsyslog_string(key),
             # a list template's constant is unescaped twice: once as a config string, once as a constant

@@ -2,7 +2,6 @@ package io.auditpipe.parser;
 
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 
@@ -11,8 +10,9 @@ import java.time.format.DateTimeParseException;
  * {@code timestamp,serverhost,username,host,connectionid,queryid,operation,database,object,retcode}.
  *
  * <p>What the plugin writes (server_audit.c; fixtures in the tests are lines a MariaDB 10.11
- * server wrote): the timestamp as {@code yyyyMMdd HH:mm:ss} in the server's local time (read as
- * UTC here: run the server in UTC); {@code object} of a QUERY is the statement in single quotes
+ * server wrote): the timestamp as {@code yyyyMMdd HH:mm:ss} in the server's local time (converted
+ * with the source's time zone, key field {@code timezone}, default UTC; in the hour a clock turns
+ * back, a local time is ambiguous and the earlier instant is taken); {@code object} of a QUERY is the statement in single quotes
  * with {@code '} and {@code \} escaped by a backslash and newlines and tabs written as {@code \n},
  * {@code \t} (passwords masked as {@code *****}); of a table event (READ, WRITE, CREATE, ALTER,
  * DROP, RENAME) it is the table, unquoted, and the retcode is empty. Connection events
@@ -71,7 +71,7 @@ public final class MariadbAuditParser implements AuditLineParser {
         }
         long millis;
         try {
-            millis = LocalDateTime.parse(timestamp, TIMESTAMP).toInstant(ZoneOffset.UTC).toEpochMilli();
+            millis = LocalDateTime.parse(timestamp, TIMESTAMP).atZone(source.zone()).toInstant().toEpochMilli();
         } catch (DateTimeParseException e) {
             return ParseResult.failed("timestamp '" + timestamp + "' is not yyyyMMdd HH:mm:ss");
         }

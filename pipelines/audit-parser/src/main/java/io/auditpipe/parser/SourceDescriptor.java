@@ -29,12 +29,20 @@ public final class SourceDescriptor implements Serializable {
     private final String source;
     private final String collector;
     private final CutLine cut;
+    /** The server's time zone, for formats that write local time (mariadb-audit); key field "timezone", default UTC. */
+    private final java.time.ZoneId zone;
 
     public SourceDescriptor(String server, String format, String source, String collector) {
         this(server, format, source, collector, null);
     }
 
     public SourceDescriptor(String server, String format, String source, String collector, CutLine cut) {
+        this(server, format, source, collector, cut, java.time.ZoneOffset.UTC);
+    }
+
+    public SourceDescriptor(String server, String format, String source, String collector, CutLine cut,
+                            java.time.ZoneId zone) {
+        this.zone = Objects.requireNonNull(zone, "zone");
         this.server = Objects.requireNonNull(server, "server");
         this.format = Objects.requireNonNull(format, "format");
         this.source = source == null ? "" : source;
@@ -48,6 +56,7 @@ public final class SourceDescriptor implements Serializable {
     public String collector() { return collector; }
     /** Set when the collector could not ship the line whole (the value is only part of it); else null. */
     public CutLine cut() { return cut; }
+    public java.time.ZoneId zone() { return zone; }
 
     /**
      * The key's {@code cut} object: the collector's report that the message value is not the whole
@@ -107,6 +116,7 @@ public final class SourceDescriptor implements Serializable {
         Integer version = null;
         String server = null, format = null, source = null, collector = null;
         CutLine cut = null;
+        java.time.ZoneId zone = java.time.ZoneOffset.UTC;
         try (JsonParser p = JSON.createParser(key)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new InvalidSourceKeyException("message key is not a JSON object");
@@ -126,6 +136,15 @@ public final class SourceDescriptor implements Serializable {
                     case "source": source = textOrNull(p, value, field); break;
                     case "collector": collector = textOrNull(p, value, field); break;
                     case "cut": cut = readCut(p, value); break;
+                    case "timezone": {
+                        String name = textOrNull(p, value, field);
+                        try {
+                            zone = name == null ? zone : java.time.ZoneId.of(name);
+                        } catch (java.time.DateTimeException e) {
+                            throw new InvalidSourceKeyException("message key field 'timezone' is not a time zone: '" + name + "'");
+                        }
+                        break;
+                    }
                     default: p.skipChildren(); // forward compatible: unknown fields are ignored
                 }
             }
@@ -146,7 +165,7 @@ public final class SourceDescriptor implements Serializable {
         if (format == null || format.isEmpty()) {
             throw new InvalidSourceKeyException("message key has no 'format'");
         }
-        return new SourceDescriptor(server, format, source, collector, cut);
+        return new SourceDescriptor(server, format, source, collector, cut, zone);
     }
 
     private static CutLine readCut(JsonParser p, JsonToken value) throws IOException {
@@ -194,16 +213,16 @@ public final class SourceDescriptor implements Serializable {
         if (!(o instanceof SourceDescriptor)) return false;
         SourceDescriptor that = (SourceDescriptor) o;
         return server.equals(that.server) && format.equals(that.format)
-                && source.equals(that.source) && collector.equals(that.collector);
+                && source.equals(that.source) && collector.equals(that.collector) && zone.equals(that.zone);
     }
 
     @Override
-    public int hashCode() { return Objects.hash(server, format, source, collector); }
+    public int hashCode() { return Objects.hash(server, format, source, collector, zone); }
 
     @Override
     public String toString() {
         return "SourceDescriptor{server=" + server + ", format=" + format + ", source=" + source
-                + ", collector=" + collector + "}";
+                + ", collector=" + collector + ", zone=" + zone + "}";
     }
 
     /** A key that does not follow the contract; the message goes to the dead letters. */

@@ -125,4 +125,23 @@ class MariadbAuditParserTest {
         assertEquals("grant", MariadbAuditParser.firstKeyword("GRANT SELECT ON x.* TO y"));
         assertNull(MariadbAuditParser.firstKeyword("/* comment */ SELECT 1"));
     }
+
+    @Test
+    void localTimeIsReadInTheSourcesTimeZone() {
+        SourceDescriptor berlin = SourceDescriptor.parseKey(("{\"v\":1,\"server\":\"mdb-01\",\"format\":\"mariadb-audit\","
+                + "\"timezone\":\"Europe/Berlin\"}").getBytes(StandardCharsets.UTF_8));
+        ParseResult r = parser.parse("20260715 14:00:00,h,u,h,3,0,CONNECT,,,0".getBytes(StandardCharsets.UTF_8), berlin);
+        assertEquals(Instant.parse("2026-07-15T12:00:00Z").toEpochMilli(), r.event().eventTimeMillis, "CEST = UTC+2");
+        assertEquals(ok("20260715 14:00:00,h,u,h,3,0,CONNECT,,,0").recordId, r.event().recordId,
+                "the id keeps the time as written");
+    }
+
+    @Test
+    void anUnknownTimeZoneInTheKeyIsABadKey() {
+        SourceDescriptor.InvalidSourceKeyException e = org.junit.jupiter.api.Assertions.assertThrows(
+                SourceDescriptor.InvalidSourceKeyException.class, () -> SourceDescriptor.parseKey(
+                        "{\"v\":1,\"server\":\"s\",\"format\":\"mariadb-audit\",\"timezone\":\"Mars/Olympus\"}"
+                                .getBytes(StandardCharsets.UTF_8)));
+        assertEquals("message key field 'timezone' is not a time zone: 'Mars/Olympus'", e.getMessage());
+    }
 }

@@ -30,16 +30,17 @@ public final class ParseFile {
     private ParseFile() {}
 
     public static void main(String[] args) throws IOException {
-        String file = null, format = "percona-json", server = "parsed";
+        String file = null, format = "percona-json", server = "parsed", timezone = "UTC";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--format": format = args[++i]; break;
                 case "--server": server = args[++i]; break;
+                case "--timezone": timezone = args[++i]; break;
                 default: file = args[i];
             }
         }
         if (file == null) {
-            System.err.println("usage: ParseFile FILE [--format F] [--server NAME]");
+            System.err.println("usage: ParseFile FILE [--format F] [--server NAME] [--timezone ZONE]");
             System.exit(2);
         }
         if (AuditFormats.forName(format) == null) {
@@ -48,7 +49,8 @@ public final class ParseFile {
         }
         Path path = Path.of(file);
         byte[] key = ("{\"v\":1,\"server\":" + quote(server) + ",\"format\":" + quote(format) + ",\"source\":"
-                + quote(path.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-parse\"}")
+                + quote(path.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-parse\",\"timezone\":"
+                + quote(timezone) + "}")
                 .getBytes(StandardCharsets.UTF_8);
         long now = System.currentTimeMillis();
         long lineNumber = 0, events = 0, dead = 0;
