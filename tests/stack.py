@@ -27,9 +27,12 @@ def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) ->
 
 @contextmanager
 def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
-                  capped_mb: int = 256):
+                  capped_mb: int = 256, formats: dict[str, str] | None = None):
+    """``servers`` each get a source logs/<server>/audit.log, in percona-json unless ``formats`` says otherwise."""
     logs = root / "logs"
-    sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: percona-json}}" for s in servers)
+    formats = formats or {}
+    sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: {formats.get(s, 'percona-json')}}}"
+                        for s in servers)
     cfg_file = root / "auditpipe.yaml"
     cfg_file.write_text(f"""\
 state_dir: {root / 'state'}

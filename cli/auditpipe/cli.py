@@ -158,7 +158,14 @@ def cmd_test(args) -> int:
     from auditpipe import stack
 
     if not args.no_setup:
-        stack.setup(_cfg(args))
+        cfg = _cfg(args)
+        stack.setup(cfg)
+        # a real database server for the formats' end-to-end test (it skips, saying why, without them)
+        missing = prereqs.install_debian_packages({"mariadbd": "mariadb-server", "mariadb": "mariadb-client",
+                                                   "sysbench": "sysbench"}, "for the MariaDB end-to-end test",
+                                                  cfg.tools_dir / "install.log")
+        if missing:
+            progress.info(f"  ! not installed: {', '.join(missing)}; the MariaDB end-to-end test will skip")
     progress.info("test: JVM unit tests (mvn test)")
     mvn = subprocess.run(["mvn", "-q", "-B", "-f", str(paths.PIPELINES / "pom.xml"), "test"])
     if mvn.returncode != 0:

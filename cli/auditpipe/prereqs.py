@@ -42,3 +42,21 @@ def require_go() -> str:
 
 def is_root() -> bool:
     return os.geteuid() == 0
+
+
+def install_debian_packages(commands: dict[str, str], why: str, log) -> list[str]:
+    """Installs the Debian packages whose commands (``{command: package}``) are missing, when this
+    user can (root with apt-get). Returns the commands still missing afterwards."""
+    import shutil
+
+    from auditpipe import progress
+
+    missing = {c: p for c, p in commands.items() if not shutil.which(c)}
+    if missing and is_root() and shutil.which("apt-get"):
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        packages = sorted(set(missing.values()))
+        with progress.step(f"install {', '.join(packages)} (Debian packages, {why})"):
+            progress.run_logged(["apt-get", "update", "-qq"], log, "apt-get update", env=env)
+            progress.run_logged(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages], log,
+                                f"installing {', '.join(packages)}", env=env)
+    return [c for c in commands if not shutil.which(c)]

@@ -7,10 +7,11 @@ import pytest
 from stack import running_stack
 
 PORTS = {"kafka": 19092, "controller": 19093, "store": 27117, "flink": 18081}
-SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-types", "e2e-rejected"]
+SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-types", "e2e-rejected", "e2e-mariadb"]
+FORMATS = {"e2e-mariadb": "mariadb-audit"}
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory):
-    with running_stack(tmp_path_factory.mktemp("stack"), PORTS, SERVERS, "auditpipe_e2e") as s:
+    with running_stack(tmp_path_factory.mktemp("stack"), PORTS, SERVERS, "auditpipe_e2e", formats=FORMATS) as s:
         yield s
