@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from auditpipe import __version__, config, paths, prereqs, progress
+from auditpipe import __version__, config, formats, paths, prereqs, progress
 from auditpipe.errors import UserError
 
 EPILOG = """\
@@ -123,9 +123,6 @@ def cmd_query(args) -> int:
     return 0
 
 
-FORMATS = ["percona-json", "mariadb-audit"]  # io.auditpipe.parser.AuditFormats; the config schema's enum too
-
-
 def cmd_parse(args) -> int:
     """An audit log through the job's own parser, offline (io.auditpipe.flink.ParseFile)."""
     from auditpipe.components.flink import FlinkJob
@@ -137,12 +134,18 @@ def cmd_parse(args) -> int:
         raise UserError(f"{path} is not a file")
     if args.timezone not in available_timezones():
         raise UserError(f"--timezone: '{args.timezone}' is not an IANA time zone name (e.g. UTC, Europe/Berlin)")
+    fmt = args.format
+    if fmt is None:
+        fmt, how = formats.detect_file(path)
+        if fmt is None:
+            raise UserError(f"cannot tell the format: {how}; give --format")
+        progress.info(f"parse: format {fmt} ({how}; --format to choose)")
     cfg = _cfg(args)
     job = FlinkJob(cfg)
     job.install()  # the job jar holds the parsers
     java = prereqs.require_java17()
     return subprocess.run([java, "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*", "io.auditpipe.flink.ParseFile",
-                           str(path), "--format", args.format, "--server", args.server,
+                           str(path), "--format", fmt, "--server", args.server,
                            "--timezone", args.timezone]).returncode
 
 
@@ -272,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "line that would be a dead letter is reported on stderr with its line number and reason, and "
                        "the exit code is then 1. Check a log before pointing the pipeline at it.")
     s.add_argument("file", metavar="FILE", help="the audit log file")
-    s.add_argument("--format", choices=FORMATS, default="percona-json", help="its format (default: percona-json)")
+    s.add_argument("--format", choices=formats.FORMATS, help="its format (default: detected from its first lines, "
+                   "and said)")
     s.add_argument("--server", default="parsed", help="server name for the event ids (default: parsed)")
     s.add_argument("--timezone", default="UTC", help="the server's time zone, for formats that write local time "
                    "(mariadb-audit); default UTC")

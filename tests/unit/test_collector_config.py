@@ -44,3 +44,35 @@ def test_rsyslogd_accepts_the_rendered_config(cfg, tmp_path):
     conf.write_text(render_config(cfg, work))
     check = subprocess.run(["rsyslogd", "-N1", "-f", str(conf)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
+    from auditpipe.components.collector import shipped_sources
+    from auditpipe.errors import UserError
+
+    mdb, percona, empty = tmp_path / "server_audit.log", tmp_path / "audit.log", tmp_path / "new.log"
+    mdb.write_bytes(b"20261122 19:15:00,db-host,root,localhost,3,0,CONNECT,,,0\n")
+    percona.write_bytes(b'{"audit_record":{"name":"Audit","record":"1_2026-11-22T09:00:00"}}\n')
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text(f"sources:\n  - {{path: {mdb}, server: a, format: auto}}\n  - {{path: {percona}, server: b, format: auto}}\n")
+    sources = shipped_sources(config.load(f))
+    assert [s["format"] for s in sources[:2]] == ["mariadb-audit", "percona-json"]
+    assert "format mariadb-audit (line 1 of" in capsys.readouterr().err
+    f.write_text(f"sources:\n  - {{path: {empty}, server: c, format: auto}}\n")
+    with pytest.raises(UserError, match=r"sources\[0\].format is auto, but .*new.log does not exist yet"):
+        shipped_sources(config.load(f))
+
+
+@pytest.mark.parametrize("line,expected", [
+    (b'{"audit_record":{"name":"Query"}}', "percona-json"),
+    (b'  { "audit_record" : {}}', "percona-json"),
+    (b"20261122 19:15:00,db-host,bob,localhost,4,0,FAILED_CONNECT,,,1045", "mariadb-audit"),
+    (b"20261122 19:15:00,db-host,root,localhost,3,3,QUERY,shop,'SELECT 1',0", "mariadb-audit"),
+    (b'<?xml version="1.0" encoding="utf-8"?>', None),
+    (b"2026-11-22 19:15:00,h,u,h,3,1,QUERY,,'x',0", None),
+    (b"", None),
+])
+def test_a_line_tells_its_format(line, expected):
+    from auditpipe.formats import detect_line
+
+    assert detect_line(line) == expected

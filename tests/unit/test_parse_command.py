@@ -56,13 +56,21 @@ def test_an_unknown_format_is_refused_with_the_known_ones():
 
 
 def test_the_cli_the_config_and_the_parser_know_the_same_formats():
-    from auditpipe.cli import FORMATS
+    from auditpipe.formats import FORMATS
     from auditpipe.components.flink import FlinkJob
     from auditpipe import config
 
     schema = json.loads((paths.SCHEMAS / "config.schema.json").read_text())
-    assert schema["properties"]["sources"]["items"]["properties"]["format"]["enum"] == FORMATS
+    assert schema["properties"]["sources"]["items"]["properties"]["format"]["enum"] == FORMATS + ["auto"]
     runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
     r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", str(FIXTURE),
                         "--format", "none"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and f"(known: {', '.join(FORMATS)})" in r.stderr, r.stderr
+    assert f"  {'|'.join(FORMATS)}) ;;" in (paths.COLLECTORS / "fluentd" / "run").read_text(), "the Fluentd collector's check"
+
+
+def test_without_a_format_it_detects_one_and_says_which():
+    r = parse(str(FIXTURE))
+    assert r.returncode == 0, r.stderr
+    assert "format mariadb-audit (line 1 of" in r.stderr
+    assert len(documents(r.stdout)) == 35

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 from string import Template
 
-from auditpipe import catchup, limits, paths, prereqs, progress, topics
+from auditpipe import catchup, formats, limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import wait_until
@@ -44,7 +44,23 @@ def _rsyslog_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def render_config(cfg, work_dir: Path) -> str:
+def shipped_sources(cfg) -> list[dict]:
+    """The sources as the collector ships them: ``format: auto`` replaced by the format detected
+    from the file (cli/auditpipe/formats.py), which is said; a file that cannot tell stops here."""
+    out = []
+    for i, src in enumerate(cfg.collector_sources()):
+        if src["format"] == "auto":
+            found, how = formats.detect_file(Path(src["path"]))
+            if found is None:
+                raise UserError(f"sources[{i}].format is auto, but {how}: name its format in {cfg.file} "
+                                f"({', '.join(formats.FORMATS)})")
+            progress.info(f"  collector: {src['path']}: format {found} ({how})")
+            src = {**src, "format": found}
+        out.append(src)
+    return out
+
+
+def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str:
     raw_topic = topics.topic_name("raw")
     lim = limits.from_config(cfg)
     head = Template((paths.COLLECTORS / "rsyslog" / "auditpipe.conf.tmpl").read_text()).substitute(
@@ -58,7 +74,7 @@ def render_config(cfg, work_dir: Path) -> str:
     action = Template((paths.COLLECTORS / "rsyslog" / "kafka-action.conf.tmpl").read_text()).substitute(
         brokers=brokers, raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes, security=security).rstrip("\n")
     parts = [head]
-    for i, src in enumerate(cfg.collector_sources()):
+    for i, src in enumerate(sources if sources is not None else shipped_sources(cfg)):
         key = _key_of(src)
         parts.append(block.substitute(
             index=i, server=src["server"], format=src["format"], path=src["path"], key=_rsyslog_string(key),
@@ -93,7 +109,8 @@ class RsyslogCollector(Component):
         work.mkdir(exist_ok=True)
         for src in self.cfg.collector_sources():
             Path(src["path"]).parent.mkdir(parents=True, exist_ok=True)
-        text = render_config(self.cfg, work)
+        sources = shipped_sources(self.cfg)
+        text = render_config(self.cfg, work, sources)
         if self.proc.running():
             if self.conf_file.exists() and self.conf_file.read_text() == text:
                 return
@@ -102,7 +119,6 @@ class RsyslogCollector(Component):
         self.conf_file.touch(mode=0o600)  # may hold the Kafka password
         self.conf_file.chmod(0o600)
         self.conf_file.write_text(text)
-        sources = self.cfg.collector_sources()
         raw_topic = topics.topic_name("raw")
         try:
             before = catchup.before_start(self.cfg.kafka_client, raw_topic, sources, _key_of, work)
