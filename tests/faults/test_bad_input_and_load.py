@@ -61,7 +61,11 @@ def test_a_log_with_1000_malformed_lines_of_every_kind(stack):
     server = "fault-malformed"
     bad = malformed_lines(1000)
     assert len({line for _, line in bad if line}) == len([1 for _, line in bad if line]), "distinct lines"
-    m = simulate(stack.log_path(server), rate=2000, duration=10, speedup=4, seed=61, rotate_on_size=4 * MiB,
+    # One rotation, far from the file's creation: the multi-MiB lines come first, and at a 4 MiB
+    # rotation size the first file was renamed milliseconds after it was created, which rsyslog's
+    # imfile does not read (15 records lost in one of three runs; docs/collectors.md). That is a
+    # rotation limit, tested apart; this test is about what the lines hold.
+    m = simulate(stack.log_path(server), rate=2000, duration=10, speedup=4, seed=61, rotate_on_size=16 * MiB,
                  rotations=90, late_writes=2, malformed=len(bad), bad_lines=[line for _, line in bad])
     assert m.malformed == len(bad)
     stack.assert_stored_and_counted_exactly_once(server, m)
