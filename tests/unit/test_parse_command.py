@@ -74,3 +74,15 @@ def test_without_a_format_it_detects_one_and_says_which():
     assert r.returncode == 0, r.stderr
     assert "format mariadb-audit (line 1 of" in r.stderr
     assert len(documents(r.stdout)) == 35
+
+
+def test_the_java_side_refuses_bad_arguments_with_a_message_not_a_stack_trace():
+    from auditpipe import config
+    from auditpipe.components.flink import FlinkJob
+
+    runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
+    for args, message in ((["--format"], "--format needs a value"),
+                          (["--timezone", "Mars/X"], "--timezone: 'Mars/X' is not a time zone")):
+        r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", str(FIXTURE),
+                            *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and message in r.stderr and "Exception" not in r.stderr, r.stderr

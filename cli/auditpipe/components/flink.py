@@ -184,6 +184,3 @@ class FlinkJob(Component):
             lag_text = f", lag not available yet ({str(e)[:60]})"
         return StatusRow(self.name, pid, self.rest_url, "ok" if state == "RUNNING" else "unhealthy",
                          f"job {state or 'not answering'}{lag_text}")
-
-
-

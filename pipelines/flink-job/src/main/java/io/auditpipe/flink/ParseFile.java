@@ -32,6 +32,10 @@ public final class ParseFile {
     public static void main(String[] args) throws IOException {
         String file = null, format = "percona-json", server = "parsed", timezone = "UTC";
         for (int i = 0; i < args.length; i++) {
+            if (args[i].startsWith("--") && i + 1 >= args.length) {
+                System.err.println(args[i] + " needs a value");
+                System.exit(2);
+            }
             switch (args[i]) {
                 case "--format": format = args[++i]; break;
                 case "--server": server = args[++i]; break;
@@ -45,6 +49,12 @@ public final class ParseFile {
         }
         if (AuditFormats.forName(format) == null) {
             System.err.println("unknown format '" + format + "' (known: " + String.join(", ", AuditFormats.names()) + ")");
+            System.exit(2);
+        }
+        try {
+            java.time.ZoneId.of(timezone);
+        } catch (java.time.DateTimeException e) {
+            System.err.println("--timezone: '" + timezone + "' is not a time zone");
             System.exit(2);
         }
         Path path = Path.of(file);
