@@ -41,12 +41,13 @@ def fluentd_command(tools_dir: Path) -> str:
 class Fluentd:
     """One Fluentd collector process for one audit log, started through collectors/fluentd/run."""
 
-    def __init__(self, command: str, stack, server: str, root: Path):
+    def __init__(self, command: str, stack, server: str, root: Path, fmt: str = "percona-json"):
+        self.fmt = fmt
         self.log = root / "logs" / "audit.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.output = root / "fluentd.out"
         self.env = {**os.environ, "FLUENTD": command, "AUDITPIPE_KAFKA_BROKERS": stack.cfg.kafka_bootstrap,
-                    "AUDITPIPE_SERVER": server, "AUDITPIPE_AUDIT_LOG": str(self.log),
+                    "AUDITPIPE_SERVER": server, "AUDITPIPE_AUDIT_LOG": str(self.log), "AUDITPIPE_FORMAT": fmt,
                     "AUDITPIPE_STATE_DIR": str(root / "state"),
                     "AUDITPIPE_MAX_LINE_BYTES": str(limits.from_config(stack.cfg).max_line_bytes),
                     **security_environment(stack.cfg)}

@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditpipe import formats
 from auditpipe.errors import ComponentError
 from auditpipe.topics import client_config
 
@@ -145,7 +146,9 @@ def resume_point(work_dir: Path, live: Path) -> ResumePoint | None:
         except (OSError, ValueError):
             continue
         if state.get("filename") == str(live) and mtime > newest_mtime:
-            newest, newest_mtime = int(state.get("curr_offs", 0)), mtime
+            # a multi-line record not finished yet: rsyslog keeps what it read of it (prev_msg_segment)
+            # and ships it whole from strt_offs, where the record starts; before that it is ours
+            newest, newest_mtime = int(state.get("strt_offs", state.get("curr_offs", 0))), mtime
     return None if newest is None else ResumePoint(inode, newest)
 
 
@@ -189,8 +192,21 @@ def cut_key(key: bytes, problem: str, line_bytes: int, file: Path, offset: int) 
     return json.dumps(descriptor, separators=(",", ":")).encode()
 
 
-def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None) -> tuple[list[tuple[Path, list[bytes]]], str]:
-    """What to ship: [(file, lines)], oldest first, and a gap description ('' if none).
+def _records(data: bytes, base: int, fmt: str) -> list[Line]:
+    """The records in ``data`` framed as rsyslog frames the format (formats.Framer): for one-line
+    formats its lines, else each record's lines joined with LF, with the offset of its first line."""
+    lines = _lines(data, base)
+    if formats.FRAMING[fmt].kind == "line":
+        return lines
+    return [Line(b"\n".join(record), record[0].offset) for record in formats.frame(lines, fmt)]
+
+
+def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
+         fmt: str = "percona-json") -> tuple[list[tuple[Path, list[bytes]]], str]:
+    """What to ship: [(file, records)], oldest first, and a gap description ('' if none).
+
+    Records are lines, or for multi-line formats what rsyslog frames; ``last_line`` is the last
+    record shipped (a message value), found in the files as it is written there.
 
     ``resume`` is where rsyslog picks up: in the file that was live when it was looked up (wherever
     that file is now) rsyslog reads from that offset on, and it reads every file newer than that one.
@@ -239,9 +255,9 @@ def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None) -> tup
         else:
             end = len(contents[f])
         if end > start:
-            lines = _lines(contents[f][start:end], start)
-            if lines:
-                out.append((f, lines))
+            records = _records(contents[f][start:end], start, fmt)
+            if records:
+                out.append((f, records))
     return out, gap
 
 
@@ -304,7 +320,7 @@ def catch_up(kafka: str | dict, topic: str, sources: list[dict], key_of, before:
     for s in sources:
         live = Path(s["path"])
         found = before[s["path"]].last
-        batches, gap = plan(live, found.line if found else None, before[s["path"]].resume)
+        batches, gap = plan(live, found.line if found else None, before[s["path"]].resume, s.get("format", "percona-json"))
         report = CatchUpReport(s["path"], gap=gap)
         if batches:
             report.shipped = ship(kafka, topic, found.partition if found else None, key_of(s).encode(), batches,

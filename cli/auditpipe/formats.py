@@ -1,28 +1,67 @@
-"""The audit log formats auditpipe reads, and telling them apart by a line.
+"""The audit log formats auditpipe reads: their names, how their records are framed, how to tell them.
 
 The parsers are Java (io.auditpipe.parser.AuditFormats, the registry the job uses); this module
-knows their names (the config schema's enum and `auditpipe parse` use the same list, a unit test
-keeps the three in step) and how to recognize each from one line, for sources configured with
-``format: auto`` and for `auditpipe parse` without --format. Detection is a fallback that says
-what it chose; naming the format in the config is the way to be sure.
+knows what the Python side needs of each format: its name (the config schema's enum and `auditpipe
+parse` use the same list), how a collector cuts its records out of the file (``FRAMING``: the
+patterns of a record's first and last line, the same as the Java side's
+io.auditpipe.parser.Framing, which a unit test compares), and how to recognize it from a line, for
+sources configured with ``format: auto`` and for `auditpipe parse` without --format. Detection is
+a fallback that says what it chose; naming the format in the config is the way to be sure.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-FORMATS = ["percona-json", "mariadb-audit"]
+FORMATS = ["percona-json", "percona-csv", "percona-xml", "mysql-enterprise-json", "mysql-enterprise-xml",
+           "mariadb-audit", "mcafee-json"]
 
-# A line of each format starts like this (docs/formats.md); the first match wins.
+
+@dataclass(frozen=True)
+class Framing:
+    """How records are cut out of a file. Both None: one record per line. With an end pattern, a
+    record ends with the line it matches (rsyslog's endmsg.regex, the catch-up); the start pattern
+    is for Fluentd (its multiline parser knows only a first line) and for formats without an end."""
+
+    start: str | None = None
+    end: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "end" if self.end else "start" if self.start else "line"
+
+
+_XML = Framing(start=r"^ *<AUDIT_RECORD",
+               end=r'(^ */>|^ *[A-Z_]+="[^"]*"/>|^ *<AUDIT_RECORD .*/>|</AUDIT_RECORD>) *$')
+FRAMING: dict[str, Framing] = {
+    "percona-json": Framing(),
+    "percona-csv": Framing(start=r'^"[A-Za-z ]+","[0-9]+_',
+                           end=r'(","[0-9A-Fa-f.:]*","[^"]*"|^"(Audit|NoAudit)",.*")$'),
+    "percona-xml": _XML,
+    "mysql-enterprise-json": Framing(start=r"^ {0,2},? *[{]", end=r"^ {0,2}([{].*)?[}] *,? *$"),
+    "mysql-enterprise-xml": _XML,
+    "mariadb-audit": Framing(),
+    "mcafee-json": Framing(),
+}
+
+# A line of each format looks like this (docs/formats.md); the first match wins. The XML formats
+# differ only in the record id's name (Percona's plugin RECORD, MySQL Enterprise and Percona's
+# audit_log_filter RECORD_ID), which is a line of its own.
 _SIGNATURES = [
     ("percona-json", re.compile(rb'^\s*\{\s*"audit_record"\s*:')),
+    ("mcafee-json", re.compile(rb'^\s*\{\s*"msg-type"\s*:')),
+    ("mysql-enterprise-json", re.compile(rb'^\s*(\{.*)?"class"\s*:\s*"')),
+    ("percona-xml", re.compile(rb'^\s*(RECORD="|<RECORD>)')),
+    ("mysql-enterprise-xml", re.compile(rb'^\s*(RECORD_ID="|<RECORD_ID>)')),
+    ("percona-csv", re.compile(rb'^"[A-Za-z ]+","\d+_\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d","')),
     ("mariadb-audit", re.compile(rb"^\d{8} \d{2}:\d{2}:\d{2},[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
 ]
 
 
 def detect_line(line: bytes) -> str | None:
-    """The format whose records start like ``line``, or None."""
+    """The format whose records have a line like ``line``, or None."""
     for name, signature in _SIGNATURES:
         if signature.match(line):
             return name
@@ -45,3 +84,46 @@ def detect_file(path: Path, max_lines: int = 20) -> tuple[str | None, str]:
         return None, f"none of the first {max_lines} lines of {path} looks like a known format ({', '.join(FORMATS)})"
     except FileNotFoundError:
         return None, f"{path} does not exist yet"
+
+
+class Framer:
+    """Cuts records out of lines (bytes, without their newlines) the way rsyslog frames them:
+    lines joined with LF; by the end pattern if the format has one, else by the start pattern."""
+
+    def __init__(self, fmt: str):
+        framing = FRAMING[fmt]
+        self.kind = framing.kind
+        pattern = framing.end if self.kind == "end" else framing.start
+        # the patterns are ASCII; latin-1 keeps every byte of a line as one character
+        self._pattern = re.compile(pattern) if pattern else None
+        self._pending: list = []
+
+    def add(self, line) -> list[list]:
+        """The records (each a list of its lines) that ``line`` completes."""
+        if self.kind == "line":
+            return [[line]]
+        matches = self._pattern.search(bytes(line).decode("latin-1")) is not None
+        if self.kind == "end":
+            self._pending.append(line)
+            if matches:
+                done, self._pending = self._pending, []
+                return [done]
+            return []
+        done = []
+        if matches and self._pending:
+            done, self._pending = [self._pending], []
+        self._pending.append(line)
+        return done
+
+    def finish(self) -> list[list]:
+        """What is left at the end of the input (the last record when framed by starts)."""
+        done, self._pending = self._pending, []
+        return [done] if done else []
+
+
+def frame(lines: list, fmt: str) -> list[list]:
+    """All records of ``lines``, each a list of its lines, the rest at the end included."""
+    framer, out = Framer(fmt), []
+    for line in lines:
+        out.extend(framer.add(line))
+    return out + framer.finish()

@@ -1,4 +1,5 @@
-"""A realistic Percona Server audit log (audit_log_format=JSON), written the way the plugin writes it.
+"""A realistic Percona Server audit log, written the way the plugin writes it: audit_log_format=JSON
+(the default), OLD or NEW XML, or CSV (``style``).
 
 Sessions connect, run the statement mix sysbench's oltp_read_write produces (point and range
 selects, updates, deletes, inserts, BEGIN/COMMIT), now and then fail (duplicate keys, deadlocks,
@@ -11,7 +12,14 @@ audit.log is opened. Like a buffered writer, the plugin may still write a few li
 it just renamed (``late_writes``): the collector must read those too.
 
 Every run writes a manifest (``audit.manifest.json`` for ``audit.log``) with what it wrote, so the demo and the
-tests can compare what was generated with what was stored.
+tests can compare what was generated with what was stored. For the XML and CSV styles it also writes
+each record as the plugin's JSON would have it (``audit.expected.jsonl``): the same facts, which the
+tests turn into the documents the store must hold without the job's parsers.
+
+The XML styles write what the plugin writes around records: the XML declaration and ``<AUDIT>`` when
+a file is opened, ``</AUDIT>`` when it is closed at a rotation; values escaped as the plugin does
+(``< > & "`` and newlines as character references). CSV quotes every text column, doubles quotes,
+and writes a statement's newlines as they are (a record of several lines).
 """
 
 from __future__ import annotations
@@ -115,14 +123,20 @@ class AuditLogWriter:
     and written that way.
     """
 
-    def __init__(self, path: Path, rotate_on_size: int, rotations: int, late_writes: int):
+    def __init__(self, path: Path, rotate_on_size: int, rotations: int, late_writes: int,
+                 header: bytes = b"", footer: bytes = b""):
         self.path = path
+        self.header = header  # written when a file is opened (XML: declaration and <AUDIT>)
+        self.footer = footer  # written when it is closed at a rotation (XML: </AUDIT>)
         self.rotate_on_size = rotate_on_size
         self.rotations = rotations
         self.late_writes = late_writes
         path.parent.mkdir(parents=True, exist_ok=True)
         self.file = open(path, "ab", buffering=1024 * 1024)
         self.size = self.file.tell()
+        if self.size == 0 and header:
+            self.file.write(header)
+            self.size = len(header)
         self.rotated = 0
         self.late_written = 0
         self.held: list[bytes] | None = None  # lines held back for the file being rotated
@@ -158,9 +172,11 @@ class AuditLogWriter:
             self.file.write(line + b"\n")  # the old handle: lands in audit.log.01
             self.late_written += 1
         self.held = None
+        self.file.write(self.footer)
         self.file.close()
         self.file = open(self.path, "ab", buffering=1024 * 1024)
-        self.size = 0
+        self.file.write(self.header)
+        self.size = len(self.header)
         self.rotated += 1
 
     def flush(self) -> None:
@@ -180,22 +196,73 @@ def _line(record: dict) -> bytes:
     return json.dumps({"audit_record": record}, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+STYLES = {"json": "percona-json", "xml-old": "percona-xml", "xml-new": "percona-xml", "csv": "percona-csv"}
+"""The writer's styles (audit_log_format JSON, OLD, NEW, CSV) and the format name a source gives each."""
+
+_XML_HEADER = b'<?xml version="1.0" encoding="UTF-8"?>\n<AUDIT>\n'
+_XML_FOOTER = b"</AUDIT>\n"
+_XML_ESCAPES = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "\r": "&#13;", "\n": "&#10;", '"': "&quot;"}
+
+
+def _xml(value) -> str:
+    return "".join(_XML_ESCAPES.get(c, c) for c in str(value))
+
+
+def _render(record: dict, style: str) -> bytes:
+    """One record as the plugin writes it in ``style`` (no final newline)."""
+    if style == "json":
+        return _line(record)
+    if style == "xml-old":
+        return ("<AUDIT_RECORD\n" + "".join(f'  {k.upper()}="{_xml(v)}"\n' for k, v in record.items())
+                + "/>").encode()
+    if style == "xml-new":
+        return ("<AUDIT_RECORD>\n" + "".join(f"  <{k.upper()}>{_xml(v)}</{k.upper()}>\n" for k, v in record.items())
+                + "</AUDIT_RECORD>").encode()
+    if style == "csv":
+        name = record["name"]
+        if name in ("Audit", "NoAudit"):
+            columns = ["name", "record", "timestamp", "mysql_version", "startup_options", "os_version"]
+        elif name in ("Connect", "Quit", "Change user"):
+            columns = ["name", "record", "timestamp", "connection_id", "status", "user", "priv_user", "os_login",
+                       "proxy_user", "host", "ip", "db"]
+        else:
+            columns = ["name", "record", "timestamp", "command_class", "connection_id", "status", "sqltext", "user",
+                       "host", "os_user", "ip", "db"]
+        assert set(record) <= set(columns), f"the CSV layout of {name} has no {set(record) - set(columns)}"
+        return ",".join(str(record.get(c, 0)) if c == "status" else '"' + str(record.get(c, "")).replace('"', '""') + '"'
+                        for c in columns).encode()
+    raise ValueError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
+
+
+def expected_path(log_path: Path) -> Path:
+    """audit.log -> audit.expected.jsonl: the records of an XML or CSV run as the plugin's JSON."""
+    return log_path.with_name(log_path.stem + ".expected.jsonl")
+
+
 def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float = 1.0, seed: int | None = None,
              rotate_on_size: int = 1024 * 1024, rotations: int = 9, late_writes: int = 3,
              failed_login_burst: int = 0, malformed: int = 0, start_time: datetime | None = None,
              progress: Callable[[int, int], None] | None = None, max_records: int | None = None,
-             bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES)) -> Manifest:
+             bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES), style: str = "json") -> Manifest:
     """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
 
     ``speedup`` > 1 compresses simulated time (a few minutes of traffic in a few seconds); the records
     carry simulated timestamps starting at ``start_time`` (default: now minus ``duration``).
     ``malformed`` lines are taken in turn from ``bad_lines`` (default: one of each kind in MALFORMED_LINES).
+    ``style``: json, xml-old, xml-new or csv (STYLES).
     """
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
+    if malformed and style != "json":
+        raise ValueError("malformed lines are Percona JSON lines: only with style json")
     r = random.Random(seed)
     t0 = start_time or (datetime.now(timezone.utc) - timedelta(seconds=duration))
     log_start = t0.strftime("%Y-%m-%dT%H:%M:%S")
     total = int(rate * duration) if max_records is None else max_records
-    writer = AuditLogWriter(path, rotate_on_size, rotations, late_writes)
+    xml = style.startswith("xml")
+    writer = AuditLogWriter(path, rotate_on_size, rotations, late_writes,
+                            header=_XML_HEADER if xml else b"", footer=_XML_FOOTER if xml else b"")
+    expected = open(expected_path(path), "ab") if style != "json" else None
     m = Manifest(log_path=str(path), log_start=log_start)
     names: Counter = Counter()
     failed_by_user: Counter = Counter()
@@ -212,7 +279,11 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
         rec["timestamp"] = _ts(sim_t)
         # Percona writes name, record, timestamp first.
         ordered = {"name": rec.pop("name"), "record": rec.pop("record"), "timestamp": rec.pop("timestamp"), **rec}
-        writer.write(_line(ordered))
+        if style != "json" and "startup_optionsi" in ordered:  # a typo of the plugin's JSON only
+            ordered["startup_options"] = ordered.pop("startup_optionsi")
+        writer.write(_render(ordered, style))
+        if expected:
+            expected.write(_line(ordered) + b"\n")
         names[ordered["name"]] += 1
         if not m.first_record:
             m.first_record, m.first_event_time = ordered["record"], ordered["timestamp"]
@@ -291,6 +362,8 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
             progress(seq, total)
     writer.flush()
     writer.close()
+    if expected:
+        expected.close()
     m.records = seq
     m.rotations = writer.rotated
     m.late_writes = writer.late_written

@@ -121,3 +121,44 @@ def test_a_line_rsyslog_cannot_ship_whole_is_reported_the_way_rsyslog_reports_it
     report = json.loads(cut_key(key, "nul-byte", 5, Path("/logs/audit.log.02"), 640))
     assert report == {**json.loads(key), "cut": {"problem": "nul-byte", "line_bytes": 5,
                                                  "file": "/logs/audit.log.02", "offset": 640}}
+
+
+def xml_record(i: int) -> bytes:
+    return f'<AUDIT_RECORD\n  NAME="Query"\n  RECORD="{i}_2026-11-22T09:00:00"\n  SQLTEXT="a&#10;b"\n/>'.encode()
+
+
+def test_multi_line_records_are_shipped_whole_as_rsyslog_frames_them(tmp_path):
+    """XML: the declaration and <AUDIT> go with a file's first record, </AUDIT> alone at its end; the
+    last record shipped is found in the files as written; rsyslog resumes at the start of a record
+    (its state file's strt_offs when one was unfinished)."""
+    from auditpipe.catchup import resume_point
+
+    live = tmp_path / "audit.log"
+    head, foot = b'<?xml version="1.0" encoding="UTF-8"?>\n<AUDIT>\n', b"</AUDIT>\n"
+    (tmp_path / "audit.log.01").write_bytes(head + b"\n".join(xml_record(i) for i in range(1, 5)) + b"\n" + foot)
+    live.write_bytes(head + b"\n".join(xml_record(i) for i in range(5, 9)) + b"\n" + xml_record(9)[:30])
+    # rsyslog's saved state: it resumes at record 7, which it had begun to read (strt_offs); 3-6 are ours
+    data = live.read_bytes()
+    strt = data.index(b"<AUDIT_RECORD\n  NAME=\"Query\"\n  RECORD=\"7_")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / f"imfile-state:{live.stat().st_ino}:1").write_text(json.dumps(
+        {"filename": str(live), "prev_was_nl": 0, "curr_offs": strt + 40, "strt_offs": strt,
+         "prev_msg_segment": "<AUDIT_RECORD"}))
+    resume = resume_point(work, live)
+    assert resume.offset == strt, "an unfinished record is rsyslog's from its start"
+    batches, gap = plan(live, xml_record(2), resume, "percona-xml")
+    assert gap == ""
+    assert shipped(batches) == [xml_record(3), xml_record(4), b"</AUDIT>", head.rstrip(b"\n") + b"\n" + xml_record(5),
+                                xml_record(6)]
+    assert [b.offset for _, b in batches for b in b][:1] == [(tmp_path / "audit.log.01").read_bytes().index(xml_record(3))]
+
+
+def test_csv_records_end_with_their_last_columns_even_with_a_statement_of_several_lines(tmp_path):
+    from auditpipe.formats import frame
+
+    recs = [b'"Audit","1_2026-11-22T09:00:00","2026-11-22T09:00:00 UTC","8.0","--x","x86_64-Linux"',
+            b'"Query","2_2026-11-22T09:00:00","2026-11-22T09:00:01 UTC","insert","11",0,"INSERT INTO t\nVALUES (""a"",\n""b"")","app[app] @ h [10.0.0.5]","h","","10.0.0.5","shop"',
+            b'"Connect","3_2026-11-22T09:00:00","2026-11-22T09:00:02 UTC","12",1045,"bob","","","","h","::1",""']
+    lines = b"\n".join(recs).split(b"\n")
+    assert [b"\n".join(r) for r in frame(lines, "percona-csv")] == recs

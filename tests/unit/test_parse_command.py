@@ -66,7 +66,60 @@ def test_the_cli_the_config_and_the_parser_know_the_same_formats():
     r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", str(FIXTURE),
                         "--format", "none"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and f"(known: {', '.join(FORMATS)})" in r.stderr, r.stderr
-    assert f"  {'|'.join(FORMATS)}) ;;" in (paths.COLLECTORS / "fluentd" / "run").read_text(), "the Fluentd collector's check"
+    assert f"must name the format: {'|'.join(FORMATS)}" in (paths.COLLECTORS / "fluentd" / "run").read_text(), \
+        "the Fluentd collector's check"
+
+
+def test_the_collectors_frame_records_with_the_parsers_own_patterns():
+    """cli/auditpipe/formats.py (rsyslog, the catch-up, Fluentd's run) and io.auditpipe.parser.Framing
+    (the parsers, `auditpipe parse`) hold the same patterns of a record's first and last line."""
+    import re
+
+    from auditpipe import config
+    from auditpipe.components.flink import FlinkJob
+    from auditpipe.formats import FRAMING
+
+    runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
+    r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", "--formats"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    java = {f["name"]: (f["start"], f["end"]) for f in map(json.loads, r.stdout.splitlines())}
+    assert java == {name: (f.start, f.end) for name, f in FRAMING.items()}
+    run = (paths.COLLECTORS / "fluentd" / "run").read_text()
+    for name, f in FRAMING.items():
+        if f.start:  # Fluentd frames by the first line
+            case = re.search(rf"^  ([a-z|-]*\b{re.escape(name)}\b[a-z|-]*)\) firstline='([^']*)' ;;$", run, re.M)
+            assert case and case.group(2) == f.start, f"collectors/fluentd/run frames {name} by {f.start}"
+
+
+@pytest.mark.parametrize("style", ["xml-old", "xml-new", "csv"])
+def test_simulated_xml_and_csv_logs_parse_into_what_their_json_twins_say(tmp_path, style):
+    """The simulator writes each record in the style and as the plugin's JSON; parsing the style must
+    give, field by field, the document the JSON says (tests/stack.py expected_document)."""
+    from stack import expected_document
+    from auditpipe.simulate import STYLES, expected_path
+
+    log = tmp_path / "audit.log"
+    m = simulate(log, rate=1000, duration=3, speedup=1000, seed=5, rotate_on_size=64 * 1024, rotations=20,
+                 late_writes=2, failed_login_burst=5, style=style)
+    assert m.rotations >= 2
+    want = {}
+    for line in expected_path(log).read_bytes().splitlines():
+        doc = expected_document("p", log, "auditpipe-parse", line)
+        doc.update(format=STYLES[style], event_time=doc["event_time"].strftime("%Y-%m-%dT%H:%M:%SZ"))
+        for k in ("line_sha256", "source_file"):
+            doc.pop(k)
+        want[doc["record_id"]] = doc
+    got = {}
+    for f in sorted(tmp_path.glob("audit.log*")):
+        r = parse(str(f), "--format", STYLES[style], "--server", "p")
+        assert r.returncode == 0, r.stderr
+        for doc in documents(r.stdout):
+            for k in ("line_sha256", "source_file", "ingest", "event_time_trusted"):
+                doc.pop(k, None)
+            got[doc["record_id"]] = doc
+    assert len(got) == m.records
+    assert got == want
 
 
 def test_without_a_format_it_detects_one_and_says_which():

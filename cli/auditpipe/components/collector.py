@@ -80,8 +80,29 @@ def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str
             index=i, server=src["server"], format=src["format"], path=src["path"], key=_rsyslog_string(key),
             # a list template's constant is unescaped twice: once as a config string, once as a constant
             cut_key_prefix=_rsyslog_string(_rsyslog_string(key[:-1])),
-            work_dir=work_dir, max_line_bytes=lim.max_line_bytes, kafka_action=action))
+            work_dir=work_dir, max_line_bytes=lim.max_line_bytes, kafka_action=action,
+            framing=_imfile_framing(src["format"])))
     return "".join(parts)
+
+
+def _imfile_framing(fmt: str) -> str:
+    """imfile parameters that frame a multi-line format's records (formats.FRAMING), or ''.
+
+    A record ends with the line its end pattern matches (endmsg.regex): shipped as soon as it is
+    written, and without a read timeout, since a record is never cut in two however long the server
+    takes to write its last line. Formats with only a start pattern (CSV) end a record when the next
+    starts, or after a second of quiet (readTimeout), so the last one is not held back. The lines
+    are joined with a real LF (escapeLF off), as the parsers and the catch-up expect; rsyslog keeps
+    an unfinished record in its state file across restarts (prev_msg_segment).
+    """
+    framing = formats.FRAMING[fmt]
+    if framing.kind == "line":
+        return ""
+    if framing.kind == "end":
+        return (f'  # {fmt}: records span several lines; one ends with the line this matches\n'
+                f'  endmsg.regex="{_rsyslog_string(framing.end)}"\n  escapeLF="off"\n')
+    return (f'  # {fmt}: records span several lines; one starts with the line this matches\n'
+            f'  startmsg.regex="{_rsyslog_string(framing.start)}"\n  readTimeout="1"\n  escapeLF="off"\n')
 
 
 class RsyslogCollector(Component):

@@ -6,8 +6,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The registry of audit log formats by name. The one place a new format is added
- * (Percona XML/CSV, MySQL Enterprise JSON, MariaDB server_audit, ... come here).
+ * The registry of audit log formats by name: the one place a new format is added (and
+ * cli/auditpipe/formats.py, which knows how the collectors frame and detect each; a test keeps the
+ * two in step).
  */
 public final class AuditFormats {
     private static final Map<String, AuditLineParser> PARSERS;
@@ -15,7 +16,12 @@ public final class AuditFormats {
     static {
         Map<String, AuditLineParser> m = new LinkedHashMap<>();
         register(m, new PerconaJsonParser());
+        register(m, new PerconaCsvParser());
+        register(m, new AuditXmlParser(AuditXmlParser.PERCONA));
+        register(m, new MysqlEnterpriseJsonParser());
+        register(m, new AuditXmlParser(AuditXmlParser.MYSQL_ENTERPRISE));
         register(m, new MariadbAuditParser());
+        register(m, new McafeeJsonParser());
         PARSERS = Collections.unmodifiableMap(m);
     }
 

@@ -12,4 +12,9 @@ public interface AuditLineParser {
     String formatName();
 
     ParseResult parse(byte[] line, SourceDescriptor source);
+
+    /** How the collectors cut this format's records out of the file; one record per line unless said. */
+    default Framing framing() {
+        return Framing.LINES;
+    }
 }

@@ -1,24 +1,43 @@
 package io.auditpipe.parser;
 
-/** Either a normalized event or the reason the line could not become one. Never both. */
+/**
+ * A normalized event, or the reason the record could not become one, or (rarely) word that the
+ * message was not a record at all but the file's own framing. Exactly one of the three.
+ */
 public final class ParseResult {
     private final AuditEvent event;
     private final String failureReason;
+    private final String framing;
 
-    private ParseResult(AuditEvent event, String failureReason) {
+    private ParseResult(AuditEvent event, String failureReason, String framing) {
         this.event = event;
         this.failureReason = failureReason;
+        this.framing = framing;
     }
 
     public static ParseResult ok(AuditEvent event) {
-        return new ParseResult(event, null);
+        return new ParseResult(event, null, null);
     }
 
     public static ParseResult failed(String reason) {
-        return new ParseResult(null, reason);
+        return new ParseResult(null, reason, null);
+    }
+
+    /**
+     * The message holds only what the file format wraps records in (the XML declaration,
+     * {@code <AUDIT>}, {@code </AUDIT>}; the JSON array's {@code [ , ]}) and nothing of a record: a
+     * collector framing records sends such a piece when the server closes a file. Nothing was lost,
+     * so it is no dead letter; the job counts it.
+     */
+    public static ParseResult framing(String what) {
+        return new ParseResult(null, null, what);
     }
 
     public boolean isOk() { return event != null; }
+
+    public boolean isFraming() { return framing != null; }
+
+    public String framing() { return framing; }
 
     public AuditEvent event() { return event; }
 
@@ -27,6 +46,6 @@ public final class ParseResult {
 
     @Override
     public String toString() {
-        return isOk() ? "ok(" + event + ")" : "failed(" + failureReason + ")";
+        return isOk() ? "ok(" + event + ")" : isFraming() ? "framing(" + framing + ")" : "failed(" + failureReason + ")";
     }
 }

@@ -27,7 +27,6 @@ import java.io.StringWriter;
  */
 public final class PerconaJsonParser implements AuditLineParser {
     public static final String FORMAT = "percona-json";
-    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     private static final JsonFactory JSON = JsonFactory.builder()
             // audit lines carry whole SQL statements; the default 20M string limit is kept,
@@ -42,7 +41,7 @@ public final class PerconaJsonParser implements AuditLineParser {
 
     @Override
     public ParseResult parse(byte[] line, SourceDescriptor source) {
-        if (line == null || line.length == 0 || isBlank(line)) {
+        if (line == null || line.length == 0 || PerconaRecords.isBlank(line)) {
             return ParseResult.failed("empty line");
         }
         int bad = Utf8.firstInvalidByte(line);
@@ -61,9 +60,8 @@ public final class PerconaJsonParser implements AuditLineParser {
                     if (value != JsonToken.START_OBJECT) {
                         return ParseResult.failed("'audit_record' is not a JSON object");
                     }
-                    event = new AuditEvent();
-                    event.eventTimeMillis = NO_TIMESTAMP;
-                    String problem = readRecord(p, event);
+                    event = PerconaRecords.newEvent();
+                    String problem = readRecord(p, event, source);
                     if (problem != null) {
                         return ParseResult.failed(problem);
                     }
@@ -77,7 +75,7 @@ public final class PerconaJsonParser implements AuditLineParser {
             if (event == null) {
                 return ParseResult.failed("not a Percona audit record: no 'audit_record' object");
             }
-            return finish(event, source);
+            return PerconaRecords.finish(event, source);
         } catch (JsonParseException e) {
             return ParseResult.failed("invalid JSON at column " + e.getLocation().getColumnNr()
                     + ": " + e.getOriginalMessage());
@@ -94,7 +92,7 @@ public final class PerconaJsonParser implements AuditLineParser {
      * where a user name belongs is not what a server wrote, and trusting it would give it an
      * identity it does not have; it becomes a dead letter naming the field.
      */
-    private static String readRecord(JsonParser p, AuditEvent e) throws IOException {
+    private static String readRecord(JsonParser p, AuditEvent e, SourceDescriptor source) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken value = p.nextToken();
@@ -110,15 +108,8 @@ public final class PerconaJsonParser implements AuditLineParser {
                     if (!value.isScalarValue()) p.skipChildren();
                     return "field '" + field + "' is " + describe(value) + ", expected an integer";
                 }
-                try {
-                    if ("status".equals(field)) {
-                        e.status = Integer.parseInt(p.getText().trim());
-                    } else {
-                        e.connectionId = Long.parseLong(p.getText().trim());
-                    }
-                } catch (NumberFormatException ex) {
-                    return "field '" + field + "' is not an integer: '" + p.getText() + "'";
-                }
+                String problem = PerconaRecords.setInteger(e, field, p.getText());
+                if (problem != null) return problem;
                 continue;
             }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
@@ -126,34 +117,13 @@ public final class PerconaJsonParser implements AuditLineParser {
                 return "field '" + field + "' is " + describe(value) + ", expected a string";
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
-            switch (field) {
-                case "name": e.eventName = text; break;
-                case "record": e.recordId = text; break;
-                case "timestamp": {
-                    if (text == null) return "field 'timestamp' is null, expected a string";
-                    try {
-                        e.eventTimeMillis = AuditTimestamps.parseEpochMillis(text);
-                    } catch (IllegalArgumentException ex) {
-                        return ex.getMessage();
-                    }
-                    break;
-                }
-                case "command_class": e.commandClass = text; break;
-                case "sqltext": e.sqltext = text; break;
-                case "user": e.user = text; break;
-                case "priv_user": e.privUser = text; break;
-                case "os_user": e.osUser = text; break;
-                case "os_login": e.osLogin = text; break;
-                case "proxy_user": e.proxyUser = text; break;
-                case "host": e.host = text; break;
-                case "ip": e.ip = text; break;
-                case "db": e.db = text; break;
-                default: throw new IllegalStateException("unhandled field " + field);
-            }
+            String problem = PerconaRecords.setText(e, field, text, source);
+            if (problem != null) return problem;
         }
         return null;
     }
 
+    /** The plugin's JSON has {@code record}; {@code record_id} (the XML name of other writers) is not its. */
     private static final java.util.Set<String> KNOWN_STRING_FIELDS = java.util.Set.of("name", "record", "timestamp",
             "command_class", "sqltext", "user", "priv_user", "os_user", "os_login", "proxy_user",
             "host", "ip", "db");
@@ -169,36 +139,6 @@ public final class PerconaJsonParser implements AuditLineParser {
         }
     }
 
-    private static ParseResult finish(AuditEvent e, SourceDescriptor source) {
-        if (e.eventName == null || e.eventName.isEmpty()) {
-            return ParseResult.failed("missing required field 'name'");
-        }
-        if (e.recordId == null || e.recordId.isEmpty()) {
-            return ParseResult.failed("missing required field 'record'");
-        }
-        if (e.eventTimeMillis == NO_TIMESTAMP) {
-            return ParseResult.failed("missing required field 'timestamp'");
-        }
-        e.server = source.server();
-        e.format = source.format();
-        e.sourceFile = source.source();
-        e.collector = source.collector();
-        e.id = EventIds.eventId(source.server(), e.recordId);
-
-        MysqlAccount account = MysqlAccount.parse(e.user);
-        if (account != null) {
-            e.userRaw = e.user;
-            e.user = account.user;
-            if (isEmpty(e.privUser)) e.privUser = account.privUser;
-            if (isEmpty(e.host)) e.host = account.host;
-            if (isEmpty(e.ip)) e.ip = account.ip;
-        }
-        if ("Connect".equals(e.eventName) || "Change user".equals(e.eventName)) {
-            e.authOutcome = (e.status == null || e.status == 0) ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
-        }
-        return ParseResult.ok(e);
-    }
-
     /** Any JSON value as text: scalars as they are, arrays and objects as compact JSON. */
     private static String anyAsText(JsonParser p, JsonToken value) throws IOException {
         if (value == JsonToken.VALUE_NULL) return null;
@@ -208,16 +148,5 @@ public final class PerconaJsonParser implements AuditLineParser {
             g.copyCurrentStructure(p);
         }
         return out.toString();
-    }
-
-    private static boolean isEmpty(String s) {
-        return s == null || s.isEmpty();
-    }
-
-    private static boolean isBlank(byte[] b) {
-        for (byte c : b) {
-            if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return false;
-        }
-        return true;
     }
 }

@@ -5,6 +5,7 @@ import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.parser.AuditFormats;
+import io.auditpipe.parser.Framing;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
@@ -22,7 +23,11 @@ import java.nio.file.Path;
  * the document the store would hold (one JSON object per line, on stdout); each line that would be
  * a dead letter is reported on stderr with its line number and reason, and the exit code is 1 if
  * there was any (2: bad arguments or an unreadable file). Lines are split on LF, byte for byte,
- * like the collectors; empty lines are skipped like the collectors skip them.
+ * like the collectors; empty lines are skipped like the collectors skip them; multi-line records
+ * are framed with the format's {@link Framing}, as the local collector frames them.
+ *
+ * <p>{@code --formats} prints each format's name and framing patterns as JSON lines instead (the
+ * CLI's test compares them with cli/auditpipe/formats.py, which configures the collectors).
  */
 public final class ParseFile {
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
@@ -31,6 +36,14 @@ public final class ParseFile {
 
     public static void main(String[] args) throws IOException {
         String file = null, format = "percona-json", server = "parsed", timezone = "UTC";
+        if (args.length == 1 && "--formats".equals(args[0])) {
+            for (String name : AuditFormats.names()) {
+                Framing f = AuditFormats.forName(name).framing();
+                System.out.println("{\"name\":" + quote(name) + ",\"start\":" + (f.start() == null ? "null" : quote(f.start()))
+                        + ",\"end\":" + (f.end() == null ? "null" : quote(f.end())) + "}");
+            }
+            return;
+        }
         for (int i = 0; i < args.length; i++) {
             if (args[i].startsWith("--") && i + 1 >= args.length) {
                 System.err.println(args[i] + " needs a value");
@@ -63,23 +76,41 @@ public final class ParseFile {
                 + quote(timezone) + "}")
                 .getBytes(StandardCharsets.UTF_8);
         long now = System.currentTimeMillis();
-        long lineNumber = 0, events = 0, dead = 0;
+        long lineNumber = 0, events = 0, dead = 0, framing = 0;
+        // records are framed as the collector frames them (one per line, or by their first or last
+        // line); lines are matched and joined as ISO-8859-1 text, which keeps every byte as it was
+        Framing.Framer framer = AuditFormats.forName(format).framing().framer();
         PrintStream out = new PrintStream(new BufferedOutputStream(System.out, 1 << 16), false, StandardCharsets.UTF_8);
         try (InputStream in = Files.newInputStream(path)) {
             LineReader lines = new LineReader(in);
             byte[] line;
-            while ((line = lines.next()) != null) {
-                lineNumber++;
-                if (line.length == 0) continue;
-                ParsedRecord r = AuditRecordDeserializer.parse(key, line, new KafkaOrigin(path.getFileName().toString(),
-                        0, lineNumber, now), Long.MAX_VALUE / 4);
-                if (r.deadLetter != null) {
-                    dead++;
-                    out.flush();
-                    System.err.println(path.getFileName() + ":" + lineNumber + ": " + r.deadLetter.reason);
+            boolean more = true;
+            while (more) {
+                line = lines.next();
+                java.util.List<Framing.Framer.Record> records;
+                if (line == null) {
+                    more = false;
+                    Framing.Framer.Record last = framer.finish();
+                    records = last == null ? java.util.List.of() : java.util.List.of(last);
                 } else {
-                    events++;
-                    out.println(StoreDocuments.event(r.event).toJson(JSON));
+                    lineNumber++;
+                    if (line.length == 0) continue;
+                    records = framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber);
+                }
+                for (Framing.Framer.Record record : records) {
+                    byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
+                    ParsedRecord r = AuditRecordDeserializer.parse(key, bytes, new KafkaOrigin(path.getFileName().toString(),
+                            0, record.firstLine, now), Long.MAX_VALUE / 4);
+                    if (r == null) {
+                        framing++;
+                    } else if (r.deadLetter != null) {
+                        dead++;
+                        out.flush();
+                        System.err.println(path.getFileName() + ":" + record.firstLine + ": " + r.deadLetter.reason);
+                    } else {
+                        events++;
+                        out.println(StoreDocuments.event(r.event).toJson(JSON));
+                    }
                 }
             }
         } catch (IOException e) {
@@ -87,7 +118,8 @@ public final class ParseFile {
             System.exit(2);
         }
         out.flush();
-        System.err.println(events + " events, " + dead + " dead letters, " + lineNumber + " lines (" + format + ")");
+        System.err.println(events + " events, " + dead + " dead letters, " + lineNumber + " lines (" + format + ")"
+                + (framing > 0 ? "; " + framing + " pieces of the file's own framing (XML declaration, <AUDIT>, JSON brackets) skipped" : ""));
         System.exit(dead > 0 ? 1 : 0);
     }
 

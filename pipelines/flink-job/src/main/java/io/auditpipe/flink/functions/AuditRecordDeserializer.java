@@ -37,11 +37,24 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         this.maxAheadMillis = maxAhead.toMillis();
     }
 
+    /** Messages that were only a file's framing (see {@link ParseResult#framing}); a job metric. */
+    private transient org.apache.flink.metrics.Counter framingMessages;
+
+    @Override
+    public void open(org.apache.flink.api.common.serialization.DeserializationSchema.InitializationContext context) {
+        framingMessages = context.getMetricGroup().counter("framingMessages");
+    }
+
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> message, Collector<ParsedRecord> out) {
-        out.collect(parse(message.key(), message.value(),
+        ParsedRecord r = parse(message.key(), message.value(),
                 new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp()),
-                maxAheadMillis));
+                maxAheadMillis);
+        if (r != null) {
+            out.collect(r);
+        } else if (framingMessages != null) {
+            framingMessages.inc();
+        }
     }
 
     /** {@link #parse(byte[], byte[], KafkaOrigin, long)} with the default bound on event time. */
@@ -50,7 +63,8 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     }
 
     /**
-     * The whole decision for one message; public for tests and the offline parser.
+     * The whole decision for one message; public for tests and the offline parser. Null when the
+     * message is only the file's framing, no record ({@link ParseResult#framing}).
      *
      * <p>Event time is the record's own timestamp, trusted only up to {@code maxAheadMillis} ahead of
      * the Kafka record's timestamp (the time the collector shipped it): a server clock far ahead, or a
@@ -80,6 +94,9 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
             result = AuditFormats.parse(value == null ? new byte[0] : value, source);
         } catch (RuntimeException e) {
             result = ParseResult.failed("parser error: " + e);
+        }
+        if (result.isFraming()) {
+            return null;
         }
         if (!result.isOk()) {
             DeadLetter d = DeadLetter.of(DeadLetter.STAGE_PARSE, result.failureReason(), key, value, origin);

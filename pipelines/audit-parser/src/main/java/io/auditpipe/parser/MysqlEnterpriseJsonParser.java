@@ -1,0 +1,291 @@
+package io.auditpipe.parser;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+
+import java.io.IOException;
+import java.io.StringWriter;
+
+/**
+ * MySQL Enterprise Audit ({@code audit_log_format=JSON}) and Percona's audit_log_filter component
+ * ({@code audit_log_filter.format=JSON} or {@code JSONL}): the file is one JSON array, {@code [} at
+ * its start, records separated by commas, {@code ]} only when the server closes the file. Older
+ * versions pretty-print each record over several lines, newer ones (and JSONL) write one compact
+ * record per line; the collector frames a record whole either way (docs/formats.md, "Framing"), so a
+ * message is one record with, around it, what belongs to the array: a leading {@code [} or
+ * {@code ,}, a trailing {@code ,} or {@code ]}. Nothing else is accepted around it.
+ *
+ * <p>The record ({@code class}/{@code event} model):
+ * {@code {"timestamp": "2019-10-03 13:50:01", "id": 2, "class": "connection", "event": "connect",
+ * "connection_id": 11, "account": {"user": .., "host": ..}, "login": {"user": .., "os": .., "ip": ..,
+ * "proxy": ..}, "connection_data": {"connection_type": .., "status": 0, "db": ..}}} and per class
+ * {@code general_data}, {@code table_access_data}, {@code query_data}, {@code command_data},
+ * {@code startup_data}, {@code shutdown_data} ... Required: timestamp, id, class.
+ *
+ * <p>Identity: timestamp and id ("within the audit log, timestamp/id pairs are unique" says the
+ * MySQL manual): {@code record_id} = {@code <timestamp>_<id>}, e.g. {@code 2019-10-03T13:50:01_2}.
+ * The timestamp has no zone: MySQL Enterprise writes UTC; it is read in the source's time zone
+ * (default UTC) for writers that use local time.
+ *
+ * <p>Mapping: {@code event_name} = event (or class when there is none), {@code extra.class} = class;
+ * {@code user} = login.user, {@code priv_user} = account.user, {@code extra.priv_host} =
+ * account.host, {@code ip} = login.ip, {@code os_login} = login.os, {@code proxy_user} =
+ * login.proxy; from the class's data object: status, db, query ({@code sqltext}), sql_command
+ * ({@code command_class}), table ({@code extra.table}); everything else in {@code extra} as text.
+ * A {@code connect} or {@code change_user} event with status 0 is a successful login, other
+ * statuses failed ones.
+ */
+public final class MysqlEnterpriseJsonParser implements AuditLineParser {
+    public static final String FORMAT = "mysql-enterprise-json";
+    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
+
+    private static final JsonFactory JSON = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
+            .build();
+
+    @Override
+    public String formatName() {
+        return FORMAT;
+    }
+
+    /**
+     * A record starts with a line that opens an object at indent 0 to 2 ({@code   {} pretty-printed,
+     * {@code { "timestamp": ...} compact, maybe after the separating comma) and ends with the line
+     * that closes it at that indent ({@code   },}), or is that whole compact line. Inner lines of a
+     * pretty-printed record are indented 4 or more.
+     */
+    static final Framing FRAMING = new Framing("^ {0,2},? *[{]", "^ {0,2}([{].*)?[}] *,? *$");
+
+    @Override
+    public Framing framing() {
+        return FRAMING;
+    }
+
+    @Override
+    public ParseResult parse(byte[] line, SourceDescriptor source) {
+        if (line == null || line.length == 0 || PerconaRecords.isBlank(line)) {
+            return ParseResult.failed("empty record");
+        }
+        int bad = Utf8.firstInvalidByte(line);
+        if (bad >= 0) {
+            return ParseResult.failed("invalid UTF-8 at byte " + bad);
+        }
+        int from = 0;
+        // what belongs to the array before a record: '[' (the file's start) or ',' (the separator)
+        boolean arrayOpen = false, comma = false;
+        while (from < line.length) {
+            byte c = line[from];
+            if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+                from++;
+            } else if (c == '[' && !arrayOpen && !comma) {
+                arrayOpen = true;
+                from++;
+            } else if (c == ',' && !comma) {
+                comma = true;
+                from++;
+            } else {
+                break;
+            }
+        }
+        if (from == line.length) {
+            return ParseResult.framing("the JSON array's '[', ',' or ']'");
+        }
+        // what may follow a record: ',' (more to come), ']' (the file was closed), or both
+        int to = trimEnd(line, line.length);
+        if (to > from && line[to - 1] == ']') to = trimEnd(line, to - 1);
+        if (to > from && line[to - 1] == ',') to = trimEnd(line, to - 1);
+        if (to <= from) {
+            return ParseResult.framing("the JSON array's '[', ',' or ']'");
+        }
+        AuditEvent e = new AuditEvent();
+        e.eventTimeMillis = NO_TIMESTAMP;
+        String timestamp = null, id = null, eventClass = null, event = null;
+        try (JsonParser p = JSON.createParser(line, from, to - from)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return ParseResult.failed("not a JSON object");
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                switch (field) {
+                    case "timestamp":
+                        if (value != JsonToken.VALUE_STRING) return ParseResult.failed("field 'timestamp' is " + describe(value) + ", expected a string");
+                        timestamp = p.getText();
+                        break;
+                    case "id":
+                        if (value != JsonToken.VALUE_NUMBER_INT && !(value == JsonToken.VALUE_STRING && p.getText().matches("\\d+"))) {
+                            if (!value.isScalarValue()) p.skipChildren();
+                            return ParseResult.failed("field 'id' is " + describe(value) + ", expected an integer");
+                        }
+                        id = p.getText();
+                        break;
+                    case "class":
+                        if (value != JsonToken.VALUE_STRING) return failedSkipping(p, value, "class");
+                        eventClass = p.getText();
+                        break;
+                    case "event":
+                        if (value != JsonToken.VALUE_STRING) return failedSkipping(p, value, "event");
+                        event = p.getText();
+                        break;
+                    case "connection_id": {
+                        String problem = integer(p, value, e, "connection_id", "connection_id");
+                        if (problem != null) return ParseResult.failed(problem);
+                        break;
+                    }
+                    case "account":
+                    case "login":
+                        if (value != JsonToken.START_OBJECT) return ParseResult.failed("field '" + field + "' is " + describe(value) + ", expected an object");
+                        {
+                            String problem = readIdentity(p, field, e);
+                            if (problem != null) return ParseResult.failed(problem);
+                        }
+                        break;
+                    default:
+                        if (field.endsWith("_data") && value == JsonToken.START_OBJECT) {
+                            String problem = readData(p, field, e);
+                            if (problem != null) return ParseResult.failed(problem);
+                        } else {
+                            e.extra.put(field, anyAsText(p, value));
+                        }
+                }
+            }
+            if (p.nextToken() != null) {
+                return ParseResult.failed("more than one record in one message");
+            }
+        } catch (JsonParseException ex) {
+            return ParseResult.failed("invalid JSON at line " + ex.getLocation().getLineNr() + " column "
+                    + ex.getLocation().getColumnNr() + ": " + ex.getOriginalMessage());
+        } catch (IOException | RuntimeException ex) {
+            return ParseResult.failed("unreadable record: " + ex.getMessage());
+        }
+        if (timestamp == null) return ParseResult.failed("missing required field 'timestamp'");
+        if (id == null) return ParseResult.failed("missing required field 'id'");
+        if (eventClass == null || eventClass.isEmpty()) return ParseResult.failed("missing required field 'class'");
+        try {
+            e.eventTimeMillis = AuditTimestamps.parseEpochMillis(timestamp, source.zone());
+        } catch (IllegalArgumentException ex) {
+            return ParseResult.failed(ex.getMessage());
+        }
+        e.eventName = event == null || event.isEmpty() ? eventClass : event;
+        e.extra.put("class", eventClass);
+        e.recordId = timestamp.trim().replace(' ', 'T') + "_" + id;
+        e.server = source.server();
+        e.format = source.format();
+        e.sourceFile = source.source();
+        e.collector = source.collector();
+        e.id = EventIds.eventId(source.server(), e.recordId);
+        if ("connection".equals(eventClass) && ("connect".equals(event) || "change_user".equals(event))) {
+            e.authOutcome = e.status == null || e.status == 0 ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
+        }
+        return ParseResult.ok(e);
+    }
+
+    private static int trimEnd(byte[] b, int to) {
+        while (to > 0 && (b[to - 1] == ' ' || b[to - 1] == '\t' || b[to - 1] == '\r' || b[to - 1] == '\n')) to--;
+        return to;
+    }
+
+    private static ParseResult failedSkipping(JsonParser p, JsonToken value, String field) throws IOException {
+        if (!value.isScalarValue()) p.skipChildren();
+        return ParseResult.failed("field '" + field + "' is " + describe(value) + ", expected a string");
+    }
+
+    /** account {user, host} or login {user, os, ip, proxy}. */
+    private static String readIdentity(JsonParser p, String object, AuditEvent e) throws IOException {
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            String name = object + "." + field;
+            if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
+                if (!value.isScalarValue()) p.skipChildren();
+                return "field '" + name + "' is " + describe(value) + ", expected a string";
+            }
+            String text = value == JsonToken.VALUE_NULL ? null : p.getText();
+            switch (name) {
+                case "account.user": e.privUser = text; break;
+                case "account.host": e.extra.put("priv_host", text); break;
+                case "login.user": e.user = text; break;
+                case "login.os": e.osLogin = text; break;
+                case "login.ip": e.ip = text; break;
+                case "login.proxy": e.proxyUser = text; break;
+                default: e.extra.put(name, text);
+            }
+        }
+        return null;
+    }
+
+    /** One class's data object: connection_data, general_data, table_access_data, query_data ... */
+    private static String readData(JsonParser p, String object, AuditEvent e) throws IOException {
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            String name = object + "." + field;
+            switch (field) {
+                case "status": {
+                    String problem = integer(p, value, e, "status", name);
+                    if (problem != null) return problem;
+                    break;
+                }
+                case "db":
+                case "query":
+                case "sql_command":
+                case "table": {
+                    if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
+                        if (!value.isScalarValue()) p.skipChildren();
+                        return "field '" + name + "' is " + describe(value) + ", expected a string";
+                    }
+                    String text = value == JsonToken.VALUE_NULL ? null : p.getText();
+                    if ("db".equals(field)) e.db = text;
+                    else if ("query".equals(field)) e.sqltext = text;
+                    else if ("sql_command".equals(field)) e.commandClass = text;
+                    else e.extra.put("table", text);
+                    break;
+                }
+                default:
+                    e.extra.put(name, anyAsText(p, value));
+            }
+        }
+        return null;
+    }
+
+    /** status or connection_id, a number or a string of digits; {@code shown} names it in the problem. */
+    private static String integer(JsonParser p, JsonToken value, AuditEvent e, String field, String shown) throws IOException {
+        if (value == JsonToken.VALUE_NULL) return null;
+        if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
+            if (!value.isScalarValue()) p.skipChildren();
+            return "field '" + shown + "' is " + describe(value) + ", expected an integer";
+        }
+        if (value == JsonToken.VALUE_STRING && p.getText().isEmpty()) return null;
+        return PerconaRecords.setInteger(e, field, p.getText()) == null ? null
+                : "field '" + shown + "' is not an integer: '" + p.getText() + "'";
+    }
+
+    private static String anyAsText(JsonParser p, JsonToken value) throws IOException {
+        if (value == JsonToken.VALUE_NULL) return null;
+        if (value.isScalarValue()) return p.getText();
+        StringWriter out = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.copyCurrentStructure(p);
+        }
+        return out.toString();
+    }
+
+    private static String describe(JsonToken t) {
+        switch (t) {
+            case START_OBJECT: return "an object";
+            case START_ARRAY: return "an array";
+            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return "a number";
+            case VALUE_TRUE: case VALUE_FALSE: return "a boolean";
+            case VALUE_NULL: return "null";
+            default: return "a " + t;
+        }
+    }
+
+    private static String clip(String s) {
+        return s.length() <= 80 ? s : s.substring(0, 77) + "...";
+    }
+}
