@@ -25,7 +25,8 @@ by event id. If the last shipped line is no longer in any file (the server rotat
 files while the collector was down), the lines between are gone from disk: that is reported as a
 gap, loudly, and everything still on disk is shipped.
 
-Rotated files are found by Percona's naming, ``<live name>.<number>``, lower numbers newer.
+Rotated files are found by either naming: ``<live name>.<number>`` (Percona's plugin, MariaDB), lower
+numbers newer, or ``<stem>.<YYYYMMDDThhmmss>[-N]<suffix>`` (MySQL Enterprise, audit_log_filter).
 """
 
 from __future__ import annotations
@@ -67,15 +68,22 @@ class CatchUpReport:
 
 
 def rotated_files(live: Path) -> list[Path]:
-    """``audit.log.01``, ``audit.log.02`` ... that exist, newest (lowest number) first."""
-    pattern = re.compile(re.escape(live.name) + r"\.(\d+)$")
+    """The rotated files of ``live`` that exist, newest first, in either naming scheme: the rename
+    chain ``audit.log.01``, ``.02`` ... (lower numbers newer: Percona's plugin, MariaDB) or the
+    rotation time ``audit.20261122T090000.log``, ``audit.20261122T090000-2.log`` for the second one
+    in the same second (MySQL Enterprise Audit, Percona's audit_log_filter)."""
+    chain = re.compile(re.escape(live.name) + r"\.(\d+)$")
+    stamped = re.compile(re.escape(live.stem) + r"\.(\d{8}T\d{6})(?:-(\d+))?" + re.escape(live.suffix) + "$")
     found = []
     if live.parent.is_dir():
         for p in live.parent.iterdir():
-            m = pattern.match(p.name)
-            if m and p.is_file():
-                found.append((int(m.group(1)), p))
-    return [p for _, p in sorted(found)]
+            if not p.is_file():
+                continue
+            if m := chain.match(p.name):
+                found.append(((0, -int(m.group(1)), 0), p))
+            elif live.suffix and (m := stamped.match(p.name)):
+                found.append(((1, m.group(1), int(m.group(2) or 1)), p))
+    return [p for _, p in sorted(found, reverse=True)]
 
 
 def last_shipped(kafka: str | dict, topic: str, keys: set[bytes]) -> dict[bytes, LastShipped]:

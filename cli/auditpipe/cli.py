@@ -100,7 +100,7 @@ def cmd_simulate(args) -> int:
     m = simulate(path, rate=args.rate, duration=args.duration, speedup=args.speedup, seed=args.seed,
                  rotate_on_size=args.rotate_size, rotations=args.rotations, late_writes=args.late_writes,
                  failed_login_burst=args.failed_login_burst, malformed=args.malformed,
-                 progress=lambda d, t: bar.update(d), style=args.style)
+                 progress=lambda d, t: bar.update(d), style=args.style, rotation=args.rotation)
     bar.close()
     print(f"wrote {m.records} records and {m.malformed} malformed lines to {path} "
           f"({m.rotations} rotations, {m.late_writes} late writes; format {STYLES[args.style]}); "
@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--state-dir", help="the state directory (identifies this stack's supervisor process)")
     s.set_defaults(func=cmd_supervise)
 
-    s = sub.add_parser("simulate", help="write a realistic Percona audit log (JSON, XML or CSV), with rotation",
+    s = sub.add_parser("simulate", help="write a realistic audit log (Percona JSON, XML, CSV; MySQL Enterprise JSON), with rotation",
                        description="Writes sessions (connect, sysbench-like statements, quit), failed logins and "
                                    "rotations the way Percona's audit_log plugin does, to the demo log (which the "
                                    "collector ships) or --path. A manifest of what was written goes next to it.")
@@ -257,9 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="records written to the just-rotated file after the rename (default 3)")
     s.add_argument("--failed-login-burst", type=non_negative_int, default=0, help="failed logins from one host midway (default 0)")
     s.add_argument("--malformed", type=non_negative_int, default=0, help="malformed lines mixed in (default 0)")
-    s.add_argument("--style", choices=["json", "xml-old", "xml-new", "csv"], default="json",
-                   help="audit_log_format to write: json (default; source format percona-json), xml-old or xml-new "
-                        "(percona-xml), csv (percona-csv)")
+    s.add_argument("--style", choices=["json", "xml-old", "xml-new", "csv", "enterprise-json", "enterprise-jsonl"],
+                   default="json",
+                   help="what to write: Percona's audit_log_format json (default; source format percona-json), "
+                        "xml-old or xml-new (percona-xml), csv (percona-csv); or the same traffic as MySQL Enterprise "
+                        "Audit's JSON, pretty-printed or one record per line (mysql-enterprise-json)")
+    s.add_argument("--rotation", choices=["chain", "timestamp"], default="chain",
+                   help="rotated names: chain, audit.log -> audit.log.01 -> .02 (Percona, MariaDB; default) or "
+                        "timestamp, audit.log -> audit.20261122T090000.log (MySQL Enterprise, audit_log_filter)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("query", help="run a saved aggregation or an ad-hoc pipeline against the store",

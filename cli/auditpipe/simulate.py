@@ -8,7 +8,8 @@ from one host can be added. The first record is the plugin's "Audit" start recor
 
 Rotation is the plugin's: when the file exceeds ``rotate_on_size`` bytes it is renamed along the
 chain audit.log -> audit.log.01 -> audit.log.02 ... keeping ``rotations`` files, and a new
-audit.log is opened. Like a buffered writer, the plugin may still write a few lines to the file
+audit.log is opened (or, ``rotation="timestamp"``, renamed to audit.<time>.log as MySQL Enterprise
+Audit and Percona's audit_log_filter do). Like a buffered writer, the plugin may still write a few lines to the file
 it just renamed (``late_writes``): the collector must read those too.
 
 Every run writes a manifest (``audit.manifest.json`` for ``audit.log``) with what it wrote, so the demo and the
@@ -27,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -124,8 +126,14 @@ class AuditLogWriter:
     """
 
     def __init__(self, path: Path, rotate_on_size: int, rotations: int, late_writes: int,
-                 header: bytes = b"", footer: bytes = b""):
+                 header: bytes = b"", footer: bytes = b"", scheme: str = "chain", separator: bytes | None = None):
         self.path = path
+        # a JSON array's comma (MySQL Enterprise JSON): written before every record but a file's
+        # first, right after the previous one, which therefore ends its line only when the next
+        # record (or the file's closing) comes
+        self.separator = separator
+        self.in_file = 0
+        self.scheme = scheme  # ROTATION_SCHEMES
         self.header = header  # written when a file is opened (XML: declaration and <AUDIT>)
         self.footer = footer  # written when it is closed at a rotation (XML: </AUDIT>)
         self.rotate_on_size = rotate_on_size
@@ -144,32 +152,56 @@ class AuditLogWriter:
     def _rotated_name(self, n: int) -> Path:
         return self.path.with_name(f"{self.path.name}.{n:02d}")
 
+    def _put(self, record: bytes) -> int:
+        if self.separator is None:
+            data = record + b"\n"
+        else:
+            data = (self.separator + b"\n" if self.in_file else b"") + record
+        self.file.write(data)
+        self.in_file += 1
+        return len(data)
+
     def write(self, line: bytes) -> None:
         if self.held is not None:
             self.held.append(line)
             if len(self.held) >= self.late_writes:
                 self.rotate()
             return
-        self.file.write(line + b"\n")
-        self.size += len(line) + 1
+        self.size += self._put(line)
         if self.rotate_on_size and self.size >= self.rotate_on_size:
             if self.late_writes:
                 self.held = []
             else:
                 self.rotate()
 
+    def _timestamped_name(self) -> Path:
+        """audit.log -> audit.20261122T090000.log (the rotation's time, UTC); -2, -3 ... when taken."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        name = self.path.with_name(f"{self.path.stem}.{stamp}{self.path.suffix}")
+        n = 1
+        while name.exists():
+            n += 1
+            name = self.path.with_name(f"{self.path.stem}.{stamp}-{n}{self.path.suffix}")
+        return name
+
     def rotate(self) -> None:
-        """Rename chain, then the held-back lines into the renamed file, then a new audit.log."""
+        """Rename (chain or timestamp), then the held-back lines into the renamed file, then a new audit.log."""
         self.file.flush()
-        oldest = self._rotated_name(self.rotations)
-        if oldest.exists():
-            oldest.unlink()
-        for n in range(self.rotations - 1, 0, -1):
-            if self._rotated_name(n).exists():
-                os.rename(self._rotated_name(n), self._rotated_name(n + 1))
-        os.rename(self.path, self._rotated_name(1))
+        if self.scheme == "timestamp":
+            kept = sorted(self.path.parent.glob(f"{self.path.stem}.*T*{self.path.suffix}"), key=os.path.getmtime)
+            for old in kept[:max(0, len(kept) - self.rotations + 1)]:
+                old.unlink()
+            os.rename(self.path, self._timestamped_name())
+        else:
+            oldest = self._rotated_name(self.rotations)
+            if oldest.exists():
+                oldest.unlink()
+            for n in range(self.rotations - 1, 0, -1):
+                if self._rotated_name(n).exists():
+                    os.rename(self._rotated_name(n), self._rotated_name(n + 1))
+            os.rename(self.path, self._rotated_name(1))
         for line in self.held or []:
-            self.file.write(line + b"\n")  # the old handle: lands in audit.log.01
+            self._put(line)  # the old handle: lands in audit.log.01
             self.late_written += 1
         self.held = None
         self.file.write(self.footer)
@@ -177,6 +209,7 @@ class AuditLogWriter:
         self.file = open(self.path, "ab", buffering=1024 * 1024)
         self.file.write(self.header)
         self.size = len(self.header)
+        self.in_file = 0
         self.rotated += 1
 
     def flush(self) -> None:
@@ -196,7 +229,13 @@ def _line(record: dict) -> bytes:
     return json.dumps({"audit_record": record}, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-STYLES = {"json": "percona-json", "xml-old": "percona-xml", "xml-new": "percona-xml", "csv": "percona-csv"}
+ROTATION_SCHEMES = ("chain", "timestamp")
+"""chain: audit.log -> audit.log.01 -> .02 ... (Percona's plugin, MariaDB); timestamp: audit.log ->
+audit.20261122T090000.log, -2, -3 ... for a second's second rotation (MySQL Enterprise Audit,
+Percona's audit_log_filter)."""
+
+STYLES = {"json": "percona-json", "xml-old": "percona-xml", "xml-new": "percona-xml", "csv": "percona-csv",
+          "enterprise-json": "mysql-enterprise-json", "enterprise-jsonl": "mysql-enterprise-json"}
 """The writer's styles (audit_log_format JSON, OLD, NEW, CSV) and the format name a source gives each."""
 
 _XML_HEADER = b'<?xml version="1.0" encoding="UTF-8"?>\n<AUDIT>\n'
@@ -231,7 +270,35 @@ def _render(record: dict, style: str) -> bytes:
         assert set(record) <= set(columns), f"the CSV layout of {name} has no {set(record) - set(columns)}"
         return ",".join(str(record.get(c, 0)) if c == "status" else '"' + str(record.get(c, "")).replace('"', '""') + '"'
                         for c in columns).encode()
+    if style == "enterprise-json":  # pretty-printed: one field per line, objects on one line
+        fields = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in record.items())
+        return ("  {\n" + fields + "\n  }").encode()
+    if style == "enterprise-jsonl":
+        return json.dumps(record, ensure_ascii=False).encode()
     raise ValueError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
+
+
+def enterprise_record(record: dict, event_id: int) -> dict:
+    """A Percona-style record as MySQL Enterprise Audit's JSON (class/event model) would have it."""
+    ts = datetime.strptime(record["timestamp"], "%Y-%m-%dT%H:%M:%S UTC").strftime("%Y-%m-%d %H:%M:%S")
+    out = {"timestamp": ts, "id": event_id}
+    name = record["name"]
+    if name in ("Audit", "NoAudit"):
+        return {**out, "class": "audit", "event": "startup" if name == "Audit" else "shutdown", "connection_id": 0,
+                "startup_data": {"server_id": 1, "os_version": record.get("os_version", ""),
+                                 "mysql_version": record.get("mysql_version", ""),
+                                 "args": record.get("startup_options", "").split()}}
+    account = re.fullmatch(r"([^\[]*)\[([^\]]*)\] @ (\S*) \[([^\]]*)\]", record.get("user", ""))
+    user = account.group(1) if account else record.get("user", "")
+    priv = account.group(2) if account else record.get("priv_user", "")
+    out.update({"connection_id": int(record["connection_id"]), "account": {"user": priv, "host": "%"},
+                "login": {"user": user, "os": "", "ip": record.get("ip", ""), "proxy": ""}})
+    if name in ("Connect", "Quit"):
+        return {**out, "class": "connection", "event": "connect" if name == "Connect" else "disconnect",
+                "connection_data": {"connection_type": "tcp/ip", "status": record["status"], "db": record["db"]}}
+    return {**out, "class": "general", "event": "status",
+            "general_data": {"command": "Query", "sql_command": record["command_class"], "query": record["sqltext"],
+                             "status": record["status"]}}
 
 
 def expected_path(log_path: Path) -> Path:
@@ -243,14 +310,17 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
              rotate_on_size: int = 1024 * 1024, rotations: int = 9, late_writes: int = 3,
              failed_login_burst: int = 0, malformed: int = 0, start_time: datetime | None = None,
              progress: Callable[[int, int], None] | None = None, max_records: int | None = None,
-             bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES), style: str = "json") -> Manifest:
+             bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES), style: str = "json",
+             rotation: str = "chain") -> Manifest:
     """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
 
     ``speedup`` > 1 compresses simulated time (a few minutes of traffic in a few seconds); the records
     carry simulated timestamps starting at ``start_time`` (default: now minus ``duration``).
     ``malformed`` lines are taken in turn from ``bad_lines`` (default: one of each kind in MALFORMED_LINES).
-    ``style``: json, xml-old, xml-new or csv (STYLES).
+    ``style``: json, xml-old, xml-new or csv (STYLES). ``rotation``: chain or timestamp (ROTATION_SCHEMES).
     """
+    if rotation not in ROTATION_SCHEMES:
+        raise ValueError(f"unknown rotation {rotation!r} (known: {', '.join(ROTATION_SCHEMES)})")
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
     if malformed and style != "json":
@@ -259,9 +329,12 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     t0 = start_time or (datetime.now(timezone.utc) - timedelta(seconds=duration))
     log_start = t0.strftime("%Y-%m-%dT%H:%M:%S")
     total = int(rate * duration) if max_records is None else max_records
-    xml = style.startswith("xml")
+    xml, enterprise = style.startswith("xml"), style.startswith("enterprise")
     writer = AuditLogWriter(path, rotate_on_size, rotations, late_writes,
-                            header=_XML_HEADER if xml else b"", footer=_XML_FOOTER if xml else b"")
+                            header=_XML_HEADER if xml else b"[\n" if enterprise else b"",
+                            footer=_XML_FOOTER if xml else b"\n]\n" if enterprise else b"",
+                            scheme=rotation, separator=b"," if enterprise else None)
+    ids_in_second: Counter = Counter()
     expected = open(expected_path(path), "ab") if style != "json" else None
     m = Manifest(log_path=str(path), log_start=log_start)
     names: Counter = Counter()
@@ -281,13 +354,17 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
         ordered = {"name": rec.pop("name"), "record": rec.pop("record"), "timestamp": rec.pop("timestamp"), **rec}
         if style != "json" and "startup_optionsi" in ordered:  # a typo of the plugin's JSON only
             ordered["startup_options"] = ordered.pop("startup_optionsi")
-        writer.write(_render(ordered, style))
-        if expected:
-            expected.write(_line(ordered) + b"\n")
         names[ordered["name"]] += 1
         if not m.first_record:
             m.first_record, m.first_event_time = ordered["record"], ordered["timestamp"]
         m.last_record, m.last_event_time = ordered["record"], ordered["timestamp"]
+        if enterprise:  # the same facts in the class/event model; the expected file holds it as is
+            event_id = ids_in_second[ordered["timestamp"]]  # counts events within one second, as MySQL's id
+            ids_in_second[ordered["timestamp"]] += 1
+            ordered = enterprise_record(ordered, event_id)
+        writer.write(_render(ordered, style))
+        if expected:
+            expected.write((json.dumps(ordered, ensure_ascii=False).encode() if enterprise else _line(ordered)) + b"\n")
 
     emit({"name": "Audit", "mysql_version": "8.0.36-28", "startup_optionsi": "--audit_log_format=JSON",
           "os_version": "x86_64-Linux"}, t0)

@@ -44,7 +44,7 @@ def test_fluentd_ships_a_rotating_log_with_late_writes_exactly_once(stack, fluen
         fluentd.stop()
 
 
-@pytest.mark.parametrize("style", ["xml-old", "xml-new", "csv"])
+@pytest.mark.parametrize("style", ["xml-old", "xml-new", "csv", "enterprise-json"])
 def test_fluentd_frames_multi_line_records_whole_through_rotations(stack, fluentd_command, tmp_path, style):
     """Records of several lines, framed by their first line (in_tail's multiline parser), the last one of
     each rotated file flushed after a second of quiet; the XML files' declaration and <AUDIT> are skipped."""
@@ -57,8 +57,26 @@ def test_fluentd_frames_multi_line_records_whole_through_rotations(stack, fluent
         m = simulate(fluentd.log, rate=2000, duration=6, speedup=1, seed=53, rotate_on_size=256 * 1024,
                      rotations=90, late_writes=3, failed_login_burst=10, style=style)
         assert m.rotations >= 5
+        if style.startswith("enterprise"):  # the last record's line ends when the file does (tests/e2e/test_formats.py)
+            with open(fluentd.log, "ab") as f:
+                f.write(b"\n]\n")
         _assert_exactly_once(stack, server, m, fluentd)
         assert stack.dead_letters(server) == [], "no record cut in two or glued to another"
+    finally:
+        fluentd.stop()
+
+
+def test_fluentd_follows_timestamp_renamed_rotation_exactly_once(stack, fluentd_command, tmp_path):
+    """audit.log -> audit.<time>.log (MySQL Enterprise, audit_log_filter): the renamed files match the
+    path's <stem>.*<extension>, follow_inodes keeps one position per file, late writes are read."""
+    server = "e2e-fluentd-stamped"
+    fluentd = Fluentd(fluentd_command, stack, server, tmp_path)
+    fluentd.start()
+    try:
+        m = simulate(fluentd.log, rate=2000, duration=6, speedup=1, seed=54, rotate_on_size=256 * 1024,
+                     rotations=90, late_writes=3, rotation="timestamp")
+        assert m.rotations >= 5
+        _assert_exactly_once(stack, server, m, fluentd)
     finally:
         fluentd.stop()
 

@@ -9,11 +9,13 @@ from stack import running_stack
 
 PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
 SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-frozen-store", "fault-rotation",
-           "fault-malformed", "fault-fast-rotation"]
+           "fault-malformed", "fault-fast-rotation", "fault-xml-stamped"]
+FORMATS = {"fault-xml-stamped": "percona-xml"}
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     # room for every event of a module's tests: the capped collection must not trim what a test counts
-    with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096) as s:
+    with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096,
+                       formats=FORMATS) as s:
         yield s

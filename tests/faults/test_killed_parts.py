@@ -72,13 +72,17 @@ def test_a_frozen_store_holds_the_pipeline_back_and_nothing_is_lost(stack):
     _assert_exactly_stored_and_counted(stack, server, result["m"], raw_before, timeout=400)
 
 
-def test_a_collector_killed_twice_during_fast_rotation_catches_up_on_rotated_files(stack):
+@pytest.mark.parametrize("server,style,rotation", [("fault-rotation", "json", "chain"),
+                                                   ("fault-xml-stamped", "xml-old", "timestamp")])
+def test_a_collector_killed_twice_during_fast_rotation_catches_up_on_rotated_files(stack, server, style, rotation):
     """Before the catch-up, two kill -9 of the collector while the log rotated about every 0.8 s lost
-    8,819 of 120,000 records: the lines of files rotated away while it was down."""
-    server = "fault-rotation"
+    8,819 of 120,000 records: the lines of files rotated away while it was down. The second case:
+    records of several lines (OLD XML, framed by rsyslog and the catch-up alike) and files renamed
+    to their rotation time (MySQL Enterprise's scheme), which the catch-up must find."""
     raw_before = stack.raw_messages()
     # 2,000 records/s of ~330 bytes, rotated at 256 KiB: a rotation about every 0.4 s, 90 files kept
-    writer, result = _write_in_background(stack, server, 30, rotate_on_size=256 * 1024, rotations=90, late_writes=2)
+    writer, result = _write_in_background(stack, server, 30, rotate_on_size=256 * 1024, rotations=90, late_writes=2,
+                                          style=style, rotation=rotation)
     try:
         for _ in range(2):
             before = stack.raw_messages()  # what the collector ships, as soon as it ships it

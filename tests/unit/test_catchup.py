@@ -162,3 +162,16 @@ def test_csv_records_end_with_their_last_columns_even_with_a_statement_of_severa
             b'"Connect","3_2026-11-22T09:00:00","2026-11-22T09:00:02 UTC","12",1045,"bob","","","","h","::1",""']
     lines = b"\n".join(recs).split(b"\n")
     assert [b"\n".join(r) for r in frame(lines, "percona-csv")] == recs
+
+
+def test_timestamp_renamed_files_are_found_newest_first_and_shipped_from_the_last_line(tmp_path):
+    live = tmp_path / "audit.log"
+    write(tmp_path / "audit.20261122T085959.log", lines(0, 20))
+    write(tmp_path / "audit.20261122T090000.log", lines(20, 40))
+    write(tmp_path / "audit.20261122T090000-2.log", lines(40, 60))
+    write(live, lines(60, 100))
+    (tmp_path / "audit.manifest.json").write_text("{}")
+    assert [p.name for p in rotated_files(live)] == ["audit.20261122T090000-2.log", "audit.20261122T090000.log",
+                                                      "audit.20261122T085959.log"]
+    batches, gap = plan(live, b"line 25", resume_after(live, b"line 69"))
+    assert gap == "" and shipped(batches) == lines(26, 70)

@@ -1,5 +1,6 @@
 """`auditpipe parse`: a file through the job's own parser, offline (io.auditpipe.flink.ParseFile)."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -92,11 +93,12 @@ def test_the_collectors_frame_records_with_the_parsers_own_patterns():
             assert case and case.group(2) == f.start, f"collectors/fluentd/run frames {name} by {f.start}"
 
 
-@pytest.mark.parametrize("style", ["xml-old", "xml-new", "csv"])
-def test_simulated_xml_and_csv_logs_parse_into_what_their_json_twins_say(tmp_path, style):
-    """The simulator writes each record in the style and as the plugin's JSON; parsing the style must
-    give, field by field, the document the JSON says (tests/stack.py expected_document)."""
-    from stack import expected_document
+@pytest.mark.parametrize("style", ["xml-old", "xml-new", "csv", "enterprise-json", "enterprise-jsonl"])
+def test_simulated_logs_of_each_style_parse_into_what_their_expected_records_say(tmp_path, style):
+    """The simulator writes each record in the style and, beside it, as one JSON line (the Percona
+    plugin's JSON, or for MySQL Enterprise the record itself); parsing the style must give, field by
+    field, the document that line says (tests/stack.py, written without the job's parsers)."""
+    from stack import expected_document, expected_enterprise_document
     from auditpipe.simulate import STYLES, expected_path
 
     log = tmp_path / "audit.log"
@@ -105,9 +107,10 @@ def test_simulated_xml_and_csv_logs_parse_into_what_their_json_twins_say(tmp_pat
     assert m.rotations >= 2
     want = {}
     for line in expected_path(log).read_bytes().splitlines():
-        doc = expected_document("p", log, "auditpipe-parse", line)
+        expect = expected_enterprise_document if style.startswith("enterprise") else expected_document
+        doc = expect("p", log, "auditpipe-parse", line)
         doc.update(format=STYLES[style], event_time=doc["event_time"].strftime("%Y-%m-%dT%H:%M:%SZ"))
-        for k in ("line_sha256", "source_file"):
+        for k in ("line_sha256", "source_file", "original"):
             doc.pop(k)
         want[doc["record_id"]] = doc
     got = {}
@@ -115,7 +118,8 @@ def test_simulated_xml_and_csv_logs_parse_into_what_their_json_twins_say(tmp_pat
         r = parse(str(f), "--format", STYLES[style], "--server", "p")
         assert r.returncode == 0, r.stderr
         for doc in documents(r.stdout):
-            for k in ("line_sha256", "source_file", "ingest", "event_time_trusted"):
+            assert hashlib.sha256(doc.pop("original").encode()).hexdigest() == doc.pop("line_sha256")
+            for k in ("source_file", "ingest", "event_time_trusted"):
                 doc.pop(k, None)
             got[doc["record_id"]] = doc
     assert len(got) == m.records
@@ -139,3 +143,27 @@ def test_the_java_side_refuses_bad_arguments_with_a_message_not_a_stack_trace():
         r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", str(FIXTURE),
                             *args], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and message in r.stderr and "Exception" not in r.stderr, r.stderr
+
+
+FIXTURES = FIXTURE.parent
+
+
+@pytest.mark.parametrize("name,fmt,events", [
+    ("percona-8.0-old.xml", "percona-xml", 5), ("percona-8.0-new.xml", "percona-xml", 5),
+    ("percona-8.0.csv", "percona-csv", 5), ("mysql-8.0-enterprise-new.xml", "mysql-enterprise-xml", 5),
+    ("percona-8.0-audit_log_filter-old.xml", "mysql-enterprise-xml", 5),
+    ("mysql-5.7-enterprise-pretty.json", "mysql-enterprise-json", 6),
+    ("mysql-8.0-enterprise-compact.json", "mysql-enterprise-json", 6), ("mcafee-1.1-audit.json", "mcafee-json", 5)])
+def test_every_formats_fixture_is_detected_and_parses_offline_into_schema_valid_documents(name, fmt, events):
+    r = parse(str(FIXTURES / name))
+    assert r.returncode == 0, r.stderr
+    assert f"format {fmt} (line" in r.stderr, r.stderr
+    docs = documents(r.stdout)
+    assert len(docs) == events, r.stderr
+    validator = jsonschema.Draft202012Validator(json.loads((paths.SCHEMAS / "audit-event.schema.json").read_text()))
+    for doc in docs:
+        assert not list(validator.iter_errors(doc)), doc
+        assert doc["format"] == fmt
+    # PCI DSS 10.2.2 on every record: user, type, date and time, outcome, origin (the failed login's)
+    failed = [d for d in docs if d.get("outcome") == "failure"]
+    assert [(d["user"], d["ip"]) for d in failed] == [("mallory", "203.0.113.9")], failed

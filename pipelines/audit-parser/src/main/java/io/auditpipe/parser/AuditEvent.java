@@ -54,6 +54,17 @@ public class AuditEvent implements Serializable {
         return AUTH_FAILURE.equals(authOutcome);
     }
 
+    /**
+     * Success or failure of whatever the event records (PCI DSS 10.2.2 asks every record for it):
+     * the login outcome for logins, else by the status the server wrote (0 success, an error code
+     * failure); null when the record carries neither (e.g. MariaDB's table events).
+     */
+    public String outcome() {
+        if (authOutcome != null) return authOutcome;
+        if (status == null) return null;
+        return status == 0 ? AUTH_SUCCESS : AUTH_FAILURE;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof AuditEvent)) return false;

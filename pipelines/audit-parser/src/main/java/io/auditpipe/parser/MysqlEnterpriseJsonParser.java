@@ -35,7 +35,9 @@ import java.io.StringWriter;
  * {@code user} = login.user, {@code priv_user} = account.user, {@code extra.priv_host} =
  * account.host, {@code ip} = login.ip, {@code os_login} = login.os, {@code proxy_user} =
  * login.proxy; from the class's data object: status, db, query ({@code sqltext}), sql_command
- * ({@code command_class}), table ({@code extra.table}); everything else in {@code extra} as text.
+ * ({@code command_class}), table ({@code extra.table}); the data object's other fields as one JSON
+ * object in {@code extra.<object>} (e.g. {@code extra.connection_data = {"connection_type":"ssl"}}),
+ * other top-level fields in {@code extra} as text.
  * A {@code connect} or {@code change_user} event with status 0 is a successful login, other
  * statuses failed ones.
  */
@@ -194,12 +196,17 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
         return ParseResult.failed("field '" + field + "' is " + describe(value) + ", expected a string");
     }
 
-    /** account {user, host} or login {user, os, ip, proxy}. */
+    /** account {user, host} or login {user, os, ip, proxy}; other fields kept in extra.&lt;object&gt; as JSON. */
     private static String readIdentity(JsonParser p, String object, AuditEvent e) throws IOException {
+        Rest rest = new Rest();
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken value = p.nextToken();
             String name = object + "." + field;
+            if (!KNOWN_IDENTITY.contains(name)) {
+                rest.add(p, field);
+                continue;
+            }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
                 if (!value.isScalarValue()) p.skipChildren();
                 return "field '" + name + "' is " + describe(value) + ", expected a string";
@@ -212,14 +219,46 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
                 case "login.os": e.osLogin = text; break;
                 case "login.ip": e.ip = text; break;
                 case "login.proxy": e.proxyUser = text; break;
-                default: e.extra.put(name, text);
+                default: throw new IllegalStateException(name);
             }
         }
+        rest.putInto(e, object);
         return null;
+    }
+
+    private static final java.util.Set<String> KNOWN_IDENTITY = java.util.Set.of("account.user", "account.host",
+            "login.user", "login.os", "login.ip", "login.proxy");
+
+    /**
+     * The fields of an object that the model has no place for, as one compact JSON object kept in
+     * {@code extra} under the object's name ({@code extra.connection_data = {"connection_type":"ssl"}}):
+     * a key with a dot ({@code connection_data.connection_type}) is one MongoDB and FerretDB refuse.
+     */
+    private static final class Rest {
+        private StringWriter out;
+        private JsonGenerator g;
+
+        void add(JsonParser p, String field) throws IOException {
+            if (g == null) {
+                out = new StringWriter();
+                g = JSON.createGenerator(out);
+                g.writeStartObject();
+            }
+            g.writeFieldName(field);
+            g.copyCurrentStructure(p);
+        }
+
+        void putInto(AuditEvent e, String object) throws IOException {
+            if (g == null) return;
+            g.writeEndObject();
+            g.close();
+            e.extra.put(object, out.toString());
+        }
     }
 
     /** One class's data object: connection_data, general_data, table_access_data, query_data ... */
     private static String readData(JsonParser p, String object, AuditEvent e) throws IOException {
+        Rest rest = new Rest();
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken value = p.nextToken();
@@ -246,9 +285,10 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
                     break;
                 }
                 default:
-                    e.extra.put(name, anyAsText(p, value));
+                    rest.add(p, field);
             }
         }
+        rest.putInto(e, object);
         return null;
     }
 

@@ -120,6 +120,11 @@ class FormatFixturesTest {
         assertEquals("select", query.commandClass);
         assertEquals(Instant.parse("2026-11-22T09:00:02Z").toEpochMilli(), query.eventTimeMillis);
         assertNull(query.authOutcome);
+        // PCI DSS 10.2.2: user, type, time, outcome, origin and the data touched, from every format
+        assertEquals(AuditEvent.AUTH_SUCCESS, query.outcome());
+        assertEquals(AuditEvent.AUTH_FAILURE, bad.outcome());
+        assertEquals("10.0.0.5", query.ip);
+        assertTrue(query.eventName != null && !query.eventName.isEmpty());
 
         // parsing is deterministic: the same file gives the same ids (a replay collapses onto them)
         Parsed again = parseFixture(file, format);
@@ -162,11 +167,17 @@ class FormatFixturesTest {
         assertEquals("shop", read.db);
         AuditEvent startup = p.events().get(0);
         assertEquals("startup", startup.eventName);
-        assertTrue(startup.extra.get("startup_data.args").contains("--loose-audit-log-format=JSON"));
+        assertTrue(startup.extra.get("startup_data").contains("\"args\":[\"/usr/sbin/mysqld\",\"--loose-audit-log-format=JSON\""),
+                startup.extra.get("startup_data"));
+        for (AuditEvent e : p.events()) {
+            for (String key : e.extra.keySet()) {  // MongoDB and FerretDB refuse such keys
+                assertFalse(key.contains(".") || key.startsWith("$"), key);
+            }
+        }
         AuditEvent connect = p.events().get(1);
         assertEquals("app", connect.privUser);
         assertEquals("%", connect.extra.get("priv_host"));
-        assertEquals("ssl", connect.extra.get("connection_data.connection_type"));
+        assertEquals("{\"connection_type\":\"ssl\"}", connect.extra.get("connection_data"));
         // the compact layout gives the very same ids
         Parsed compact = parseFixture("mysql-8.0-enterprise-compact.json", "mysql-enterprise-json");
         assertEquals(p.events().stream().map(e -> e.id).toList(), compact.events().stream().map(e -> e.id).toList());
@@ -224,6 +235,38 @@ class FormatFixturesTest {
             ParseResult r = AuditFormats.parse(c[1].getBytes(StandardCharsets.UTF_8),
                     new SourceDescriptor("db-01", c[0], "f", "rsyslog"));
             assertTrue(r.isFraming(), () -> "expected framing for " + c[1] + ", got " + r);
+        }
+    }
+
+    @Test
+    void percona_csv_with_the_older_comma_space_separator_reads_the_same() {
+        String line = "\"Query\", \"3_2026-11-22T09:00:00\", \"2026-11-22T09:00:02 UTC\", \"select\", \"11\", 0, "
+                + "\"SELECT \"\"a\"\"\", \"app[app] @ localhost [10.0.0.5]\", \"localhost\", \"\", \"10.0.0.5\", \"shop\"";
+        ParseResult r = AuditFormats.parse(line.getBytes(StandardCharsets.UTF_8),
+                new SourceDescriptor("db-01", "percona-csv", "f", "rsyslog"));
+        assertTrue(r.isOk(), r::toString);
+        assertEquals("SELECT \"a\"", r.event().sqltext);
+        assertEquals("shop", r.event().db);
+        assertEquals(0, r.event().status);
+    }
+
+    @Test
+    void a_csv_statement_line_that_reads_like_a_records_end_cuts_it_into_two_dead_letters_not_silence() {
+        // the documented limit of framing CSV by its last line (a statement line ending in ",","
+        // reads, quotes doubled, like the end of a record): visible, never silent
+        String record = "\"Query\",\"3_2026-11-22T09:00:00\",\"2026-11-22T09:00:02 UTC\",\"select\",\"11\",0,"
+                + "\"SELECT REPLACE(s, \"\",\"\",\"\"\n\"\";\"\") FROM t\",\"app\",\"h\",\"\",\"10.0.0.5\",\"shop\"";
+        // the statement: SELECT REPLACE(s, ",","  /  ";") FROM t
+        Framing.Framer f = PerconaCsvParser.FRAMING.framer();
+        List<String> parts = new ArrayList<>();
+        long n = 0;
+        for (String line : record.split("\n")) f.add(line, ++n).forEach(r -> parts.add(r.text));
+        assertEquals(2, parts.size(), parts::toString);
+        for (String part : parts) {
+            ParseResult r = AuditFormats.parse(part.getBytes(StandardCharsets.UTF_8),
+                    new SourceDescriptor("db-01", "percona-csv", "f", "rsyslog"));
+            assertFalse(r.isOk(), () -> part + " -> " + r);
+            assertFalse(r.isFraming());
         }
     }
 

@@ -36,6 +36,9 @@ class StoreDocumentsTest {
         assertEquals(1045, d.get("status"));
         assertEquals(7L, d.get("connection_id"));
         assertEquals("failure", d.get("auth_outcome"));
+        assertEquals("failure", d.get("outcome"), "PCI DSS 10.2.2: success or failure on every event that says");
+        assertEquals(new String(Fixtures.connect(7, "app", 1045, 30), java.nio.charset.StandardCharsets.UTF_8),
+                d.get("original"), "the record as the server wrote it");
         assertEquals("percona-json", d.get("format"));
         Document ingest = (Document) d.get("ingest");
         assertEquals(3, ingest.get("partition"));

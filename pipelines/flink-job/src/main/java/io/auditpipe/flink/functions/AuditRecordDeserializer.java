@@ -106,6 +106,7 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
             return ParsedRecord.deadLetter(d);
         }
         IngestedEvent event = new IngestedEvent(result.event(), origin, Digests.sha256Hex(value));
+        event.original = new String(value, java.nio.charset.StandardCharsets.UTF_8);
         event.eventTimeTrusted = result.event().eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
         return ParsedRecord.event(event);
     }

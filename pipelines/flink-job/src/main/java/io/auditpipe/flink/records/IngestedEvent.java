@@ -13,6 +13,12 @@ public class IngestedEvent implements Serializable {
     /** SHA-256 of the original line (hex): tells a replay of this record from a different record with its id. */
     public String lineSha256;
     /**
+     * The original record as the collector shipped it (UTF-8 text: a record that is not valid UTF-8
+     * is a dead letter), kept in the stored document so that what the server wrote can be shown next
+     * to what was made of it.
+     */
+    public String original;
+    /**
      * False when the record's own time was too far ahead of when it was shipped to be trusted
      * (AuditRecordDeserializer): then the stream uses the shipping time, and watermarks ignore it.
      */

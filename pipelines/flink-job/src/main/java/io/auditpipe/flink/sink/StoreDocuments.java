@@ -69,10 +69,12 @@ public final class StoreDocuments {
         putIfNotNull(d, "ip", e.ip);
         putIfNotNull(d, "db", e.db);
         putIfNotNull(d, "auth_outcome", e.authOutcome);
+        putIfNotNull(d, "outcome", e.outcome());
         if (e.extra != null && !e.extra.isEmpty()) {
             d.append("extra", new Document(e.extra));
         }
         putIfNotNull(d, LINE_DIGEST_FIELD, ie.lineSha256);
+        putIfNotNull(d, "original", ie.original);
         if (!ie.eventTimeTrusted) {
             d.append("event_time_trusted", false); // absent = trusted
         }

@@ -1,0 +1,63 @@
+package io.auditpipe.flink.bench;
+
+import io.auditpipe.parser.AuditFormats;
+import io.auditpipe.parser.Framing;
+import io.auditpipe.parser.ParseResult;
+import io.auditpipe.parser.SourceDescriptor;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Parsing alone, per format: each file's records framed as the collector frames them, then parsed
+ * over and over (a JIT warm-up first) by the parser the job uses. Prints records/s per format, one
+ * core (one thread). Used by bench/pipeline_bench.py; not a test.
+ *
+ * <p>Arguments: pairs of format and file.
+ */
+public final class ParserThroughputBenchmark {
+    private ParserThroughputBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            String format = args[i];
+            List<byte[]> records = frame(Path.of(args[i + 1]), format);
+            SourceDescriptor source = new SourceDescriptor("bench", format, args[i + 1], "bench");
+            run(records, source, 2_000_000_000L); // warm-up
+            long[] counts = run(records, source, 4_000_000_000L);
+            double perSecond = counts[0] / (counts[2] / 1e9);
+            System.out.printf("parse_%s_records_per_s=%.0f%nparse_%s_records=%d%nparse_%s_failed=%d%n",
+                    format, perSecond, format, records.size(), format, counts[1]);
+        }
+    }
+
+    private static List<byte[]> frame(Path file, String format) throws Exception {
+        Framing.Framer framer = AuditFormats.forName(format).framing().framer();
+        List<byte[]> out = new ArrayList<>();
+        long n = 0;
+        for (String line : new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1).split("\n")) {
+            n++;
+            if (!line.isEmpty()) framer.add(line, n).forEach(r -> out.add(r.text.getBytes(StandardCharsets.ISO_8859_1)));
+        }
+        Framing.Framer.Record last = framer.finish();
+        if (last != null) out.add(last.text.getBytes(StandardCharsets.ISO_8859_1));
+        return out;
+    }
+
+    /** Parses the records round after round for at least {@code nanos}: {parsed, failed, elapsed}. */
+    private static long[] run(List<byte[]> records, SourceDescriptor source, long nanos) {
+        long parsed = 0, failed = 0, start = System.nanoTime(), elapsed;
+        do {
+            for (byte[] r : records) {
+                ParseResult result = AuditFormats.parse(r, source);
+                if (!result.isOk() && !result.isFraming()) failed++;
+                parsed++;
+            }
+            elapsed = System.nanoTime() - start;
+        } while (elapsed < nanos);
+        return new long[]{parsed, failed, elapsed};
+    }
+}
