@@ -37,7 +37,7 @@ import java.util.Set;
  * do ({@link PerconaRecords}); an element with children (audit_log_filter's {@code <MAP>}) is kept in
  * {@code extra} as its text. No DTD, no entities: a record cannot make the parser read anything.
  */
-public final class AuditXmlParser implements AuditLineParser {
+public final class AuditXmlParser extends ReadableRecordParser {
     public static final String PERCONA = "percona-xml";
     public static final String MYSQL_ENTERPRISE = "mysql-enterprise-xml";
 
@@ -51,15 +51,8 @@ public final class AuditXmlParser implements AuditLineParser {
         return f;
     });
 
-    private final String format;
-
     public AuditXmlParser(String format) {
-        this.format = format;
-    }
-
-    @Override
-    public String formatName() {
-        return format;
+        super(format, FRAMING);
     }
 
     /**
@@ -73,19 +66,7 @@ public final class AuditXmlParser implements AuditLineParser {
             "(^ */>|^ *[A-Z_]+=\"[^\"]*\"/>|^ *<AUDIT_RECORD .*/>|</AUDIT_RECORD>) *$");
 
     @Override
-    public Framing framing() {
-        return FRAMING;
-    }
-
-    @Override
-    public ParseResult parse(byte[] line, SourceDescriptor source) {
-        if (line == null || line.length == 0 || PerconaRecords.isBlank(line)) {
-            return ParseResult.failed("empty record");
-        }
-        int bad = Utf8.firstInvalidByte(line);
-        if (bad >= 0) {
-            return ParseResult.failed("invalid UTF-8 at byte " + bad);
-        }
+    protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
         String text = new String(line, StandardCharsets.UTF_8);
         int start = text.indexOf("<AUDIT_RECORD");
         if (start < 0) {

@@ -28,24 +28,16 @@ import java.time.format.DateTimeParseException;
  * <p>Login outcome: CONNECT succeeded, FAILED_CONNECT failed (retcode is the error, e.g. 1045);
  * CHANGEUSER by its retcode.
  */
-public final class MariadbAuditParser implements AuditLineParser {
+public final class MariadbAuditParser extends ReadableRecordParser {
     public static final String FORMAT = "mariadb-audit";
+
+    public MariadbAuditParser() {
+        super(FORMAT, Framing.LINES);
+    }
     private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("yyyyMMdd HH:mm:ss");
 
     @Override
-    public String formatName() {
-        return FORMAT;
-    }
-
-    @Override
-    public ParseResult parse(byte[] line, SourceDescriptor source) {
-        if (line == null || line.length == 0) {
-            return ParseResult.failed("empty line");
-        }
-        int bad = Utf8.firstInvalidByte(line);
-        if (bad >= 0) {
-            return ParseResult.failed("invalid UTF-8 at byte " + bad);
-        }
+    protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
         String text = new String(line, StandardCharsets.UTF_8);
         Fields f = new Fields(text);
         String timestamp = f.plain();

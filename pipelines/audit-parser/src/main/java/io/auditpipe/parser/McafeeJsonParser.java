@@ -1,14 +1,10 @@
 package io.auditpipe.parser;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 
 import java.io.IOException;
-import java.io.StringWriter;
 
 /**
  * The McAfee (now Trellix) audit plugin for MySQL, JSON file output: one object per line.
@@ -30,30 +26,18 @@ import java.io.StringWriter;
  * {@code <date>-<thread-id>-<query-id>-<12 hex of the line's SHA-256>}: the same line shipped twice
  * is one event; byte-identical lines in the same millisecond are one event (the weaker case).
  */
-public final class McafeeJsonParser implements AuditLineParser {
+public final class McafeeJsonParser extends ReadableRecordParser {
     public static final String FORMAT = "mcafee-json";
 
-    private static final JsonFactory JSON = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
-            .build();
-
-    @Override
-    public String formatName() {
-        return FORMAT;
+    public McafeeJsonParser() {
+        super(FORMAT, Framing.LINES);
     }
 
     @Override
-    public ParseResult parse(byte[] line, SourceDescriptor source) {
-        if (line == null || line.length == 0 || PerconaRecords.isBlank(line)) {
-            return ParseResult.failed("empty line");
-        }
-        int bad = Utf8.firstInvalidByte(line);
-        if (bad >= 0) {
-            return ParseResult.failed("invalid UTF-8 at byte " + bad);
-        }
+    protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
         AuditEvent e = new AuditEvent();
         String msgType = null, date = null, thread = null, queryId = null, cmd = null;
-        try (JsonParser p = JSON.createParser(line)) {
+        try (JsonParser p = RecordText.JSON.createParser(line)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return ParseResult.failed("not a JSON object");
             }
@@ -67,7 +51,7 @@ public final class McafeeJsonParser implements AuditLineParser {
                         if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NUMBER_INT
                                 && value != JsonToken.VALUE_NULL) {
                             if (!value.isScalarValue()) p.skipChildren();
-                            return ParseResult.failed("field '" + field + "' is " + describe(value) + ", expected a string");
+                            return ParseResult.failed("field '" + field + "' is " + RecordText.describe(value) + ", expected a string");
                         }
                         String text = value == JsonToken.VALUE_NULL ? null : p.getText();
                         switch (field) {
@@ -92,7 +76,7 @@ public final class McafeeJsonParser implements AuditLineParser {
                         break;
                     }
                     default:
-                        e.extra.put(field, anyAsText(p, value));
+                        e.extra.put(field, RecordText.anyAsText(p, value));
                 }
             }
             if (p.nextToken() != null) {
@@ -129,25 +113,5 @@ public final class McafeeJsonParser implements AuditLineParser {
                 + Digests.sha256Hex(line).substring(0, 12);
         e.id = EventIds.eventId(source.server(), e.recordId);
         return ParseResult.ok(e);
-    }
-
-    private static String anyAsText(JsonParser p, JsonToken value) throws IOException {
-        if (value == JsonToken.VALUE_NULL) return null;
-        if (value.isScalarValue()) return p.getText();
-        StringWriter out = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(out)) {
-            g.copyCurrentStructure(p);
-        }
-        return out.toString();
-    }
-
-    private static String describe(JsonToken t) {
-        switch (t) {
-            case START_OBJECT: return "an object";
-            case START_ARRAY: return "an array";
-            case VALUE_NUMBER_FLOAT: return "a number";
-            case VALUE_TRUE: case VALUE_FALSE: return "a boolean";
-            default: return "a " + t;
-        }
     }
 }

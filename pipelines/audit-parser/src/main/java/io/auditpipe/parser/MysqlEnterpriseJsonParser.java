@@ -1,11 +1,9 @@
 package io.auditpipe.parser;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 
 import java.io.IOException;
 import java.io.StringWriter;
@@ -41,18 +39,13 @@ import java.io.StringWriter;
  * A {@code connect} or {@code change_user} event with status 0 is a successful login, other
  * statuses failed ones.
  */
-public final class MysqlEnterpriseJsonParser implements AuditLineParser {
+public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
     public static final String FORMAT = "mysql-enterprise-json";
-    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
-    private static final JsonFactory JSON = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
-            .build();
-
-    @Override
-    public String formatName() {
-        return FORMAT;
+    public MysqlEnterpriseJsonParser() {
+        super(FORMAT, FRAMING);
     }
+    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     /**
      * A record starts with a line that opens an object at indent 0 to 2 ({@code   {} pretty-printed,
@@ -63,19 +56,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
     static final Framing FRAMING = new Framing("^ {0,2},? *[{]", "^ {0,2}([{].*)?[}] *,? *$");
 
     @Override
-    public Framing framing() {
-        return FRAMING;
-    }
-
-    @Override
-    public ParseResult parse(byte[] line, SourceDescriptor source) {
-        if (line == null || line.length == 0 || PerconaRecords.isBlank(line)) {
-            return ParseResult.failed("empty record");
-        }
-        int bad = Utf8.firstInvalidByte(line);
-        if (bad >= 0) {
-            return ParseResult.failed("invalid UTF-8 at byte " + bad);
-        }
+    protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
         int from = 0;
         // what belongs to the array before a record: '[' (the file's start) or ',' (the separator)
         boolean arrayOpen = false, comma = false;
@@ -106,7 +87,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
         AuditEvent e = new AuditEvent();
         e.eventTimeMillis = NO_TIMESTAMP;
         String timestamp = null, id = null, eventClass = null, event = null;
-        try (JsonParser p = JSON.createParser(line, from, to - from)) {
+        try (JsonParser p = RecordText.JSON.createParser(line, from, to - from)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return ParseResult.failed("not a JSON object");
             }
@@ -115,13 +96,13 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
                 JsonToken value = p.nextToken();
                 switch (field) {
                     case "timestamp":
-                        if (value != JsonToken.VALUE_STRING) return ParseResult.failed("field 'timestamp' is " + describe(value) + ", expected a string");
+                        if (value != JsonToken.VALUE_STRING) return ParseResult.failed("field 'timestamp' is " + RecordText.describe(value) + ", expected a string");
                         timestamp = p.getText();
                         break;
                     case "id":
                         if (value != JsonToken.VALUE_NUMBER_INT && !(value == JsonToken.VALUE_STRING && p.getText().matches("\\d+"))) {
                             if (!value.isScalarValue()) p.skipChildren();
-                            return ParseResult.failed("field 'id' is " + describe(value) + ", expected an integer");
+                            return ParseResult.failed("field 'id' is " + RecordText.describe(value) + ", expected an integer");
                         }
                         id = p.getText();
                         break;
@@ -140,7 +121,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
                     }
                     case "account":
                     case "login":
-                        if (value != JsonToken.START_OBJECT) return ParseResult.failed("field '" + field + "' is " + describe(value) + ", expected an object");
+                        if (value != JsonToken.START_OBJECT) return ParseResult.failed("field '" + field + "' is " + RecordText.describe(value) + ", expected an object");
                         {
                             String problem = readIdentity(p, field, e);
                             if (problem != null) return ParseResult.failed(problem);
@@ -151,7 +132,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
                             String problem = readData(p, field, e);
                             if (problem != null) return ParseResult.failed(problem);
                         } else {
-                            e.extra.put(field, anyAsText(p, value));
+                            e.extra.put(field, RecordText.anyAsText(p, value));
                         }
                 }
             }
@@ -193,7 +174,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
 
     private static ParseResult failedSkipping(JsonParser p, JsonToken value, String field) throws IOException {
         if (!value.isScalarValue()) p.skipChildren();
-        return ParseResult.failed("field '" + field + "' is " + describe(value) + ", expected a string");
+        return ParseResult.failed("field '" + field + "' is " + RecordText.describe(value) + ", expected a string");
     }
 
     /** account {user, host} or login {user, os, ip, proxy}; other fields kept in extra.&lt;object&gt; as JSON. */
@@ -209,7 +190,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
             }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
                 if (!value.isScalarValue()) p.skipChildren();
-                return "field '" + name + "' is " + describe(value) + ", expected a string";
+                return "field '" + name + "' is " + RecordText.describe(value) + ", expected a string";
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             switch (name) {
@@ -241,7 +222,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
         void add(JsonParser p, String field) throws IOException {
             if (g == null) {
                 out = new StringWriter();
-                g = JSON.createGenerator(out);
+                g = RecordText.JSON.createGenerator(out);
                 g.writeStartObject();
             }
             g.writeFieldName(field);
@@ -275,7 +256,7 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
                 case "table": {
                     if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
                         if (!value.isScalarValue()) p.skipChildren();
-                        return "field '" + name + "' is " + describe(value) + ", expected a string";
+                        return "field '" + name + "' is " + RecordText.describe(value) + ", expected a string";
                     }
                     String text = value == JsonToken.VALUE_NULL ? null : p.getText();
                     if ("db".equals(field)) e.db = text;
@@ -297,32 +278,11 @@ public final class MysqlEnterpriseJsonParser implements AuditLineParser {
         if (value == JsonToken.VALUE_NULL) return null;
         if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
             if (!value.isScalarValue()) p.skipChildren();
-            return "field '" + shown + "' is " + describe(value) + ", expected an integer";
+            return "field '" + shown + "' is " + RecordText.describe(value) + ", expected an integer";
         }
         if (value == JsonToken.VALUE_STRING && p.getText().isEmpty()) return null;
         return PerconaRecords.setInteger(e, field, p.getText()) == null ? null
                 : "field '" + shown + "' is not an integer: '" + p.getText() + "'";
-    }
-
-    private static String anyAsText(JsonParser p, JsonToken value) throws IOException {
-        if (value == JsonToken.VALUE_NULL) return null;
-        if (value.isScalarValue()) return p.getText();
-        StringWriter out = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(out)) {
-            g.copyCurrentStructure(p);
-        }
-        return out.toString();
-    }
-
-    private static String describe(JsonToken t) {
-        switch (t) {
-            case START_OBJECT: return "an object";
-            case START_ARRAY: return "an array";
-            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return "a number";
-            case VALUE_TRUE: case VALUE_FALSE: return "a boolean";
-            case VALUE_NULL: return "null";
-            default: return "a " + t;
-        }
     }
 
     private static String clip(String s) {

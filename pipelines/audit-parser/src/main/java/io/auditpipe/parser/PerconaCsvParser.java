@@ -17,8 +17,12 @@ import java.util.List;
  * </pre>
  * The fields map as the JSON format's do ({@link PerconaRecords}); identity is the plugin's record.
  */
-public final class PerconaCsvParser implements AuditLineParser {
+public final class PerconaCsvParser extends ReadableRecordParser {
     public static final String FORMAT = "percona-csv";
+
+    public PerconaCsvParser() {
+        super(FORMAT, FRAMING);
+    }
 
     private static final String[] QUERY = {"name", "record", "timestamp", "command_class", "connection_id",
             "status", "sqltext", "user", "host", "os_user", "ip", "db"};
@@ -26,11 +30,6 @@ public final class PerconaCsvParser implements AuditLineParser {
             "priv_user", "os_login", "proxy_user", "host", "ip", "db"};
     private static final String[] AUDIT = {"name", "record", "timestamp", "mysql_version", "startup_options",
             "os_version"};
-
-    @Override
-    public String formatName() {
-        return FORMAT;
-    }
 
     /**
      * A record starts with its quoted name and record id ({@code "Query","12_2026-...}). It ends with
@@ -46,19 +45,7 @@ public final class PerconaCsvParser implements AuditLineParser {
             "(\",\"[0-9A-Fa-f.:]*\",\"[^\"]*\"|^\"(Audit|NoAudit)\",.*\")$");
 
     @Override
-    public Framing framing() {
-        return FRAMING;
-    }
-
-    @Override
-    public ParseResult parse(byte[] line, SourceDescriptor source) {
-        if (line == null || line.length == 0 || PerconaRecords.isBlank(line)) {
-            return ParseResult.failed("empty record");
-        }
-        int bad = Utf8.firstInvalidByte(line);
-        if (bad >= 0) {
-            return ParseResult.failed("invalid UTF-8 at byte " + bad);
-        }
+    protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
         String text = new String(line, StandardCharsets.UTF_8);
         if (text.endsWith("\r")) text = text.substring(0, text.length() - 1);
         List<String> values = new ArrayList<>(12);

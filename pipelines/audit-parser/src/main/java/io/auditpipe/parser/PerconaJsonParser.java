@@ -1,14 +1,10 @@
 package io.auditpipe.parser;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 
 import java.io.IOException;
-import java.io.StringWriter;
 
 /**
  * Percona Server audit_log plugin, {@code audit_log_format=JSON}: one object per line,
@@ -25,30 +21,16 @@ import java.io.StringWriter;
  *
  * <p>Streaming Jackson, no tree: this sits on the hot path of the Flink job.
  */
-public final class PerconaJsonParser implements AuditLineParser {
+public final class PerconaJsonParser extends ReadableRecordParser {
     public static final String FORMAT = "percona-json";
 
-    private static final JsonFactory JSON = JsonFactory.builder()
-            // audit lines carry whole SQL statements; the default 20M string limit is kept,
-            // anything larger is a dead letter with the reason, not a crash.
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
-            .build();
-
-    @Override
-    public String formatName() {
-        return FORMAT;
+    public PerconaJsonParser() {
+        super(FORMAT, Framing.LINES);
     }
 
     @Override
-    public ParseResult parse(byte[] line, SourceDescriptor source) {
-        if (line == null || line.length == 0 || PerconaRecords.isBlank(line)) {
-            return ParseResult.failed("empty line");
-        }
-        int bad = Utf8.firstInvalidByte(line);
-        if (bad >= 0) {
-            return ParseResult.failed("invalid UTF-8 at byte " + bad);
-        }
-        try (JsonParser p = JSON.createParser(line)) {
+    protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
+        try (JsonParser p = RecordText.JSON.createParser(line)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return ParseResult.failed("not a JSON object");
             }
@@ -98,7 +80,7 @@ public final class PerconaJsonParser implements AuditLineParser {
             JsonToken value = p.nextToken();
             boolean integerField = "status".equals(field) || "connection_id".equals(field);
             if (!KNOWN_STRING_FIELDS.contains(field) && !integerField) {
-                e.extra.put(field, anyAsText(p, value));
+                e.extra.put(field, RecordText.anyAsText(p, value));
                 continue;
             }
             if (integerField) {
@@ -106,7 +88,7 @@ public final class PerconaJsonParser implements AuditLineParser {
                 if (value == JsonToken.VALUE_NULL || (value == JsonToken.VALUE_STRING && p.getText().isEmpty())) continue;
                 if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
                     if (!value.isScalarValue()) p.skipChildren();
-                    return "field '" + field + "' is " + describe(value) + ", expected an integer";
+                    return "field '" + field + "' is " + RecordText.describe(value) + ", expected an integer";
                 }
                 String problem = PerconaRecords.setInteger(e, field, p.getText());
                 if (problem != null) return problem;
@@ -114,7 +96,7 @@ public final class PerconaJsonParser implements AuditLineParser {
             }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
                 if (!value.isScalarValue()) p.skipChildren();
-                return "field '" + field + "' is " + describe(value) + ", expected a string";
+                return "field '" + field + "' is " + RecordText.describe(value) + ", expected a string";
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             String problem = PerconaRecords.setText(e, field, text, source);
@@ -127,26 +109,4 @@ public final class PerconaJsonParser implements AuditLineParser {
     private static final java.util.Set<String> KNOWN_STRING_FIELDS = java.util.Set.of("name", "record", "timestamp",
             "command_class", "sqltext", "user", "priv_user", "os_user", "os_login", "proxy_user",
             "host", "ip", "db");
-
-    private static String describe(JsonToken t) {
-        switch (t) {
-            case START_OBJECT: return "an object";
-            case START_ARRAY: return "an array";
-            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return "a number";
-            case VALUE_TRUE: case VALUE_FALSE: return "a boolean";
-            case VALUE_NULL: return "null";
-            default: return "a " + t;
-        }
-    }
-
-    /** Any JSON value as text: scalars as they are, arrays and objects as compact JSON. */
-    private static String anyAsText(JsonParser p, JsonToken value) throws IOException {
-        if (value == JsonToken.VALUE_NULL) return null;
-        if (value.isScalarValue()) return p.getText();
-        StringWriter out = new StringWriter();
-        try (JsonGenerator g = JSON.createGenerator(out)) {
-            g.copyCurrentStructure(p);
-        }
-        return out.toString();
-    }
 }

@@ -124,11 +124,4 @@ final class PerconaRecords {
     static boolean isEmpty(String s) {
         return s == null || s.isEmpty();
     }
-
-    static boolean isBlank(byte[] b) {
-        for (byte c : b) {
-            if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return false;
-        }
-        return true;
-    }
 }

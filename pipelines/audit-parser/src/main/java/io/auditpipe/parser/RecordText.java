@@ -1,0 +1,62 @@
+package io.auditpipe.parser;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+
+import java.io.IOException;
+import java.io.StringWriter;
+
+/** What every parser checks first, and the JSON helpers the JSON formats share. */
+final class RecordText {
+    private RecordText() {}
+
+    /**
+     * Audit records carry whole SQL statements: Jackson's default 20M string limit is kept, the
+     * nesting is bounded; anything beyond is a dead letter with the reason, not a crash.
+     */
+    static final JsonFactory JSON = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
+            .build();
+
+    /** Why the record cannot be read as text at all (empty, not UTF-8), or null. */
+    static String problem(byte[] record) {
+        if (record == null || record.length == 0 || isBlank(record)) {
+            return "empty line";
+        }
+        int bad = Utf8.firstInvalidByte(record);
+        return bad >= 0 ? "invalid UTF-8 at byte " + bad : null;
+    }
+
+    static boolean isBlank(byte[] b) {
+        for (byte c : b) {
+            if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return false;
+        }
+        return true;
+    }
+
+    /** A JSON token in words, for a reason: "an object", "a number" ... */
+    static String describe(JsonToken t) {
+        switch (t) {
+            case START_OBJECT: return "an object";
+            case START_ARRAY: return "an array";
+            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return "a number";
+            case VALUE_TRUE: case VALUE_FALSE: return "a boolean";
+            case VALUE_NULL: return "null";
+            default: return "a " + t;
+        }
+    }
+
+    /** Any JSON value as text: scalars as they are, arrays and objects as compact JSON. */
+    static String anyAsText(JsonParser p, JsonToken value) throws IOException {
+        if (value == JsonToken.VALUE_NULL) return null;
+        if (value.isScalarValue()) return p.getText();
+        StringWriter out = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.copyCurrentStructure(p);
+        }
+        return out.toString();
+    }
+}
