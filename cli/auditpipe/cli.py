@@ -281,16 +281,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_query)
 
     s = sub.add_parser("parse", help="parse an audit log file offline: one stored-event JSON per line",
-                       description="Runs FILE through the job's own parser, as the pipeline would: each line that "
-                       "becomes an event is printed as the document the store would hold (JSON, one per line); each "
-                       "line that would be a dead letter is reported on stderr with its line number and reason, and "
-                       "the exit code is then 1. Check a log before pointing the pipeline at it.")
+                       description="Runs FILE through the job's own parser, as the pipeline would: records are "
+                       "framed as the collector frames them (one per line, or several lines each for XML, CSV and "
+                       "pretty-printed JSON); each record that becomes an event is printed as the document the store "
+                       "would hold (JSON, one per line); each that would be a dead letter is reported on stderr with "
+                       "the number of its first line and the reason, and the exit code is then 1. Check a log before "
+                       "pointing the pipeline at it. Formats: docs/formats.md.")
     s.add_argument("file", metavar="FILE", help="the audit log file")
     s.add_argument("--format", choices=formats.FORMATS, help="its format (default: detected from its first lines, "
                    "and said)")
     s.add_argument("--server", default="parsed", help="server name for the event ids (default: parsed)")
-    s.add_argument("--timezone", default="UTC", help="the server's time zone, for formats that write local time "
-                   "(mariadb-audit); default UTC")
+    s.add_argument("--timezone", default="UTC", help="the server's time zone, for times written without a zone "
+                   "(mariadb-audit; audit_log_filter's XML and JSON); default UTC")
     s.set_defaults(func=cmd_parse)
 
     s = sub.add_parser("demo", help="up, generate traffic, wait until all of it is stored, print a summary",
