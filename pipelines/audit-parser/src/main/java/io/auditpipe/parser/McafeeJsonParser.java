@@ -93,8 +93,9 @@ public final class McafeeJsonParser extends ReadableRecordParser {
         }
         boolean activity = "activity".equals(msgType);
         if (activity && (cmd == null || cmd.isEmpty())) return ParseResult.failed("missing required field 'cmd'");
-        if (thread != null && !thread.matches("\\d+")) return ParseResult.failed("field 'thread-id' is not a number: '" + thread + "'");
-        if (queryId != null && !queryId.matches("\\d+")) return ParseResult.failed("field 'query-id' is not a number: '" + queryId + "'");
+        // at most 18 digits: every such number fits a long (the plugin writes 64-bit unsigned ids)
+        if (thread != null && !thread.matches("\\d{1,18}")) return ParseResult.failed("field 'thread-id' is not a number: '" + thread + "'");
+        if (queryId != null && !queryId.matches("\\d{1,18}")) return ParseResult.failed("field 'query-id' is not a number: '" + queryId + "'");
         e.eventTimeMillis = Long.parseLong(date);
         e.eventName = activity ? cmd : msgType;
         if (!activity) e.extra.put("msg-type", msgType);

@@ -208,6 +208,8 @@ class FormatFixturesTest {
             "mysql-enterprise-json|{ \"timestamp\": \"2026-11-22 09:00:02\", \"id\": 1, \"class\": \"general\" } { \"id\": 2 }|more than one record".split("\\|", -1),
             "mysql-enterprise-json|{ \"timestamp\": \"yesterday\", \"id\": 1, \"class\": \"general\" }|timestamp 'yesterday'".split("\\|", -1),
             "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"soon\",\"cmd\":\"select\"}|field 'date' is not epoch milliseconds".split("\\|", -1),
+            "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"thread-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'thread-id' is not a number".split("\\|", -1),
+            "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"query-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'query-id' is not a number".split("\\|", -1),
     };
 
     @Test
