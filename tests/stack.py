@@ -326,9 +326,7 @@ def expected_document(server: str, log_path: Path, collector: str, line: bytes) 
             doc[field] = doc.get(field) or value
     if name in ("Connect", "Change user"):
         doc["auth_outcome"] = "success" if doc.get("status", 0) == 0 else "failure"
-    if "auth_outcome" in doc or "status" in doc:  # PCI DSS 10.2.2's success or failure, for every event that says
-        doc["outcome"] = doc.get("auth_outcome") or ("success" if doc["status"] == 0 else "failure")
-    return doc
+    return _with_outcome(doc)
 
 
 def expected_enterprise_document(server: str, log_path: Path, collector: str, line: bytes) -> dict:
@@ -380,6 +378,11 @@ def expected_enterprise_document(server: str, log_path: Path, collector: str, li
     doc["extra"] = extra
     if rec["class"] == "connection" and event in ("connect", "change_user"):
         doc["auth_outcome"] = "success" if doc.get("status", 0) == 0 else "failure"
+    return _with_outcome(doc)
+
+
+def _with_outcome(doc: dict) -> dict:
+    """PCI DSS 10.2.2's success or failure, for every event that says: the login's, else by status."""
     if "auth_outcome" in doc or "status" in doc:
         doc["outcome"] = doc.get("auth_outcome") or ("success" if doc["status"] == 0 else "failure")
     return doc

@@ -204,7 +204,7 @@ def _records(data: bytes, base: int, fmt: str) -> list[Line]:
     """The records in ``data`` framed as rsyslog frames the format (formats.Framer): for one-line
     formats its lines, else each record's lines joined with LF, with the offset of its first line."""
     lines = _lines(data, base)
-    if formats.FRAMING[fmt].kind == "line":
+    if not formats.FRAMING[fmt].multi_line:
         return lines
     return [Line(b"\n".join(record), record[0].offset) for record in formats.frame(lines, fmt)]
 

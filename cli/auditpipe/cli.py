@@ -257,12 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="records written to the just-rotated file after the rename (default 3)")
     s.add_argument("--failed-login-burst", type=non_negative_int, default=0, help="failed logins from one host midway (default 0)")
     s.add_argument("--malformed", type=non_negative_int, default=0, help="malformed lines mixed in (default 0)")
-    s.add_argument("--style", choices=["json", "xml-old", "xml-new", "csv", "enterprise-json", "enterprise-jsonl"],
-                   default="json",
+    from auditpipe.simulate import ROTATION_SCHEMES, STYLES
+
+    s.add_argument("--style", choices=list(STYLES), default="json",
                    help="what to write: Percona's audit_log_format json (default; source format percona-json), "
                         "xml-old or xml-new (percona-xml), csv (percona-csv); or the same traffic as MySQL Enterprise "
                         "Audit's JSON, pretty-printed or one record per line (mysql-enterprise-json)")
-    s.add_argument("--rotation", choices=["chain", "timestamp"], default="chain",
+    s.add_argument("--rotation", choices=list(ROTATION_SCHEMES), default="chain",
                    help="rotated names: chain, audit.log -> audit.log.01 -> .02 (Percona, MariaDB; default) or "
                         "timestamp, audit.log -> audit.20261122T090000.log (MySQL Enterprise, audit_log_filter)")
     s.set_defaults(func=cmd_simulate)

@@ -15,22 +15,22 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-FORMATS = ["percona-json", "percona-csv", "percona-xml", "mysql-enterprise-json", "mysql-enterprise-xml",
-           "mariadb-audit", "mcafee-json"]
-
-
 @dataclass(frozen=True)
 class Framing:
-    """How records are cut out of a file. Both None: one record per line. With an end pattern, a
-    record ends with the line it matches (rsyslog's endmsg.regex, the catch-up); the start pattern
-    is for Fluentd (its multiline parser knows only a first line) and for formats without an end."""
+    """How records are cut out of a file: one per line (no patterns), or several lines each. A
+    multi-line record ends with the line its end pattern matches (rsyslog's endmsg.regex, the
+    catch-up); the start pattern is for Fluentd, whose multiline parser knows only a first line."""
 
     start: str | None = None
     end: str | None = None
 
+    def __post_init__(self):
+        if (self.start is None) != (self.end is None):
+            raise ValueError("a multi-line format needs both a start and an end pattern")
+
     @property
-    def kind(self) -> str:
-        return "end" if self.end else "start" if self.start else "line"
+    def multi_line(self) -> bool:
+        return self.end is not None
 
 
 _XML = Framing(start=r"^ *<AUDIT_RECORD",
@@ -45,6 +45,7 @@ FRAMING: dict[str, Framing] = {
     "mariadb-audit": Framing(),
     "mcafee-json": Framing(),
 }
+FORMATS = list(FRAMING)  # in io.auditpipe.parser.AuditFormats' order; the config schema's enum too
 
 # A line of each format looks like this (docs/formats.md); the first match wins. The XML formats
 # differ only in the record id's name (Percona's plugin RECORD, MySQL Enterprise and Percona's
@@ -87,36 +88,27 @@ def detect_file(path: Path, max_lines: int = 20) -> tuple[str | None, str]:
 
 
 class Framer:
-    """Cuts records out of lines (bytes, without their newlines) the way rsyslog frames them:
-    lines joined with LF; by the end pattern if the format has one, else by the start pattern."""
+    """Cuts records out of lines (bytes, without their newlines) the way rsyslog frames them: each
+    line a record, or a format's lines up to the one its end pattern matches, joined with LF."""
 
     def __init__(self, fmt: str):
-        framing = FRAMING[fmt]
-        self.kind = framing.kind
-        pattern = framing.end if self.kind == "end" else framing.start
-        # the patterns are ASCII; latin-1 keeps every byte of a line as one character
-        self._pattern = re.compile(pattern) if pattern else None
+        end = FRAMING[fmt].end
+        self._end = re.compile(end) if end else None
         self._pending: list = []
 
     def add(self, line) -> list[list]:
         """The records (each a list of its lines) that ``line`` completes."""
-        if self.kind == "line":
+        if self._end is None:
             return [[line]]
-        matches = self._pattern.search(bytes(line).decode("latin-1")) is not None
-        if self.kind == "end":
-            self._pending.append(line)
-            if matches:
-                done, self._pending = self._pending, []
-                return [done]
-            return []
-        done = []
-        if matches and self._pending:
-            done, self._pending = [self._pending], []
         self._pending.append(line)
-        return done
+        # the patterns are ASCII; latin-1 keeps every byte of a line as one character
+        if self._end.search(bytes(line).decode("latin-1")):
+            done, self._pending = self._pending, []
+            return [done]
+        return []
 
     def finish(self) -> list[list]:
-        """What is left at the end of the input (the last record when framed by starts)."""
+        """The unfinished record left at the end of the input (e.g. a file's closing </AUDIT>)."""
         done, self._pending = self._pending, []
         return [done] if done else []
 

@@ -90,19 +90,15 @@ def _imfile_framing(fmt: str) -> str:
 
     A record ends with the line its end pattern matches (endmsg.regex): shipped as soon as it is
     written, and without a read timeout, since a record is never cut in two however long the server
-    takes to write its last line. Formats with only a start pattern (CSV) end a record when the next
-    starts, or after a second of quiet (readTimeout), so the last one is not held back. The lines
-    are joined with a real LF (escapeLF off), as the parsers and the catch-up expect; rsyslog keeps
-    an unfinished record in its state file across restarts (prev_msg_segment).
+    takes to write its last line. The lines are joined with a real LF (escapeLF off), as the parsers
+    and the catch-up expect; rsyslog keeps an unfinished record in its state file across restarts
+    (prev_msg_segment).
     """
     framing = formats.FRAMING[fmt]
-    if framing.kind == "line":
+    if not framing.multi_line:
         return ""
-    if framing.kind == "end":
-        return (f'  # {fmt}: records span several lines; one ends with the line this matches\n'
-                f'  endmsg.regex="{_rsyslog_string(framing.end)}"\n  escapeLF="off"\n')
-    return (f'  # {fmt}: records span several lines; one starts with the line this matches\n'
-            f'  startmsg.regex="{_rsyslog_string(framing.start)}"\n  readTimeout="1"\n  escapeLF="off"\n')
+    return (f'  # {fmt}: records span several lines; one ends with the line this matches\n'
+            f'  endmsg.regex="{_rsyslog_string(framing.end)}"\n  escapeLF="off"\n')
 
 
 class RsyslogCollector(Component):

@@ -41,16 +41,7 @@ class FormatFixturesTest {
             text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         SourceDescriptor source = new SourceDescriptor("db-01", format, "/var/lib/mysql/" + file, "rsyslog", null, zone);
-        AuditLineParser parser = AuditFormats.forName(format);
-        Framing.Framer framer = parser.framing().framer();
-        List<Framing.Framer.Record> records = new ArrayList<>();
-        long n = 0;
-        for (String line : text.split("\n", -1)) {
-            n++;
-            if (!line.isEmpty()) records.addAll(framer.add(line, n));
-        }
-        Framing.Framer.Record last = framer.finish();
-        if (last != null) records.add(last);
+        List<Framing.Framer.Record> records = AuditFormats.forName(format).framing().records(text);
         List<AuditEvent> events = new ArrayList<>();
         List<String> dead = new ArrayList<>();
         int framing = 0;
