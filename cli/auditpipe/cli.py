@@ -147,9 +147,18 @@ def cmd_parse(args) -> int:
     job = FlinkJob(cfg)
     job.install()  # the job jar holds the parsers
     java = prereqs.require_java17()
-    return subprocess.run([java, "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*", "io.auditpipe.flink.ParseFile",
-                           str(path), "--format", fmt, "--server", args.server,
-                           "--timezone", args.timezone]).returncode
+    import tempfile
+
+    from auditpipe import compliance
+    from auditpipe.components.base import properties_value
+
+    with tempfile.NamedTemporaryFile("w", suffix=".properties", encoding="utf-8") as props:
+        props.write("".join(f"{k}={properties_value(v)}\n" for k, v in compliance.job_properties(cfg).items()))
+        props.flush()
+        return subprocess.run([java, "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*",
+                               "io.auditpipe.flink.ParseFile", str(path), "--format", fmt, "--server", args.server,
+                               "--timezone", args.timezone, "--compliance", props.name,
+                               *(["--enrich"] if args.enrich else [])]).returncode
 
 
 def cmd_demo(args) -> int:
@@ -287,13 +296,17 @@ def build_parser() -> argparse.ArgumentParser:
                        "pretty-printed JSON); each record that becomes an event is printed as the document the store "
                        "would hold (JSON, one per line); each that would be a dead letter is reported on stderr with "
                        "the number of its first line and the reason, and the exit code is then 1. Check a log before "
-                       "pointing the pipeline at it. Formats: docs/formats.md.")
+                       "pointing the pipeline at it. Card numbers and the config's masking patterns are masked as the "
+                       "job masks them. Formats: docs/formats.md; enrichment: docs/compliance.md.")
     s.add_argument("file", metavar="FILE", help="the audit log file")
     s.add_argument("--format", choices=formats.FORMATS, help="its format (default: detected from its first lines, "
                    "and said)")
     s.add_argument("--server", default="parsed", help="server name for the event ids (default: parsed)")
     s.add_argument("--timezone", default="UTC", help="the server's time zone, for times written without a zone "
                    "(mariadb-audit; audit_log_filter's XML and JSON); default UTC")
+    s.add_argument("--enrich", action="store_true", help="also show what enrichment makes of each event, with the "
+                   "config's compliance settings: category, action, tables, data classes, principal class, access "
+                   "violations, the controls it evidences")
     s.set_defaults(func=cmd_parse)
 
     s = sub.add_parser("demo", help="up, generate traffic, wait until all of it is stored, print a summary",

@@ -239,7 +239,9 @@ def load(path: str | os.PathLike | None = None) -> Config:
         raise UserError(f"invalid configuration in {chosen}:\n  - max_line_size: {data['max_line_size']} is more than "
                         "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")
     cfg = Config(data=data, file=chosen)
-    problems = _source_identity_problems(cfg) + _kafka_problems(cfg)
+    from auditpipe import compliance
+
+    problems = _source_identity_problems(cfg) + _kafka_problems(cfg) + compliance.problems(cfg)
     if problems:
         raise UserError(f"invalid configuration in {chosen}:\n" + "\n".join(f"  - {p}" for p in problems))
     return cfg

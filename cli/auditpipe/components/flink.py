@@ -14,7 +14,7 @@ import shutil
 import urllib.request
 from pathlib import Path
 
-from auditpipe import limits, paths, prereqs, progress, topics
+from auditpipe import compliance, limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow, log4j2_properties, properties_value
 from auditpipe.config import duration_seconds
 from auditpipe.errors import UserError
@@ -119,6 +119,7 @@ class FlinkJob(Component):
         for key, value in self.cfg.kafka_java_client.items():
             if key != "bootstrap.servers":
                 entries[f"kafka.client.{key}"] = value  # security: TLS and SASL (config kafka.security)
+        entries.update(compliance.job_properties(self.cfg))
         for key, value in f["job_options"].items():
             entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
         if restore_from is not None:

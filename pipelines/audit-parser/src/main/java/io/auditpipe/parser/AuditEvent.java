@@ -44,6 +44,26 @@ public class AuditEvent implements Serializable {
     /** Fields of the source record that the model has no place for, kept as text. */
     public Map<String, String> extra = new LinkedHashMap<>();
 
+    // What enrichment adds (io.auditpipe.enrich.Enricher; null until then). docs/compliance.md.
+    /** Taxonomy category (authentication, account_management, schema_change, data_read, ...). */
+    public String category;
+    /** The precise action (login_failed, grant, create_table, select, audit_stop, ...). */
+    public String action;
+    /** Tables the statement or record touches, {@code db.table}, lower case. */
+    public java.util.List<String> tables;
+    /** Why the tables are unknown: the statement did not parse (then {@link #tables} is empty). */
+    public String tablesError;
+    /** Data classes of the tables touched (pci_cardholder, hipaa_ephi, sox_financial). */
+    public java.util.List<String> dataClasses;
+    /** administrator, service_account or person. */
+    public String principalClass;
+    /** Data classes touched by a principal not allowed for them. */
+    public java.util.List<String> accessViolations;
+    /** Compliance controls the event evidences (schemas/compliance-controls.csv). */
+    public java.util.List<String> controls;
+    /** What was masked in the event (pan, or a configured pattern's name). */
+    public java.util.List<String> masked;
+
     public AuditEvent() {}
 
     public boolean isLoginEvent() {
@@ -79,7 +99,12 @@ public class AuditEvent implements Serializable {
                 && Objects.equals(privUser, e.privUser) && Objects.equals(osUser, e.osUser)
                 && Objects.equals(osLogin, e.osLogin) && Objects.equals(proxyUser, e.proxyUser)
                 && Objects.equals(host, e.host) && Objects.equals(ip, e.ip) && Objects.equals(db, e.db)
-                && Objects.equals(authOutcome, e.authOutcome) && Objects.equals(extra, e.extra);
+                && Objects.equals(authOutcome, e.authOutcome) && Objects.equals(extra, e.extra)
+                && Objects.equals(category, e.category) && Objects.equals(action, e.action)
+                && Objects.equals(tables, e.tables) && Objects.equals(tablesError, e.tablesError)
+                && Objects.equals(dataClasses, e.dataClasses) && Objects.equals(principalClass, e.principalClass)
+                && Objects.equals(accessViolations, e.accessViolations) && Objects.equals(controls, e.controls)
+                && Objects.equals(masked, e.masked);
     }
 
     @Override

@@ -139,7 +139,8 @@ public class AuditPipelineJob {
                 .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
                 .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-                .setDeserializer(new AuditRecordDeserializer(options.get(JobOptions.EVENT_TIME_MAX_AHEAD)))
+                .setDeserializer(new AuditRecordDeserializer(options.get(JobOptions.EVENT_TIME_MAX_AHEAD),
+                        JobOptions.compliance(options)))
                 .setProperty("partition.discovery.interval.ms", "60000");
         JobOptions.kafkaClientProperties(options).forEach(builder::setProperty);
         return builder.build();

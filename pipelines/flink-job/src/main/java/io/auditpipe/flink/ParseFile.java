@@ -1,5 +1,7 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.Enricher;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
@@ -26,6 +28,11 @@ import java.nio.file.Path;
  * like the collectors; empty lines are skipped like the collectors skip them; multi-line records
  * are framed with the format's {@link Framing}, as the local collector frames them.
  *
+ * <p>The original record and the SQL text are masked as the job masks them. {@code --enrich} adds
+ * what enrichment adds (category, action, tables, data classes, principal class, access
+ * violations, controls) with the compliance settings of {@code --compliance} (the job's
+ * {@code compliance.*} properties, which the CLI writes from the config file).
+ *
  * <p>{@code --formats} prints each format's name and framing patterns as JSON lines instead (the
  * CLI's test compares them with cli/auditpipe/formats.py, which configures the collectors).
  */
@@ -35,7 +42,8 @@ public final class ParseFile {
     private ParseFile() {}
 
     public static void main(String[] args) throws IOException {
-        String file = null, format = "percona-json", server = "parsed", timezone = "UTC";
+        String file = null, format = "percona-json", server = "parsed", timezone = "UTC", compliance = null;
+        boolean enrich = false;
         if (args.length == 1 && "--formats".equals(args[0])) {
             for (String name : AuditFormats.names()) {
                 Framing f = AuditFormats.forName(name).framing();
@@ -45,6 +53,10 @@ public final class ParseFile {
             return;
         }
         for (int i = 0; i < args.length; i++) {
+            if ("--enrich".equals(args[i])) {
+                enrich = true;
+                continue;
+            }
             if (args[i].startsWith("--") && i + 1 >= args.length) {
                 System.err.println(args[i] + " needs a value");
                 System.exit(2);
@@ -53,11 +65,12 @@ public final class ParseFile {
                 case "--format": format = args[++i]; break;
                 case "--server": server = args[++i]; break;
                 case "--timezone": timezone = args[++i]; break;
+                case "--compliance": compliance = args[++i]; break;
                 default: file = args[i];
             }
         }
         if (file == null) {
-            System.err.println("usage: ParseFile FILE [--format F] [--server NAME] [--timezone ZONE]");
+            System.err.println("usage: ParseFile FILE [--format F] [--server NAME] [--timezone ZONE] [--enrich [--compliance PROPERTIES]]");
             System.exit(2);
         }
         if (AuditFormats.forName(format) == null) {
@@ -70,6 +83,25 @@ public final class ParseFile {
             System.err.println("--timezone: '" + timezone + "' is not a time zone");
             System.exit(2);
         }
+        ComplianceSettings settings = ComplianceSettings.defaults();
+        if (compliance != null) {
+            java.util.Properties p = new java.util.Properties();
+            try (java.io.Reader r = Files.newBufferedReader(Path.of(compliance), StandardCharsets.UTF_8)) {
+                p.load(r);
+            } catch (IOException e) {
+                System.err.println("cannot read " + compliance + ": " + e.getMessage());
+                System.exit(2);
+            }
+            java.util.Map<String, String> m = new java.util.TreeMap<>();
+            for (String k : p.stringPropertyNames()) m.put(k, p.getProperty(k));
+            try {
+                settings = ComplianceSettings.fromProperties(m);
+            } catch (IllegalArgumentException e) {
+                System.err.println("invalid compliance settings in " + compliance + ":\n  - " + e.getMessage());
+                System.exit(2);
+            }
+        }
+        Enricher enricher = new Enricher(settings);
         Path path = Path.of(file);
         byte[] key = ("{\"v\":1,\"server\":" + quote(server) + ",\"format\":" + quote(format) + ",\"source\":"
                 + quote(path.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-parse\",\"timezone\":"
@@ -100,7 +132,7 @@ public final class ParseFile {
                 for (Framing.Framer.Record record : records) {
                     byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
                     ParsedRecord r = AuditRecordDeserializer.parse(key, bytes, new KafkaOrigin(path.getFileName().toString(),
-                            0, record.firstLine, now), Long.MAX_VALUE / 4);
+                            0, record.firstLine, now), Long.MAX_VALUE / 4, enricher);
                     if (r == null) {
                         framing++;
                     } else if (r.deadLetter != null) {
@@ -109,7 +141,9 @@ public final class ParseFile {
                         System.err.println(path.getFileName() + ":" + record.firstLine + ": " + r.deadLetter.reason);
                     } else {
                         events++;
-                        out.println(StoreDocuments.event(r.event).toJson(JSON));
+                        org.bson.Document doc = StoreDocuments.event(r.event);
+                        if (!enrich) StoreDocuments.ENRICHMENT_FIELDS.forEach(doc::remove);
+                        out.println(doc.toJson(JSON));
                     }
                 }
             }

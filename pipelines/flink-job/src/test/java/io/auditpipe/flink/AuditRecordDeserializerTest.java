@@ -112,4 +112,32 @@ class AuditRecordDeserializerTest {
         d = AuditRecordDeserializer.parse(cutKey("{\"line_bytes\":3}"), utf8("x"), ORIGIN).deadLetter;
         assertEquals("message key field 'cut' has no 'problem'", d.reason);
     }
+
+    static final String PAN = "4111 1111 1111 1111";
+
+    @Test
+    void cardNumbersNeverLeaveTheSourceUnmasked() {
+        byte[] line = utf8("{\"audit_record\":{\"name\":\"Query\",\"record\":\"9_2026-11-22T10:00:00\",\"timestamp\":"
+                + "\"2026-11-22T10:00:00Z\",\"command_class\":\"insert\",\"connection_id\":\"1\",\"status\":0,"
+                + "\"sqltext\":\"INSERT INTO cards VALUES ('" + PAN + "')\",\"user\":\"app[app] @ localhost []\","
+                + "\"host\":\"localhost\",\"os_user\":\"\",\"ip\":\"\",\"db\":\"shop\"}}");
+        ParsedRecord r = AuditRecordDeserializer.parse(key("db-01"), line, ORIGIN);
+        String doc = StoreDocuments.event(r.event).toJson();
+        assertFalse(doc.contains(PAN), doc);
+        assertTrue(doc.contains("**** **** **** 1111"), doc);
+        assertEquals(java.util.List.of("pan"), r.event.event.masked);
+        assertEquals(java.util.List.of("shop.cards"), r.event.event.tables);
+        // the digest is of the masked record: one of the unmasked could be reversed by trying the hidden digits
+        assertEquals(io.auditpipe.parser.Digests.sha256Hex(utf8(new String(line, java.nio.charset.StandardCharsets.UTF_8)
+                .replace(PAN, "**** **** **** 1111"))), r.event.lineSha256);
+
+        byte[] broken = utf8("{\"audit_record\":{\"name\":\"Query\",\"sqltext\":\"" + PAN + "\"");
+        DeadLetter d = AuditRecordDeserializer.parse(key("db-01"), broken, ORIGIN).deadLetter;
+        String dl = StoreDocuments.deadLetter(d, 1 << 20).toJson();
+        assertFalse(dl.contains(PAN), dl);
+        assertFalse(dl.contains(java.util.Base64.getEncoder().encodeToString(broken)), dl);
+        assertEquals(broken.length, d.originalValue.length); // every other byte kept: a reviewer can still find the line
+        assertEquals(java.util.List.of("pan"), d.masked);
+        assertTrue(dl.contains("\"masked\": [\"pan\"]"), dl);
+    }
 }

@@ -4,6 +4,10 @@ import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.Enricher;
+import io.auditpipe.enrich.SensitiveDataMasker;
+import io.auditpipe.parser.AuditEvent;
 import io.auditpipe.parser.Digests;
 import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.ParseResult;
@@ -17,10 +21,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import java.time.Duration;
 
 /**
- * Turns each message of audit.raw into a {@link ParsedRecord}: the parsed event, or a dead letter
- * with the reason. Parsing happens here, in the source, so that the watermark is generated per
- * Kafka partition from the records' own timestamps (a backlog in one partition does not make
- * another partition's events late). Never throws: a throw here would fail the job on bad input.
+ * Turns each message of audit.raw into a {@link ParsedRecord}: the parsed and enriched event, or a
+ * dead letter with the reason. Parsing happens here, in the source, so that the watermark is
+ * generated per Kafka partition from the records' own timestamps (a backlog in one partition does
+ * not make another partition's events late). Enrichment and masking happen here too, so that
+ * nothing after the source (store, topics, alerts, dead letters) ever sees an unmasked card number.
+ * Never throws: a throw here would fail the job on bad input.
  */
 public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema<ParsedRecord> {
     private static final long serialVersionUID = 1L;
@@ -28,13 +34,16 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     public static final Duration DEFAULT_MAX_AHEAD = Duration.ofMinutes(5);
 
     private final long maxAheadMillis;
+    private final ComplianceSettings compliance;
+    private transient Enricher enricher;
 
     public AuditRecordDeserializer() {
-        this(DEFAULT_MAX_AHEAD);
+        this(DEFAULT_MAX_AHEAD, ComplianceSettings.defaults());
     }
 
-    public AuditRecordDeserializer(Duration maxAhead) {
+    public AuditRecordDeserializer(Duration maxAhead, ComplianceSettings compliance) {
         this.maxAheadMillis = maxAhead.toMillis();
+        this.compliance = compliance;
     }
 
     /** Messages that were only a file's framing (see {@link ParseResult#framing}); a job metric. */
@@ -43,13 +52,14 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     @Override
     public void open(org.apache.flink.api.common.serialization.DeserializationSchema.InitializationContext context) {
         framingMessages = context.getMetricGroup().counter("framingMessages");
+        enricher = new Enricher(compliance);
     }
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> message, Collector<ParsedRecord> out) {
         ParsedRecord r = parse(message.key(), message.value(),
                 new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp()),
-                maxAheadMillis);
+                maxAheadMillis, enricher());
         if (r != null) {
             out.collect(r);
         } else if (framingMessages != null) {
@@ -57,9 +67,23 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         }
     }
 
-    /** {@link #parse(byte[], byte[], KafkaOrigin, long)} with the default bound on event time. */
+    private Enricher enricher() {
+        if (enricher == null) enricher = new Enricher(compliance);
+        return enricher;
+    }
+
+    /** One enricher with the default settings per thread, for the overloads that take none (tests). */
+    private static final ThreadLocal<Enricher> DEFAULT_ENRICHER =
+            ThreadLocal.withInitial(() -> new Enricher(ComplianceSettings.defaults()));
+
+    /** {@link #parse(byte[], byte[], KafkaOrigin, long, Enricher)} with the default bound and compliance settings. */
     public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin) {
-        return parse(key, value, origin, DEFAULT_MAX_AHEAD.toMillis());
+        return parse(key, value, origin, DEFAULT_MAX_AHEAD.toMillis(), DEFAULT_ENRICHER.get());
+    }
+
+    /** With the default compliance settings (nothing classified, card numbers masked). */
+    public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis) {
+        return parse(key, value, origin, maxAheadMillis, DEFAULT_ENRICHER.get());
     }
 
     /**
@@ -73,17 +97,23 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
      * its timestamp as written, flagged {@code event_time_trusted: false}, counted in the minute it was
      * shipped and ignored by the watermarks. The bound compares two recorded times, never the clock
      * of the moment, so a replay decides the same way.
+     *
+     * <p>Masking (docs/compliance.md): the event's fields and the stored original record are masked,
+     * and {@code line_sha256} is the digest of the masked record (a digest of a line with a card
+     * number in it could be reversed by trying the few unknown digits). A dead letter keeps its bytes
+     * masked (every other byte as it was), and its reason masked.
      */
-    public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis) {
+    public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher) {
+        SensitiveDataMasker masker = enricher.masker();
         SourceDescriptor source;
         try {
             source = SourceDescriptor.parseKey(key);
         } catch (SourceDescriptor.InvalidSourceKeyException e) {
-            return ParsedRecord.deadLetter(DeadLetter.of(DeadLetter.STAGE_PARSE, e.getMessage(), key, value, origin));
+            return ParsedRecord.deadLetter(deadLetter(DeadLetter.STAGE_PARSE, e.getMessage(), key, value, origin, masker));
         }
         if (source.cut() != null) {
             byte[] shipped = value == null ? new byte[0] : value;
-            DeadLetter d = DeadLetter.of(DeadLetter.STAGE_COLLECT, source.cut().describe(shipped.length), key, shipped, origin);
+            DeadLetter d = deadLetter(DeadLetter.STAGE_COLLECT, source.cut().describe(shipped.length), key, shipped, origin, masker);
             d.server = source.server();
             d.format = source.format();
             d.sourceFile = source.source();
@@ -99,16 +129,32 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
             return null;
         }
         if (!result.isOk()) {
-            DeadLetter d = DeadLetter.of(DeadLetter.STAGE_PARSE, result.failureReason(), key, value, origin);
+            DeadLetter d = deadLetter(DeadLetter.STAGE_PARSE, result.failureReason(), key, value, origin, masker);
             d.server = source.server();
             d.format = source.format();
             d.sourceFile = source.source();
             return ParsedRecord.deadLetter(d);
         }
-        IngestedEvent event = new IngestedEvent(result.event(), origin, Digests.sha256Hex(value));
-        event.original = new String(value, java.nio.charset.StandardCharsets.UTF_8);
-        event.eventTimeTrusted = result.event().eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
+        AuditEvent parsed = enricher.enrich(result.event());
+        byte[] stored = masker.mask(value); // masking keeps every byte that is not a match: still UTF-8
+        if (stored != value) {
+            java.util.TreeSet<String> masked = new java.util.TreeSet<>(masker.find(value));
+            if (parsed.masked != null) masked.addAll(parsed.masked);
+            parsed.masked = new java.util.ArrayList<>(masked);
+        }
+        IngestedEvent event = new IngestedEvent(parsed, origin, Digests.sha256Hex(stored));
+        event.original = new String(stored, java.nio.charset.StandardCharsets.UTF_8);
+        event.eventTimeTrusted = parsed.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
         return ParsedRecord.event(event);
+    }
+
+    /** A dead letter whose bytes and reason are masked; {@code masked} names what was found. */
+    static DeadLetter deadLetter(String stage, String reason, byte[] key, byte[] value, KafkaOrigin origin,
+                                 SensitiveDataMasker masker) {
+        byte[] kept = masker.mask(value);
+        DeadLetter d = DeadLetter.of(stage, masker.mask(reason).text(), key, kept, origin);
+        if (kept != value) d.masked = masker.find(value);
+        return d;
     }
 
     @Override

@@ -40,6 +40,18 @@ public final class JobOptions {
      */
     public static final String KAFKA_CLIENT_PREFIX = "kafka.client.";
 
+    /**
+     * {@code compliance.<...>}: data classes, principals, masking and change windows, read by
+     * {@link io.auditpipe.enrich.ComplianceSettings#fromProperties} (docs/compliance.md). The CLI
+     * writes them from the config's {@code compliance} section.
+     */
+    public static final String COMPLIANCE_PREFIX = io.auditpipe.enrich.ComplianceSettings.PREFIX;
+
+    /** The compliance settings of the job (validated by {@link #load}). */
+    public static io.auditpipe.enrich.ComplianceSettings compliance(Configuration job) {
+        return io.auditpipe.enrich.ComplianceSettings.fromProperties(job.toMap());
+    }
+
     /** The {@link #KAFKA_CLIENT_PREFIX} properties, without the prefix. */
     public static Map<String, String> kafkaClientProperties(Configuration job) {
         Map<String, String> out = new TreeMap<>();
@@ -184,6 +196,10 @@ public final class JobOptions {
                 job.setString(key, e.getValue());
                 continue;
             }
+            if (key.startsWith(COMPLIANCE_PREFIX)) {
+                job.setString(key, e.getValue()); // validated below, all together
+                continue;
+            }
             ConfigOption<?> option = byKey.get(key);
             if (option == null) {
                 problems.add("unknown option '" + key + "' (known: " + byKey.keySet() + ", or flink.<flink option>)");
@@ -200,6 +216,11 @@ public final class JobOptions {
             if (!job.contains(required) || job.get(required).isBlank()) {
                 problems.add("option '" + required.key() + "' is required: " + required.description());
             }
+        }
+        try {
+            compliance(job);
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
         }
         positive(job, SINK_BATCH_SIZE, problems);
         positive(job, SINK_MAX_RETRIES, problems);
@@ -247,6 +268,8 @@ public final class JobOptions {
         b.append("| `").append(KAFKA_CLIENT_PREFIX).append("<property>` | | A Kafka client property for every Kafka client")
                 .append(" of the job (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.location, ...);")
                 .append(" the CLI writes them from the config's kafka.security. |\n");
+        b.append("| `").append(COMPLIANCE_PREFIX).append("<...>` | | Data classes, principals, masking, change windows:")
+                .append(" docs/compliance.md; the CLI writes them from the config's compliance section. |\n");
         return b.toString();
     }
 }

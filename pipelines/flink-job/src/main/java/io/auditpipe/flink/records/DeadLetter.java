@@ -31,6 +31,8 @@ public class DeadLetter implements Serializable {
     public String sourceFile;
     public KafkaOrigin origin;
     public long detectedAtMillis;
+    /** What was masked in the original bytes (pan, a configured pattern's name); null when nothing. */
+    public java.util.List<String> masked;
 
     public DeadLetter() {}
 

@@ -39,6 +39,10 @@ public final class StoreDocuments {
     /** The event field with the SHA-256 of the original line; the events sink checks duplicate keys with it. */
     public static final String LINE_DIGEST_FIELD = "line_sha256";
 
+    /** The fields enrichment adds to an event document (docs/compliance.md). */
+    public static final java.util.List<String> ENRICHMENT_FIELDS = java.util.List.of("category", "action", "tables",
+            "tables_error", "data_classes", "principal_class", "access_violations", "controls");
+
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
     public static WriteModel<Document> eventInsert(IngestedEvent ie) {
@@ -73,6 +77,17 @@ public final class StoreDocuments {
         if (e.extra != null && !e.extra.isEmpty()) {
             d.append("extra", new Document(e.extra));
         }
+        putIfNotNull(d, "category", e.category);
+        putIfNotNull(d, "action", e.action);
+        putIfNotNull(d, "tables", e.tables);
+        putIfNotNull(d, "tables_error", e.tablesError);
+        putIfNotNull(d, "data_classes", e.dataClasses);
+        putIfNotNull(d, "principal_class", e.principalClass);
+        if (e.accessViolations != null && !e.accessViolations.isEmpty()) {
+            d.append("access_violations", e.accessViolations);
+        }
+        putIfNotNull(d, "controls", e.controls);
+        putIfNotNull(d, "masked", e.masked);
         putIfNotNull(d, LINE_DIGEST_FIELD, ie.lineSha256);
         putIfNotNull(d, "original", ie.original);
         if (!ie.eventTimeTrusted) {
@@ -149,6 +164,7 @@ public final class StoreDocuments {
         putIfNotNull(d, "server", dl.server);
         putIfNotNull(d, "format", dl.format);
         putIfNotNull(d, "source_file", dl.sourceFile);
+        putIfNotNull(d, "masked", dl.masked);
         if (dl.origin != null) {
             d.append("kafka", origin(dl.origin));
         }

@@ -1,0 +1,50 @@
+"""The config's ``compliance`` section as the job reads it: ``compliance.*`` job properties.
+
+The job (io.auditpipe.enrich.ComplianceSettings) is where they mean something; this module only
+writes them, for the running job (components/flink.py) and for ``auditpipe parse --enrich``, so
+that both see exactly the same settings. docs/compliance.md is the reference.
+"""
+
+from __future__ import annotations
+
+from auditpipe.config import Config
+
+DATA_CLASSES = ("pci_cardholder", "hipaa_ephi", "sox_financial")
+
+
+def job_properties(cfg: Config) -> dict[str, str]:
+    c = cfg.data["compliance"]
+    out: dict[str, str] = {}
+    for name in DATA_CLASSES:
+        dc = c["data_classes"][name]
+        if dc["tables"]:
+            out[f"compliance.data-class.{name}.tables"] = ",".join(dc["tables"])
+        if "allowed_principals" in dc:
+            out[f"compliance.data-class.{name}.allowed-principals"] = ",".join(dc["allowed_principals"])
+    if c["principals"]["administrators"]:
+        out["compliance.principals.administrators"] = ",".join(c["principals"]["administrators"])
+    if c["principals"]["service_accounts"]:
+        out["compliance.principals.service-accounts"] = ",".join(c["principals"]["service_accounts"])
+    out["compliance.masking.pan"] = "true" if c["masking"]["pan"] else "false"
+    for name, regex in c["masking"]["patterns"].items():
+        out[f"compliance.masking.pattern.{name}"] = regex
+    if c["change_windows"]:
+        out["compliance.change-windows"] = "; ".join(
+            f"{','.join(w['days'])} {w['from']}-{w['to']} {w['timezone']}" for w in c["change_windows"])
+    return out
+
+
+def problems(cfg: Config) -> list[str]:
+    """What the schema cannot check: time zones of the change windows."""
+    from zoneinfo import available_timezones
+
+    out = []
+    zones = None
+    for i, w in enumerate(cfg.data["compliance"]["change_windows"]):
+        if w["timezone"] != "UTC":
+            zones = zones or available_timezones()
+            if w["timezone"] not in zones:
+                out.append(f"compliance.change_windows[{i}].timezone: '{w['timezone']}' is not an IANA time zone name")
+        if "*" in w["days"] and len(w["days"]) > 1:
+            out.append(f"compliance.change_windows[{i}].days: '*' means every day; list days or '*', not both")
+    return out

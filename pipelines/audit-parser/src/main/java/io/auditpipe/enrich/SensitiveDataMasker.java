@@ -1,0 +1,183 @@
+package io.auditpipe.enrich;
+
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Masks primary account numbers and configured patterns (docs/compliance.md, "Masking").
+ *
+ * <p>A PAN is 13 to 19 digits, in one run or in groups split by single spaces or hyphens, that
+ * passes the Luhn check and starts with 2 to 6 (the major networks' ranges; a 13-digit epoch
+ * milliseconds value starts with 1 until 2033 and is left alone). Every digit but the last four is
+ * replaced by {@code *}, separators stay: {@code 4111-1111-1111-1111} becomes
+ * {@code ****-****-****-1111}. A configured pattern's match has every letter and digit replaced by
+ * {@code *}. Masking never changes a text's length, so the same masking works on raw bytes through
+ * their ISO-8859-1 view ({@link #mask(byte[])}): a dead letter's bytes are masked without knowing
+ * their encoding, and every byte that is not part of a match stays as it was.
+ */
+public final class SensitiveDataMasker implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final String PAN = "pan";
+
+    /** Digit runs with optional single separators, bounded by non-digits: the PAN candidates. */
+    private static final Pattern DIGIT_RUN = Pattern.compile("(?<![0-9])[0-9](?:[ -]?[0-9]){12,}(?![0-9])");
+
+    private final boolean maskPans;
+    private final Map<String, String> patternSources;
+    private transient Map<String, Pattern> patterns;
+
+    /**
+     * @param maskPans whether PANs are masked
+     * @param patterns name -> regular expression (java.util.regex) of other data to mask
+     * @throws IllegalArgumentException naming the pattern that does not compile
+     */
+    public SensitiveDataMasker(boolean maskPans, Map<String, String> patterns) {
+        this.maskPans = maskPans;
+        this.patternSources = new LinkedHashMap<>(patterns);
+        compiled();
+    }
+
+    public static SensitiveDataMasker none() {
+        return new SensitiveDataMasker(false, Map.of());
+    }
+
+    private Map<String, Pattern> compiled() {
+        if (patterns == null) {
+            Map<String, Pattern> out = new LinkedHashMap<>();
+            for (Map.Entry<String, String> e : patternSources.entrySet()) {
+                try {
+                    out.put(e.getKey(), Pattern.compile(e.getValue()));
+                } catch (java.util.regex.PatternSyntaxException ex) {
+                    throw new IllegalArgumentException("masking pattern '" + e.getKey() + "' is not a regular expression: "
+                            + ex.getDescription());
+                }
+            }
+            patterns = out;
+        }
+        return patterns;
+    }
+
+    /** A masked text and the names of what was found in it (empty: nothing masked, the text is the input). */
+    public record Masked(String text, List<String> found) {
+        public boolean changed() {
+            return !found.isEmpty();
+        }
+    }
+
+    public Masked mask(String text) {
+        if (text == null || text.isEmpty()) return new Masked(text, List.of());
+        TreeSet<String> found = new TreeSet<>();
+        char[] chars = null;
+        if (maskPans) {
+            Matcher m = DIGIT_RUN.matcher(text);
+            while (m.find()) {
+                if (chars == null) chars = text.toCharArray();
+                if (maskPansIn(chars, m.start(), m.end())) found.add(PAN);
+            }
+        }
+        String current = chars == null ? text : new String(chars);
+        for (Map.Entry<String, Pattern> p : compiled().entrySet()) {
+            Matcher m = p.getValue().matcher(current);
+            char[] cs = null;
+            while (m.find()) {
+                if (m.end() == m.start()) continue;
+                if (cs == null) cs = current.toCharArray();
+                for (int i = m.start(); i < m.end(); i++) {
+                    if (Character.isLetterOrDigit(cs[i])) cs[i] = '*';
+                }
+                found.add(p.getKey());
+            }
+            if (cs != null) current = new String(cs);
+        }
+        return found.isEmpty() ? new Masked(text, List.of()) : new Masked(current, new ArrayList<>(found));
+    }
+
+    /** The same masking on bytes, through their ISO-8859-1 view; returns the input when nothing matched. */
+    public byte[] mask(byte[] bytes) {
+        if (bytes == null || bytes.length == 0) return bytes;
+        Masked m = mask(new String(bytes, StandardCharsets.ISO_8859_1));
+        return m.changed() ? m.text().getBytes(StandardCharsets.ISO_8859_1) : bytes;
+    }
+
+    /** The names found in the bytes (empty when none). */
+    public List<String> find(byte[] bytes) {
+        if (bytes == null || bytes.length == 0) return List.of();
+        return mask(new String(bytes, StandardCharsets.ISO_8859_1)).found();
+    }
+
+    /**
+     * Masks each PAN inside one run of digits and separators [from, to). The run is split into its
+     * groups (digits between separators); a PAN is one group, or consecutive groups, of 13-19 digits
+     * in all that passes Luhn. Returns whether anything was masked.
+     */
+    static boolean maskPansIn(char[] c, int from, int to) {
+        List<int[]> groups = new ArrayList<>(); // [start, end) of each digit group
+        int i = from;
+        while (i < to) {
+            int s = i;
+            while (i < to && c[i] >= '0' && c[i] <= '9') i++;
+            groups.add(new int[] {s, i});
+            i++; // the separator
+        }
+        boolean any = false;
+        int g = 0;
+        while (g < groups.size()) {
+            int matchedUpTo = -1;
+            int digits = 0;
+            for (int h = g; h < groups.size(); h++) {
+                digits += groups.get(h)[1] - groups.get(h)[0];
+                if (digits > 19) break;
+                if (digits >= 13 && isPan(c, groups.get(g)[0], groups.get(h)[1])) {
+                    matchedUpTo = h; // the longest match from this group
+                }
+            }
+            if (matchedUpTo >= 0) {
+                maskDigitsButLastFour(c, groups.get(g)[0], groups.get(matchedUpTo)[1]);
+                any = true;
+                g = matchedUpTo + 1;
+            } else {
+                g++;
+            }
+        }
+        return any;
+    }
+
+    private static boolean isPan(char[] c, int from, int to) {
+        char first = 0;
+        int sum = 0;
+        int n = 0;
+        for (int i = to - 1; i >= from; i--) {
+            char ch = c[i];
+            if (ch < '0' || ch > '9') continue;
+            int d = ch - '0';
+            if (n % 2 == 1) {
+                d *= 2;
+                if (d > 9) d -= 9;
+            }
+            sum += d;
+            n++;
+            first = ch;
+        }
+        return first >= '2' && first <= '6' && sum % 10 == 0;
+    }
+
+    private static void maskDigitsButLastFour(char[] c, int from, int to) {
+        int keep = 4;
+        for (int i = to - 1; i >= from; i--) {
+            if (c[i] < '0' || c[i] > '9') continue;
+            if (keep > 0) {
+                keep--;
+            } else {
+                c[i] = '*';
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package io.auditpipe.enrich;
+
+import net.sf.jsqlparser.JSQLParserException;
+import net.sf.jsqlparser.parser.CCJSqlParserUtil;
+import net.sf.jsqlparser.statement.Statement;
+import net.sf.jsqlparser.util.TablesNamesFinder;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The tables a statement touches, read from its SQL text with a real SQL parser (JSqlParser, with
+ * MySQL's backslash escapes in strings). Names come out as {@code db.table}, lower case, without
+ * quotes; a name without a database takes the event's current database ({@code db}) when the
+ * record has one.
+ *
+ * <p>A statement that does not parse is not an error of the event: the result carries no tables
+ * and the reason ({@code tables_error} in the store), so a reviewer sees that the tables of that
+ * statement are unknown rather than that it touched none. Parsing is bounded: statements longer
+ * than {@link #MAX_SQL_CHARS} are not parsed, and a parse that takes longer than the timeout is
+ * abandoned (JSqlParser runs it on a thread of its own and interrupts it).
+ *
+ * <p>What is parsed is the statement's shape ({@link #shape}: every literal replaced by {@code ?}),
+ * and shapes are cached: applications send the same few shapes with different values, and
+ * JSqlParser takes a tenth of a millisecond or more per statement. The shape also keeps literals
+ * (card numbers among them) out of parse errors.
+ *
+ * <p>Not thread-safe; one instance per operator thread (it owns one parser thread).
+ */
+public final class SqlTables implements AutoCloseable {
+    public static final int MAX_SQL_CHARS = 64 * 1024;
+
+    static {
+        // JSqlParser logs each retry of a failed parse at INFO; the reason is kept with the event instead
+        Logger.getLogger(CCJSqlParserUtil.class.getName()).setLevel(Level.WARNING);
+    }
+
+    /** The tables, or why they are unknown (then {@code tables} is empty and {@code error} says why). */
+    public record Result(List<String> tables, String error) {
+        static Result of(List<String> tables) {
+            return new Result(tables, null);
+        }
+
+        static Result failed(String reason) {
+            return new Result(List.of(), reason);
+        }
+    }
+
+    /** Shapes remembered, least recently used first out. */
+    static final int CACHE_SHAPES = 4096;
+
+    private final long timeoutMillis;
+    private ExecutorService parserThread;
+    private final java.util.LinkedHashMap<String, Result> byShape = new java.util.LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<String, Result> eldest) {
+            return size() > CACHE_SHAPES;
+        }
+    };
+
+    public SqlTables(long timeoutMillis) {
+        this.timeoutMillis = timeoutMillis;
+    }
+
+    public Result tablesOf(String sql, String defaultDb) {
+        if (sql == null || sql.isBlank()) return Result.of(List.of());
+        if (sql.length() > MAX_SQL_CHARS) {
+            return Result.failed("statement of " + sql.length() + " characters is longer than " + MAX_SQL_CHARS
+                    + ": its tables were not parsed");
+        }
+        String shape = shape(sql);
+        Result names = byShape.get(shape);
+        if (names == null) {
+            names = parse(shape);
+            byShape.put(shape, names);
+        }
+        if (names.error() != null || names.tables().isEmpty()) return names;
+        TreeSet<String> out = new TreeSet<>();
+        for (String name : names.tables()) {
+            out.add(qualified(name, defaultDb));
+        }
+        return Result.of(Collections.unmodifiableList(new ArrayList<>(out)));
+    }
+
+    /** The names as the parser found them (unqualified). */
+    private Result parse(String sql) {
+        Statement statement;
+        try {
+            statement = CCJSqlParserUtil.parse(sql, executor(), p -> p.withBackslashEscapeCharacter(true)
+                    .withTimeOut(timeoutMillis));
+        } catch (JSQLParserException e) {
+            return Result.failed("statement did not parse: " + firstLine(e));
+        } catch (RuntimeException | StackOverflowError e) {
+            return Result.failed("statement did not parse: " + e.getClass().getSimpleName());
+        }
+        if (statement == null) return Result.of(List.of());
+        Set<String> names;
+        try {
+            names = new TablesNamesFinder<Void>().getTables(statement);
+        } catch (UnsupportedOperationException e) {
+            return Result.failed("tables of a " + statement.getClass().getSimpleName() + " statement are not read");
+        } catch (RuntimeException | StackOverflowError e) {
+            return Result.failed("tables not read: " + e.getClass().getSimpleName());
+        }
+        return Result.of(new ArrayList<>(names));
+    }
+
+    /**
+     * The statement with every string, number and hexadecimal literal replaced by {@code ?}
+     * (a parameter marker, which the parser reads where a literal may stand); identifiers, quoted
+     * with backticks or not, stay as written. Comments are kept.
+     */
+    public static String shape(String sql) {
+        StringBuilder b = new StringBuilder(sql.length());
+        int n = sql.length();
+        int i = 0;
+        while (i < n) {
+            char c = sql.charAt(i);
+            if (c == '\'' || c == '"') {
+                int j = i + 1;
+                while (j < n) {
+                    char d = sql.charAt(j);
+                    if (d == '\\') {
+                        j += 2;
+                    } else if (d == c) {
+                        if (j + 1 < n && sql.charAt(j + 1) == c) j += 2; // doubled quote
+                        else break;
+                    } else {
+                        j++;
+                    }
+                }
+                b.append('?');
+                i = Math.min(n, j + 1);
+            } else if (c == '`') {
+                int j = sql.indexOf('`', i + 1);
+                j = j < 0 ? n : j + 1;
+                b.append(sql, i, j);
+                i = j;
+            } else if ((c == 'x' || c == 'X' || c == 'b' || c == 'B') && i + 1 < n && sql.charAt(i + 1) == '\''
+                    && (i == 0 || !isWordChar(sql.charAt(i - 1)))) {
+                i++; // x'0A', b'01': the quote is replaced next
+            } else if (c >= '0' && c <= '9' && (i == 0 || !isWordChar(sql.charAt(i - 1)))) {
+                int j = i;
+                while (j < n && (isWordChar(sql.charAt(j)) || sql.charAt(j) == '.')) j++;
+                b.append('?');
+                i = j;
+            } else if (isWordChar(c)) {
+                int j = i;
+                while (j < n && isWordChar(sql.charAt(j))) j++;
+                b.append(sql, i, j);
+                i = j;
+            } else {
+                b.append(c);
+                i++;
+            }
+        }
+        return b.toString();
+    }
+
+    private static boolean isWordChar(char c) {
+        return Character.isLetterOrDigit(c) || c == '_' || c == '$';
+    }
+
+    /** {@code `Shop`.`Cards`} -> {@code shop.cards}; {@code cards} -> {@code <db>.cards} when db is known. */
+    public static String qualified(String name, String defaultDb) {
+        String plain = name.replace("`", "").replace("\"", "").trim().toLowerCase(Locale.ROOT);
+        if (plain.indexOf('.') < 0 && defaultDb != null && !defaultDb.isEmpty()) {
+            return defaultDb.toLowerCase(Locale.ROOT) + "." + plain;
+        }
+        return plain;
+    }
+
+    private static String firstLine(JSQLParserException e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getMessage() == null) t = t.getCause();
+        String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+        if (m.contains("Time out")) return "parsing took longer than the timeout";
+        m = m.strip();
+        int nl = m.indexOf('\n');
+        m = nl < 0 ? m : m.substring(0, nl);
+        return m.length() > 200 ? m.substring(0, 200) + "..." : m;
+    }
+
+    private ExecutorService executor() {
+        if (parserThread == null) {
+            parserThread = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "auditpipe-sql-parser");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        return parserThread;
+    }
+
+    @Override
+    public void close() {
+        if (parserThread != null) {
+            parserThread.shutdownNow();
+            parserThread = null;
+        }
+    }
+}
