@@ -52,5 +52,26 @@ def test_a_real_mariadb_servers_audit_log_arrives_whole(stack, tmp_path):
     assert "GRANT SELECT ON sbtest.* TO auditor@'%'" in grants, grants
     assert events.count_documents({"server": server, "command_class": "create",
                                    "sqltext": {"$regex": "^CREATE USER auditor"}}) == 1
+    # enrichment of a real server's records: the taxonomy, the tables of every statement sysbench sent
+    login_failures = list(events.find({"server": server, "user": "mallory", "event_name": "FAILED_CONNECT"},
+                                      {"action": 1, "controls": 1}))
+    assert len(login_failures) == FAILED_LOGINS
+    assert {d["action"] for d in login_failures} == {"login_failed"}, login_failures[:3]
+    assert all("PCI-DSS-10.2.1.4" in d["controls"] for d in login_failures)
+    grant = events.find_one({"server": server, "sqltext": "GRANT SELECT ON sbtest.* TO auditor@'%'"})
+    assert (grant["category"], grant["action"]) == ("account_management", "grant"), grant
+    assert "PCI-DSS-10.2.1.5" in grant["controls"]
+    create = events.find_one({"server": server, "sqltext": {"$regex": "^CREATE USER auditor"}})
+    assert (create["category"], create["action"]) == ("account_management", "create_user")
+    # every statement on tables names them: parsed, or (cut at the server's query_log_limit) scanned for
+    no_tables = [(d.get("sqltext"), d.get("tables_error")) for d in events.find(
+        {"server": server, "category": {"$in": ["data_read", "data_write", "schema_change"]}, "event_name": "QUERY",
+         "action": {"$nin": ["create_database", "drop_database"]}})
+        if not d["tables"] and "sbtest" in (d.get("sqltext") or "")]
+    assert not no_tables, f"statements whose tables were not read: {no_tables[:5]}"
+    unparsed = [d["tables_error"] for d in events.find({"server": server, "tables_error": {"$exists": True}})]
+    assert all(e.endswith("tables found by a keyword scan") for e in unparsed), unparsed[:5]
+    reads = events.find_one({"server": server, "category": "data_read", "sqltext": {"$regex": "FROM sbtest1 "}})
+    assert reads is not None and reads["tables"] == ["sbtest.sbtest1"], reads
     total = stack.wait_for("stats that add up", lambda: ((t := stack.stats_total(server)) >= len(distinct), t))
     assert total == len(distinct)

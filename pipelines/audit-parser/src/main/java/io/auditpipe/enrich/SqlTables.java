@@ -76,19 +76,68 @@ public final class SqlTables implements AutoCloseable {
             return Result.failed("statement of " + sql.length() + " characters is longer than " + MAX_SQL_CHARS
                     + ": its tables were not parsed");
         }
-        String shape = shape(sql);
-        Result names = byShape.get(shape);
-        if (names == null) {
-            names = parse(shape);
-            byShape.put(shape, names);
+        // DML by its shape (cached); DDL as written: a parameter marker may not stand in it (DEFAULT '0')
+        List<String> head = StatementWords.first(sql, 1);
+        boolean dml = !head.isEmpty() && DML.contains(head.get(0));
+        Result names;
+        if (dml) {
+            String shape = shape(sql);
+            names = byShape.get(shape);
+            if (names == null) {
+                names = parse(shape);
+                byShape.put(shape, names);
+            }
+        } else {
+            names = parse(sql);
         }
-        if (names.error() != null || names.tables().isEmpty()) return names;
+        if (names.error() != null) {
+            // a statement cut short by the server (MariaDB logs at most server_audit_query_log_limit
+            // bytes) or beyond the parser: the names after FROM, INTO, UPDATE, JOIN, TABLE, and ON of a
+            // CREATE INDEX, said to be a scan's
+            List<String> scanned = keywordScan(sql);
+            if (scanned.isEmpty()) return names;
+            names = new Result(scanned, names.error() + "; tables found by a keyword scan");
+        }
+        if (names.tables().isEmpty()) return names;
         TreeSet<String> out = new TreeSet<>();
         for (String name : names.tables()) {
             out.add(qualified(name, defaultDb));
         }
-        return Result.of(Collections.unmodifiableList(new ArrayList<>(out)));
+        return new Result(Collections.unmodifiableList(new ArrayList<>(out)), names.error());
     }
+
+    private static final Set<String> DML = Set.of("SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "WITH");
+    private static final Set<String> BEFORE_TABLE = Set.of("FROM", "INTO", "UPDATE", "JOIN", "TABLE");
+    private static final Set<String> NOT_A_TABLE = Set.of("SELECT", "IF", "NOT", "EXISTS", "WHERE", "SET", "VALUES",
+            "VALUE", "LATERAL", "DUAL", "IGNORE", "LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "QUICK", "ONLY");
+
+    /** Names after the keywords that precede a table, outside string literals; for statements that do not parse. */
+    static List<String> keywordScan(String sql) {
+        String s = shape(sql); // no literals left to mistake for keywords
+        List<String> tokens = new ArrayList<>();
+        java.util.regex.Matcher m = TOKEN.matcher(s);
+        while (m.find()) tokens.add(m.group());
+        boolean createIndex = tokens.size() > 2 && "CREATE".equalsIgnoreCase(tokens.get(0))
+                && tokens.subList(1, Math.min(4, tokens.size())).stream().anyMatch(t -> t.equalsIgnoreCase("INDEX"));
+        TreeSet<String> out = new TreeSet<>();
+        for (int i = 0; i + 1 < tokens.size(); i++) {
+            String k = tokens.get(i).toUpperCase(Locale.ROOT);
+            if (!(BEFORE_TABLE.contains(k) || (createIndex && "ON".equals(k)))) continue;
+            int j = i + 1;
+            while (j < tokens.size() && NOT_A_TABLE.contains(tokens.get(j).toUpperCase(Locale.ROOT))
+                    && !"SELECT".equalsIgnoreCase(tokens.get(j))) j++;
+            if (j >= tokens.size()) break;
+            String name = tokens.get(j);
+            if (!NAME.matcher(name).matches() || NOT_A_TABLE.contains(name.toUpperCase(Locale.ROOT))) continue;
+            out.add(name);
+        }
+        return new ArrayList<>(out);
+    }
+
+    private static final java.util.regex.Pattern TOKEN =
+            java.util.regex.Pattern.compile("(?:`[^`]*`|[A-Za-z0-9_$]+)(?:\\.(?:`[^`]*`|[A-Za-z0-9_$]+))?|[^\\s]");
+    private static final java.util.regex.Pattern NAME =
+            java.util.regex.Pattern.compile("(?:`[^`]*`|[A-Za-z_$][A-Za-z0-9_$]*)(?:\\.(?:`[^`]*`|[A-Za-z_$][A-Za-z0-9_$]*))?");
 
     /** The names as the parser found them (unqualified). */
     private Result parse(String sql) {
@@ -104,7 +153,11 @@ public final class SqlTables implements AutoCloseable {
         if (statement == null) return Result.of(List.of());
         Set<String> names;
         try {
-            names = new TablesNamesFinder<Void>().getTables(statement);
+            if (statement instanceof net.sf.jsqlparser.statement.create.index.CreateIndex ci) {
+                names = Set.of(ci.getTable().getFullyQualifiedName());
+            } else {
+                names = new TablesNamesFinder<Void>().getTables(statement);
+            }
         } catch (UnsupportedOperationException e) {
             return Result.failed("tables of a " + statement.getClass().getSimpleName() + " statement are not read");
         } catch (RuntimeException | StackOverflowError e) {

@@ -299,4 +299,21 @@ class EnricherTest {
             assertEquals(List.of("other.t"), t.tablesOf("SELECT * FROM t WHERE a = 'y' LIMIT 6", "other").tables()); // cached shape, own db
         }
     }
+
+    @Test
+    void whatARealServerSendsAndCuts() {
+        try (SqlTables t = new SqlTables(1000)) {
+            // sysbench's DDL (as MariaDB logs it): literals in DDL are not replaced by markers
+            SqlTables.Result ddl = t.tablesOf("CREATE TABLE sbtest1(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
+                    + "  PRIMARY KEY (id)\n) /*! ENGINE = innodb */", "sbtest");
+            assertEquals(new SqlTables.Result(List.of("sbtest.sbtest1"), null), ddl);
+            assertEquals(new SqlTables.Result(List.of("sbtest.sbtest1"), null), t.tablesOf("CREATE INDEX k_1 ON sbtest1(k)", "sbtest"));
+            // a statement the server cut at its log limit: a keyword scan, said to be one
+            SqlTables.Result cut = t.tablesOf("INSERT INTO sbtest2(k, c, pad) VALUES(251, '7076-4394', '5538'),(253, ", "sbtest");
+            assertEquals(List.of("sbtest.sbtest2"), cut.tables());
+            assertTrue(cut.error().startsWith("statement did not parse") && cut.error().endsWith("tables found by a keyword scan"), cut.error());
+            SqlTables.Result join = t.tablesOf("SELECT * FROM a JOIN `s`.`b` ON a.x = b.y WHERE a.z IN (SELECT id FROM c WHERE", null);
+            assertEquals(List.of("a", "c", "s.b"), join.tables());
+        }
+    }
 }
