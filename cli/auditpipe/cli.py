@@ -17,6 +17,11 @@ repository. Every key is documented in docs/configuration.md.
 """
 
 
+# the job's alert rules (docs/alerts.md); tests/unit/test_alerts.py checks them against the job's code
+ALERT_RULES = ("brute_force", "password_spray", "login_after_failures", "account_change", "unauthorized_data_access",
+               "audit_stopped", "ddl_outside_change_window")
+
+
 def positive(text: str) -> float:
     """argparse type: a number > 0."""
     try:
@@ -123,6 +128,16 @@ def cmd_query(args) -> int:
     else:
         rows = query.run_saved(cfg, args.name, args.since, args.until)
     print(query.format_json(rows) if args.json else query.format_table(rows))
+    return 0
+
+
+def cmd_alerts(args) -> int:
+    """The alerts the job raised, newest first."""
+    from auditpipe import alerts
+
+    rows = alerts.list_alerts(_cfg(args), since=args.since, until=args.until, rule=args.rule, severity=args.severity,
+                              server=args.server, limit=args.limit)
+    print(alerts.format_alerts_json(rows) if args.json else alerts.format_alerts(rows))
     return 0
 
 
@@ -289,6 +304,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="collection for --pipeline (default events)")
     s.add_argument("--json", action="store_true", help="JSON output instead of a table")
     s.set_defaults(func=cmd_query)
+
+    s = sub.add_parser("alerts", help="list the alerts the job raised (brute force, spraying, privilege changes, ...)",
+                       description="Lists alerts from the store's alerts collection, newest first: when their first "
+                       "evidence event happened, severity, rule, server and a summary; --json gives every field, "
+                       "with the ids of the evidence events (look them up with `auditpipe query --pipeline`). Rules "
+                       "and thresholds: docs/alerts.md.")
+    s.add_argument("--since", help="only alerts whose first event is at or after this: 15m, 2h, 7d ago, or an "
+                   "ISO-8601 time")
+    s.add_argument("--until", help="only alerts whose first event is before this (same forms)")
+    s.add_argument("--rule", choices=ALERT_RULES, help="only this rule")
+    s.add_argument("--severity", choices=("critical", "high", "medium"), help="only this severity")
+    s.add_argument("--server", help="only this server")
+    s.add_argument("--limit", type=at_least_one, default=100, help="at most this many (default 100)")
+    s.add_argument("--json", action="store_true", help="JSON with every field")
+    s.set_defaults(func=cmd_alerts)
 
     s = sub.add_parser("parse", help="parse an audit log file offline: one stored-event JSON per line",
                        description="Runs FILE through the job's own parser, as the pipeline would: records are "

@@ -34,6 +34,25 @@ def job_properties(cfg: Config) -> dict[str, str]:
     return out
 
 
+def alert_job_properties(cfg: Config) -> dict[str, str]:
+    """The config's ``alerts`` section as the job's ``alerts.*`` options (docs/job-options.md)."""
+    a = cfg.data["alerts"]
+    out = {
+        "alerts.brute-force.failures": str(a["brute_force"]["failures"]),
+        "alerts.brute-force.window": a["brute_force"]["window"],
+        "alerts.password-spray.accounts": str(a["password_spray"]["accounts"]),
+        "alerts.password-spray.window": a["password_spray"]["window"],
+        "alerts.login-after-failures.failures": str(a["login_after_failures"]["failures"]),
+        "alerts.login-after-failures.window": a["login_after_failures"]["window"],
+        "alerts.unauthorized-access.window": a["unauthorized_access"]["window"],
+        "alerts.allowed-lateness": a["allowed_lateness"],
+    }
+    if "webhook" in a:
+        out.update({"alerts.webhook.url": a["webhook"]["url"], "alerts.webhook.timeout": a["webhook"]["timeout"],
+                    "alerts.webhook.retries": str(a["webhook"]["retries"])})
+    return out
+
+
 def problems(cfg: Config) -> list[str]:
     """What the schema cannot check: time zones of the change windows."""
     from zoneinfo import available_timezones

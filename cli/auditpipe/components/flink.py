@@ -99,6 +99,7 @@ class FlinkJob(Component):
             "kafka.bootstrap-servers": self.cfg.kafka_bootstrap,
             "kafka.topic.raw": topics.topic_name("raw"),
             "kafka.topic.dead-letter": topics.topic_name("deadletter"),
+            "kafka.topic.alerts": topics.topic_name("alerts"),
             "kafka.group-id": JOB_GROUP_ID,
             "kafka.dead-letter.max-message-bytes": str(limits.from_config(self.cfg).dead_letter_message_bytes),
             "store.uri": self.cfg.store_uri,
@@ -106,6 +107,7 @@ class FlinkJob(Component):
             "store.collection.events": s["events_collection"],
             "store.collection.stats": s["stats_collection"],
             "store.collection.dead-letters": s["dead_letter_collection"],
+            "store.collection.alerts": s["alerts_collection"],
             "checkpoint.interval": f"{int(duration_seconds(f['checkpoint_interval']) * 1000)}ms",
             "flink.rest.address": "127.0.0.1",
             "flink.rest.bind-address": "127.0.0.1",
@@ -120,6 +122,7 @@ class FlinkJob(Component):
             if key != "bootstrap.servers":
                 entries[f"kafka.client.{key}"] = value  # security: TLS and SASL (config kafka.security)
         entries.update(compliance.job_properties(self.cfg))
+        entries.update(compliance.alert_job_properties(self.cfg))
         for key, value in f["job_options"].items():
             entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
         if restore_from is not None:

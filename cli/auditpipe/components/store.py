@@ -84,13 +84,15 @@ def ensure_collections(cfg: Config) -> list[str]:
                          "place (re-create the collection to apply it)")
     else:
         db.create_collection(events, capped=True, size=wanted)
-    for name in (s["stats_collection"], s["dead_letter_collection"]):
+    for name in (s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"]):
         if name not in existing:
             db.create_collection(name)
     db[events].create_index([("event_time", 1)], name="event_time")
     db[events].create_index([("auth_outcome", 1), ("event_time", 1)], name="auth_outcome_event_time")
     db[s["stats_collection"]].create_index([("window_start", 1)], name="window_start")
     db[s["dead_letter_collection"]].create_index([("detected_at", 1)], name="detected_at")
+    db[s["alerts_collection"]].create_index([("raised_at", 1)], name="raised_at")
+    db[s["alerts_collection"]].create_index([("first_event_time", 1)], name="first_event_time")
     return notes
 
 

@@ -1,5 +1,11 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.alerts.Alert;
+import io.auditpipe.flink.alerts.AlertSettings;
+import io.auditpipe.flink.alerts.EventRules;
+import io.auditpipe.flink.alerts.FailedLoginsPerAccount;
+import io.auditpipe.flink.alerts.FailedLoginsPerOrigin;
+import io.auditpipe.flink.alerts.UnauthorizedAccess;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.DropRepeatedEvents;
@@ -20,7 +26,17 @@ import io.auditpipe.flink.sink.MongoBulkSink;
 import io.auditpipe.flink.sink.MongoSinkSettings;
 import io.auditpipe.flink.sink.StoreDocuments;
 
+import io.auditpipe.flink.sink.AlertKafkaSerializer;
+import io.auditpipe.flink.sink.WebhookSink;
+import io.auditpipe.parser.AuditEvent;
+
 import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.functions.FilterFunction;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.util.Collector;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
@@ -52,8 +68,13 @@ import java.time.Duration;
  *                         |                 \--> keyBy(event id): first copy only (re-sent lines are not counted twice)
  *                         |                      --> keyBy(server,user,event,class,status)
  *                         |                        1-minute event-time windows --> audit_stats_1m (upsert full count)
+ *                         |                 \--> alert rules (first copies): logins per account and per origin,
+ *                         |                      access to classified data, per-event rules --> alerts, audit.alerts, webhook
  *                         \--> dead letters (+ events too late for the stats) --> dead_letters, audit.deadletter
  * </pre>
+ *
+ * Enrichment and masking happen in the source ({@link AuditRecordDeserializer}), before anything
+ * else sees an event.
  *
  * Source and sinks come in through the constructor: {@link #main} wires Kafka and MongoDB, tests
  * pass bounded sources and collecting sinks (the structure of apache/flink-training). Every
@@ -69,6 +90,9 @@ public class AuditPipelineJob {
     private final Sink<StatsRow> statsSink;
     private final Sink<DeadLetter> deadLetterStoreSink;
     private final Sink<DeadLetter> deadLetterTopicSink;
+    private Sink<Alert> alertStoreSink;
+    private Sink<Alert> alertTopicSink;
+    private Sink<Alert> alertWebhookSink;
 
     public AuditPipelineJob(Configuration options, Source<ParsedRecord, ?, ?> source, Sink<IngestedEvent> eventSink,
                             Sink<StatsRow> statsSink, Sink<DeadLetter> deadLetterStoreSink,
@@ -79,6 +103,14 @@ public class AuditPipelineJob {
         this.statsSink = statsSink;
         this.deadLetterStoreSink = deadLetterStoreSink;
         this.deadLetterTopicSink = deadLetterTopicSink;
+    }
+
+    /** Where alerts go: the store (null: discarded), the topic and the webhook (each null: none). */
+    public AuditPipelineJob withAlertSinks(Sink<Alert> store, Sink<Alert> topic, Sink<Alert> webhook) {
+        this.alertStoreSink = store;
+        this.alertTopicSink = topic;
+        this.alertWebhookSink = webhook;
+        return this;
     }
 
     /** Adds the job's operators to {@code env}. */
@@ -111,6 +143,8 @@ public class AuditPipelineJob {
                 .name("stats-1m").uid("stats-1m");
         stats.sinkTo(statsSink).name("store-stats").uid("store-stats");
 
+        alerts(firstCopies);
+
         DataStream<DeadLetter> deadLetters = events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(DropRepeatedEvents.COLLISIONS))
                 .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
@@ -118,6 +152,85 @@ public class AuditPipelineJob {
         deadLetters.sinkTo(deadLetterStoreSink).name("store-dead-letters").uid("store-dead-letters");
         if (deadLetterTopicSink != null) {
             deadLetters.sinkTo(deadLetterTopicSink).name("kafka-dead-letters").uid("kafka-dead-letters");
+        }
+    }
+
+    /** The alert rules (docs/alerts.md) over the first copy of every event, and the alerts' sinks. */
+    private void alerts(DataStream<IngestedEvent> firstCopies) {
+        AlertSettings settings = AlertSettings.fromOptions(options);
+        DataStream<AuditEvent> enriched = firstCopies.map(new EventOf()).name("events-for-alerts").uid("events-for-alerts");
+        DataStream<AuditEvent> logins = enriched.filter(new IsLogin()).name("logins").uid("logins");
+        DataStream<Alert> perAccount = logins
+                .keyBy(new ServerAndUser())
+                .process(new FailedLoginsPerAccount(settings))
+                .name("alert-logins-per-account").uid("alert-logins-per-account");
+        DataStream<Alert> perOrigin = logins
+                .filter(new IsFailedLoginWithOrigin()).name("failed-logins-with-origin").uid("failed-logins-with-origin")
+                .keyBy(new ServerAndOrigin())
+                .process(new FailedLoginsPerOrigin(settings))
+                .name("alert-logins-per-origin").uid("alert-logins-per-origin");
+        DataStream<Alert> unauthorized = enriched
+                .flatMap(new ViolationsPerClass()).name("access-violations").uid("access-violations")
+                .keyBy(new ServerUserAndClass())
+                .process(new UnauthorizedAccess(settings))
+                .name("alert-unauthorized-access").uid("alert-unauthorized-access");
+        DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules");
+        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent);
+        alerts.sinkTo(alertStoreSink != null ? alertStoreSink : new DiscardingSink<>()).name("store-alerts").uid("store-alerts");
+        if (alertTopicSink != null) {
+            alerts.sinkTo(alertTopicSink).name("kafka-alerts").uid("kafka-alerts");
+        }
+        if (alertWebhookSink != null) {
+            alerts.sinkTo(alertWebhookSink).name("webhook-alerts").uid("webhook-alerts");
+        }
+    }
+
+    static final class EventOf implements MapFunction<IngestedEvent, AuditEvent> {
+        @Override
+        public AuditEvent map(IngestedEvent e) {
+            return e.event;
+        }
+    }
+
+    static final class IsLogin implements FilterFunction<AuditEvent> {
+        @Override
+        public boolean filter(AuditEvent e) {
+            return e.isLoginEvent() && e.user != null;
+        }
+    }
+
+    static final class IsFailedLoginWithOrigin implements FilterFunction<AuditEvent> {
+        @Override
+        public boolean filter(AuditEvent e) {
+            return e.isFailedLogin() && FailedLoginsPerOrigin.origin(e) != null;
+        }
+    }
+
+    static final class ServerAndUser implements KeySelector<AuditEvent, String> {
+        @Override
+        public String getKey(AuditEvent e) {
+            return e.server + "\u0000" + e.user;
+        }
+    }
+
+    static final class ServerAndOrigin implements KeySelector<AuditEvent, String> {
+        @Override
+        public String getKey(AuditEvent e) {
+            return e.server + "\u0000" + FailedLoginsPerOrigin.origin(e);
+        }
+    }
+
+    static final class ServerUserAndClass implements KeySelector<AuditEvent, String> {
+        @Override
+        public String getKey(AuditEvent e) {
+            return UnauthorizedAccess.key(e);
+        }
+    }
+
+    static final class ViolationsPerClass implements FlatMapFunction<AuditEvent, AuditEvent> {
+        @Override
+        public void flatMap(AuditEvent e, Collector<AuditEvent> out) {
+            if (e.user != null) UnauthorizedAccess.perClass(e, out);
         }
     }
 
@@ -176,7 +289,27 @@ public class AuditPipelineJob {
                                 deadLetterMessageBytes))
                         .setKafkaProducerConfig(deadLetterTopicProducer)
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                        .build());
+                        .build())
+                .withAlertSinks(
+                        new MongoBulkSink<>(MongoSinkSettings.forCollection(options, options.get(JobOptions.ALERTS_COLLECTION)),
+                                StoreDocuments::alertInsert),
+                        KafkaSink.<Alert>builder()
+                                .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                                .setRecordSerializer(new AlertKafkaSerializer(options.get(JobOptions.KAFKA_ALERTS_TOPIC)))
+                                .setKafkaProducerConfig(alertProducer(options))
+                                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                                .build(),
+                        options.contains(JobOptions.ALERT_WEBHOOK_URL)
+                                ? new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
+                                options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE))
+                                : null);
+    }
+
+    private static Properties alertProducer(Configuration options) {
+        Properties p = new Properties();
+        p.putAll(JobOptions.kafkaClientProperties(options));
+        p.put("bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS));
+        return p;
     }
 
     public static void main(String[] args) throws Exception {

@@ -88,7 +88,8 @@ class AuditPipelineJobTest {
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
-        new AuditPipelineJob(options, source, events, stats, deadLetters, null).execute(env);
+        CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
+        new AuditPipelineJob(options, source, events, stats, deadLetters, null).withAlertSinks(alerts, null, null).execute(env);
 
         List<IngestedEvent> stored = events.received();
         assertEquals(2 * PER_SERVER + 2 + 50, stored.size(), "every copy reaches the store, which keeps one by _id");
@@ -105,6 +106,17 @@ class AuditPipelineJobTest {
         assertTrue(latest.keySet().stream().anyMatch(id -> id.contains("|db-02|app|Connect||1045")), latest.keySet().toString());
         long minutes = latest.keySet().stream().map(id -> id.substring(0, id.indexOf('|'))).distinct().count();
         assertEquals(4, minutes, "10:00 to 10:03, event time");
+
+        // app fails to log in every 15 s (4 in any minute: no brute force) between successful logins: a
+        // success after 3 failures is login_after_failures. This test spreads one server's records over
+        // partitions (Kafka keeps them in one), so which success comes after the third failure varies.
+        List<io.auditpipe.flink.alerts.Alert> raised = alerts.received();
+        assertTrue(raised.stream().allMatch(a -> a.rule.equals("login_after_failures") && a.evidenceCount >= 4),
+                raised.toString());
+        assertEquals(raised.size(), raised.stream().map(a -> a.id).distinct().count(), "each alert once");
+        for (String server : List.of("db-01", "db-02")) {
+            assertTrue(raised.stream().anyMatch(a -> a.server.equals(server)), server);
+        }
 
         List<DeadLetter> dead = deadLetters.received();
         assertEquals(3, dead.size());

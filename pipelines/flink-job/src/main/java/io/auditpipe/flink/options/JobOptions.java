@@ -132,6 +132,55 @@ public final class JobOptions {
     public static final ConfigOption<Duration> STATS_EARLY_FIRE_INTERVAL = ConfigOptions.key("stats.early-fire-interval")
             .durationType().defaultValue(Duration.ofSeconds(2))
             .withDescription("A minute's count is written this soon after its last change, before the minute closes.");
+    public static final ConfigOption<String> ALERTS_COLLECTION = ConfigOptions.key("store.collection.alerts")
+            .stringType().defaultValue("alerts")
+            .withDescription("Alerts raised by the rules (docs/alerts.md), one document per alert id.");
+    public static final ConfigOption<String> KAFKA_ALERTS_TOPIC = ConfigOptions.key("kafka.topic.alerts")
+            .stringType().defaultValue("audit.alerts")
+            .withDescription("Topic the alerts are published to, keyed by alert id (a replay may publish an id again).");
+    public static final ConfigOption<Integer> ALERT_BRUTE_FORCE_FAILURES = ConfigOptions.key("alerts.brute-force.failures")
+            .intType().defaultValue(5)
+            .withDescription("Failed logins of one account within alerts.brute-force.window that raise a brute_force alert.");
+    public static final ConfigOption<Duration> ALERT_BRUTE_FORCE_WINDOW = ConfigOptions.key("alerts.brute-force.window")
+            .durationType().defaultValue(Duration.ofMinutes(1))
+            .withDescription("Event-time window of the brute_force rule.");
+    public static final ConfigOption<Integer> ALERT_SPRAY_ACCOUNTS = ConfigOptions.key("alerts.password-spray.accounts")
+            .intType().defaultValue(5)
+            .withDescription("Distinct accounts failing to log in from one origin (ip, else host) within"
+                    + " alerts.password-spray.window that raise a password_spray alert.");
+    public static final ConfigOption<Duration> ALERT_SPRAY_WINDOW = ConfigOptions.key("alerts.password-spray.window")
+            .durationType().defaultValue(Duration.ofMinutes(5))
+            .withDescription("Event-time window of the password_spray rule.");
+    public static final ConfigOption<Integer> ALERT_LOGIN_AFTER_FAILURES = ConfigOptions.key("alerts.login-after-failures.failures")
+            .intType().defaultValue(3)
+            .withDescription("Failed logins of an account within alerts.login-after-failures.window before a successful"
+                    + " one that raise a login_after_failures alert.");
+    public static final ConfigOption<Duration> ALERT_LOGIN_AFTER_FAILURES_WINDOW = ConfigOptions.key("alerts.login-after-failures.window")
+            .durationType().defaultValue(Duration.ofMinutes(5))
+            .withDescription("Event-time window of the login_after_failures rule.");
+    public static final ConfigOption<Duration> ALERT_UNAUTHORIZED_ACCESS_WINDOW = ConfigOptions.key("alerts.unauthorized-access.window")
+            .durationType().defaultValue(Duration.ofMinutes(10))
+            .withDescription("One unauthorized_data_access alert per account, data class and window of this length"
+                    + " (event time); the alert counts the accesses of its first window only as far as they arrived"
+                    + " before it was raised.");
+    public static final ConfigOption<Duration> ALERT_ALLOWED_LATENESS = ConfigOptions.key("alerts.allowed-lateness")
+            .durationType().defaultValue(Duration.ofMinutes(2))
+            .withDescription("Failed logins older than the watermark by more than this are not evaluated by the login"
+                    + " rules (counted in metric loginsTooLateForAlerts); the events themselves are stored.");
+    public static final ConfigOption<String> ALERT_WEBHOOK_URL = ConfigOptions.key("alerts.webhook.url")
+            .stringType().noDefaultValue()
+            .withDescription("Optional: each alert is POSTed here as JSON (the document of the alerts collection).");
+    public static final ConfigOption<Duration> ALERT_WEBHOOK_TIMEOUT = ConfigOptions.key("alerts.webhook.timeout")
+            .durationType().defaultValue(Duration.ofSeconds(5))
+            .withDescription("Connect and response timeout of one webhook POST.");
+    public static final ConfigOption<Integer> ALERT_WEBHOOK_RETRIES = ConfigOptions.key("alerts.webhook.retries")
+            .intType().defaultValue(3)
+            .withDescription("Retries of a failed webhook POST (backoff 1 s, doubling). The webhook never holds up the"
+                    + " pipeline: at most alerts.webhook.queue alerts wait; beyond that, and after the last retry, an"
+                    + " alert is not POSTed (metrics webhookDropped, webhookFailed) and stays in the collection and topic.");
+    public static final ConfigOption<Integer> ALERT_WEBHOOK_QUEUE = ConfigOptions.key("alerts.webhook.queue")
+            .intType().defaultValue(1000)
+            .withDescription("Most alerts waiting to be POSTed to the webhook.");
     public static final ConfigOption<String> JOB_NAME = ConfigOptions.key("job.name")
             .stringType().defaultValue("auditpipe").withDescription("Name of the Flink job.");
 
@@ -224,6 +273,16 @@ public final class JobOptions {
         }
         positive(job, SINK_BATCH_SIZE, problems);
         positive(job, SINK_MAX_RETRIES, problems);
+        positive(job, ALERT_BRUTE_FORCE_FAILURES, problems);
+        positive(job, ALERT_SPRAY_ACCOUNTS, problems);
+        positive(job, ALERT_LOGIN_AFTER_FAILURES, problems);
+        positive(job, ALERT_WEBHOOK_QUEUE, problems);
+        if (job.contains(ALERT_WEBHOOK_URL)) {
+            String url = job.get(ALERT_WEBHOOK_URL);
+            if (!url.startsWith("http://") && !url.startsWith("https://")) {
+                problems.add("option '" + ALERT_WEBHOOK_URL.key() + "' must be an http:// or https:// URL, got '" + url + "'");
+            }
+        }
         try {
             if (job.get(DEAD_LETTER_MAX_MESSAGE_BYTES) < 64 * 1024) {
                 problems.add("option '" + DEAD_LETTER_MAX_MESSAGE_BYTES.key() + "' must be at least 65536, got "

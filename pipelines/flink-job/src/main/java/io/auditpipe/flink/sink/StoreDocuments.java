@@ -97,6 +97,31 @@ public final class StoreDocuments {
         return d;
     }
 
+    /** An alert as a store insert: its deterministic id makes a replayed alert a duplicate key, ignored. */
+    public static WriteModel<Document> alertInsert(io.auditpipe.flink.alerts.Alert a) {
+        return new InsertOneModel<>(alert(a));
+    }
+
+    /** The alert document (docs/alerts.md); the same JSON goes to audit.alerts and the webhook. */
+    public static Document alert(io.auditpipe.flink.alerts.Alert a) {
+        return new Document("_id", a.id)
+                .append("rule", a.rule)
+                .append("severity", a.severity)
+                .append("server", a.server)
+                .append("subject", a.subject)
+                .append("summary", a.summary)
+                .append("first_event_time", new Date(a.firstEventMillis))
+                .append("last_event_time", new Date(a.lastEventMillis))
+                .append("evidence", a.evidence)
+                .append("evidence_count", a.evidenceCount)
+                .append("controls", a.controls)
+                .append("raised_at", new Date(a.raisedAtMillis));
+    }
+
+    public static String alertJson(io.auditpipe.flink.alerts.Alert a) {
+        return alert(a).toJson(JSON);
+    }
+
     /** The dead-letter id of an id collision: the same whichever check finds it, so it is kept once. */
     public static String collisionId(Object eventId, Object lineSha256) {
         return "collision:" + eventId + ":" + lineSha256;

@@ -1,0 +1,141 @@
+package io.auditpipe.flink.sink;
+
+import io.auditpipe.flink.alerts.Alert;
+
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.metrics.Counter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * POSTs each alert as JSON (the alerts collection's document) to a webhook, on a thread of its
+ * own: the pipeline only puts the alert in a bounded queue and never waits for the endpoint.
+ * A POST that fails (connection error, timeout, a status other than 2xx) is retried with backoff
+ * (1 s, doubling); after the last retry the alert is counted ({@code webhookFailed}) and logged.
+ * When the queue is full (the endpoint is down or slow for long) a new alert is not queued
+ * ({@code webhookDropped}). Either way the alert is in the alerts collection and on audit.alerts:
+ * the webhook is a notification, not the record. At least once: after a restart, alerts replayed
+ * from the checkpoint are POSTed again; the receiver tells them by their id (header
+ * {@code X-Auditpipe-Alert-Id} and field {@code _id}).
+ */
+public class WebhookSink implements Sink<Alert> {
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(WebhookSink.class);
+
+    private final String url;
+    private final long timeoutMillis;
+    private final int retries;
+    private final int queueSize;
+
+    public WebhookSink(String url, Duration timeout, int retries, int queueSize) {
+        this.url = url;
+        this.timeoutMillis = timeout.toMillis();
+        this.retries = retries;
+        this.queueSize = queueSize;
+    }
+
+    @Override
+    public SinkWriter<Alert> createWriter(WriterInitContext context) {
+        return new Writer(context);
+    }
+
+    private final class Writer implements SinkWriter<Alert> {
+        private final BlockingQueue<Alert> queue = new ArrayBlockingQueue<>(queueSize);
+        private final Counter sent;
+        private final Counter failed;
+        private final Counter dropped;
+        private final Thread sender;
+        private final HttpClient client;
+        private volatile boolean running = true;
+
+        Writer(WriterInitContext context) {
+            sent = context.metricGroup().counter("webhookSent");
+            failed = context.metricGroup().counter("webhookFailed");
+            dropped = context.metricGroup().counter("webhookDropped");
+            client = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(timeoutMillis)).build();
+            sender = new Thread(this::send, "auditpipe-alert-webhook");
+            sender.setDaemon(true);
+            sender.start();
+        }
+
+        @Override
+        public void write(Alert alert, Context context) {
+            if (!queue.offer(alert)) {
+                dropped.inc();
+                LOG.warn("webhook queue full ({} alerts): alert {} not POSTed (it is in the alerts collection and topic)",
+                        queueSize, alert.id);
+            }
+        }
+
+        private void send() {
+            while (running) {
+                Alert alert;
+                try {
+                    alert = queue.poll(200, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                if (alert != null) post(alert);
+            }
+        }
+
+        private void post(Alert alert) {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(url))
+                    .timeout(Duration.ofMillis(timeoutMillis))
+                    .header("Content-Type", "application/json")
+                    .header("X-Auditpipe-Alert-Id", alert.id)
+                    .POST(HttpRequest.BodyPublishers.ofString(StoreDocuments.alertJson(alert)))
+                    .build();
+            long backoff = 1000;
+            for (int attempt = 0; attempt <= retries && running; attempt++) {
+                String problem;
+                try {
+                    HttpResponse<Void> r = client.send(request, HttpResponse.BodyHandlers.discarding());
+                    if (r.statusCode() / 100 == 2) {
+                        sent.inc();
+                        return;
+                    }
+                    problem = "status " + r.statusCode();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                } catch (Exception e) {
+                    problem = e.toString();
+                }
+                if (attempt == retries) {
+                    failed.inc();
+                    LOG.warn("webhook POST of alert {} failed {} times, last: {}", alert.id, retries + 1, problem);
+                    return;
+                }
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                backoff = Math.min(backoff * 2, 30_000);
+            }
+        }
+
+        @Override
+        public void flush(boolean endOfInput) {
+            // never waits for the endpoint: a checkpoint must not depend on it
+        }
+
+        @Override
+        public void close() {
+            running = false;
+            sender.interrupt();
+        }
+    }
+}

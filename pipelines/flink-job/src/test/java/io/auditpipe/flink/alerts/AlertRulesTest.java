@@ -1,0 +1,256 @@
+package io.auditpipe.flink.alerts;
+
+import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.Enricher;
+import io.auditpipe.parser.AuditEvent;
+
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.api.operators.StreamFlatMap;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every alert rule in Flink's operator test harness: positive, negative, the threshold boundary,
+ * out-of-order and late events, state cleared, the same alert ids after a restore from a snapshot.
+ */
+class AlertRulesTest {
+    static final long T0 = Instant.parse("2026-11-22T10:00:00Z").toEpochMilli();
+    static final long S = 1000;
+
+    static AlertSettings settings() {
+        AlertSettings s = new AlertSettings();
+        s.bruteForceFailures = 5;
+        s.bruteForceWindowMillis = 60 * S;
+        s.sprayAccounts = 4;
+        s.sprayWindowMillis = 300 * S;
+        s.loginAfterFailures = 3;
+        s.loginAfterFailuresWindowMillis = 300 * S;
+        s.unauthorizedAccessWindowMillis = 600 * S;
+        s.allowedLatenessMillis = 120 * S;
+        s.compliance = ComplianceSettings.fromProperties(Map.of(
+                "compliance.data-class.hipaa_ephi.tables", "clinic.patients",
+                "compliance.data-class.hipaa_ephi.allowed-principals", "nurse_*",
+                "compliance.data-class.pci_cardholder.tables", "shop.cards",
+                "compliance.principals.service-accounts", "etl_*",
+                "compliance.change-windows", "sat 02:00-06:00 UTC"));
+        return s;
+    }
+
+    static int seq;
+
+    static AuditEvent login(String user, String ip, boolean ok, long at) {
+        AuditEvent e = new AuditEvent();
+        e.id = "db-01/" + (++seq) + "_" + at;
+        e.server = "db-01";
+        e.eventName = "Connect";
+        e.user = user;
+        e.host = "client";
+        e.ip = ip;
+        e.status = ok ? 0 : 1045;
+        e.authOutcome = ok ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
+        e.eventTimeMillis = at;
+        return e;
+    }
+
+    static AuditEvent query(String user, String sql, long at) {
+        AuditEvent e = new AuditEvent();
+        e.id = "db-01/" + (++seq) + "_" + at;
+        e.server = "db-01";
+        e.eventName = "Query";
+        e.user = user;
+        e.host = "client";
+        e.db = "shop";
+        e.status = 0;
+        e.sqltext = sql;
+        e.eventTimeMillis = at;
+        try (Enricher enricher = new Enricher(settings().compliance)) {
+            return enricher.enrich(e);
+        }
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Alert> perAccount() throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new FailedLoginsPerAccount(settings())),
+                e -> e.server + "\u0000" + e.user, Types.STRING);
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Alert> perOrigin() throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new FailedLoginsPerOrigin(settings())),
+                e -> e.server + "\u0000" + FailedLoginsPerOrigin.origin(e), Types.STRING);
+    }
+
+    static void feed(OneInputStreamOperatorTestHarness<AuditEvent, Alert> h, AuditEvent... events) throws Exception {
+        for (AuditEvent e : events) h.processElement(new StreamRecord<>(e, e.eventTimeMillis));
+    }
+
+    static List<String> alerts(OneInputStreamOperatorTestHarness<AuditEvent, Alert> h) {
+        return h.extractOutputValues().stream().map(a -> a.id).collect(Collectors.toList());
+    }
+
+    @Test
+    void bruteForceAtTheThresholdOnceAnEpisode() throws Exception {
+        try (var h = perAccount()) {
+            h.open();
+            for (int i = 0; i < 4; i++) feed(h, login("alice", "10.0.0.9", false, T0 + i * 10 * S));
+            assertEquals(List.of(), alerts(h), "4 failures: below the threshold of 5");
+            feed(h, login("alice", "10.0.0.9", false, T0 + 40 * S));
+            assertEquals(List.of("brute_force/db-01/alice/" + T0), alerts(h), "the 5th within a minute");
+            Alert a = h.extractOutputValues().get(0);
+            assertEquals(5, a.evidenceCount);
+            assertEquals("high", a.severity);
+            assertTrue(a.summary.contains("5 failed logins for account 'alice'"), a.summary);
+            for (int i = 0; i < 10; i++) feed(h, login("alice", "10.0.0.9", false, T0 + (50 + i * 10) * S));
+            assertEquals(1, alerts(h).size(), "the attack going on is the same episode");
+            // a quiet spell longer than the window, then a new burst: a new alert
+            for (int i = 0; i < 5; i++) feed(h, login("alice", "10.0.0.9", false, T0 + (400 + i) * S));
+            assertEquals(List.of("brute_force/db-01/alice/" + T0, "brute_force/db-01/alice/" + (T0 + 400 * S)), alerts(h));
+        }
+    }
+
+    @Test
+    void failuresSpreadWiderThanTheWindowAndOtherAccountsRaiseNothing() throws Exception {
+        try (var h = perAccount()) {
+            h.open();
+            for (int i = 0; i < 10; i++) feed(h, login("bob", "10.0.0.9", false, T0 + i * 16 * S)); // 4 in any minute
+            for (int i = 0; i < 4; i++) feed(h, login("carol" + i, "10.0.0.9", false, T0 + i * S));
+            feed(h, login("bob", "10.0.0.9", true, T0 + 200 * S)); // a success after 4 failures in the window...
+            assertEquals(List.of("login_after_failures/" + "db-01/" + seq + "_" + (T0 + 200 * S)), alerts(h),
+                    "...is login_after_failures, and nothing else fired");
+        }
+    }
+
+    @Test
+    void outOfOrderFailuresFallInTheirWindowAndLateOnesAreNotEvaluated() throws Exception {
+        try (var h = perAccount()) {
+            h.open();
+            // arrive newest first: still 5 within a minute of event time
+            for (int i = 4; i >= 0; i--) feed(h, login("dave", "10.0.0.9", false, T0 + i * 10 * S));
+            assertEquals(List.of("brute_force/db-01/dave/" + T0), alerts(h));
+            h.processWatermark(T0 + 1000 * S);
+            for (int i = 0; i < 5; i++) feed(h, login("erin", "10.0.0.9", false, T0 + 500 * S + i)); // 500 s behind: too late
+            assertEquals(1, alerts(h).size());
+            assertEquals(0, h.numKeyedStateEntries(), "state cleared once the watermark passed window and lateness");
+        }
+    }
+
+    @Test
+    void loginAfterFailuresNeedsTheThresholdWithinItsWindowAndReportsFailuresOnce() throws Exception {
+        try (var h = perAccount()) {
+            h.open();
+            feed(h, login("frank", "10.0.0.9", false, T0), login("frank", "10.0.0.9", false, T0 + S));
+            feed(h, login("frank", "10.0.0.9", true, T0 + 2 * S));
+            assertEquals(List.of(), alerts(h), "2 failures: below 3");
+            feed(h, login("frank", "10.0.0.9", false, T0 + 3 * S));
+            AuditEvent success = login("frank", "10.0.0.9", true, T0 + 4 * S);
+            feed(h, success);
+            assertEquals(List.of("login_after_failures/" + success.id), alerts(h));
+            assertEquals(List.of(h.extractOutputValues().get(0).evidence.get(3)), List.of(success.id));
+            assertEquals("critical", h.extractOutputValues().get(0).severity);
+            feed(h, login("frank", "10.0.0.9", true, T0 + 5 * S));
+            assertEquals(1, alerts(h).size(), "the same failures are not reported twice");
+            feed(h, login("grace", "10.0.0.9", false, T0));
+            feed(h, login("grace", "10.0.0.9", false, T0 + S));
+            feed(h, login("grace", "10.0.0.9", false, T0 + 2 * S));
+            feed(h, login("grace", "10.0.0.9", true, T0 + 400 * S));
+            assertEquals(1, alerts(h).size(), "failures older than the window do not count");
+        }
+    }
+
+    @Test
+    void aRestoreFromASnapshotRaisesTheSameAlert() throws Exception {
+        org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
+        List<AuditEvent> burst = new ArrayList<>();
+        for (int i = 0; i < 5; i++) burst.add(login("heidi", "10.0.0.9", false, T0 + i * S));
+        List<String> first;
+        try (var h = perAccount()) {
+            h.open();
+            feed(h, burst.subList(0, 3).toArray(new AuditEvent[0]));
+            snapshot = h.snapshot(1, 0);
+            feed(h, burst.subList(3, 5).toArray(new AuditEvent[0]));
+            first = alerts(h);
+        }
+        try (var h = perAccount()) {
+            h.initializeState(snapshot);
+            h.open();
+            feed(h, burst.subList(3, 5).toArray(new AuditEvent[0])); // replayed after the checkpoint
+            assertEquals(first, alerts(h));
+        }
+    }
+
+    @Test
+    void passwordSprayCountsDistinctAccountsFromOneOrigin() throws Exception {
+        try (var h = perOrigin()) {
+            h.open();
+            feed(h, login("a", "10.6.6.6", false, T0), login("a", "10.6.6.6", false, T0 + S), login("b", "10.6.6.6", false, T0 + 2 * S),
+                    login("c", "10.6.6.6", false, T0 + 3 * S));
+            feed(h, login("x", "10.0.0.1", false, T0 + 4 * S)); // another origin
+            assertEquals(List.of(), alerts(h), "3 accounts from 10.6.6.6: below 4");
+            feed(h, login("d", "10.6.6.6", false, T0 + 290 * S));
+            assertEquals(List.of("password_spray/db-01/10.6.6.6/" + T0), alerts(h));
+            Alert a = h.extractOutputValues().get(0);
+            assertEquals(5, a.evidenceCount);
+            assertTrue(a.summary.contains("for 4 accounts") && a.summary.contains("a, b, c, d"), a.summary);
+            feed(h, login("e", "10.6.6.6", false, T0 + 295 * S));
+            assertEquals(1, alerts(h).size(), "same episode");
+            feed(h, login("p", "10.7.7.7", false, T0), login("q", "10.7.7.7", false, T0 + 100 * S),
+                    login("r", "10.7.7.7", false, T0 + 200 * S), login("s", "10.7.7.7", false, T0 + 301 * S));
+            assertEquals(1, alerts(h).size(), "4 accounts, but over 301 s: outside the 300 s window");
+        }
+    }
+
+    @Test
+    void unauthorizedAccessOncePerWindowPerPrincipalAndClass() throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Alert>(
+                new KeyedProcessOperator<>(new UnauthorizedAccess(settings())), UnauthorizedAccess::key, Types.STRING);
+        try (h) {
+            h.open();
+            AuditEvent first = query("etl_load", "SELECT * FROM clinic.patients", T0 + 5 * S);
+            assertEquals(List.of("hipaa_ephi"), first.accessViolations);
+            feed(h, first, query("etl_load", "SELECT * FROM clinic.patients WHERE id = 2", T0 + 6 * S));
+            // T0 (10:00) starts a 10-minute window of the epoch
+            assertEquals(List.of("unauthorized_data_access/db-01/etl_load/hipaa_ephi/" + T0), alerts(h));
+            assertEquals(1, alerts(h).size(), "one alert for the window");
+            Alert a = h.extractOutputValues().get(0);
+            assertEquals(List.of(first.id), a.evidence);
+            assertTrue(a.summary.contains("service_account") && a.summary.contains("clinic.patients"), a.summary);
+            feed(h, query("etl_load", "SELECT * FROM clinic.patients", T0 + 700 * S));
+            assertEquals(2, alerts(h).size(), "the next window alerts again");
+        }
+    }
+
+    @Test
+    void eventRules() throws Exception {
+        var h = new OneInputStreamOperatorTestHarness<AuditEvent, Alert>(new StreamFlatMap<>(new EventRules(settings())));
+        try (h) {
+            h.open();
+            AuditEvent grant = query("alice", "GRANT ALL ON *.* TO mallory", T0);
+            AuditEvent refused = query("alice", "CREATE USER x", T0);
+            refused.status = 1227;
+            AuditEvent select = query("alice", "SELECT * FROM shop.cards", T0);
+            AuditEvent off = query("root", "SET GLOBAL server_audit_logging = OFF", T0);
+            AuditEvent removed = query("root", "UNINSTALL PLUGIN audit_log", T0);
+            AuditEvent ddlMonday = query("alice", "ALTER TABLE cards ADD COLUMN x INT", Instant.parse("2026-11-23T03:00:00Z").toEpochMilli());
+            AuditEvent ddlSaturday = query("alice", "ALTER TABLE cards ADD COLUMN y INT", Instant.parse("2026-11-21T03:00:00Z").toEpochMilli());
+            AuditEvent ddlUnclassified = query("alice", "ALTER TABLE notes ADD COLUMN y INT", T0);
+            feed(h, grant, refused, select, off, removed, ddlMonday, ddlSaturday, ddlUnclassified);
+            assertEquals(List.of("account_change/" + grant.id, "account_change/" + refused.id, "audit_stopped/" + off.id,
+                    "audit_stopped/" + removed.id, "ddl_outside_change_window/" + ddlMonday.id), alerts(h));
+            List<Alert> out = h.extractOutputValues();
+            assertEquals(List.of("high", "medium", "critical", "critical", "high"),
+                    out.stream().map(a -> a.severity).collect(Collectors.toList()));
+            assertTrue(out.get(4).summary.contains("shop.cards (pci_cardholder)"), out.get(4).summary);
+            assertTrue(out.get(0).controls.contains("PCI-DSS-10.2.1.5"), out.get(0).controls.toString());
+        }
+    }
+}
