@@ -31,6 +31,17 @@ def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) ->
     return r
 
 
+# the classification of auditpipe.yaml, which the simulator's incidents are written for
+COMPLIANCE = """\
+compliance:
+  data_classes:
+    pci_cardholder: {tables: [shop.cards], allowed_principals: [svc_payments, app]}
+    hipaa_ephi: {tables: [clinic.patients], allowed_principals: ["nurse_*", "dr_*"]}
+    sox_financial: {tables: [finance.ledger]}
+  principals: {administrators: [root, "dba_*"], service_accounts: [app, batch, "svc_*"]}
+"""
+
+
 @contextmanager
 def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
                   capped_mb: int = 256, formats: dict[str, str] | None = None):
@@ -48,7 +59,7 @@ store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {
 flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s}}}}
 sources:
 {sources}
-""")
+{COMPLIANCE}""")
     cfg = config.load(cfg_file)
     cli(cfg_file, "up")
     try:
@@ -117,13 +128,17 @@ class Stack:
 
     def dead_letters_on_topic(self) -> list[dict]:
         """Every dead letter on audit.deadletter so far (its JSON values), read from the beginning."""
+        return self.topic_messages("deadletter")
+
+    def topic_messages(self, role: str) -> list[dict]:
+        """Every message on the topic of ``role`` (schemas/topics.yaml) so far, its JSON value, from the beginning."""
         from confluent_kafka import Consumer, TopicPartition
 
         from auditpipe.topics import QUIET_CLIENT, end_offsets, topic_name
 
-        topic = topic_name("deadletter")
+        topic = topic_name(role)
         ends = end_offsets(self.cfg.kafka_client, topic)
-        c = Consumer({**self.cfg.kafka_client, "group.id": "tests-dead-letter-reader",
+        c = Consumer({**self.cfg.kafka_client, "group.id": f"tests-{role}-reader",
                       "enable.auto.commit": False, **QUIET_CLIENT})
         out = []
         try:
@@ -131,7 +146,7 @@ class Stack:
             remaining = {p: end for p, end in ends.items() if end > 0}
             while remaining:
                 msg = c.poll(10)
-                assert msg is not None, f"audit.deadletter did not deliver up to its end offsets {ends}"
+                assert msg is not None, f"{topic} did not deliver up to its end offsets {ends}"
                 if msg.error():
                     continue
                 out.append(json.loads(msg.value()))
@@ -288,13 +303,64 @@ _STRING_FIELDS = ("command_class", "sqltext", "user", "priv_user", "os_user", "o
                   "ip", "db")
 
 
+_PAN_RUN = None
+US_SSN = r"(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])"  # the config's default masking pattern
+
+
+def _luhn_pan(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0 and digits[0] in "23456"
+
+
+def mask_sensitive(text: str) -> tuple[str, list[str]]:
+    """docs/compliance.md's masking, written here from the docs: card numbers (13-19 digits in groups
+    split by single spaces or hyphens, Luhn-valid, first digit 2-6: all digits but the last four
+    become '*') and the default us_ssn pattern (every digit '*'). Returns the text and what was found."""
+    import re
+
+    global _PAN_RUN
+    _PAN_RUN = _PAN_RUN or re.compile(r"(?<![0-9])[0-9](?:[ -]?[0-9]){12,}(?![0-9])")
+    chars = list(text)
+    found = set()
+    for m in _PAN_RUN.finditer(text):
+        groups = [(g.start() + m.start(), g.end() + m.start()) for g in re.finditer(r"[0-9]+", m.group())]
+        g = 0
+        while g < len(groups):
+            best = None
+            for h in range(g, len(groups)):
+                digits = "".join(text[a:b] for a, b in groups[g:h + 1])
+                if len(digits) > 19:
+                    break
+                if len(digits) >= 13 and _luhn_pan(digits):
+                    best = h
+            if best is None:
+                g += 1
+                continue
+            positions = [i for a, b in groups[g:best + 1] for i in range(a, b)]
+            for i in positions[:-4]:
+                chars[i] = "*"
+            found.add("pan")
+            g = best + 1
+    text = "".join(chars)
+    for m in re.finditer(US_SSN, text):
+        text = text[:m.start()] + "".join("*" if c.isalnum() else c for c in m.group()) + text[m.end():]
+        found.add("us_ssn")
+    return text, sorted(found)
+
+
 def expected_document(server: str, log_path: Path, collector: str, line: bytes) -> dict | None:
     """The document a Percona JSON line must become (schemas/audit-event.schema.json); None for a
-    line that is not a readable record (those are dead letters, checked elsewhere)."""
+    line that is not a readable record (those are dead letters, checked elsewhere). Sensitive data
+    is masked in the line first (mask_sensitive): the store holds the masked line and its digest."""
     import hashlib
     import re
     from datetime import datetime
 
+    masked_text, masked = mask_sensitive(line.decode("latin-1"))
+    line = masked_text.encode("latin-1")
     try:
         rec = json.loads(line)["audit_record"]
         record_id, name, ts = rec["record"], rec["name"], rec["timestamp"]
@@ -335,6 +401,8 @@ def expected_document(server: str, log_path: Path, collector: str, line: bytes) 
             doc[field] = doc.get(field) or value
     if name in ("Connect", "Change user"):
         doc["auth_outcome"] = "success" if doc.get("status", 0) == 0 else "failure"
+    if masked:
+        doc["masked"] = masked
     return _with_outcome(doc)
 
 

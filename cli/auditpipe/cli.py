@@ -105,7 +105,8 @@ def cmd_simulate(args) -> int:
     m = simulate(path, rate=args.rate, duration=args.duration, speedup=args.speedup, seed=args.seed,
                  rotate_on_size=args.rotate_size, rotations=args.rotations, late_writes=args.late_writes,
                  failed_login_burst=args.failed_login_burst, malformed=args.malformed,
-                 progress=lambda d, t: bar.update(d), style=args.style, rotation=args.rotation)
+                 progress=lambda d, t: bar.update(d), style=args.style, rotation=args.rotation,
+                 incidents=args.incidents)
     bar.close()
     print(f"wrote {m.records} records and {m.malformed} malformed lines to {path} "
           f"({m.rotations} rotations, {m.late_writes} late writes; format {STYLES[args.style]}); "
@@ -290,6 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rotation", choices=list(ROTATION_SCHEMES), default="chain",
                    help="rotated names: chain, audit.log -> audit.log.01 -> .02 (Percona, MariaDB; default) or "
                         "timestamp, audit.log -> audit.20261122T090000.log (MySQL Enterprise, audit_log_filter)")
+    s.add_argument("--incidents", action="store_true",
+                   help="also write what the alert rules look for: a password spray, a privilege escalation, card "
+                        "numbers in statements, a service account reading PHI, the audit log turned off (with "
+                        "--failed-login-burst, a brute force); the manifest lists the alerts they must raise, with the "
+                        "compliance section of auditpipe.yaml (docs/alerts.md)")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("query", help="run a saved aggregation or an ad-hoc pipeline against the store",

@@ -7,6 +7,7 @@ that both see exactly the same settings. docs/compliance.md is the reference.
 
 from __future__ import annotations
 
+from auditpipe import paths
 from auditpipe.config import Config
 
 DATA_CLASSES = ("pci_cardholder", "hipaa_ephi", "sox_financial")
@@ -67,3 +68,19 @@ def problems(cfg: Config) -> list[str]:
         if "*" in w["days"] and len(w["days"]) > 1:
             out.append(f"compliance.change_windows[{i}].days: '*' means every day; list days or '*', not both")
     return out
+
+
+CONTROLS_FILE = paths.SCHEMAS / "compliance-controls.csv"
+
+
+def controls_markdown() -> str:
+    """schemas/compliance-controls.csv as the table in docs/compliance.md (a test keeps them equal)."""
+    import csv
+
+    rows = list(csv.DictReader(CONTROLS_FILE.read_text().splitlines()))
+    out = ["| control | framework | requirement | an event evidences it when |", "|---|---|---|---|"]
+    for r in rows:
+        when = " and ".join(f"{k.strip()} is {' or '.join(f'`{v}`' for v in vals.split('|'))}"
+                            for k, vals in (c.strip().split("=", 1) for c in r["when"].split("&")))
+        out.append(f"| {r['control']} | {r['framework']} | {r['requirement']} | {when} |")
+    return "\n".join(out) + "\n"

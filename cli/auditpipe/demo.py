@@ -1,15 +1,16 @@
 """`auditpipe demo`: the whole pipeline, watched end to end on the local stack.
 
 up -> generate a few minutes of audit traffic (rotations, late writes, a failed-login burst, a
-few malformed lines) into the demo log that the collector ships -> wait until every generated
-record is in the store -> summary. The stack keeps running afterwards.
+few malformed lines, the incidents of simulate.INCIDENTS) into the demo log that the collector
+ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
+summary, with the alerts next to the ones expected. The stack keeps running afterwards.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from auditpipe import progress, stack
 from auditpipe.components.flink import FlinkJob
@@ -26,11 +27,28 @@ class DemoResult:
     dead_letters: int
     failed_logins_by_user: dict
     seconds_to_store_all: float
+    alerts: list = field(default_factory=list)  # the alerts raised during the run (documents)
+
+    def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
+        """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
+        left = list(self.alerts)
+        pairs = []
+        for want in self.manifest.expected_alerts:
+            got = next((a for a in left if a["rule"] == want["rule"] and a.get("subject") == want["subject"]), None)
+            if got is not None:
+                left.remove(got)
+            pairs.append((want, got))
+        return pairs, left
+
+    @property
+    def alerts_ok(self) -> bool:
+        pairs, unexpected = self.alert_matches()
+        return all(got is not None for _, got in pairs) and not unexpected
 
     @property
     def ok(self) -> bool:
         return (self.stored == self.manifest.records and self.duplicates == 0
-                and self.dead_letters == self.manifest.malformed)
+                and self.dead_letters == self.manifest.malformed and self.alerts_ok)
 
 
 def run_filter(cfg: Config, m: Manifest) -> dict:
@@ -80,7 +98,27 @@ def summarize(cfg: Config, m: Manifest, since_epoch: float, seconds: float) -> D
     failed = {r["_id"]: r["n"] for r in events.aggregate([
         {"$match": {**flt, "auth_outcome": "failure"}}, {"$group": {"_id": "$user", "n": {"$sum": 1}}},
         {"$sort": {"n": -1}}])}
-    return DemoResult(m, len(ids), duplicates, dead, failed, seconds)
+    return DemoResult(m, len(ids), duplicates, dead, failed, seconds, alerts_raised(cfg, since_epoch))
+
+
+def alerts_raised(cfg: Config, since_epoch: float) -> list[dict]:
+    """The demo server's alerts raised since the run started (raised_at is the job's clock)."""
+    from datetime import datetime, timezone
+
+    db = mongo_client(cfg)[cfg.store["database"]]
+    return list(db[cfg.store["alerts_collection"]].find(
+        {"server": cfg.demo_server, "raised_at": {"$gte": datetime.fromtimestamp(since_epoch, timezone.utc)}}))
+
+
+def wait_for_alerts(cfg: Config, m: Manifest, since_epoch: float, timeout: float = 60) -> None:
+    """Alerts are written a moment after their events: wait until the expected ones are there."""
+    deadline = time.monotonic() + timeout
+    want = {(a["rule"], a["subject"]) for a in m.expected_alerts}
+    while time.monotonic() < deadline:
+        got = {(a["rule"], a.get("subject")) for a in alerts_raised(cfg, since_epoch)}
+        if want <= got:
+            return
+        time.sleep(1)
 
 
 def report(cfg: Config, r: DemoResult) -> str:
@@ -96,21 +134,37 @@ def report(cfg: Config, r: DemoResult) -> str:
         f"  dead letters           {r.dead_letters}  (expected {m.malformed}: the malformed lines)",
         f"  failed logins by user  " + (", ".join(f"{u}: {n}" for u, n in r.failed_logins_by_user.items()) or "none"),
         f"  generated failed logins {m.failed_logins}",
+        *alert_lines(r),
         f"  throughput             {m.records / max(m.wall_seconds + r.seconds_to_store_all, 1e-6):,.0f} records/s "
         f"end to end ({m.records} records written in {m.wall_seconds:.1f}s, all stored "
         f"{r.seconds_to_store_all:.1f}s after the last write)",
         "",
-        "RESULT: " + ("OK, generated == stored, no duplicates" if r.ok else "MISMATCH (see above)"),
+        "RESULT: " + ("OK, generated == stored, no duplicates, the expected alerts and no others" if r.ok
+                      else "MISMATCH (see above)"),
         "",
         "The stack keeps running:",
         f"  Flink web UI   {flink.rest_url}",
         f"  store          {cfg.store_uri_for_display}  (database {cfg.store['database']})",
         f"  Kafka          {cfg.kafka_bootstrap}",
         f"  demo log       {cfg.demo_log}",
-        "Try:  ./auditpipe status   ./auditpipe query failed-logins   ./auditpipe query events-by-name   "
-        "./auditpipe down",
+        "Try:  ./auditpipe status   ./auditpipe alerts   ./auditpipe query failed-logins   "
+        "./auditpipe parse <log> --enrich   ./auditpipe down",
     ]
     return "\n".join(lines)
+
+
+def alert_lines(r: DemoResult) -> list[str]:
+    pairs, unexpected = r.alert_matches()
+    lines = [f"  alerts                 {len(r.alerts)} raised, {len(pairs)} expected from the incidents "
+             f"(`./auditpipe alerts` lists them)"]
+    for want, got in pairs:
+        if got is None:
+            lines.append(f"    MISSING   {want['rule']:<25} {want['subject']}")
+        else:
+            lines.append(f"    expected  {got['rule']:<25} {got['severity']:<8} {got['summary'][:110]}")
+    for a in unexpected:
+        lines.append(f"    UNEXPECTED {a['rule']:<24} {a['severity']:<8} {a['summary'][:110]}")
+    return lines
 
 
 def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout: float) -> DemoResult:
@@ -121,10 +175,12 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     started = time.time()
     baseline = events_estimate(cfg)
     m = simulate(cfg.demo_log, rate=rate, duration=duration, speedup=speedup, rotate_on_size=1024 * 1024,
-                 rotations=9, late_writes=3, failed_login_burst=40, malformed=5,
+                 rotations=9, late_writes=3, failed_login_burst=40, malformed=5, incidents=True,
                  progress=lambda done, total: bar.update(done))
     bar.close()
     stored, seconds = wait_for_store(cfg, m, baseline, timeout)
+    with progress.step("waiting for the alerts the incidents raise"):
+        wait_for_alerts(cfg, m, started)
     with progress.step("checking the stored run: duplicates, dead letters, failed logins"):
         result = summarize(cfg, m, started, seconds)
     progress.info(report(cfg, result))

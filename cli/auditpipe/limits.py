@@ -67,7 +67,12 @@ class Limits:
         return max(self.raw_message_bytes, self.dead_letter_message_bytes)
 
     def topic_max_message_bytes(self, role: str) -> int:
-        return {"raw": self.raw_message_bytes, "deadletter": self.dead_letter_message_bytes}[role]
+        # an alert is a few KiB at most (a summary of <= 600 characters, <= 50 evidence ids): the default
+        return {"raw": self.raw_message_bytes, "deadletter": self.dead_letter_message_bytes,
+                "alerts": ALERT_MESSAGE_BYTES}[role]
+
+
+ALERT_MESSAGE_BYTES = 1024 * 1024
 
 
 def from_config(cfg) -> Limits:

@@ -93,6 +93,9 @@ class Manifest:
     first_event_time: str = ""
     last_event_time: str = ""
     wall_seconds: float = 0.0
+    # with incidents: the alerts they must raise ({rule, subject}) and the card numbers written
+    expected_alerts: list = field(default_factory=list)
+    card_numbers: list = field(default_factory=list)
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
@@ -306,13 +309,81 @@ def expected_path(log_path: Path) -> Path:
     return log_path.with_name(log_path.stem + ".expected.jsonl")
 
 
+# The incidents `--incidents` injects (docs/alerts.md, "The demo's incidents"): where in the run (a
+# fraction of its records), and the alert each must raise with the config's compliance section as in
+# auditpipe.yaml (shop.cards: PCI, allowed svc_payments and app; clinic.patients: HIPAA, allowed
+# nurse_* and dr_*). The brute force is the failed-login burst (--failed-login-burst, at one half).
+SPRAY_ORIGIN = ("vpn-pool", "198.51.100.77")
+SPRAY_ACCOUNTS = ["alice", "bob", "carol", "dave", "erin", "frank"]
+CARD_NUMBERS = ["4111 1111 1111 1111", "5500-0000-0000-0004", "340000000000009"]
+INCIDENTS = [
+    (0.30, "password_spray"),
+    (0.40, "privilege_escalation"),
+    (0.60, "card_numbers"),
+    (0.70, "phi_by_service_account"),
+    (0.80, "audit_stop"),
+]
+# Failed logins of the clean traffic are isolated: one account or origin fails at most once in this
+# much simulated time, so no alert rule (thresholds of 2 or more within 10 minutes) fires on them.
+CLEAN_FAILURE_SPACING = timedelta(minutes=10)
+
+
+def _incident(name: str, emit: Callable[[dict, datetime], None], t: datetime, conn_seq: int, m: Manifest) -> int:
+    """Writes one incident at simulated time ``t``; returns the last connection id used."""
+    def session(user: str, host: str, ip: str, db: str, statements: list[tuple[str, str]]) -> None:
+        nonlocal conn_seq
+        conn_seq += 1
+        cid = str(conn_seq)
+        emit({"name": "Connect", "connection_id": cid, "status": 0, "user": user, "priv_user": user, "os_login": "",
+              "proxy_user": "", "host": host, "ip": ip, "db": db}, t)
+        base = {"connection_id": cid, "user": f"{user}[{user}] @ {host} [{ip}]", "host": host, "os_user": "", "ip": ip,
+                "db": db}
+        for i, (cls, sql) in enumerate(statements):
+            emit({"name": "Query", "command_class": cls, "status": 0, "sqltext": sql, **base},
+                 t + timedelta(milliseconds=10 * (i + 1)))
+        emit({"name": "Quit", "connection_id": cid, "status": 0, "user": user, "priv_user": user, "os_login": "",
+              "proxy_user": "", "host": host, "ip": ip, "db": db}, t + timedelta(milliseconds=10 * (len(statements) + 1)))
+
+    if name == "password_spray":
+        host, ip = SPRAY_ORIGIN
+        for i, user in enumerate(SPRAY_ACCOUNTS):
+            conn_seq += 1
+            emit({"name": "Connect", "connection_id": str(conn_seq), "status": 1045, "user": user, "priv_user": "",
+                  "os_login": "", "proxy_user": "", "host": host, "ip": ip, "db": ""}, t + timedelta(milliseconds=50 * i))
+        m.expected_alerts.append({"rule": "password_spray", "subject": ip})
+    elif name == "privilege_escalation":
+        session("reporting", "bastion", "10.0.9.5", SCHEMA,
+                [("grant", "GRANT ALL PRIVILEGES ON *.* TO 'reporting'@'%' WITH GRANT OPTION")])
+        m.expected_alerts.append({"rule": "account_change", "subject": "reporting@bastion"})
+    elif name == "card_numbers":
+        pan1, pan2, pan3 = CARD_NUMBERS
+        session("svc_payments", "app-1", "10.0.1.11", "shop",
+                [("insert", f"INSERT INTO cards (holder, pan, expiry) VALUES ('J. Doe', '{pan1}', '12/29')"),
+                 ("update", f"UPDATE cards SET pan = '{pan2}' WHERE holder = 'J. Doe'"),
+                 ("select", f"SELECT holder FROM cards WHERE pan = {pan3.replace(' ', '')}")])
+        m.card_numbers.extend(CARD_NUMBERS)
+    elif name == "phi_by_service_account":
+        session("batch", "batch-1", "10.0.2.21", "clinic",
+                [("select", "SELECT name, diagnosis FROM patients WHERE id = 42")])
+        m.expected_alerts.append({"rule": "unauthorized_data_access", "subject": "batch@batch-1"})
+    elif name == "audit_stop":
+        session("dba_bob", "bastion", "10.0.9.5", SCHEMA, [("set_option", "SET GLOBAL audit_log_policy = 'NONE'")])
+        m.expected_alerts.append({"rule": "audit_stopped", "subject": "dba_bob@bastion"})
+    return conn_seq
+
+
 def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float = 1.0, seed: int | None = None,
              rotate_on_size: int = 1024 * 1024, rotations: int = 9, late_writes: int = 3,
              failed_login_burst: int = 0, malformed: int = 0, start_time: datetime | None = None,
              progress: Callable[[int, int], None] | None = None, max_records: int | None = None,
              bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES), style: str = "json",
-             rotation: str = "chain") -> Manifest:
+             rotation: str = "chain", incidents: bool = False) -> Manifest:
     """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
+
+    ``incidents``: also write the INCIDENTS (a password spray, a privilege escalation, card numbers in
+    statements, a service account reading PHI, the audit log turned off); the manifest lists the
+    alerts they must raise (with the burst of ``failed_login_burst``, a brute force) and the card
+    numbers written.
 
     ``speedup`` > 1 compresses simulated time (a few minutes of traffic in a few seconds); the records
     carry simulated timestamps starting at ``start_time`` (default: now minus ``duration``).
@@ -344,6 +415,10 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     wall_start = time.monotonic()
     malformed_at = sorted(r.sample(range(max(total, 1)), min(malformed, max(total, 1)))) if malformed else []
     burst_at = total // 2 if failed_login_burst else -1
+    if failed_login_burst >= 5:  # the default brute_force threshold
+        m.expected_alerts.append({"rule": "brute_force", "subject": "admin"})
+    incidents_at = [(int(total * f), name) for f, name in INCIDENTS] if incidents else []
+    last_failure: dict = {}  # user or ip -> simulated time of its last failed login
 
     def emit(rec: dict, sim_t: datetime) -> None:
         nonlocal seq
@@ -396,11 +471,21 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
                 failed_by_user["admin"] += 1
             burst_at = -1
             continue
+        if incidents_at and seq >= incidents_at[0][0]:
+            name = incidents_at.pop(0)[1]
+            conn_seq = _incident(name, emit, sim_t, conn_seq, m)
+            failed_by_user.update({u: 1 for u in SPRAY_ACCOUNTS} if name == "password_spray" else {})
+            continue
         if session is None:
             conn_seq += 1
             user = r.choice(USERS)
             host, ip = r.choice(HOSTS)
             ok = r.random() > 0.02
+            if not ok and any(sim_t - last_failure.get(k, datetime.min.replace(tzinfo=timezone.utc))
+                              < CLEAN_FAILURE_SPACING for k in (user, ip)):
+                ok = True  # clean traffic: failures stay isolated
+            if not ok:
+                last_failure[user] = last_failure[ip] = sim_t
             emit({"name": "Connect", "connection_id": str(conn_seq), "status": 0 if ok else 1045, "user": user,
                   "priv_user": user if ok else "", "os_login": "", "proxy_user": "", "host": host, "ip": ip,
                   "db": SCHEMA}, sim_t)
