@@ -189,7 +189,7 @@ class Stack:
         self.wait_for(f"{m.records} events of {server}", lambda: ((n := self.count(server)) >= m.records, n),
                       timeout=timeout)
         ids = self.stored_ids(server)
-        generated = {f"{i}_{m.log_start}" for i in range(1, m.records + 1)}
+        generated = m.record_ids()
         if (fmt or self._format(server)) == "mysql-enterprise-json":  # ids of the class/event model
             from auditpipe.simulate import expected_path
 

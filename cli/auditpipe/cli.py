@@ -19,7 +19,7 @@ repository. Every key is documented in docs/configuration.md.
 
 # the job's alert rules (docs/alerts.md); tests/unit/test_alerts.py checks them against the job's code
 ALERT_RULES = ("brute_force", "password_spray", "login_after_failures", "account_change", "unauthorized_data_access",
-               "audit_stopped", "ddl_outside_change_window")
+               "audit_stopped", "ddl_outside_change_window", "record_gap")
 
 
 def positive(text: str) -> float:
@@ -293,7 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "timestamp, audit.log -> audit.20261122T090000.log (MySQL Enterprise, audit_log_filter)")
     s.add_argument("--incidents", action="store_true",
                    help="also write what the alert rules look for: a password spray, a privilege escalation, card "
-                        "numbers in statements, a service account reading PHI, the audit log turned off (with "
+                        "numbers in statements, a service account reading PHI, the audit log turned off, a record "
+                        "deleted from the log (with "
                         "--failed-login-burst, a brute force); the manifest lists the alerts they must raise, with the "
                         "compliance section of auditpipe.yaml (docs/alerts.md)")
     s.set_defaults(func=cmd_simulate)

@@ -47,6 +47,7 @@ def alert_job_properties(cfg: Config) -> dict[str, str]:
         "alerts.login-after-failures.window": a["login_after_failures"]["window"],
         "alerts.unauthorized-access.window": a["unauthorized_access"]["window"],
         "alerts.allowed-lateness": a["allowed_lateness"],
+        "alerts.record-gap.grace": a["record_gap"]["grace"],
     }
     if "webhook" in a:
         out.update({"alerts.webhook.url": a["webhook"]["url"], "alerts.webhook.timeout": a["webhook"]["timeout"],

@@ -96,6 +96,13 @@ class Manifest:
     # with incidents: the alerts they must raise ({rule, subject}) and the card numbers written
     expected_alerts: list = field(default_factory=list)
     card_numbers: list = field(default_factory=list)
+    # record numbers left out of the sequence (the deleted_record incident); records counts the others
+    deleted_records: list = field(default_factory=list)
+
+    def record_ids(self) -> set[str]:
+        """The ids of the records written (Percona's <n>_<log start>)."""
+        skipped = set(self.deleted_records)
+        return {f"{i}_{self.log_start}" for i in range(1, self.records + len(skipped) + 1) if i not in skipped}
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
@@ -317,6 +324,7 @@ SPRAY_ORIGIN = ("vpn-pool", "198.51.100.77")
 SPRAY_ACCOUNTS = ["alice", "bob", "carol", "dave", "erin", "frank"]
 CARD_NUMBERS = ["4111 1111 1111 1111", "5500-0000-0000-0004", "340000000000009"]
 INCIDENTS = [
+    (0.20, "deleted_record"),
     (0.30, "password_spray"),
     (0.40, "privilege_escalation"),
     (0.60, "card_numbers"),
@@ -473,6 +481,11 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
             continue
         if incidents_at and seq >= incidents_at[0][0]:
             name = incidents_at.pop(0)[1]
+            if name == "deleted_record":  # a record removed from the log: its number is missing
+                seq += 1
+                m.deleted_records.append(seq)
+                m.expected_alerts.append({"rule": "record_gap", "subject": log_start})
+                continue
             conn_seq = _incident(name, emit, sim_t, conn_seq, m)
             failed_by_user.update({u: 1 for u in SPRAY_ACCOUNTS} if name == "password_spray" else {})
             continue
@@ -526,7 +539,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     writer.close()
     if expected:
         expected.close()
-    m.records = seq
+    m.records = seq - len(m.deleted_records)
     m.rotations = writer.rotated
     m.late_writes = writer.late_written
     m.failed_logins = sum(failed_by_user.values())

@@ -1,6 +1,6 @@
 """Compliance enrichment and alerts end to end: the simulator's incidents (a brute force, a password
 spray, a privilege escalation, card numbers in statements, a service account reading PHI, the audit
-log turned off) go through the real collector, Kafka, job and store. Each raises exactly its alert,
+log turned off, a record deleted from the log) go through the real collector, Kafka, job and store. Each raises exactly its alert,
 once; the clean traffic around them raises none; and no card number is kept anywhere: not in the
 events, the dead letters, the alerts, nor on the dead-letter and alert topics."""
 
@@ -31,7 +31,7 @@ def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
                  rotations=3, failed_login_burst=12, malformed=1, bad_lines=[BAD_LINE_WITH_PAN], incidents=True)
     expected = sorted((a["rule"], a["subject"]) for a in m.expected_alerts)
     assert [r for r, _ in expected] == sorted(["brute_force", "password_spray", "account_change",
-                                               "unauthorized_data_access", "audit_stopped"])
+                                               "unauthorized_data_access", "audit_stopped", "record_gap"])
 
     stack.assert_stored_and_counted_exactly_once(server, m)  # field by field, masked as docs/compliance.md says
     alerts = stack.db()[stack.cfg.store["alerts_collection"]]
@@ -43,6 +43,14 @@ def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
     # every event is stored and the expected alerts are in; an alert the clean traffic raised would be too
     assert raised() == expected, "each incident's alert once, and nothing from the clean traffic"
     by_rule = {a["rule"]: a for a in alerts.find({"server": server})}
+    import jsonschema
+
+    from auditpipe import paths
+
+    schema = json.loads((paths.SCHEMAS / "alert.schema.json").read_text())
+    for a in by_rule.values():
+        jsonschema.validate(a, schema)
+    assert by_rule["record_gap"]["_id"].endswith("/" + str(m.deleted_records[0])), by_rule["record_gap"]
     # raised at the threshold, with its evidence; the burst's later failures are the same episode
     assert by_rule["brute_force"]["evidence_count"] == 5 and by_rule["brute_force"]["severity"] == "high"
     assert by_rule["audit_stopped"]["severity"] == "critical"

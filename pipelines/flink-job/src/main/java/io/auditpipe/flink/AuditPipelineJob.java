@@ -5,6 +5,7 @@ import io.auditpipe.flink.alerts.AlertSettings;
 import io.auditpipe.flink.alerts.EventRules;
 import io.auditpipe.flink.alerts.FailedLoginsPerAccount;
 import io.auditpipe.flink.alerts.FailedLoginsPerOrigin;
+import io.auditpipe.flink.alerts.RecordGaps;
 import io.auditpipe.flink.alerts.UnauthorizedAccess;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.functions.CountEvents;
@@ -175,7 +176,12 @@ public class AuditPipelineJob {
                 .process(new UnauthorizedAccess(settings))
                 .name("alert-unauthorized-access").uid("alert-unauthorized-access");
         DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules");
-        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent);
+        DataStream<Alert> gaps = enriched
+                .filter(new HasRecordSequence()).name("records-in-a-sequence").uid("records-in-a-sequence")
+                .keyBy(new RecordSequence())
+                .process(new RecordGaps(settings))
+                .name("alert-record-gaps").uid("alert-record-gaps");
+        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps);
         alerts.sinkTo(alertStoreSink != null ? alertStoreSink : new DiscardingSink<>()).name("store-alerts").uid("store-alerts");
         if (alertTopicSink != null) {
             alerts.sinkTo(alertTopicSink).name("kafka-alerts").uid("kafka-alerts");
@@ -224,6 +230,20 @@ public class AuditPipelineJob {
         @Override
         public String getKey(AuditEvent e) {
             return UnauthorizedAccess.key(e);
+        }
+    }
+
+    static final class HasRecordSequence implements FilterFunction<AuditEvent> {
+        @Override
+        public boolean filter(AuditEvent e) {
+            return RecordGaps.sequenceKey(e) != null;
+        }
+    }
+
+    static final class RecordSequence implements KeySelector<AuditEvent, String> {
+        @Override
+        public String getKey(AuditEvent e) {
+            return RecordGaps.sequenceKey(e);
         }
     }
 

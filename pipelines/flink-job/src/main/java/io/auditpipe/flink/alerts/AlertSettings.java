@@ -19,6 +19,7 @@ public final class AlertSettings implements Serializable {
     public long loginAfterFailuresWindowMillis = 300_000;
     public long unauthorizedAccessWindowMillis = 600_000;
     public long allowedLatenessMillis = 120_000;
+    public long recordGapGraceMillis = 30_000;
     public ComplianceSettings compliance = ComplianceSettings.defaults();
 
     public static AlertSettings fromOptions(Configuration o) {
@@ -31,6 +32,7 @@ public final class AlertSettings implements Serializable {
         s.loginAfterFailuresWindowMillis = o.get(JobOptions.ALERT_LOGIN_AFTER_FAILURES_WINDOW).toMillis();
         s.unauthorizedAccessWindowMillis = o.get(JobOptions.ALERT_UNAUTHORIZED_ACCESS_WINDOW).toMillis();
         s.allowedLatenessMillis = o.get(JobOptions.ALERT_ALLOWED_LATENESS).toMillis();
+        s.recordGapGraceMillis = o.get(JobOptions.ALERT_RECORD_GAP_GRACE).toMillis();
         s.compliance = JobOptions.compliance(o);
         return s;
     }

@@ -167,6 +167,10 @@ public final class JobOptions {
             .durationType().defaultValue(Duration.ofMinutes(2))
             .withDescription("Failed logins older than the watermark by more than this are not evaluated by the login"
                     + " rules (counted in metric loginsTooLateForAlerts); the events themselves are stored.");
+    public static final ConfigOption<Duration> ALERT_RECORD_GAP_GRACE = ConfigOptions.key("alerts.record-gap.grace")
+            .durationType().defaultValue(Duration.ofSeconds(30))
+            .withDescription("A record that arrives above the next expected number of its server's sequence waits this"
+                    + " long in event time (past the watermark) for the missing ones before record_gap is alerted.");
     public static final ConfigOption<String> ALERT_WEBHOOK_URL = ConfigOptions.key("alerts.webhook.url")
             .stringType().noDefaultValue()
             .withDescription("Optional: each alert is POSTed here as JSON (the document of the alerts collection).");

@@ -253,4 +253,65 @@ class AlertRulesTest {
             assertTrue(out.get(0).controls.contains("PCI-DSS-10.2.1.5"), out.get(0).controls.toString());
         }
     }
+
+    static AuditEvent record(long n, long at) {
+        AuditEvent e = new AuditEvent();
+        e.server = "db-01";
+        e.format = "percona-json";
+        e.recordId = n + "_2026-11-22T09:00:00";
+        e.id = "db-01/" + e.recordId;
+        e.eventName = "Query";
+        e.eventTimeMillis = at;
+        return e;
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Alert> gaps() throws Exception {
+        AlertSettings s = settings();
+        s.recordGapGraceMillis = 30 * S;
+        return new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new RecordGaps(s)),
+                RecordGaps::sequenceKey, Types.STRING);
+    }
+
+    @Test
+    void aMissingRecordIsAGapOnceItsGraceHasPassedAndAnOutOfOrderOneIsNot() throws Exception {
+        try (var h = gaps()) {
+            h.open();
+            feed(h, record(100, T0), record(101, T0 + S), record(103, T0 + 3 * S)); // 102 is late...
+            h.processWatermark(T0 + 20 * S);
+            feed(h, record(102, T0 + 2 * S), record(102, T0 + 2 * S)); // ...arrives within the grace (and again)
+            h.processWatermark(T0 + 60 * S);
+            assertEquals(List.of(), alerts(h), "out of order, not missing");
+            feed(h, record(104, T0 + 61 * S), record(107, T0 + 62 * S), record(108, T0 + 63 * S));
+            h.processWatermark(T0 + 62 * S + 30 * S - 1);
+            assertEquals(List.of(), alerts(h), "the grace has not passed");
+            h.processWatermark(T0 + 62 * S + 30 * S);
+            assertEquals(List.of("record_gap/db-01/2026-11-22T09:00:00/105"), alerts(h));
+            Alert a = h.extractOutputValues().get(0);
+            assertTrue(a.summary.startsWith("2 records, 105 to 106, are missing from the audit trail of db-01"), a.summary);
+            assertEquals(List.of("db-01/107_2026-11-22T09:00:00"), a.evidence);
+            assertEquals(T0 + 62 * S, a.firstEventMillis, "the time of the record after the gap");
+            feed(h, record(105, T0 + 64 * S), record(109, T0 + 65 * S));
+            h.processWatermark(T0 + 200 * S);
+            assertEquals(1, alerts(h).size(), "a record given up on is not a new gap; 109 follows 108");
+            AuditEvent mariadb = record(1, T0);
+            mariadb.format = "mariadb-audit";
+            assertEquals(null, RecordGaps.sequenceKey(mariadb), "only Percona's numbered records form a sequence");
+        }
+    }
+
+    @Test
+    void aGapSurvivesARestoreAndIsAlertedOnce() throws Exception {
+        org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
+        try (var h = gaps()) {
+            h.open();
+            feed(h, record(1, T0), record(3, T0 + S));
+            snapshot = h.snapshot(1, 0);
+        }
+        try (var h = gaps()) {
+            h.initializeState(snapshot);
+            h.open();
+            h.processWatermark(T0 + 40 * S);
+            assertEquals(List.of("record_gap/db-01/2026-11-22T09:00:00/2"), alerts(h));
+        }
+    }
 }
