@@ -47,22 +47,30 @@ public class WebhookSink implements Sink<Alert> {
 
     @Override
     public SinkWriter<Alert> createWriter(WriterInitContext context) {
-        return new Writer(context);
+        return new Writer(context.metricGroup().counter("webhookSent"), context.metricGroup().counter("webhookFailed"),
+                context.metricGroup().counter("webhookDropped"), 1000);
     }
 
-    private final class Writer implements SinkWriter<Alert> {
+    /** The writer with its counters given (tests pass their own) and the first retry delay. */
+    Writer writer(Counter sent, Counter failed, Counter dropped, long firstBackoffMillis) {
+        return new Writer(sent, failed, dropped, firstBackoffMillis);
+    }
+
+    final class Writer implements SinkWriter<Alert> {
         private final BlockingQueue<Alert> queue = new ArrayBlockingQueue<>(queueSize);
         private final Counter sent;
         private final Counter failed;
         private final Counter dropped;
+        private final long firstBackoffMillis;
         private final Thread sender;
         private final HttpClient client;
         private volatile boolean running = true;
 
-        Writer(WriterInitContext context) {
-            sent = context.metricGroup().counter("webhookSent");
-            failed = context.metricGroup().counter("webhookFailed");
-            dropped = context.metricGroup().counter("webhookDropped");
+        Writer(Counter sent, Counter failed, Counter dropped, long firstBackoffMillis) {
+            this.sent = sent;
+            this.failed = failed;
+            this.dropped = dropped;
+            this.firstBackoffMillis = firstBackoffMillis;
             client = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(timeoutMillis)).build();
             sender = new Thread(this::send, "auditpipe-alert-webhook");
             sender.setDaemon(true);
@@ -97,7 +105,7 @@ public class WebhookSink implements Sink<Alert> {
                     .header("X-Auditpipe-Alert-Id", alert.id)
                     .POST(HttpRequest.BodyPublishers.ofString(StoreDocuments.alertJson(alert)))
                     .build();
-            long backoff = 1000;
+            long backoff = firstBackoffMillis;
             for (int attempt = 0; attempt <= retries && running; attempt++) {
                 String problem;
                 try {

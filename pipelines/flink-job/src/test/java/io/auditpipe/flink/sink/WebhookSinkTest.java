@@ -1,0 +1,133 @@
+package io.auditpipe.flink.sink;
+
+import io.auditpipe.flink.alerts.Alert;
+
+import com.sun.net.httpserver.HttpServer;
+import org.apache.flink.metrics.SimpleCounter;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The webhook against a real HTTP server (the JDK's): alerts arrive as JSON with their id; a failing
+ * endpoint is retried; a blocked one never blocks the writer, and a full queue counts what it drops.
+ */
+class WebhookSinkTest {
+    private HttpServer server;
+    private final List<String> bodies = new CopyOnWriteArrayList<>();
+    private final List<String> ids = new CopyOnWriteArrayList<>();
+
+    private String start(com.sun.net.httpserver.HttpHandler handler) throws Exception {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/hook", handler);
+        server.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(2));
+        server.start();
+        return "http://127.0.0.1:" + server.getAddress().getPort() + "/hook";
+    }
+
+    @AfterEach
+    void stop() {
+        if (server != null) server.stop(0);
+    }
+
+    private void record(com.sun.net.httpserver.HttpExchange x, int status) throws java.io.IOException {
+        bodies.add(new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+        ids.add(x.getRequestHeaders().getFirst("X-Auditpipe-Alert-Id"));
+        x.sendResponseHeaders(status, -1);
+        x.close();
+    }
+
+    static Alert alert(int i) {
+        return Alert.of("brute_force", Alert.HIGH, "brute_force/db-01/u" + i + "/0", "db-01", "u" + i, "summary " + i)
+                .withEvidence(List.of("db-01/" + i), 0, 0);
+    }
+
+    static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void alertsArePostedAsJsonWithTheirIdAndAFailingEndpointIsRetried() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        String url = start(x -> record(x, calls.incrementAndGet() <= 2 ? 503 : 200)); // fails twice, then accepts
+        SimpleCounter sent = new SimpleCounter(), failed = new SimpleCounter(), dropped = new SimpleCounter();
+        WebhookSink.Writer w = new WebhookSink(url, Duration.ofSeconds(2), 3, 10).writer(sent, failed, dropped, 10);
+        try {
+            w.write(alert(1), null);
+            waitFor(() -> sent.getCount() == 1, "the alert delivered");
+            assertEquals(3, calls.get(), "two failures, retried, then delivered");
+            assertEquals("brute_force/db-01/u1/0", ids.get(2));
+            assertTrue(bodies.get(2).contains("\"_id\": \"brute_force/db-01/u1/0\"") && bodies.get(2).contains("\"evidence\""),
+                    bodies.get(2));
+            assertEquals(0, failed.getCount());
+        } finally {
+            w.close();
+        }
+    }
+
+    @Test
+    void aDeadEndpointIsGivenUpOnAfterTheRetries() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        String url = start(x -> {
+            calls.incrementAndGet();
+            record(x, 500);
+        });
+        SimpleCounter sent = new SimpleCounter(), failed = new SimpleCounter(), dropped = new SimpleCounter();
+        WebhookSink.Writer w = new WebhookSink(url, Duration.ofSeconds(2), 2, 10).writer(sent, failed, dropped, 10);
+        try {
+            w.write(alert(1), null);
+            waitFor(() -> failed.getCount() == 1, "the alert given up on");
+            assertEquals(3, calls.get(), "the first try and two retries");
+            assertEquals(0, sent.getCount());
+        } finally {
+            w.close();
+        }
+    }
+
+    @Test
+    void aBlockedEndpointNeverHoldsUpTheWriterAndAFullQueueCountsWhatItDrops() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch first = new CountDownLatch(1);
+        String url = start(x -> {
+            first.countDown();
+            try {
+                release.await(); // the endpoint hangs
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            record(x, 200);
+        });
+        SimpleCounter sent = new SimpleCounter(), failed = new SimpleCounter(), dropped = new SimpleCounter();
+        WebhookSink.Writer w = new WebhookSink(url, Duration.ofSeconds(30), 0, 5).writer(sent, failed, dropped, 10);
+        try {
+            w.write(alert(0), null);
+            assertTrue(first.await(10, TimeUnit.SECONDS), "the first POST reached the endpoint, which now hangs");
+            for (int i = 1; i <= 20; i++) {
+                w.write(alert(i), null); // returns at once: the queue takes 5, the rest are dropped
+            }
+            w.flush(false); // a checkpoint does not wait for the endpoint either
+            assertEquals(15, dropped.getCount(), "20 written while the endpoint hung: 5 queued, 15 dropped");
+            release.countDown();
+            waitFor(() -> sent.getCount() == 6, "the hung one and the 5 queued delivered");
+        } finally {
+            release.countDown();
+            w.close();
+        }
+    }
+}
