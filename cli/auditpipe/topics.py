@@ -83,7 +83,9 @@ def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, m
         resource = ConfigResource(ConfigResource.Type.TOPIC, t.name)
         current = client.describe_configs([resource])[resource].result()
         for name, wanted, why in (("max.message.bytes", str(lim.topic_max_message_bytes(t.role)), "derived from max_line_size"),
-                                  ("min.insync.replicas", str(min_insync_replicas), "kafka.min_insync_replicas")):
+                                  ("min.insync.replicas", str(min_insync_replicas), "kafka.min_insync_replicas"),
+                                  # audit.raw holds lines unmasked: an older, longer retention is brought down
+                                  ("retention.ms", str(t.retention_ms), "schemas/topics.yaml")):
             have = current.get(name)
             if have is not None and have.value == wanted:
                 continue

@@ -36,7 +36,7 @@ def test_an_uncapped_events_collection_stops_startup(stack):
 def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack):
     server = "e2e-queries"
     m = simulate(stack.log_path(server), rate=1000, duration=6, speedup=50, seed=21, rotate_on_size=0,
-                 failed_login_burst=12)
+                 failed_login_burst=12, incidents=True)
     stack.wait_for("the queries run's events", lambda: ((n := stack.count(server)) >= m.records, n))
     for name in query.saved_queries():
         rows = query.run_saved(stack.cfg, name)
@@ -54,6 +54,19 @@ def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack
     by_name = {(r["_id"]["event_name"], r["_id"].get("command_class")): r["events"]
                for r in query.run_saved(stack.cfg, "events-by-name")}
     assert by_name[("Connect", None)] >= m.events_by_name["Connect"]
+    # the compliance queries (other tests' servers are in the store too: at least this run's)
+    by_category = {(r["_id"]["category"], r["_id"]["action"]): r["events"]
+                   for r in query.run_saved(stack.cfg, "events-by-category")}
+    assert by_category[("authentication", "login_failed")] >= m.failed_logins
+    assert by_category[("account_management", "grant")] >= 1
+    by_control = {r["_id"]["control"]: r["events"] for r in query.run_saved(stack.cfg, "events-by-control")}
+    assert by_control["PCI-DSS-10.2.1.4"] >= m.failed_logins and by_control["PCI-DSS-10.2.1.1"] >= 3
+    classified = {(r["_id"]["data_class"], r["_id"]["user"]) for r in query.run_saved(stack.cfg, "classified-data-access")}
+    assert {("pci_cardholder", "svc_payments"), ("hipaa_ephi", "batch")} <= classified
+    violations = {(r["_id"]["data_class"], r["_id"]["user"]) for r in query.run_saved(stack.cfg, "access-violations")}
+    assert ("hipaa_ephi", "batch") in violations and ("pci_cardholder", "svc_payments") not in violations
+    stack.wait_for("the run's brute force alert", lambda: (any(
+        r["_id"]["rule"] == "brute_force" for r in (rows := query.run_saved(stack.cfg, "alerts-by-rule"))), rows))
 
 
 def test_cli_query_prints_a_table_and_json(stack):
