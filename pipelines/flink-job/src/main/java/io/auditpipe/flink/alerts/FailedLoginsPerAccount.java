@@ -111,7 +111,9 @@ public class FailedLoginsPerAccount extends KeyedProcessFunction<String, AuditEv
         s.consumedUpTo = t;
     }
 
+    /** A span of event time for a summary ("the same second": many formats write whole seconds). */
     static String seconds(long millis) {
+        if (millis == 0) return "the same second";
         return millis % 1000 == 0 ? (millis / 1000) + " s" : String.format(java.util.Locale.ROOT, "%.1f s", millis / 1000.0);
     }
 
