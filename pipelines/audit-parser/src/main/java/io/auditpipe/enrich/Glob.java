@@ -21,6 +21,12 @@ public final class Glob implements Serializable {
 
     public boolean matches(String name) {
         if (name == null) return false;
+        // most patterns are a name, or a name and one trailing *: no regular expression for those
+        int star = text.indexOf('*');
+        if (text.indexOf('?') < 0 && (star < 0 || star == text.length() - 1)) {
+            return star < 0 ? text.equalsIgnoreCase(name)
+                    : name.regionMatches(true, 0, text, 0, star);
+        }
         if (pattern == null) {
             StringBuilder re = new StringBuilder();
             for (char c : text.toLowerCase(Locale.ROOT).toCharArray()) {

@@ -76,7 +76,7 @@ public final class SensitiveDataMasker implements Serializable {
         if (text == null || text.isEmpty()) return new Masked(text, List.of());
         TreeSet<String> found = new TreeSet<>();
         char[] chars = null;
-        if (maskPans) {
+        if (maskPans && mayHoldPan(text)) {
             Matcher m = DIGIT_RUN.matcher(text);
             while (m.find()) {
                 if (chars == null) chars = text.toCharArray();
@@ -98,6 +98,28 @@ public final class SensitiveDataMasker implements Serializable {
             if (cs != null) current = new String(cs);
         }
         return found.isEmpty() ? new Masked(text, List.of()) : new Masked(current, new ArrayList<>(found));
+    }
+
+    /**
+     * Whether the text has a run of 13 or more digits with at most single separators between them:
+     * the cheap test before the regular expression (most texts have no such run).
+     */
+    static boolean mayHoldPan(String text) {
+        int digits = 0;
+        boolean lastWasSeparator = false;
+        for (int i = 0, n = text.length(); i < n; i++) {
+            char c = text.charAt(i);
+            if (c >= '0' && c <= '9') {
+                if (++digits >= 13) return true;
+                lastWasSeparator = false;
+            } else if ((c == ' ' || c == '-') && digits > 0 && !lastWasSeparator) {
+                lastWasSeparator = true;
+            } else {
+                digits = 0;
+                lastWasSeparator = false;
+            }
+        }
+        return false;
     }
 
     /** The same masking on bytes, through their ISO-8859-1 view; returns the input when nothing matched. */
