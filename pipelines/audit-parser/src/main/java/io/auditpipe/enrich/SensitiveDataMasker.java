@@ -27,8 +27,9 @@ public final class SensitiveDataMasker implements Serializable {
 
     public static final String PAN = "pan";
 
-    /** Digit runs with optional single separators, bounded by non-digits: the PAN candidates. */
-    private static final Pattern DIGIT_RUN = Pattern.compile("(?<![0-9])[0-9](?:[ -]?[0-9]){12,}(?![0-9])");
+    private static boolean isDigit(char c) {
+        return c >= '0' && c <= '9';
+    }
 
     private final boolean maskPans;
     private final Map<String, String> patternSources;
@@ -77,20 +78,52 @@ public final class SensitiveDataMasker implements Serializable {
         TreeSet<String> found = new TreeSet<>();
         char[] chars = null;
         if (maskPans && mayHoldPan(text)) {
-            Matcher m = DIGIT_RUN.matcher(text);
-            while (m.find()) {
-                if (chars == null) chars = text.toCharArray();
-                if (maskPansIn(chars, m.start(), m.end())) found.add(PAN);
+            // each maximal run of digits with single separators between them, scanned in one pass
+            // (a regular expression recursed per digit and overflowed the stack on a long run)
+            int n = text.length();
+            int i = 0;
+            while (i < n) {
+                if (!isDigit(text.charAt(i))) {
+                    i++;
+                    continue;
+                }
+                int start = i, end = i + 1, digits = 1;
+                while (true) {
+                    if (end < n && isDigit(text.charAt(end))) {
+                        end++;
+                        digits++;
+                    } else if (end + 1 < n && (text.charAt(end) == ' ' || text.charAt(end) == '-') && isDigit(text.charAt(end + 1))) {
+                        end += 2;
+                        digits++;
+                    } else {
+                        break;
+                    }
+                }
+                if (digits >= 13) {
+                    if (chars == null) chars = text.toCharArray();
+                    if (maskPansIn(chars, start, end)) found.add(PAN);
+                }
+                i = end;
             }
         }
         String current = chars == null ? text : new String(chars);
         for (Map.Entry<String, Pattern> p : compiled().entrySet()) {
             Matcher m = p.getValue().matcher(current);
             char[] cs = null;
-            while (m.find()) {
-                if (m.end() == m.start()) continue;
-                if (cs == null) cs = current.toCharArray();
-                for (int i = m.start(); i < m.end(); i++) {
+            try {
+                while (m.find()) {
+                    if (m.end() == m.start()) continue;
+                    if (cs == null) cs = current.toCharArray();
+                    for (int i = m.start(); i < m.end(); i++) {
+                        if (Character.isLetterOrDigit(cs[i])) cs[i] = '*';
+                    }
+                    found.add(p.getKey());
+                }
+            } catch (StackOverflowError tooDeep) {
+                // a configured expression that recurses too deep on this text: what it would have
+                // matched is unknown, so every letter and digit of the text is masked (fail closed)
+                cs = current.toCharArray();
+                for (int i = 0; i < cs.length; i++) {
                     if (Character.isLetterOrDigit(cs[i])) cs[i] = '*';
                 }
                 found.add(p.getKey());

@@ -316,4 +316,21 @@ class EnricherTest {
             assertEquals(List.of("a", "c", "s.b"), join.tables());
         }
     }
+
+    @Test
+    void aRunOfDigitsAsLongAsALineMayBeNeitherOverflowsNorLeaks() {
+        SensitiveDataMasker m = new SensitiveDataMasker(true, Map.of(
+                "us_ssn", "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])", "deep", "(a|b)+c"));
+        String digits = "x=" + "1 ".repeat(1_000_000) + "4111 1111 1111 1111;";
+        SensitiveDataMasker.Masked out = m.mask(digits);
+        assertEquals(digits.length(), out.text().length());
+        assertEquals(List.of("pan"), out.found());
+        assertFalse(out.text().contains("4111 1111 1111 1111"));
+        // a configured expression that recurses too deep masks the whole text rather than throw
+        String deep = "ab".repeat(200_000) + " 078-05-1120";
+        SensitiveDataMasker.Masked d = m.mask(deep);
+        assertTrue(d.found().contains("deep"), d.found().toString());
+        assertFalse(d.text().contains("078-05-1120"));
+        assertEquals(deep.length(), d.text().length());
+    }
 }
