@@ -56,7 +56,7 @@ state_dir: {root / 'state'}
 tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}{kafka_extra}}}
 store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {database}}}
-flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s}}}}
+flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s}}}}
 sources:
 {sources}
 {COMPLIANCE}""")
@@ -240,7 +240,8 @@ class Stack:
             # what enrichment adds is the job library's own judgement, tested there (EnricherTest) and
             # in test_compliance.py; here: present on every event, and the rest exactly as written
             assert stored[record_id].get("category") in ENRICHED_CATEGORIES, stored[record_id]
-            got = {k: v for k, v in stored[record_id].items() if k != "ingest" and k not in ENRICHMENT_FIELDS}
+            got = {k: v for k, v in stored[record_id].items()
+                   if k not in ("ingest", "chain_seq", "chain_digest") and k not in ENRICHMENT_FIELDS}
             if want["line_sha256"] is None:  # a framed record: its original and digest belong together
                 import hashlib
 
@@ -248,7 +249,33 @@ class Stack:
                 got["line_sha256"] = got["original"] = None
                 want["original"] = None
             assert got == want, f"stored document differs from its line:\n stored  {got}\n written {want}"
+        self.assert_chain_intact(server, list(stored.values()))
         return len(written)
+
+    def assert_chain_intact(self, server: str, docs: list[dict] | None = None) -> None:
+        """Every stored event of ``server`` is a link of its chain, 1..n, each following the one before."""
+        from auditpipe.chain import verify_links
+
+        docs = docs if docs is not None else list(self.db()[self.cfg.store["events_collection"]].find({"server": server}))
+        report = verify_links(server, docs, {})
+        assert not report.findings, [f.line("store") for f in report.findings[:5]]
+        assert report.first_seq == 1 and report.last_seq == len(docs), (report.first_seq, report.last_seq, len(docs))
+
+    def archived(self, server: str) -> list[dict]:
+        from auditpipe import archive
+
+        return archive.chain_rows(self.cfg.archive_path, server)
+
+    def assert_archived_exactly(self, server: str, timeout: float = 120) -> list[dict]:
+        """The archive holds exactly the stored events of ``server`` (no loss, no copy), with the same links."""
+        stored = {d["_id"]: d.get("chain_digest") for d in
+                  self.db()[self.cfg.store["events_collection"]].find({"server": server}, {"chain_digest": 1})}
+        rows = self.wait_for(f"{len(stored)} archived events of {server}",
+                             lambda: (len(r := self.archived(server)) >= len(stored), r), timeout=timeout)
+        ids = [r["_id"] for r in rows]
+        assert len(ids) == len(set(ids)), "no event archived twice"
+        assert {r["_id"]: r["chain_digest"] for r in rows} == stored, "the archive holds the stored events, same links"
+        return rows
 
     def _format(self, server: str) -> str:
         return next((s["format"] for s in self.cfg.collector_sources() if s["server"] == server), "percona-json")

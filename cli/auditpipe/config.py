@@ -191,6 +191,15 @@ class Config:
         return redact_uri(self.store_uri)
 
     @property
+    def archive(self) -> dict:
+        return self.data["archive"]
+
+    @property
+    def archive_path(self) -> Path:
+        p = Path(self.archive["path"])
+        return p if p.is_absolute() else self.state_dir / p
+
+    @property
     def flink(self) -> dict:
         return self.data["flink"]
 

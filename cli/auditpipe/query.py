@@ -69,6 +69,19 @@ def run_saved(cfg: Config, name: str, since: str | None = None, until: str | Non
     return run_pipeline(cfg, q["collection"], bind(q["pipeline"], params))
 
 
+def run_saved_on_archive(cfg: Config, name: str, since: str | None = None, until: str | None = None) -> list[dict]:
+    """A saved query over the archive's Parquet files (DuckDB), over the days the time range covers."""
+    from auditpipe import archive
+
+    queries = saved_queries()
+    if name not in queries:
+        raise UserError(f"no saved query '{name}'; saved queries: {', '.join(queries)}")
+    q = queries[name]
+    lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
+    return archive.run_pipeline(cfg.archive_path, q["collection"], bind(q["pipeline"], {"since": lo, "until": hi}),
+                                lo if since else None, hi if until else None)
+
+
 # Stages that write: a query must never overwrite the evidence it reads (events, stats, dead letters).
 WRITE_STAGES = {"$out", "$merge"}
 

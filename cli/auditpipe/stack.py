@@ -55,6 +55,9 @@ def status(cfg: Config) -> list[StatusRow]:
     rows.append(StatusRow("supervisor", pid, "-", "ok" if pid else "stopped",
                           "restarts any part that dies" if pid else
                           "not running: parts that die stay down; run ./auditpipe up"))
+    from auditpipe import archive
+
+    rows.extend(archive.tier_rows(cfg))  # hot tier and archive: spans and warnings (docs/archive.md)
     return rows
 
 

@@ -36,6 +36,14 @@ JAVA_OPENS = [
 LOG4J2 = log4j2_properties({"org.apache.kafka": "WARN", "org.mongodb": "WARN"})
 
 
+def runtime_id() -> str:
+    """What the runtime folder was made from: the Flink version and the poms that list its jars."""
+    import hashlib
+
+    poms = b"".join((paths.PIPELINES / p).read_bytes() for p in ("pom.xml", "flink-job/pom.xml"))
+    return f"{FLINK_VERSION} {hashlib.sha1(poms).hexdigest()[:12]}"
+
+
 def _newest_source_mtime() -> float:
     newest = 0.0
     for p in paths.PIPELINES.rglob("*"):
@@ -77,20 +85,24 @@ class FlinkJob(Component):
 
     def install(self) -> None:
         jar_fresh = paths.JOB_JAR.exists() and paths.JOB_JAR.stat().st_mtime >= _newest_source_mtime()
-        runtime_ok = (self.runtime_lib / ".complete").exists()
+        marker = self.runtime_lib / ".complete"
+        # a pom change (a new provided jar, such as the file connector the archive needs) refreshes it
+        runtime_ok = marker.exists() and marker.read_text().strip() == runtime_id()
         if jar_fresh and runtime_ok:
             return
         prereqs.require_java17()
         mvn = prereqs.require_maven()
         goals = ["-DskipTests", "package"]
         if not runtime_ok:
+            if self.runtime_lib.exists():
+                shutil.rmtree(self.runtime_lib)
             goals += ["dependency:copy-dependencies", "-DincludeScope=provided", f"-DoutputDirectory={self.runtime_lib}"]
         title = "build the Flink job" + ("" if runtime_ok else f" and fetch the Flink {FLINK_VERSION} runtime")
         with progress.step(title):
             progress.run_logged([mvn, "-q", "-B", "-f", str(paths.PIPELINES / "pom.xml"), *goals],
                                 self.cfg.tools_dir / "install.log", "building the Flink job")
         if not runtime_ok:
-            (self.runtime_lib / ".complete").write_text(FLINK_VERSION)
+            marker.write_text(runtime_id())
 
     def job_properties(self, restore_from: Path | None) -> str:
         f = self.cfg.flink
@@ -108,6 +120,7 @@ class FlinkJob(Component):
             "store.collection.stats": s["stats_collection"],
             "store.collection.dead-letters": s["dead_letter_collection"],
             "store.collection.alerts": s["alerts_collection"],
+            "store.collection.chain-heads": s["chain_heads_collection"],
             "checkpoint.interval": f"{int(duration_seconds(f['checkpoint_interval']) * 1000)}ms",
             "flink.rest.address": "127.0.0.1",
             "flink.rest.bind-address": "127.0.0.1",
@@ -118,6 +131,8 @@ class FlinkJob(Component):
             "flink.restart-strategy.type": "exponential-delay",
             "flink.taskmanager.memory.network.max": "128m",
         }
+        if self.cfg.archive["enabled"]:
+            entries["archive.path"] = self.cfg.archive_path.as_uri()
         for key, value in self.cfg.kafka_java_client.items():
             if key != "bootstrap.servers":
                 entries[f"kafka.client.{key}"] = value  # security: TLS and SASL (config kafka.security)
@@ -127,6 +142,10 @@ class FlinkJob(Component):
             entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
         if restore_from is not None:
             entries["flink.execution.state-recovery.path"] = restore_from.as_uri()
+            # a checkpoint of an earlier version may hold state of an operator this version no longer has
+            # (0.1 -> archive: count-each-event-once became first-copies-in-chain): restore the rest
+            # rather than refuse to start; every kept operator keeps its uid, so nothing else is dropped
+            entries["flink.execution.state-recovery.ignore-unclaimed-state"] = "true"
         return "".join(f"{k}={properties_value(v)}\n" for k, v in entries.items())
 
     def start(self) -> None:

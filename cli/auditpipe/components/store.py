@@ -84,7 +84,7 @@ def ensure_collections(cfg: Config) -> list[str]:
                          "place (re-create the collection to apply it)")
     else:
         db.create_collection(events, capped=True, size=wanted)
-    for name in (s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"]):
+    for name in (s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"], s["chain_heads_collection"]):
         if name not in existing:
             db.create_collection(name)
     db[events].create_index([("event_time", 1)], name="event_time")
@@ -93,6 +93,7 @@ def ensure_collections(cfg: Config) -> list[str]:
     db[s["dead_letter_collection"]].create_index([("detected_at", 1)], name="detected_at")
     db[s["alerts_collection"]].create_index([("raised_at", 1)], name="raised_at")
     db[s["alerts_collection"]].create_index([("first_event_time", 1)], name="first_event_time")
+    db[s["chain_heads_collection"]].create_index([("server", 1), ("seq", 1)], name="server_seq")
     return notes
 
 

@@ -1,5 +1,9 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.archive.EventArchive;
+import io.auditpipe.flink.chain.ChainEvents;
+import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.alerts.AlertSettings;
 import io.auditpipe.flink.alerts.EventRules;
@@ -9,10 +13,8 @@ import io.auditpipe.flink.alerts.RecordGaps;
 import io.auditpipe.flink.alerts.UnauthorizedAccess;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.functions.CountEvents;
-import io.auditpipe.flink.functions.DropRepeatedEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitStatsRow;
-import io.auditpipe.flink.functions.EventIdSelector;
 import io.auditpipe.flink.functions.SplitDeadLetters;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.functions.TooLateForStats;
@@ -65,13 +67,16 @@ import java.time.Duration;
  * The auditpipe streaming job.
  *
  * <pre>
- * audit.raw (Kafka) --parse+normalize--> events --> audit_events (capped, insert by deterministic _id)
- *                         |                 \--> keyBy(event id): first copy only (re-sent lines are not counted twice)
- *                         |                      --> keyBy(server,user,event,class,status)
- *                         |                        1-minute event-time windows --> audit_stats_1m (upsert full count)
- *                         |                 \--> alert rules (first copies): logins per account and per origin,
- *                         |                      access to classified data, per-event rules --> alerts, audit.alerts, webhook
- *                         \--> dead letters (+ events too late for the stats) --> dead_letters, audit.deadletter
+ * audit.raw (Kafka) --parse+normalize+enrich+mask--> events
+ *                         |         \--> keyBy(server): first copy only, linked into the server's chain
+ *                         |              |--> audit_events (capped, insert by deterministic _id)
+ *                         |              |--> archive: Parquet per server and day (FileSink, exactly once)
+ *                         |              |--> keyBy(server,user,event,class,status)
+ *                         |              |      1-minute event-time windows --> audit_stats_1m (upsert full count)
+ *                         |              |--> alert rules: logins per account and per origin, access to
+ *                         |              |      classified data, per-event rules --> alerts, audit.alerts, webhook
+ *                         |              \--> chain heads (each minute) --> chain_heads, archive manifest
+ *                         \--> dead letters (+ id collisions, events too late for the stats) --> dead_letters, audit.deadletter
  * </pre>
  *
  * Enrichment and masking happen in the source ({@link AuditRecordDeserializer}), before anything
@@ -94,6 +99,9 @@ public class AuditPipelineJob {
     private Sink<Alert> alertStoreSink;
     private Sink<Alert> alertTopicSink;
     private Sink<Alert> alertWebhookSink;
+    private Sink<ChainHead> chainHeadStoreSink;
+    private Sink<IngestedEvent> archiveEventSink;
+    private Sink<ChainHead> archiveChainHeadSink;
 
     public AuditPipelineJob(Configuration options, Source<ParsedRecord, ?, ?> source, Sink<IngestedEvent> eventSink,
                             Sink<StatsRow> statsSink, Sink<DeadLetter> deadLetterStoreSink,
@@ -114,6 +122,19 @@ public class AuditPipelineJob {
         return this;
     }
 
+    /** Where chain heads go in the store (null: discarded). */
+    public AuditPipelineJob withChainHeadSink(Sink<ChainHead> store) {
+        this.chainHeadStoreSink = store;
+        return this;
+    }
+
+    /** The archive's sinks for events and chain heads (docs/archive.md); null: no archive. */
+    public AuditPipelineJob withArchive(Sink<IngestedEvent> events, Sink<ChainHead> heads) {
+        this.archiveEventSink = events;
+        this.archiveChainHeadSink = heads;
+        return this;
+    }
+
     /** Adds the job's operators to {@code env}. */
     public void build(StreamExecutionEnvironment env) {
         Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
@@ -128,12 +149,20 @@ public class AuditPipelineJob {
                 .process(new SplitDeadLetters())
                 .name("split-dead-letters").uid("split-dead-letters");
 
-        events.sinkTo(eventSink).name("store-events").uid("store-events");
-
         SingleOutputStreamOperator<IngestedEvent> firstCopies = events
-                .keyBy(new EventIdSelector())
-                .process(new DropRepeatedEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS)))
-                .name("count-each-event-once").uid("count-each-event-once");
+                .keyBy(new ServerOfEvent())
+                .process(new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
+                        options.get(JobOptions.CHAIN_HEAD_INTERVAL)))
+                .name("first-copies-in-chain").uid("first-copies-in-chain");
+        firstCopies.sinkTo(eventSink).name("store-events").uid("store-events");
+        DataStream<ChainHead> heads = firstCopies.getSideOutput(ChainEvents.HEADS);
+        heads.sinkTo(chainHeadStoreSink != null ? chainHeadStoreSink : new DiscardingSink<>())
+                .name("store-chain-heads").uid("store-chain-heads");
+        if (archiveEventSink != null) {
+            firstCopies.sinkTo(archiveEventSink).name("archive-events").uid("archive-events");
+            heads.sinkTo(archiveChainHeadSink).name("archive-chain-heads").uid("archive-chain-heads");
+        }
+
         SingleOutputStreamOperator<StatsRow> stats = firstCopies
                 .keyBy(new StatsKeySelector())
                 .window(TumblingEventTimeWindows.of(STATS_WINDOW))
@@ -147,7 +176,7 @@ public class AuditPipelineJob {
         alerts(firstCopies);
 
         DataStream<DeadLetter> deadLetters = events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
-                .union(firstCopies.getSideOutput(DropRepeatedEvents.COLLISIONS))
+                .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
                 .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
                         .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats"));
         deadLetters.sinkTo(deadLetterStoreSink).name("store-dead-letters").uid("store-dead-letters");
@@ -322,7 +351,11 @@ public class AuditPipelineJob {
                         options.contains(JobOptions.ALERT_WEBHOOK_URL)
                                 ? new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
                                 options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE))
-                                : null);
+                                : null)
+                .withChainHeadSink(new MongoBulkSink<>(MongoSinkSettings.forCollection(options,
+                        options.get(JobOptions.CHAIN_HEADS_COLLECTION)), StoreDocuments::chainHeadInsert))
+                .withArchive(options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.events(options.get(JobOptions.ARCHIVE_PATH)) : null,
+                        options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.chainHeads(options.get(JobOptions.ARCHIVE_PATH)) : null);
     }
 
     private static Properties alertProducer(Configuration options) {

@@ -1,5 +1,12 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.archive.ArchiveFiles;
+import io.auditpipe.flink.archive.EventArchive;
+import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.chain.EventChain;
+import io.auditpipe.flink.sink.StoreDocuments;
+import org.junit.jupiter.api.io.TempDir;
+
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
@@ -76,6 +83,9 @@ class AuditPipelineJobTest {
         return INPUT.get(index.intValue());
     }
 
+    @TempDir
+    java.nio.file.Path archive;
+
     @Test
     void everyEventIsStoredCountedOnceAndBadInputIsDeadLettered() throws Exception {
         Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
@@ -88,14 +98,39 @@ class AuditPipelineJobTest {
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
+        env.enableCheckpointing(500); // the archive's files are committed on checkpoints
+        env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none"))); // fail, don't retry for ever
         CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
-        new AuditPipelineJob(options, source, events, stats, deadLetters, null).withAlertSinks(alerts, null, null).execute(env);
+        CollectingSink<ChainHead> heads = new CollectingSink<>("heads");
+        new AuditPipelineJob(options, source, events, stats, deadLetters, null).withAlertSinks(alerts, null, null)
+                .withChainHeadSink(heads)
+                .withArchive(EventArchive.events(archive.toUri().toString()), EventArchive.chainHeads(archive.toUri().toString()))
+                .execute(env);
 
         List<IngestedEvent> stored = events.received();
-        assertEquals(2 * PER_SERVER + 2 + 50, stored.size(), "every copy reaches the store, which keeps one by _id");
+        assertEquals(2 * PER_SERVER + 2, stored.size(), "the first copy of every record reaches the store");
         Set<String> ids = new HashSet<>();
         stored.forEach(e -> ids.add(e.event.id));
         assertEquals(2 * PER_SERVER + 2, ids.size(), "one event per record id");
+
+        // one chain per server, 1..n without a gap, each link following the one before
+        for (String server : List.of("db-01", "db-02")) {
+            List<IngestedEvent> chain = stored.stream().filter(e -> e.event.server.equals(server))
+                    .sorted(java.util.Comparator.comparingLong(e -> e.chainSeq)).collect(java.util.stream.Collectors.toList());
+            String previous = "";
+            for (int i = 0; i < chain.size(); i++) {
+                assertEquals(i + 1, chain.get(i).chainSeq, server);
+                assertEquals(EventChain.link(previous, StoreDocuments.event(chain.get(i))), chain.get(i).chainDigest, server);
+                previous = chain.get(i).chainDigest;
+            }
+        }
+        // the archive holds exactly the stored events, with the same links
+        Map<String, String> archived = ArchiveFiles.idsAndDigests(archive.resolve("events"));
+        Map<String, String> storedLinks = new java.util.TreeMap<>();
+        stored.forEach(e -> storedLinks.put(e.event.id, e.chainDigest));
+        assertEquals(storedLinks, new java.util.TreeMap<>(archived));
+        assertTrue(ArchiveFiles.partitions(archive.resolve("events")).contains("server=db-01/date=2026-11-22"),
+                ArchiveFiles.partitions(archive.resolve("events")).toString());
         assertEquals(2, stored.stream().filter(e -> !e.eventTimeTrusted).count(), "the year-ahead records, flagged");
 
         // Each (minute, key) may be written several times (early firings); the last write is the count.

@@ -185,6 +185,21 @@ public final class JobOptions {
     public static final ConfigOption<Integer> ALERT_WEBHOOK_QUEUE = ConfigOptions.key("alerts.webhook.queue")
             .intType().defaultValue(1000)
             .withDescription("Most alerts waiting to be POSTed to the webhook.");
+    public static final ConfigOption<String> CHAIN_HEADS_COLLECTION = ConfigOptions.key("store.collection.chain-heads")
+            .stringType().defaultValue("chain_heads")
+            .withDescription("Collection of the tamper-evidence chain's heads (docs/archive.md), one insert per server per"
+                    + " head interval.");
+    public static final ConfigOption<Duration> CHAIN_HEAD_INTERVAL = ConfigOptions.key("chain.head-interval")
+            .durationType().defaultValue(Duration.ofMinutes(1))
+            .withDescription("How often a server whose chain grew gets a head (its last link's number and digest) in the"
+                    + " chain-heads collection and the archive's manifest. Rewriting events is detectable from the first"
+                    + " head after them, so this bounds how many of the newest events only the chain itself protects.");
+    public static final ConfigOption<String> ARCHIVE_PATH = ConfigOptions.key("archive.path")
+            .stringType().noDefaultValue()
+            .withDescription("Where the archive is written (docs/archive.md): a local directory (file:///...) or any file"
+                    + " system Flink has a plugin for (s3://bucket/prefix). Events as Parquet under"
+                    + " events/server=<s>/date=<yyyy-mm-dd>/, chain heads as JSON lines under manifest/chain-heads/,"
+                    + " committed on each checkpoint. Unset: no archive.");
     public static final ConfigOption<String> JOB_NAME = ConfigOptions.key("job.name")
             .stringType().defaultValue("auditpipe").withDescription("Name of the Flink job.");
 

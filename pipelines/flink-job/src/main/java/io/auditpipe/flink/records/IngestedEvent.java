@@ -23,6 +23,10 @@ public class IngestedEvent implements Serializable {
      * (AuditRecordDeserializer): then the stream uses the shipping time, and watermarks ignore it.
      */
     public boolean eventTimeTrusted = true;
+    /** This event's link in its server's chain (io.auditpipe.flink.chain.EventChain); 0 before it is linked. */
+    public long chainSeq;
+    /** The link's digest (hex), null before it is linked. */
+    public String chainDigest;
 
     public IngestedEvent() {}
 

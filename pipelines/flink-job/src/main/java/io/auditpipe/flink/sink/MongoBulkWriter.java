@@ -348,7 +348,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
      * under write load even single {@code _id} lookups took most of a second each (a replay of a few
      * hundred lines stalled the job past its checkpoint timeout). There, and everywhere for copies
      * that arrive within the stats' horizon, the job's keyed check catches collisions instead
-     * ({@link io.auditpipe.flink.functions.DropRepeatedEvents}), with the same dead-letter id.
+     * ({@link io.auditpipe.flink.chain.ChainEvents}), with the same dead-letter id.
      */
     private void checkForCollisions(List<Document> inserts) {
         Map<Object, Document> byId = new LinkedHashMap<>();

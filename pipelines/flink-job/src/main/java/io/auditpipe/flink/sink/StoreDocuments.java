@@ -94,6 +94,10 @@ public final class StoreDocuments {
             d.append("event_time_trusted", false); // absent = trusted
         }
         d.append("ingest", origin(ie.origin));
+        if (ie.chainDigest != null) { // the link covers everything above (EventChain.canonical)
+            d.append(io.auditpipe.flink.chain.EventChain.SEQ_FIELD, ie.chainSeq)
+                    .append(io.auditpipe.flink.chain.EventChain.DIGEST_FIELD, ie.chainDigest);
+        }
         return d;
     }
 
@@ -116,6 +120,22 @@ public final class StoreDocuments {
                 .append("evidence_count", a.evidenceCount)
                 .append("controls", a.controls)
                 .append("raised_at", new Date(a.raisedAtMillis));
+    }
+
+    /** A chain head as a store insert: {@code <server>/<seq>}, so a head written again after a replay is ignored. */
+    public static WriteModel<Document> chainHeadInsert(io.auditpipe.flink.chain.ChainHead h) {
+        return new InsertOneModel<>(chainHead(h));
+    }
+
+    /** The chain-head document (schemas/chain-head.schema.json). */
+    public static Document chainHead(io.auditpipe.flink.chain.ChainHead h) {
+        return new Document("_id", h.id())
+                .append("server", h.server)
+                .append("seq", h.seq)
+                .append("digest", h.digest)
+                .append("last_event_id", h.lastEventId)
+                .append("last_event_time", new Date(h.lastEventTimeMillis))
+                .append("recorded_at", new Date(h.recordedAtMillis));
     }
 
     public static String alertJson(io.auditpipe.flink.alerts.Alert a) {

@@ -1,0 +1,172 @@
+"""Tamper evidence: recompute each server's hash chain and report the first broken link (docs/archive.md).
+
+The job links every stored event into its server's chain (pipelines/flink-job/.../chain/EventChain.java):
+``chain_seq`` 1, 2, 3, ... and ``chain_digest`` = SHA-256 of (previous digest in hex, a newline, the
+event's canonical content), the first link following the empty string. The canonical content is the
+document without the two chain fields, as JSON with sorted keys, no whitespace, times as integer
+milliseconds: what ``canonical`` below computes, tested against the job's vectors
+(tests/unit/test_chain.py). Every minute the job also writes each server's head (its last link's
+number and digest) to the chain-heads collection and the archive's manifest: anchors that a
+rewrite of the chain itself does not match.
+
+``verify_links`` is the whole judgement, for one server's documents from one place (the store or
+the archive); it knows nothing about where they came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+SEQ = "chain_seq"
+DIGEST = "chain_digest"
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _plain(value: Any) -> Any:
+    """A document's value as the canonical form sees it: times as integer milliseconds since the epoch."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:  # pymongo's default: naive UTC
+            value = value.replace(tzinfo=timezone.utc)
+        delta = value - EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def canonical(doc: dict) -> str:
+    """The canonical content of an event document: what its link's digest covers."""
+    body = {k: _plain(v) for k, v in doc.items() if k not in (SEQ, DIGEST)}
+    # default=str: a type the job never writes (a column added to an archive file) still gets a form,
+    # which then cannot match the digest
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def link(previous: str, doc: dict) -> str:
+    """The digest of the link after ``previous`` ("" for the first) for this document."""
+    # encoded as Java's getBytes encodes: a lone surrogate becomes '?'
+    return hashlib.sha256((previous + "\n" + canonical(doc)).encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass
+class Finding:
+    """Something wrong with the chain: kind is edited, deleted, inserted, reordered or head_mismatch."""
+    kind: str
+    server: str
+    seq: int | None
+    event_id: str | None
+    detail: str
+
+    def line(self, where: str) -> str:
+        at = f"link {self.seq}" if self.seq is not None else "no link"
+        event = f" event {self.event_id}" if self.event_id else ""
+        return f"{where}: {self.server} {at}{event}: {self.kind.upper()}: {self.detail}"
+
+
+@dataclass
+class ServerReport:
+    server: str
+    first_seq: int | None = None
+    last_seq: int | None = None
+    links: int = 0
+    heads_checked: int = 0
+    anchored_to: int | None = None  # the last link a head confirmed
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _id(doc: dict) -> str | None:
+    v = doc.get("_id")
+    return None if v is None else str(v)
+
+
+def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first_seq: int | None = None,
+                 last_seq: int | None = None) -> ServerReport:
+    """Checks one server's chain over ``docs`` (any order) against its ``heads`` {seq: digest}.
+
+    Links before the first document present are not an alarm (the capped collection trims the
+    oldest events; an archive starts somewhere): the first link present is taken as given, and is
+    checked by every link after it and by the heads. ``first_seq``/``last_seq`` limit the links judged.
+    """
+    report = ServerReport(server)
+    by_seq: dict[int, list[dict]] = {}
+    for doc in docs:
+        seq, digest = doc.get(SEQ), doc.get(DIGEST)
+        if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(digest, str):
+            report.findings.append(Finding("inserted", server, None, _id(doc),
+                                           "a document without a chain link: the job did not write it"))
+            continue
+        if (first_seq is not None and seq < first_seq) or (last_seq is not None and seq > last_seq):
+            continue
+        by_seq.setdefault(seq, []).append(doc)
+    if not by_seq:
+        return report
+    seqs = sorted(by_seq)
+    report.first_seq, report.last_seq = seqs[0], seqs[-1]
+    previous: str | None = "" if seqs[0] == 1 else None
+    previous_doc: dict | None = None
+    for i, seq in enumerate(seqs):
+        if i > 0 and seq != seqs[i - 1] + 1:
+            missing = (f"link {seqs[i - 1] + 1}" if seq == seqs[i - 1] + 2
+                       else f"links {seqs[i - 1] + 1} to {seq - 1}")
+            report.findings.append(Finding(
+                "deleted", server, seqs[i - 1] + 1, None,
+                f"{missing} missing between event {_id(previous_doc)} (link {seqs[i - 1]}) and event "
+                f"{_id(by_seq[seq][0])} (link {seq}): deleted"))
+            previous = None
+        candidates = by_seq[seq]
+        doc = candidates[0]
+        if len(candidates) > 1:
+            genuine = [d for d in candidates if previous is not None and link(previous, d) == d[DIGEST]]
+            doc = genuine[0] if genuine else candidates[0]
+            for other in candidates:
+                if other is not doc:
+                    report.findings.append(Finding(
+                        "inserted", server, seq, _id(other),
+                        f"a second document claims link {seq}, already held by event {_id(doc)}"))
+        report.links += 1
+        if previous is not None and link(previous, doc) != doc[DIGEST]:
+            report.findings.append(_broken(server, seq, doc, previous, previous_doc, by_seq))
+        head = heads.get(seq)
+        if head is not None:
+            report.heads_checked += 1
+            if head != doc[DIGEST]:
+                report.findings.append(Finding(
+                    "head_mismatch", server, seq, _id(doc),
+                    f"the head recorded for link {seq} says {head[:16]}..., the document says {doc[DIGEST][:16]}...:"
+                    " the chain up to here was rewritten"))
+            elif not report.findings:
+                report.anchored_to = seq
+        previous, previous_doc = doc[DIGEST], doc
+    return report
+
+
+def _broken(server: str, seq: int, doc: dict, previous: str, previous_doc: dict | None,
+            by_seq: dict[int, list[dict]]) -> Finding:
+    """Names what most likely happened at a link whose digest does not follow."""
+    after = by_seq.get(seq + 1)
+    if after and link(previous, after[0]) in (doc[DIGEST], after[0][DIGEST]):
+        return Finding("reordered", server, seq, _id(doc),
+                       f"link {seq} holds what belongs at link {seq + 1} (event {_id(after[0])}) and the other way"
+                       " round: the two events were swapped")
+    if previous_doc is not None:
+        return Finding("edited", server, seq, _id(doc),
+                       f"its content does not give its digest: event {_id(doc)} was changed after it was written"
+                       f" (or event {_id(previous_doc)} before it was changed and its digest recomputed)")
+    return Finding("edited", server, seq, _id(doc), "its content does not give its digest")
+
+
+def compare_copies(server: str, store: dict[int, str], archive: dict[int, str]) -> list[Finding]:
+    """Links present in both the store and the archive must have the same digest."""
+    out = []
+    for seq in sorted(set(store) & set(archive)):
+        if store[seq] != archive[seq]:
+            out.append(Finding("edited", server, seq, None,
+                               "the store and the archive hold different events for this link"))
+            break
+    return out

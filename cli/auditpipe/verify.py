@@ -1,0 +1,131 @@
+"""`auditpipe verify`: recompute every server's chain over the store and the archive (docs/archive.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from auditpipe import archive
+from auditpipe.chain import DIGEST, SEQ, Finding, ServerReport, _plain, compare_copies, verify_links
+from auditpipe.components.store import mongo_client
+from auditpipe.config import Config
+
+
+@dataclass
+class Verification:
+    reports: list[tuple[str, ServerReport]] = field(default_factory=list)  # (where, report)
+    findings: list[tuple[str, Finding]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+
+def _in_range(doc: dict, since: datetime | None, until: datetime | None) -> bool:
+    t = doc.get("event_time")
+    if t is None:
+        return False
+    ms = _plain(t)  # a datetime from the store, integer milliseconds from the archive
+    return (since is None or ms >= _plain(since)) and (until is None or ms < _plain(until))
+
+
+def _seq_window(docs: list[dict], since, until) -> tuple[int | None, int | None]:
+    if since is None and until is None:
+        return None, None
+    seqs = [d[SEQ] for d in docs if isinstance(d.get(SEQ), int) and _in_range(d, since, until)]
+    return (min(seqs), max(seqs)) if seqs else (0, -1)
+
+
+def verify(cfg: Config, server: str | None = None, since: datetime | None = None, until: datetime | None = None,
+           store: bool = True, in_archive: bool = True) -> Verification:
+    s = cfg.store
+    db = mongo_client(cfg)[s["database"]]
+    events = db[s["events_collection"]]
+    root = cfg.archive_path
+    result = Verification()
+
+    heads_by_server: dict[str, dict[int, str]] = {}
+    for where, heads in (("chain_heads", list(db[s["chain_heads_collection"]].find({} if server is None else {"server": server}))),
+                         ("archive manifest", archive.chain_heads(root, server) if in_archive else [])):
+        for h in heads:
+            known = heads_by_server.setdefault(h["server"], {})
+            if h["seq"] in known and known[h["seq"]] != h["digest"]:
+                result.findings.append((where, Finding("head_mismatch", h["server"], h["seq"], None,
+                                                       "the chain-heads collection and the archive's manifest"
+                                                       " disagree about this head: one of them was changed")))
+            known.setdefault(h["seq"], h["digest"])
+
+    servers = set(heads_by_server)
+    if store:
+        servers |= {x for x in events.distinct("server") if isinstance(x, str)}
+    if in_archive:
+        servers |= set(archive.servers(root))
+    if server is not None:
+        servers &= {server}
+    for name in sorted(servers):
+        heads = heads_by_server.get(name, {})
+        digests: dict[str, dict[int, str]] = {}
+        sources = []
+        if store:
+            docs = list(events.find({"server": name}))
+            refused = _refused_by_store(db[s["dead_letter_collection"]], s["events_collection"], name)
+            if refused:
+                result.notes.append(f"{name}: {len(refused)} event(s) the store refused are links too; they are"
+                                    " kept as dead letters of stage store, and verified from there")
+            sources.append(("store", docs + refused))
+        if in_archive:
+            sources.append(("archive", archive.chain_rows(root, name)))
+        for where, docs in sources:
+            first, last = _seq_window(docs, since, until)
+            report = verify_links(name, docs, heads, first, last)
+            result.reports.append((where, report))
+            result.findings.extend((where, f) for f in report.findings)
+            digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
+        if "store" in digests and "archive" in digests:
+            result.findings.extend(("store/archive", f) for f in compare_copies(name, digests["store"], digests["archive"]))
+    if not servers:
+        result.notes.append("nothing to verify: no events in the store or the archive")
+    return result
+
+
+def _refused_by_store(dead_letters, events_collection: str, server: str) -> list[dict]:
+    """Events the store refused (FerretDB: '$' or '.' in a field name): their links are in the chain, their
+    documents in dead letters of stage store (MongoBulkWriter.reject), as a document or as JSON text."""
+    from bson import json_util
+
+    prefix = f"store:{events_collection}:{server}/"
+    out = []
+    for d in dead_letters.find({"stage": "store"}):
+        if not str(d.get("_id", "")).startswith(prefix):
+            continue
+        original = d.get("original") or {}
+        doc = original.get("document")
+        if doc is None and "text" in original and not original.get("truncated"):
+            try:
+                doc = json_util.loads(original["text"])
+            except ValueError:
+                doc = None
+        if isinstance(doc, dict) and SEQ in doc:
+            out.append(doc)
+    return out
+
+
+def format_report(v: Verification) -> str:
+    lines = []
+    for where, r in v.reports:
+        if r.first_seq is None:
+            lines.append(f"{where:<8} {r.server}: no links")
+            continue
+        trimmed = (f"; links 1 to {r.first_seq - 1} are not here (trimmed by the capped collection, or before"
+                   " this archive): not judged" if r.first_seq > 1 else "")
+        anchor = (f", confirmed by {r.heads_checked} chain heads up to link {r.anchored_to}" if r.anchored_to
+                  else (f", {r.heads_checked} chain heads" if r.heads_checked else ", no chain head yet"))
+        state = "OK" if not r.findings else f"{len(r.findings)} finding(s)"
+        lines.append(f"{where:<8} {r.server}: links {r.first_seq} to {r.last_seq} ({r.links} present){anchor}{trimmed}: {state}")
+    for where, f in v.findings:
+        lines.append(f.line(where))
+    lines.extend(v.notes)
+    lines.append("RESULT: " + ("the chains verify: nothing edited, deleted, inserted or reordered" if v.clean
+                               else f"TAMPERING OR LOSS DETECTED ({len(v.findings)} finding(s))"))
+    return "\n".join(lines)

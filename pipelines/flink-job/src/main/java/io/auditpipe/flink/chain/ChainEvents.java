@@ -1,0 +1,166 @@
+package io.auditpipe.flink.chain;
+
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.sink.StoreDocuments;
+
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.TimeDomain;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Map;
+
+/**
+ * Keyed by server: passes the first copy of each event, and links it into the server's chain
+ * ({@link EventChain}) before anything stores or archives it.
+ *
+ * <p><b>First copies.</b> Collectors and brokers re-send lines (a collector restart re-reads lines
+ * since its last saved position; a broker failover can make an idempotent producer re-send a
+ * batch). A copy is dropped here, so that the stats count each event id once and the chain links
+ * it once. A copy whose line differs from the first one's ({@code line_sha256}) is no copy: it is
+ * an id collision (two sources under one server name, a server reusing record ids), sent to
+ * {@link #COLLISIONS} as a dead letter; the store keeps the first record. An id is remembered
+ * until the watermark passes the end of its minute plus the stats' allowed lateness (then the
+ * window would not count a copy anyway): state holds the ids of the minutes still open.
+ *
+ * <p><b>Why keyed by server, and why that is deterministic.</b> A server's lines arrive on one
+ * Kafka partition (the key is the source, and configuration allows one source per server), read
+ * by one source subtask and sent here over one channel, so the order of a server's records here
+ * is the partition's order, on every replay. Restored from a checkpoint, the chain continues
+ * from the checkpointed link over the same records in the same order, and so gives every event
+ * the link it had before: a document stored before a crash and replayed after it is the same
+ * document (its insert is a duplicate key, ignored).
+ *
+ * <p><b>Heads.</b> At most once per head interval (processing time), a server whose chain grew
+ * gets a {@link ChainHead} on {@link #HEADS}: the anchors that {@code auditpipe verify} checks
+ * recomputed digests against.
+ *
+ * <p>Known limit: a copy re-sent after its id was forgotten (later than the stats' lateness) is
+ * linked a second time; its insert into the store is a duplicate (ignored), so that link has no
+ * document there and verify reports the link as missing, naming the copy's id (docs/archive.md).
+ */
+public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, IngestedEvent> {
+    private static final long serialVersionUID = 1L;
+
+    /** Records whose id belongs to a different, earlier line: dead letters of stage "store". */
+    public static final OutputTag<DeadLetter> COLLISIONS = new OutputTag<>("id-collisions") {};
+    /** Where each server's chain stood, at most once per head interval. */
+    public static final OutputTag<ChainHead> HEADS = new OutputTag<>("chain-heads") {};
+
+    private final long windowMillis;
+    private final long allowedLatenessMillis;
+    private final long headIntervalMillis;
+
+    /** Event id -> (when to forget it, the first line's digest). */
+    private transient MapState<String, Tuple2<Long, String>> firstCopies;
+    private transient ValueState<Long> lastSeq;
+    private transient ValueState<String> lastDigest;
+    private transient ValueState<String> lastEventId;
+    private transient ValueState<Long> lastEventTime;
+    private transient ValueState<Long> headDueAt;
+    private transient ValueState<Long> lastHeadSeq;
+    private transient Counter repeats;
+    private transient Counter collisions;
+    private transient Counter links;
+
+    public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval) {
+        this.windowMillis = window.toMillis();
+        this.allowedLatenessMillis = allowedLateness.toMillis();
+        this.headIntervalMillis = headInterval.toMillis();
+    }
+
+    @Override
+    public void open(OpenContext openContext) {
+        firstCopies = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies", Types.STRING,
+                Types.TUPLE(Types.LONG, Types.STRING)));
+        lastSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
+        lastDigest = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
+        lastEventId = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
+        lastEventTime = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-time", Types.LONG));
+        headDueAt = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-head-due-at", Types.LONG));
+        lastHeadSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-head-seq", Types.LONG));
+        repeats = getRuntimeContext().getMetricGroup().counter("repeatedEventsNotCounted");
+        collisions = getRuntimeContext().getMetricGroup().counter("idCollisions");
+        links = getRuntimeContext().getMetricGroup().counter("chainLinks");
+    }
+
+    @Override
+    public void processElement(IngestedEvent e, Context ctx, Collector<IngestedEvent> out) throws Exception {
+        Tuple2<Long, String> seen = firstCopies.get(e.event.id);
+        if (seen != null) {
+            String first = seen.f1;
+            if (first == null || e.lineSha256 == null || first.equals(e.lineSha256)) {
+                repeats.inc();
+            } else {
+                collisions.inc();
+                ctx.output(COLLISIONS, collision(e, first));
+            }
+            return;
+        }
+        long eventTime = ctx.timestamp() == null ? e.event.eventTimeMillis : ctx.timestamp();
+        long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
+        long forgetAt = windowEnd - 1 + allowedLatenessMillis;
+        firstCopies.put(e.event.id, Tuple2.of(forgetAt, e.lineSha256));
+        ctx.timerService().registerEventTimeTimer(forgetAt);
+
+        Long seq = lastSeq.value();
+        String previous = lastDigest.value();
+        e.chainSeq = (seq == null ? 0 : seq) + 1;
+        e.chainDigest = EventChain.link(previous == null ? "" : previous, StoreDocuments.event(e));
+        lastSeq.update(e.chainSeq);
+        lastDigest.update(e.chainDigest);
+        lastEventId.update(e.event.id);
+        lastEventTime.update(e.event.eventTimeMillis);
+        links.inc();
+        if (headDueAt.value() == null) {
+            long due = ctx.timerService().currentProcessingTime() + headIntervalMillis;
+            headDueAt.update(due);
+            ctx.timerService().registerProcessingTimeTimer(due);
+        }
+        out.collect(e);
+    }
+
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<IngestedEvent> out) throws Exception {
+        if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
+            headDueAt.clear();
+            Long seq = lastSeq.value();
+            Long written = lastHeadSeq.value();
+            if (seq != null && (written == null || seq > written)) {
+                ctx.output(HEADS, new ChainHead(ctx.getCurrentKey(), seq, lastDigest.value(), lastEventId.value(),
+                        lastEventTime.value(), timestamp));
+                lastHeadSeq.update(seq);
+            }
+            return;
+        }
+        Iterator<Map.Entry<String, Tuple2<Long, String>>> it = firstCopies.iterator();
+        while (it.hasNext()) {
+            if (it.next().getValue().f0 <= timestamp) it.remove();
+        }
+    }
+
+    static DeadLetter collision(IngestedEvent e, String firstDigest) {
+        byte[] document = StoreDocuments.event(e).toJson().getBytes(StandardCharsets.UTF_8);
+        DeadLetter d = DeadLetter.of(DeadLetter.STAGE_STORE, "id collision: a different record with id " + e.event.id
+                + " came first (line_sha256 " + firstDigest + ", this one " + e.lineSha256 + "). Two sources share a"
+                + " server name, or the server reused a record id; this record is kept here, not stored as an event",
+                null, document, e.origin);
+        d.id = StoreDocuments.collisionId(e.event.id, e.lineSha256);
+        d.server = e.event.server;
+        d.format = e.event.format;
+        d.sourceFile = e.event.sourceFile;
+        return d;
+    }
+}

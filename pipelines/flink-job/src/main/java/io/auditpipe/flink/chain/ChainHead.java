@@ -1,0 +1,42 @@
+package io.auditpipe.flink.chain;
+
+import java.io.Serializable;
+
+/**
+ * Where a server's chain stood: its last link's number and digest, written at most once per
+ * {@code chain.head-interval} to the chain-heads collection and the archive's manifest. A head is
+ * an anchor: once written, rewriting the events before it (and their digests) no longer matches it.
+ * The id {@code <server>/<seq>} makes a head written again after a replay a duplicate, ignored.
+ */
+public class ChainHead implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public String server;
+    public long seq;
+    public String digest;
+    public String lastEventId;
+    public long lastEventTimeMillis;
+    /** When the job wrote the head (processing time): the only field a replay may change. */
+    public long recordedAtMillis;
+
+    public ChainHead() {}
+
+    public ChainHead(String server, long seq, String digest, String lastEventId, long lastEventTimeMillis,
+                     long recordedAtMillis) {
+        this.server = server;
+        this.seq = seq;
+        this.digest = digest;
+        this.lastEventId = lastEventId;
+        this.lastEventTimeMillis = lastEventTimeMillis;
+        this.recordedAtMillis = recordedAtMillis;
+    }
+
+    public String id() {
+        return server + "/" + seq;
+    }
+
+    @Override
+    public String toString() {
+        return "ChainHead{" + id() + " " + digest + "}";
+    }
+}

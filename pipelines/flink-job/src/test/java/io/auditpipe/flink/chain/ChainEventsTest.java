@@ -1,0 +1,183 @@
+package io.auditpipe.flink.chain;
+
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.KafkaOrigin;
+import io.auditpipe.flink.sink.StoreDocuments;
+import io.auditpipe.parser.AuditEvent;
+
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@link ChainEvents} in a keyed harness: copies dropped, state gone once the minute is closed, links and heads. */
+class DropRepeatedEventsTest {
+    private static final long T0 = Instant.parse("2026-11-22T10:00:00Z").toEpochMilli();
+    private static final Duration LATENESS = Duration.ofMinutes(2);
+    private static final Duration HEAD_INTERVAL = Duration.ofMinutes(1);
+
+    private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> harness;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        harness = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL)),
+                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        harness.open();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        harness.close();
+    }
+
+    private static StreamRecord<IngestedEvent> event(String id, long at, long offset) {
+        return event(id, at, offset, "digest-of-" + id);
+    }
+
+    private static StreamRecord<IngestedEvent> event(String id, long at, long offset, String lineSha256) {
+        AuditEvent e = new AuditEvent();
+        e.id = id;
+        e.server = "db-01";
+        e.format = "percona-json";
+        e.recordId = id.substring(id.indexOf('/') + 1);
+        e.eventName = "Query";
+        e.eventTimeMillis = at;
+        return new StreamRecord<>(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, offset, at), lineSha256), at);
+    }
+
+    private List<String> passed() {
+        return harness.extractOutputValues().stream().map(e -> e.event.id + "@" + e.origin.offset).collect(Collectors.toList());
+    }
+
+    @Test
+    void passesTheFirstCopyOfEachIdOnly() throws Exception {
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        harness.processElement(event("db-01/2", T0 + 2_000, 1));
+        harness.processElement(event("db-01/1", T0 + 1_000, 2)); // re-sent by the collector
+        harness.processElement(event("db-01/2", T0 + 2_000, 3));
+        harness.processElement(event("db-01/3", T0 + 61_000, 4));
+        assertEquals(List.of("db-01/1@0", "db-01/2@1", "db-01/3@4"), passed());
+        assertEquals(2, harness.numEventTimeTimers(), "one per minute to forget");
+    }
+
+    @Test
+    void remembersAnIdUntilItsMinuteCanNoLongerChange() throws Exception {
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        long closes = T0 + 60_000 - 1 + LATENESS.toMillis(); // window max timestamp + allowed lateness
+        harness.processWatermark(closes - 1);
+        harness.processElement(event("db-01/1", T0 + 1_000, 1)); // still within the lateness: not counted again
+        assertEquals(List.of("db-01/1@0"), passed());
+
+        harness.processWatermark(closes);
+        assertEquals(0, harness.numEventTimeTimers(), "timers dropped back to zero");
+    }
+
+    @Test
+    void aCopyAfterTheMinuteClosedPassesToBeReportedTooLateByTheWindow() throws Exception {
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        harness.processWatermark(T0 + 60_000 - 1 + LATENESS.toMillis());
+        harness.processElement(event("db-01/1", T0 + 1_000, 1));
+        assertEquals(List.of("db-01/1@0", "db-01/1@1"), passed());
+    }
+
+    @Test
+    void aDifferentLineWithAnIdAlreadySeenIsACollisionNotACopy() throws Exception {
+        harness.processElement(event("db-01/1", T0 + 1_000, 0, "aaaa"));
+        harness.processElement(event("db-01/1", T0 + 1_000, 1, "aaaa")); // a copy
+        harness.processElement(event("db-01/1", T0 + 2_000, 2, "bbbb")); // another record under the same id
+        assertEquals(List.of("db-01/1@0"), passed(), "counted once, the collision not at all");
+        var collisions = harness.getSideOutput(ChainEvents.COLLISIONS);
+        assertEquals(1, collisions.size());
+        DeadLetter d = collisions.peek().getValue();
+        assertEquals("collision:db-01/1:bbbb", d.id, "the same id the store-side check uses");
+        assertEquals(DeadLetter.STAGE_STORE, d.stage);
+        assertTrue(d.reason.startsWith("id collision") && d.reason.contains("aaaa") && d.reason.contains("bbbb"), d.reason);
+        assertTrue(new String(d.originalValue, java.nio.charset.StandardCharsets.UTF_8).contains("\"line_sha256\": \"bbbb\""));
+    }
+
+    private List<IngestedEvent> out() {
+        return harness.extractOutputValues();
+    }
+
+    @Test
+    void linksEachFirstCopyAfterThePreviousOne() throws Exception {
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        harness.processElement(event("db-01/1", T0 + 1_000, 1)); // a copy takes no link
+        harness.processElement(event("db-01/2", T0 + 2_000, 2));
+        List<IngestedEvent> linked = out();
+        assertEquals(List.of(1L, 2L), linked.stream().map(e -> e.chainSeq).collect(Collectors.toList()));
+        IngestedEvent first = linked.get(0);
+        IngestedEvent second = linked.get(1);
+        assertEquals(EventChain.link("", StoreDocuments.event(first)), first.chainDigest,
+                "the first link follows the empty digest; the chain fields themselves are not covered");
+        assertEquals(EventChain.link(first.chainDigest, StoreDocuments.event(second)), second.chainDigest);
+        assertEquals(2L, StoreDocuments.event(second).get(EventChain.SEQ_FIELD));
+        assertEquals(second.chainDigest, StoreDocuments.event(second).get(EventChain.DIGEST_FIELD));
+    }
+
+    @Test
+    void writesAHeadAtMostOncePerIntervalWhenTheChainGrew() throws Exception {
+        harness.setProcessingTime(0);
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        harness.processElement(event("db-01/2", T0 + 2_000, 1));
+        assertEquals(null, harness.getSideOutput(ChainEvents.HEADS));
+        harness.setProcessingTime(HEAD_INTERVAL.toMillis());
+        harness.processElement(event("db-01/3", T0 + 3_000, 2));
+        harness.setProcessingTime(2 * HEAD_INTERVAL.toMillis());
+        harness.setProcessingTime(5 * HEAD_INTERVAL.toMillis()); // nothing new: no head
+        List<ChainHead> heads = harness.getSideOutput(ChainEvents.HEADS).stream().map(r -> r.getValue())
+                .collect(Collectors.toList());
+        assertEquals(List.of("db-01/2", "db-01/3"), heads.stream().map(ChainHead::id).collect(Collectors.toList()));
+        assertEquals(out().get(1).chainDigest, heads.get(0).digest);
+        assertEquals("db-01/2", heads.get(0).lastEventId);
+        assertEquals(out().get(2).chainDigest, heads.get(1).digest);
+        assertEquals(0, harness.numProcessingTimeTimers());
+    }
+
+    @Test
+    void aRestoredChainGivesEveryReplayedEventTheLinkItHadBefore() throws Exception {
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        OperatorSubtaskState snapshot = harness.snapshot(1L, 1L);
+        harness.processElement(event("db-01/2", T0 + 2_000, 1));
+        harness.processElement(event("db-01/3", T0 + 3_000, 2));
+        List<IngestedEvent> before = out();
+        harness.close();
+
+        harness = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL)),
+                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        harness.initializeState(snapshot);
+        harness.open();
+        harness.processElement(event("db-01/1", T0 + 1_000, 0)); // replayed from the checkpoint: still remembered
+        harness.processElement(event("db-01/2", T0 + 2_000, 1));
+        harness.processElement(event("db-01/3", T0 + 3_000, 2));
+        List<IngestedEvent> after = out();
+        assertEquals(2, after.size());
+        for (int i = 0; i < 2; i++) {
+            assertEquals(before.get(i + 1).chainSeq, after.get(i).chainSeq);
+            assertEquals(before.get(i + 1).chainDigest, after.get(i).chainDigest);
+        }
+    }
+
+    @Test
+    void serversHaveChainsOfTheirOwn() throws Exception {
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        StreamRecord<IngestedEvent> other = event("db-02/1", T0 + 1_000, 1);
+        other.getValue().event.server = "db-02";
+        harness.processElement(other);
+        assertEquals(List.of(1L, 1L), out().stream().map(e -> e.chainSeq).collect(Collectors.toList()));
+    }
+}

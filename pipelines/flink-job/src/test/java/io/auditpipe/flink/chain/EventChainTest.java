@@ -1,0 +1,47 @@
+package io.auditpipe.flink.chain;
+
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+
+import java.util.Date;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The canonical form and link digests. The same vectors are in tests/unit/test_chain.py: the
+ * verifier (Python) must compute exactly these bytes, or every event would look edited.
+ */
+class EventChainTest {
+    static Document vector() {
+        return new Document("_id", "db-01/1_2026-11-22T10:00:00")
+                .append("server", "db-01")
+                .append("event_time", new Date(1795860000123L))
+                .append("status", 1045)
+                .append("connection_id", 12345678901L)
+                .append("sqltext", "SELECT \"x\"\\n\t\u0001 é ✓ 𝄞")
+                .append("tables", List.of("shop.cards", "shop.orders"))
+                .append("extra", new Document("z", "1").append("a", "2"))
+                .append("event_time_trusted", false)
+                .append("ingest", new Document("topic", "audit.raw").append("partition", 0).append("offset", 7L)
+                        .append("timestamp", new Date(1795860001000L)))
+                .append("chain_seq", 9L)
+                .append("chain_digest", "ignored");
+    }
+
+    @Test
+    void canonicalFormIsSortedCompactJsonWithoutTheChainFields() {
+        assertEquals("{\"_id\":\"db-01/1_2026-11-22T10:00:00\",\"connection_id\":12345678901,\"event_time\":1795860000123,"
+                + "\"event_time_trusted\":false,\"extra\":{\"a\":\"2\",\"z\":\"1\"},\"ingest\":{\"offset\":7,\"partition\":0,"
+                + "\"timestamp\":1795860001000,\"topic\":\"audit.raw\"},\"server\":\"db-01\","
+                + "\"sqltext\":\"SELECT \\\"x\\\"\\\\n\\t\\u0001 é ✓ 𝄞\",\"status\":1045,"
+                + "\"tables\":[\"shop.cards\",\"shop.orders\"]}", EventChain.canonical(vector()));
+    }
+
+    @Test
+    void linkDigestsMatchTheVerifiersVectors() {
+        String first = EventChain.link("", vector());
+        assertEquals("2360ea144295777db0366420633febcc8d745d532dec04b3153e0c1c26c8457e", first);
+        assertEquals("fabb91cf8fbe4d2f9f8744f60377f4dffb41af5d79cd9916416cb63c4acccf1f", EventChain.link(first, vector()));
+    }
+}
