@@ -3,7 +3,8 @@
 up -> generate a few minutes of audit traffic (rotations, late writes, a failed-login burst, a
 few malformed lines, the incidents of simulate.INCIDENTS) into the demo log that the collector
 ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
-summary, with the alerts next to the ones expected. The stack keeps running afterwards.
+summary, with the alerts next to the ones expected -> wait until the archive holds the run, then
+`verify` the demo server's chain over the store and the archive. The stack keeps running afterwards.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class DemoResult:
     failed_logins_by_user: dict
     seconds_to_store_all: float
     alerts: list = field(default_factory=list)  # the alerts raised during the run (documents)
+    archived: int | None = None  # the run's events in the archive (None: archive disabled)
+    verification: object = None  # auditpipe.verify.Verification of the demo server
 
     def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
         """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
@@ -48,7 +51,9 @@ class DemoResult:
     @property
     def ok(self) -> bool:
         return (self.stored == self.manifest.records and self.duplicates == 0
-                and self.dead_letters == self.manifest.malformed and self.alerts_ok)
+                and self.dead_letters == self.manifest.malformed and self.alerts_ok
+                and self.archived in (None, self.manifest.records)
+                and (self.verification is None or self.verification.clean))
 
 
 def run_filter(cfg: Config, m: Manifest) -> dict:
@@ -121,6 +126,22 @@ def wait_for_alerts(cfg: Config, m: Manifest, since_epoch: float, timeout: float
         time.sleep(1)
 
 
+def wait_for_archive(cfg: Config, m: Manifest, timeout: float = 120) -> int | None:
+    """The archive commits on checkpoints, a few seconds after the store: the run's events there."""
+    from auditpipe import archive
+
+    if not cfg.archive["enabled"]:
+        return None
+    suffix = f"_{m.log_start}"
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = archive.chain_rows(cfg.archive_path, cfg.demo_server)
+        n = sum(1 for r in rows if str(r.get("record_id", "")).endswith(suffix))
+        if n >= m.records or time.monotonic() > deadline:
+            return n
+        time.sleep(2)
+
+
 def report(cfg: Config, r: DemoResult) -> str:
     m = r.manifest
     flink = FlinkJob(cfg)
@@ -135,11 +156,13 @@ def report(cfg: Config, r: DemoResult) -> str:
         f"  failed logins by user  " + (", ".join(f"{u}: {n}" for u, n in r.failed_logins_by_user.items()) or "none"),
         f"  generated failed logins {m.failed_logins}",
         *alert_lines(r),
+        *tamper_evidence_lines(cfg, r),
         f"  throughput             {m.records / max(m.wall_seconds + r.seconds_to_store_all, 1e-6):,.0f} records/s "
         f"end to end ({m.records} records written in {m.wall_seconds:.1f}s, all stored "
         f"{r.seconds_to_store_all:.1f}s after the last write)",
         "",
-        "RESULT: " + ("OK, generated == stored, no duplicates, the expected alerts and no others" if r.ok
+        "RESULT: " + ("OK, generated == stored == archived, no duplicates, the expected alerts and no others, "
+                      "the chain verifies" if r.ok
                       else "MISMATCH (see above)"),
         "",
         "The stack keeps running:",
@@ -147,10 +170,26 @@ def report(cfg: Config, r: DemoResult) -> str:
         f"  store          {cfg.store_uri_for_display}  (database {cfg.store['database']})",
         f"  Kafka          {cfg.kafka_bootstrap}",
         f"  demo log       {cfg.demo_log}",
+        f"  archive        {cfg.archive_path}",
         "Try:  ./auditpipe status   ./auditpipe alerts   ./auditpipe query failed-logins   "
-        "./auditpipe parse <log> --enrich   ./auditpipe down",
+        "./auditpipe parse <log> --enrich",
+        "      ./auditpipe verify   ./auditpipe query failed-logins --archive   ./auditpipe down",
     ]
     return "\n".join(lines)
+
+
+def tamper_evidence_lines(cfg: Config, r: DemoResult) -> list[str]:
+    if r.archived is None:
+        return ["  archive                disabled (archive.enabled)"]
+    lines = [f"  archived               {r.archived}  (Parquet under {cfg.archive_path / 'events'})"]
+    v = r.verification
+    if v is not None:
+        for where, rep in v.reports:
+            lines.append(f"  verify {where:<15} links {rep.first_seq} to {rep.last_seq}, {rep.heads_checked} chain heads: "
+                         + ("clean" if not rep.findings else f"{len(rep.findings)} finding(s)"))
+        for where, f in v.findings[:10]:
+            lines.append("    " + f.line(where))
+    return lines
 
 
 def alert_lines(r: DemoResult) -> list[str]:
@@ -183,5 +222,11 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
         wait_for_alerts(cfg, m, started)
     with progress.step("checking the stored run: duplicates, dead letters, failed logins"):
         result = summarize(cfg, m, started, seconds)
+    with progress.step("waiting for the archive to hold the run"):
+        result.archived = wait_for_archive(cfg, m)
+    from auditpipe import verify
+
+    with progress.step(f"verifying {cfg.demo_server}'s chain over the store and the archive"):
+        result.verification = verify.verify(cfg, server=cfg.demo_server, in_archive=cfg.archive["enabled"])
     progress.info(report(cfg, result))
     return result

@@ -115,3 +115,10 @@ def test_a_document_the_store_refuses_is_a_dead_letter_in_the_store_and_on_the_t
         (found := [d for d in stack.dead_letters_on_topic() if d["_id"] == wanted]) != [], found))
     assert on_topic[0]["stage"] == "store" and on_topic[0]["reason"] == stored["reason"]
     assert stack.count(server) == m.records
+    # the refused event has its link in the chain; verify finds it in the dead letter, not a deletion
+    stack.wait_for("the last chain head", lambda: (
+        (top := max([h["seq"] for h in stack.db()[stack.cfg.store["chain_heads_collection"]].find({"server": server})],
+                    default=0)) == m.records + 1, top), timeout=60)
+    verified = stack.cli("verify", "--server", server, "--where", "store", check=False)
+    assert verified.returncode == 0, verified.stdout
+    assert "1 event(s) the store refused" in verified.stdout

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link ChainEvents} in a keyed harness: copies dropped, state gone once the minute is closed, links and heads. */
-class DropRepeatedEventsTest {
+class ChainEventsTest {
     private static final long T0 = Instant.parse("2026-11-22T10:00:00Z").toEpochMilli();
     private static final Duration LATENESS = Duration.ofMinutes(2);
     private static final Duration HEAD_INTERVAL = Duration.ofMinutes(1);

@@ -1,0 +1,71 @@
+"""The archive's translation of aggregation stages to DuckDB (cli/auditpipe/archive.py), on a small
+Parquet file: each stage as MongoDB means it (a missing field is not equal to 0; $exists on a list
+item; $unwind drops a missing or empty list). The saved queries themselves are compared with the
+real store's answers in tests/e2e/test_archive_and_chain.py."""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from auditpipe import archive
+from auditpipe.errors import UserError
+
+ROWS = [
+    ("a/1", "db-01", "2026-11-22 10:00:00", "Query", 0, None, ["PCI-1", "SOX-1"], []),
+    ("a/2", "db-01", "2026-11-22 10:01:00", "Query", 1064, None, ["PCI-1"], ["pci_cardholder"]),
+    ("a/3", "db-01", "2026-11-22 10:02:00", "Connect", 1045, "failure", None, None),
+    ("a/4", "db-02", "2026-11-23 09:00:00", "Connect", None, "success", [], None),
+]
+
+
+@pytest.fixture()
+def parquet(tmp_path):
+    f = tmp_path / "events.parquet"
+    con = archive.connect()
+    values = ", ".join(
+        f"('{i}', '{s}', TIMESTAMPTZ '{t}+00', '{n}', {'NULL' if st is None else st}, "
+        f"{'NULL' if a is None else repr(a)}, {'NULL' if c is None else ('[' + ','.join(repr(x) for x in c) + ']::VARCHAR[]')}, "
+        f"{'NULL' if d is None else ('[' + ','.join(repr(x) for x in d) + ']::VARCHAR[]')})"
+        for i, s, t, n, st, a, c, d in ROWS)
+    con.execute(f"""COPY (SELECT * FROM (VALUES {values}) AS t(_id, server, event_time, event_name, status,
+                    auth_outcome, controls, data_classes)) TO '{f}' (FORMAT parquet)""")
+    return f
+
+
+def run(parquet, pipeline):
+    sql, params = archive.to_sql(pipeline, archive._source([parquet]))
+    cur = archive.connect().execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [{n: archive._mongo_like(v) for n, v in zip(names, row) if v is not None} for row in cur.fetchall()]
+
+
+def test_match_as_mongodb_means_it(parquet):
+    ids = lambda p: sorted(r["_id"] for r in run(parquet, [{"$match": p}]))  # noqa: E731
+    assert ids({"status": {"$ne": 0}}) == ["a/2", "a/3", "a/4"], "a missing field is not equal to 0"
+    assert ids({"auth_outcome": {"$exists": False}}) == ["a/1", "a/2"]
+    assert ids({"data_classes.0": {"$exists": True}}) == ["a/2"], "an empty list has no first item"
+    assert ids({"event_name": {"$in": ["Connect"]}, "server": "db-01"}) == ["a/3"]
+    since = datetime(2026, 11, 22, 10, 1, tzinfo=timezone.utc)
+    assert ids({"event_time": {"$gte": since, "$lt": datetime(2026, 11, 23, tzinfo=timezone.utc)}}) == ["a/2", "a/3"]
+
+
+def test_group_sort_unwind_count_project(parquet):
+    by_name = run(parquet, [{"$group": {"_id": {"event_name": "$event_name"}, "n": {"$sum": 1}}},
+                            {"$sort": {"_id.event_name": 1}}])
+    assert by_name == [{"_id": {"event_name": "Connect"}, "n": 2}, {"_id": {"event_name": "Query"}, "n": 2}]
+    grouped = run(parquet, [{"$unwind": "$controls"}, {"$group": {"_id": {"control": "$controls"}, "n": {"$sum": 1}}},
+                            {"$sort": {"_id.control": 1}}])
+    assert grouped == [{"_id": {"control": "PCI-1"}, "n": 2}, {"_id": {"control": "SOX-1"}, "n": 1}]
+    assert run(parquet, [{"$match": {"server": "db-01"}}, {"$count": "events"}]) == [{"events": 3}]
+    assert run(parquet, [{"$match": {"_id": "a/3"}}, {"$project": {"_id": 0, "event_name": 1, "status": 1}}]) == [
+        {"event_name": "Connect", "status": 1045}]
+    summed = run(parquet, [{"$group": {"_id": None, "total": {"$sum": "$status"}}}])
+    assert summed == [{"total": 0 + 1064 + 1045}]
+    assert [r["_id"] for r in run(parquet, [{"$sort": {"event_time": -1}}, {"$limit": 2}])] == ["a/4", "a/3"]
+
+
+def test_what_the_archive_cannot_run_is_said(parquet):
+    with pytest.raises(UserError, match=r"\$lookup"):
+        archive.to_sql([{"$lookup": {}}], "x")
+    with pytest.raises(UserError, match="events only"):
+        archive.run_pipeline(parquet.parent, "stats", [], None, None)
