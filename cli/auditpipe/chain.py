@@ -77,6 +77,7 @@ class ServerReport:
     links: int = 0
     heads_checked: int = 0
     anchored_to: int | None = None  # the last link a head confirmed
+    identical_copies: int = 0  # a link present twice, the same document (an archive compaction caught midway)
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -119,7 +120,7 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
                 f"{missing} missing between event {_id(previous_doc)} (link {seqs[i - 1]}) and event "
                 f"{_id(by_seq[seq][0])} (link {seq}): deleted"))
             previous = None
-        candidates = by_seq[seq]
+        candidates = _without_identical_copies(by_seq[seq], report)
         doc = candidates[0]
         if len(candidates) > 1:
             genuine = [d for d in candidates if previous is not None and link(previous, d) == d[DIGEST]]
@@ -144,6 +145,20 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
                 report.anchored_to = seq
         previous, previous_doc = doc[DIGEST], doc
     return report
+
+
+def _without_identical_copies(candidates: list[dict], report: ServerReport) -> list[dict]:
+    if len(candidates) == 1:
+        return candidates
+    kept, seen = [], set()
+    for d in candidates:
+        key = (_id(d), d.get(DIGEST), canonical(d))
+        if key in seen:
+            report.identical_copies += 1
+            continue
+        seen.add(key)
+        kept.append(d)
+    return kept
 
 
 def _broken(server: str, seq: int, doc: dict, previous: str, previous_doc: dict | None,

@@ -153,6 +153,13 @@ def cmd_archive(args) -> int:
 
     cfg = _cfg(args)
     root = cfg.archive_path
+    if args.action == "compact":
+        done = archive.compact(root)
+        for e in done:
+            print(f"compacted {e['server']} {e['date']}: {e['files']} files, {e['events']} events, into {e['into']}")
+        print(f"compacted {len(done)} server-days" + (f"; recorded in {root / 'manifest' / 'compaction.jsonl'}"
+                                                     if done else " (none had more than one file)"))
+        return 0
     if args.action == "prune":
         days = args.retention_days or cfg.archive["retention_days"]
         removed = archive.prune(root, days, dry_run=args.dry_run)
@@ -368,11 +375,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what to verify (default both, and that they agree)")
     s.set_defaults(func=cmd_verify)
 
-    s = sub.add_parser("archive", help="the archive's span, or prune days older than the retention",
-                       description="`archive status`: events, servers and days the archive holds. `archive prune`: "
+    s = sub.add_parser("archive", help="the archive's span; compact closed days; prune days older than the retention",
+                       description="`archive status`: events, servers and days the archive holds. `archive compact`: "
+                       "merges each closed day's files (the job writes one per checkpoint) into one. `archive prune`: "
                        "removes the days older than archive.retention_days (400) and appends what it removed, and "
-                       "when, to manifest/retention.jsonl; run it daily (cron). docs/archive.md.")
-    s.add_argument("action", choices=("status", "prune"))
+                       "when, to manifest/retention.jsonl. Run compact and prune daily (cron). docs/archive.md.")
+    s.add_argument("action", choices=("status", "compact", "prune"))
     s.add_argument("--retention-days", type=at_least_one, help="override archive.retention_days")
     s.add_argument("--dry-run", action="store_true", help="prune: only say what would be removed")
     s.set_defaults(func=cmd_archive)

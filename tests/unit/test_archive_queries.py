@@ -69,3 +69,28 @@ def test_what_the_archive_cannot_run_is_said(parquet):
         archive.to_sql([{"$lookup": {}}], "x")
     with pytest.raises(UserError, match="events only"):
         archive.run_pipeline(parquet.parent, "stats", [], None, None)
+
+
+def test_compaction_merges_a_closed_days_files_into_one_with_the_same_rows(tmp_path):
+    from datetime import date
+
+    day = tmp_path / "events" / "server=db-01" / "date=2026-11-20"
+    day.mkdir(parents=True)
+    con = archive.connect()
+    for n, seqs in enumerate(([1, 2, 3], [4, 5])):
+        values = ", ".join(f"('db-01/{s}', 'db-01', TIMESTAMPTZ '2026-11-20 10:00:0{s}+00', "
+                           f"{{'topic': 'audit.raw', 'partition': 0, 'offset': {s}, 'timestamp': TIMESTAMPTZ "
+                           f"'2026-11-20 10:00:0{s}+00'}}, {s}::BIGINT, 'd{s}')" for s in seqs)
+        con.execute(f"COPY (SELECT * FROM (VALUES {values}) AS t(_id, server, event_time, ingest, chain_seq, "
+                    f"chain_digest)) TO '{day / f'part-{n}.parquet'}' (FORMAT parquet)")
+    (day / ".part-2.parquet.inprogress.x").write_bytes(b"in progress: not read, not touched")
+    before = archive.chain_rows(tmp_path, "db-01")
+    assert archive.compact(tmp_path, today=date(2026, 11, 21)) == [], "a day is closed only 2 days after it ended"
+    done = archive.compact(tmp_path, today=date(2026, 11, 22))
+    assert [(e["files"], e["events"]) for e in done] == [(2, 5)]
+    assert len(archive.partitions(tmp_path)[0].files()) == 1
+    assert (day / ".part-2.parquet.inprogress.x").exists()
+    after = archive.chain_rows(tmp_path, "db-01")
+    key = lambda r: r["chain_seq"]  # noqa: E731
+    assert sorted(after, key=key) == sorted(before, key=key)
+    assert "db-01" in (tmp_path / "manifest" / "compaction.jsonl").read_text()
