@@ -301,18 +301,27 @@ class Span:
     days: int
     first: datetime | None
     last: datetime | None
-    events: int
+    events: int | None  # None: not counted (status reads only the first and last day)
     files: int
 
 
-def span(root: Path) -> Span:
+def span(root: Path, count_events: bool = True) -> Span:
+    """The archive's servers, days, first and last event; the first and last day are read, the
+    rest is known from the directory names (``count_events`` reads every file's footer)."""
     parts = partitions(root)
-    files = [f for p in parts for f in p.files()]
-    if not files:
+    with_files = [(p, p.files()) for p in parts]
+    with_files = [(p, f) for p, f in with_files if f]
+    if not with_files:
         return Span(0, 0, None, None, 0, 0)
-    row = connect().execute(f"SELECT min(event_time), max(event_time), count(*) FROM {_source(files)}").fetchone()
-    return Span(len({p.server for p in parts}), len({p.day for p in parts}), _mongo_like(row[0]),
-                _mongo_like(row[1]), row[2], len(files))
+    first_day = min(p.day for p, _ in with_files)
+    last_day = max(p.day for p, _ in with_files)
+    edge_files = [f for p, fs in with_files if p.day in (first_day, last_day) for f in fs]
+    con = connect()
+    lo, hi = con.execute(f"SELECT min(event_time), max(event_time) FROM {_source(edge_files)}").fetchone()
+    all_files = [f for _, fs in with_files for f in fs]
+    events = con.execute(f"SELECT count(*) FROM {_source(all_files)}").fetchone()[0] if count_events else None
+    return Span(len({p.server for p, _ in with_files}), len({p.day for p, _ in with_files}), _mongo_like(lo),
+                _mongo_like(hi), events, len(all_files))
 
 
 def prune(root: Path, retention_days: int, today: date | None = None, dry_run: bool = False) -> list[dict]:
@@ -377,6 +386,19 @@ def compact(root: Path, closed_after_days: int = 2, today: date | None = None) -
 
 # --- the tiers, for `auditpipe status` ------------------------------------------------------------
 
+def hot_tier(oldest: datetime, used: int, cap: int, wanted_hours: float, now: datetime) -> tuple[str, str]:
+    """(health, detail) of the capped collection: a warning when it is full (90% of its size: the
+    store trims in the background) and its oldest event is younger than the hours it should hold."""
+    t = oldest.replace(tzinfo=timezone.utc) if oldest.tzinfo is None else oldest
+    hours = (now - t).total_seconds() / 3600
+    detail = f"oldest event {t:%Y-%m-%d %H:%M:%S} UTC ({hours:.1f} h); {used / 1048576:.0f} of {cap / 1048576:.0f} MiB used"
+    if used >= 0.9 * cap and hours < wanted_hours:
+        needed = int(cap / 1048576 * wanted_hours / max(hours, 0.01)) + 1
+        return "warning", (f"{detail}: full, and holds less than store.events_hot_hours ({wanted_hours:g} h); "
+                           f"raise store.events_capped_size_mb to about {needed} (docs/archive.md)")
+    return "ok", detail
+
+
 def tier_rows(cfg: Config) -> list:
     """Status rows for the hot tier (the capped collection) and the archive, with warnings."""
     from auditpipe.components.base import StatusRow
@@ -393,22 +415,12 @@ def tier_rows(cfg: Config) -> list:
         stats = db.command("collStats", s["events_collection"])
         used = int(stats.get("size", 0))
         cap = s["events_capped_size_mb"] * 1024 * 1024
-        full = used >= 0.9 * cap
         wanted = float(s["events_hot_hours"])
         if oldest is None or "event_time" not in oldest:
             rows.append(StatusRow("hot tier", None, s["events_collection"], "ok", "empty"))
         else:
-            t = oldest["event_time"].replace(tzinfo=timezone.utc)
-            hours = (now - t).total_seconds() / 3600
-            detail = (f"oldest event {t:%Y-%m-%d %H:%M:%S} UTC ({hours:.1f} h); {used / 1048576:.0f} of "
-                      f"{cap / 1048576:.0f} MiB used")
-            if full and hours < wanted:
-                rows.append(StatusRow("hot tier", None, s["events_collection"], "warning",
-                                      f"{detail}: full, and holds less than store.events_hot_hours ({wanted:g} h); "
-                                      f"raise store.events_capped_size_mb to about "
-                                      f"{int(cap / 1048576 * wanted / max(hours, 0.01)) + 1} (docs/archive.md)"))
-            else:
-                rows.append(StatusRow("hot tier", None, s["events_collection"], "ok", detail))
+            health, detail = hot_tier(oldest["event_time"], used, cap, wanted, now)
+            rows.append(StatusRow("hot tier", None, s["events_collection"], health, detail))
     except Exception as e:  # noqa: BLE001 (the store's own row says what is wrong with it)
         rows.append(StatusRow("hot tier", None, s["events_collection"], "unknown", str(e)[:80]))
     root = cfg.archive_path
@@ -416,13 +428,13 @@ def tier_rows(cfg: Config) -> list:
         rows.append(StatusRow("archive", None, str(root), "warning", "disabled (archive.enabled): events leave "
                               "for good when the capped collection trims them"))
         return rows
-    sp = span(root)
+    sp = span(root, count_events=False)
     keep = cfg.archive["retention_days"]
     if not sp.files:
         rows.append(StatusRow("archive", None, str(root), "ok", "empty (nothing committed yet)"))
         return rows
     days = (now.replace(tzinfo=None) - sp.first).total_seconds() / 86400
-    detail = (f"{sp.events} events, {sp.servers} servers, {sp.first:%Y-%m-%d %H:%M} to {sp.last:%Y-%m-%d %H:%M} UTC "
+    detail = (f"{sp.files} files, {sp.servers} servers, {sp.first:%Y-%m-%d %H:%M} to {sp.last:%Y-%m-%d %H:%M} UTC "
               f"({days:.1f} of {keep} days kept)")
     health = "ok"
     if oldest is not None and "event_time" in oldest and oldest["event_time"] < sp.first:

@@ -49,6 +49,13 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     assert "RESULT: the chains verify" in clean.stdout
     assert f"links 1 to {m.records} ({m.records} present), confirmed by" in clean.stdout, clean.stdout
 
+    # status shows both tiers
+    tiers = {r["component"]: r for r in json.loads(stack.cli("status", "--json").stdout)}
+    assert tiers["hot tier"]["health"] == "ok" and "oldest event" in tiers["hot tier"]["detail"], tiers["hot tier"]
+    assert tiers["archive"]["health"] == "ok" and "of 400 days kept" in tiers["archive"]["detail"], tiers["archive"]
+    shown = stack.cli("archive", "status").stdout
+    assert f"{archive.span(stack.cfg.archive_path).events} events" in shown and "keeps 400 days" in shown, shown
+
     # the same saved queries over the store and the archive: the same answers
     compared = 0
     for name, q in query.saved_queries().items():

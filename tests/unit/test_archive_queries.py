@@ -94,3 +94,14 @@ def test_compaction_merges_a_closed_days_files_into_one_with_the_same_rows(tmp_p
     key = lambda r: r["chain_seq"]  # noqa: E731
     assert sorted(after, key=key) == sorted(before, key=key)
     assert "db-01" in (tmp_path / "manifest" / "compaction.jsonl").read_text()
+
+
+def test_the_hot_tier_warns_only_when_full_and_younger_than_wanted():
+    now = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
+    two_hours_ago = datetime(2026, 11, 23, 10, 0)  # naive UTC, as pymongo gives it
+    gib = 1024 ** 3
+    health, detail = archive.hot_tier(two_hours_ago, gib // 2, gib, 24, now)
+    assert health == "ok" and "(2.0 h)" in detail, "not full yet: the stack is young, not short of space"
+    health, detail = archive.hot_tier(two_hours_ago, gib, gib, 24, now)
+    assert health == "warning" and "raise store.events_capped_size_mb to about 12289" in detail, detail
+    assert archive.hot_tier(two_hours_ago, gib, gib, 1, now)[0] == "ok"
