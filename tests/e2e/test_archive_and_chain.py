@@ -48,6 +48,15 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "RESULT: the chains verify" in clean.stdout
     assert f"links 1 to {m.records} ({m.records} present), confirmed by" in clean.stdout, clean.stdout
+    # the record deleted from the log (an incident) is a gap in the server's sequence, told apart
+    assert f"SOURCE GAP {server}:" in clean.stdout, clean.stdout
+    by_time = sorted(events.find({"server": server}, {"event_time": 1, "chain_seq": 1}), key=lambda d: d["event_time"])
+    lo, hi = by_time[len(by_time) // 3]["event_time"], by_time[2 * len(by_time) // 3]["event_time"]
+    inside = [d["chain_seq"] for d in by_time if lo <= d["event_time"] < hi]
+    window = stack.cli("verify", "--server", server, "--where", "store", "--from", lo.isoformat() + "Z",
+                       "--to", hi.isoformat() + "Z", check=False)
+    assert window.returncode == 0, window.stdout
+    assert f"links {min(inside)} to {max(inside)} " in window.stdout, window.stdout
 
     # status shows both tiers
     tiers = {r["component"]: r for r in json.loads(stack.cli("status", "--json").stdout)}
