@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from auditpipe import archive
-from auditpipe.chain import DIGEST, SEQ, Finding, ServerReport, _plain, compare_copies, verify_links
+from auditpipe.chain import (DIGEST, SEQ, Finding, ServerReport, _plain, compare_copies, explain_repeats,
+                             verify_links)
 from auditpipe.components.store import mongo_client
 from auditpipe.config import Config
 
@@ -67,6 +68,7 @@ def verify(cfg: Config, server: str | None = None, since: datetime | None = None
     for name in sorted(servers):
         heads = heads_by_server.get(name, {})
         digests: dict[str, dict[int, str]] = {}
+        loaded: dict[str, tuple[list[dict], ServerReport]] = {}
         sources = []
         if store:
             docs = list(events.find({"server": name}))
@@ -80,9 +82,15 @@ def verify(cfg: Config, server: str | None = None, since: datetime | None = None
         for where, docs in sources:
             first, last = _seq_window(docs, since, until)
             report = verify_links(name, docs, heads, first, last)
+            loaded[where] = (docs, report)
             result.reports.append((where, report))
-            result.findings.extend((where, f) for f in report.findings)
             digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
+        if "store" in loaded and "archive" in loaded:
+            store_docs, store_report = loaded["store"]
+            store_report.findings, explained = explain_repeats(store_report.findings, store_docs, loaded["archive"][0])
+            result.notes.extend(explained)
+        for where, (_, report) in loaded.items():
+            result.findings.extend((where, f) for f in report.findings)
         if "store" in digests and "archive" in digests:
             result.findings.extend(("store/archive", f) for f in compare_copies(name, digests["store"], digests["archive"]))
     if not servers:

@@ -29,7 +29,7 @@ def chain(n, server="db-01"):
     docs, previous = [], ""
     for i in range(1, n + 1):
         d = {"_id": f"{server}/{i}", "server": server, "event_time": datetime(2026, 11, 22, 10, 0, i % 60),
-             "sqltext": f"select {i}", "chain_seq": i}
+             "sqltext": f"select {i}", "line_sha256": f"line-of-{server}/{i}", "chain_seq": i}
         d["chain_digest"] = previous = link(previous, d)
         docs.append(d)
     return docs
@@ -97,3 +97,20 @@ def test_swapped_events_are_reordered():
     docs[4]["chain_seq"], docs[5]["chain_seq"] = 6, 5
     r = verify_links("db-01", docs, {})
     assert kinds(r)[0][0] == "reordered" and kinds(r)[0][1] == 5
+
+
+def test_a_copy_linked_again_is_explained_by_the_archive_not_called_a_deletion():
+    from auditpipe.chain import explain_repeats
+
+    docs = chain(10)
+    # link 8 was a copy of event 3, re-sent late: the store kept event 3 at link 3, the archive has both
+    copy = dict(docs[2], chain_seq=8, line_sha256=docs[2]["line_sha256"])
+    archived = docs[:7] + [copy] + docs[8:]
+    stored = docs[:7] + docs[8:]
+    report = verify_links("db-01", stored, {})
+    assert kinds(report) == [("deleted", 8, None)]
+    left, notes = explain_repeats(report.findings, stored, archived)
+    assert left == [] and "copies of events stored earlier (db-01/3)" in notes[0]
+    # a real deletion stays one: the archive's row there is no copy of a stored event
+    left, _ = explain_repeats(report.findings, stored, docs)
+    assert [f.kind for f in left] == ["deleted"]

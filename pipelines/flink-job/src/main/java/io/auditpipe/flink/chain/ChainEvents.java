@@ -49,7 +49,7 @@ import java.util.Map;
  *
  * <p>Known limit: a copy re-sent after its id was forgotten (later than the stats' lateness) is
  * linked a second time; its insert into the store is a duplicate (ignored), so that link has no
- * document there and verify reports the link as missing, naming the copy's id (docs/archive.md).
+ * document there; verify finds the copy in the archive at that link and says so (docs/archive.md).
  */
 public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, IngestedEvent> {
     private static final long serialVersionUID = 1L;
