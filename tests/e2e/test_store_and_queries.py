@@ -85,10 +85,13 @@ def test_cli_query_prints_a_table_and_json(stack):
 
 def test_status_shows_every_part_healthy(stack):
     rows = {r["component"]: r for r in stack.status()}
+    tiers = {name: rows.pop(name) for name in ("hot tier", "archive")}  # docs/archive.md
     assert set(rows) == {"kafka", "store", "flink", "collector", "supervisor"}
     for name, r in rows.items():
         assert r["health"] == "ok", r
         assert r["pid"], name
+    for name, r in tiers.items():
+        assert r["health"] in ("ok", "warning") and r["detail"], r
     assert "RUNNING" in rows["flink"]["detail"]
 
 
@@ -112,6 +115,7 @@ def test_stored_documents_follow_their_schemas(stack):
         "stats": list(db[stack.cfg.store["stats_collection"]].find({"server": server})),
         "dead-letter": list(db[stack.cfg.store["dead_letter_collection"]].find()),
         "alert": list(db[stack.cfg.store["alerts_collection"]].find()),
+        "chain-head": list(db[stack.cfg.store["chain_heads_collection"]].find({"server": server})),
     }
     for name, docs in samples.items():
         assert docs, f"no {name} documents to check"
