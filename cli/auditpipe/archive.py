@@ -409,7 +409,7 @@ def tier_rows(cfg: Config) -> list:
     now = datetime.now(timezone.utc)
     oldest = None
     try:
-        db = mongo_client(cfg, 2000)[s["database"]]
+        db = mongo_client(cfg, 2000, socket_timeout_ms=5000)[s["database"]]
         events = db[s["events_collection"]]
         oldest = next(iter(events.find({}, {"event_time": 1}).limit(1)), None)  # natural order: the oldest insert
         stats = db.command("collStats", s["events_collection"])

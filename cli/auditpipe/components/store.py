@@ -20,10 +20,12 @@ from auditpipe.process import port_open, wait_until
 FERRETDB_VERSION = "v1.24.0"
 
 
-def mongo_client(cfg: Config, timeout_ms: int = 5000):
+def mongo_client(cfg: Config, timeout_ms: int = 5000, socket_timeout_ms: int | None = None):
+    """A client of the store; ``socket_timeout_ms`` bounds each request too (status must not hang on a frozen store)."""
     from pymongo import MongoClient
 
-    return MongoClient(cfg.store_uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
+    return MongoClient(cfg.store_uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms,
+                       socketTimeoutMS=socket_timeout_ms)
 
 
 def document_count(collection) -> int:
