@@ -133,6 +133,9 @@ def format_report(v: Verification) -> str:
         anchor = (f", confirmed by {r.heads_checked} chain heads up to link {r.anchored_to}" if r.anchored_to
                   else (f", {r.heads_checked} chain heads" if r.heads_checked else ", no chain head yet"))
         state = "OK" if not r.findings else f"{len(r.findings)} finding(s)"
+        if r.before_chain:
+            state += (f" ({r.before_chain} events shipped before the chain began, stored by an earlier auditpipe:"
+                      " not judged)")
         if r.identical_copies:
             state += f" ({r.identical_copies} links present twice, identical: read during a compaction?)"
         lines.append(f"{where:<8} {r.server}: links {r.first_seq} to {r.last_seq} ({r.links} present){anchor}{trimmed}: {state}")

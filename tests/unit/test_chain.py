@@ -114,3 +114,17 @@ def test_a_copy_linked_again_is_explained_by_the_archive_not_called_a_deletion()
     # a real deletion stays one: the archive's row there is no copy of a stored event
     left, _ = explain_repeats(report.findings, stored, docs)
     assert [f.kind for f in left] == ["deleted"]
+
+
+def test_events_stored_before_the_chain_began_are_not_judged_but_a_later_unlinked_one_is():
+    docs = chain(5)
+    for i, d in enumerate(docs):
+        d["ingest"] = {"timestamp": 2_000_000 + i}
+    previous = ""
+    for d in docs:  # links over the content with ingest
+        d["chain_digest"] = previous = link(previous, d)
+    old = {"_id": "db-01/old", "server": "db-01", "ingest": {"timestamp": 1_000_000}}
+    late = {"_id": "db-01/late", "server": "db-01", "ingest": {"timestamp": 3_000_000}}
+    r = verify_links("db-01", docs + [old, late], {})
+    assert r.before_chain == 1
+    assert kinds(r) == [("inserted", None, "db-01/late")]
