@@ -49,10 +49,6 @@ def server_of(directory: str) -> str:
     return out.decode("utf-8")
 
 
-def archive_dir(cfg: Config) -> Path:
-    return cfg.archive_path
-
-
 def _committed(folder: Path, suffix: str) -> list[Path]:
     return sorted(p for p in folder.glob(f"*{suffix}") if not p.name.startswith("."))
 
