@@ -44,7 +44,7 @@ compliance:
 
 @contextmanager
 def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
-                  capped_mb: int = 256, formats: dict[str, str] | None = None):
+                  capped_mb: int = 256, formats: dict[str, str] | None = None, store_extra: str = ""):
     """``servers`` each get a source logs/<server>/audit.log, in percona-json unless ``formats`` says otherwise."""
     logs = root / "logs"
     formats = formats or {}
@@ -55,7 +55,7 @@ def running_stack(root: Path, ports: dict, servers: list[str], database: str, ka
 state_dir: {root / 'state'}
 tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}{kafka_extra}}}
-store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {database}}}
+store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {database}{store_extra}}}
 flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s}}}}
 sources:
 {sources}

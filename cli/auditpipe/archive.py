@@ -14,6 +14,7 @@ aggregation stages they use into one DuckDB statement, so the archive answers th
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -90,12 +91,41 @@ def files_for(root: Path, since: datetime | None = None, until: datetime | None 
     return [f for p in partitions(root, server, first, last) for f in p.files()]
 
 
-def connect():
-    import duckdb
+class Unreadable(UserError):
+    """An archive file that cannot be read: damaged, cut short, or not one the job wrote."""
 
-    con = duckdb.connect()
-    con.execute("SET TimeZone='UTC'")
-    return con
+    ADVICE = ("Move the file aside (or restore it from a copy) and run `auditpipe verify`: the events it held "
+              "are then reported missing")
+
+    def __init__(self, reason: str, file: str | None = None):
+        super().__init__(f"the archive cannot be read: {reason}. {self.ADVICE}")
+        self.reason = reason
+        self.file = file
+
+
+class _Connection:
+    """A DuckDB connection whose errors reading a file become ``Unreadable``, naming the file."""
+
+    def __init__(self):
+        import duckdb
+
+        self._con = duckdb.connect()
+        self._con.execute("SET TimeZone='UTC'")
+
+    def execute(self, sql: str, params: list | None = None):
+        import duckdb
+
+        try:
+            return self._con.execute(sql, params) if params else self._con.execute(sql)
+        except duckdb.Error as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            named = re.search(r"file '([^']+)'", first)
+            file = named.group(1) if named else None
+            raise Unreadable(first, file) from None
+
+
+def connect() -> _Connection:
+    return _Connection()
 
 
 def _source(files: list[Path]) -> str:
@@ -143,9 +173,20 @@ def chain_heads(root: Path, server: str | None = None) -> list[dict]:
         if server is not None and server_of(sdir.name) != server:
             continue
         for f in _committed(sdir, ".jsonl"):
-            for line in f.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    out.append(json.loads(line))
+            for number, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    head = json.loads(line)
+                except ValueError as e:
+                    head = None
+                    reason = str(e)
+                else:
+                    reason = "not a chain head (server, seq, digest)"
+                if not (isinstance(head, dict) and isinstance(head.get("server"), str)
+                        and isinstance(head.get("seq"), int) and isinstance(head.get("digest"), str)):
+                    raise Unreadable(f"{f} line {number}: {reason}", str(f))
+                out.append(head)
     return out
 
 
@@ -169,8 +210,19 @@ def _literal(value: Any, params: list) -> str:
     return "?"
 
 
+# the event fields that are lists: a condition on one is about its items, as in MongoDB
+LIST_COLUMNS = frozenset({"tables", "data_classes", "access_violations", "controls"})
+
+
 def _condition(field: str, spec: Any, params: list) -> str:
     col = _column(field)
+    if field in LIST_COLUMNS and not (isinstance(spec, dict) and set(spec) <= {"$exists"}):
+        if isinstance(spec, dict) and set(spec) == {"$in"}:
+            return ("(" + " OR ".join(f"coalesce(list_contains({col}, {_literal(x, params)}), false)"
+                                      for x in spec["$in"]) + ")") if spec["$in"] else "false"
+        if isinstance(spec, dict):
+            raise Unsupported(f"the archive cannot run {', '.join(spec)} on the list {field}")
+        return f"coalesce(list_contains({col}, {_literal(spec, params)}), false)"
     if isinstance(spec, dict) and spec and all(k.startswith("$") for k in spec):
         parts = []
         for op, v in spec.items():
@@ -424,7 +476,11 @@ def tier_rows(cfg: Config) -> list:
         rows.append(StatusRow("archive", None, str(root), "warning", "disabled (archive.enabled): events leave "
                               "for good when the capped collection trims them"))
         return rows
-    sp = span(root, count_events=False)
+    try:
+        sp = span(root, count_events=False)
+    except Unreadable as e:
+        rows.append(StatusRow("archive", None, str(root), "warning", str(e)))
+        return rows
     keep = cfg.archive["retention_days"]
     if not sp.files:
         rows.append(StatusRow("archive", None, str(root), "ok", "empty (nothing committed yet)"))

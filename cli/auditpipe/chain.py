@@ -56,7 +56,8 @@ def link(previous: str, doc: dict) -> str:
 
 @dataclass
 class Finding:
-    """Something wrong with the chain: kind is edited, deleted, inserted, reordered or head_mismatch."""
+    """Something wrong with the chain: kind is edited, deleted, inserted, reordered, head_mismatch, or
+    unreadable (an archive file that cannot be read, so its links cannot be checked)."""
     kind: str
     server: str
     seq: int | None
@@ -65,9 +66,9 @@ class Finding:
     last_seq: int | None = None  # a deletion: the last missing link
 
     def line(self, where: str) -> str:
-        at = f"link {self.seq}" if self.seq is not None else "no link"
+        at = f"link {self.seq}" if self.seq is not None else ("" if self.kind == "unreadable" else "no link")
         event = f" event {self.event_id}" if self.event_id else ""
-        return f"{where}: {self.server} {at}{event}: {self.kind.upper()}: {self.detail}"
+        return f"{where}: {' '.join(x for x in (self.server, at) if x)}{event}: {self.kind.upper()}: {self.detail}"
 
 
 @dataclass

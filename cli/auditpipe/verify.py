@@ -47,9 +47,20 @@ def verify(cfg: Config, server: str | None = None, since: datetime | None = None
     root = cfg.archive_path
     result = Verification()
 
+    def unreadable(e: archive.Unreadable, name: str | None) -> None:
+        # evidence that cannot be read cannot be verified: a finding, never a crash and never a pass
+        result.findings.append(("archive", Finding("unreadable", name or "?", None, None,
+                                                          f"{e.reason}: its links cannot be checked")))
+
+    manifest_heads = []
+    if in_archive:
+        try:
+            manifest_heads = archive.chain_heads(root, server)
+        except archive.Unreadable as e:
+            unreadable(e, server)
     heads_by_server: dict[str, dict[int, str]] = {}
     for where, heads in (("chain_heads", list(db[s["chain_heads_collection"]].find({} if server is None else {"server": server}))),
-                         ("archive manifest", archive.chain_heads(root, server) if in_archive else [])):
+                         ("archive manifest", manifest_heads)):
         for h in heads:
             known = heads_by_server.setdefault(h["server"], {})
             if h["seq"] in known and known[h["seq"]] != h["digest"]:
@@ -78,7 +89,10 @@ def verify(cfg: Config, server: str | None = None, since: datetime | None = None
                                     " kept as dead letters of stage store, and verified from there")
             sources.append(("store", docs + refused))
         if in_archive:
-            sources.append(("archive", archive.chain_rows(root, name)))
+            try:
+                sources.append(("archive", archive.chain_rows(root, name)))
+            except archive.Unreadable as e:
+                unreadable(e, name)
         for where, docs in sources:
             first, last = _seq_window(docs, since, until)
             report = verify_links(name, docs, heads, first, last)

@@ -45,6 +45,9 @@ def test_match_as_mongodb_means_it(parquet):
     assert ids({"auth_outcome": {"$exists": False}}) == ["a/1", "a/2"]
     assert ids({"data_classes.0": {"$exists": True}}) == ["a/2"], "an empty list has no first item"
     assert ids({"event_name": {"$in": ["Connect"]}, "server": "db-01"}) == ["a/3"]
+    assert ids({"controls": "PCI-1"}) == ["a/1", "a/2"], "equality on a list: one of its items"
+    assert ids({"controls": {"$in": ["SOX-1", "HIPAA-1"]}}) == ["a/1"]
+    assert ids({"server": {"$in": ["db-02"]}}) == ["a/4"]
     since = datetime(2026, 11, 22, 10, 1, tzinfo=timezone.utc)
     assert ids({"event_time": {"$gte": since, "$lt": datetime(2026, 11, 23, tzinfo=timezone.utc)}}) == ["a/2", "a/3"]
 
@@ -105,3 +108,28 @@ def test_the_hot_tier_warns_only_when_full_and_younger_than_wanted():
     health, detail = archive.hot_tier(two_hours_ago, gib, gib, 24, now)
     assert health == "warning" and "raise store.events_capped_size_mb to about 12289" in detail, detail
     assert archive.hot_tier(two_hours_ago, gib, gib, 1, now)[0] == "ok"
+
+
+def test_a_damaged_or_foreign_file_is_named_not_a_traceback(tmp_path, parquet):
+    day = tmp_path / "events" / "server=db-01" / "date=2026-11-22"
+    day.mkdir(parents=True)
+    (day / "part-0.parquet").write_bytes(parquet.read_bytes())
+    damaged = day / "part-1.parquet"
+    damaged.write_bytes(parquet.read_bytes()[:-40])  # cut short, as by a full disk or a bad copy
+    for read in (lambda: archive.chain_rows(tmp_path, "db-01"),
+                 lambda: archive.run_pipeline(tmp_path, "events", [{"$count": "n"}], None, None),
+                 lambda: archive.span(tmp_path)):
+        with pytest.raises(archive.Unreadable, match="part-1.parquet") as caught:
+            read()
+        assert caught.value.file == str(damaged) and "auditpipe verify" in str(caught.value)
+    damaged.unlink()
+    assert archive.run_pipeline(tmp_path, "events", [{"$count": "n"}], None, None) == [{"n": 4}]
+
+    heads = tmp_path / "manifest" / "chain-heads" / "server=db-01"
+    heads.mkdir(parents=True)
+    (heads / "part-0.jsonl").write_text('{"server": "db-01", "seq": 3, "digest": "ab"}\n{"server": "db-01", "seq"\n')
+    with pytest.raises(archive.Unreadable, match=r"part-0.jsonl line 2"):
+        archive.chain_heads(tmp_path)
+    (heads / "part-0.jsonl").write_text('{"server": "db-01", "seq": "3"}\n')
+    with pytest.raises(archive.Unreadable, match=r"line 1: not a chain head"):
+        archive.chain_heads(tmp_path)
