@@ -20,8 +20,17 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
 
 
+def catalog() -> dict:
+    return yaml.safe_load((paths.SCHEMAS / "queries.yaml").read_text())
+
+
 def saved_queries() -> dict[str, dict]:
-    return yaml.safe_load((paths.SCHEMAS / "queries.yaml").read_text())["queries"]
+    return catalog()["queries"]
+
+
+def parameters() -> dict[str, dict]:
+    """The catalog's parameters: kind (time, list, string, int), optional, description."""
+    return catalog()["parameters"]
 
 
 def parse_time(text: str | None, default: datetime, now: datetime | None = None) -> datetime:
@@ -40,18 +49,79 @@ def parse_time(text: str | None, default: datetime, now: datetime | None = None)
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-def bind(pipeline: Any, params: dict[str, Any]) -> Any:
-    """Replaces every {"$param": name} in the pipeline with its value."""
-    if isinstance(pipeline, dict):
-        if set(pipeline) == {"$param"}:
-            name = pipeline["$param"]
-            if name not in params:
-                raise UserError(f"the query needs parameter '{name}'")
-            return params[name]
-        return {k: bind(v, params) for k, v in pipeline.items()}
-    if isinstance(pipeline, list):
-        return [bind(v, params) for v in pipeline]
-    return pipeline
+class _Unset:
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+UNSET = _Unset()  # an optional parameter not given: the condition it stands in is removed
+
+
+def bind(pipeline: Any, params: dict[str, Any], declared: dict[str, dict] | None = None) -> Any:
+    """Replaces every {"$param": name} in the pipeline with its value. An optional parameter
+    (``declared``, default the catalog's) that is not given removes the field condition holding it."""
+    declared = parameters() if declared is None else declared
+    return _prune(_bind(pipeline, params, declared))
+
+
+def _bind(value: Any, params: dict[str, Any], declared: dict[str, dict]) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$param"}:
+            name = value["$param"]
+            if params.get(name) is not None:
+                return params[name]
+            if declared.get(name, {}).get("optional"):
+                return UNSET
+            about = declared.get(name, {}).get("description")
+            raise UserError(f"the query needs parameter '{name}'" + (f": {about}" if about else ""))
+        return {k: _bind(v, params, declared) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bind(v, params, declared) for v in value]
+    return value
+
+
+def _holds_unset(value: Any) -> bool:
+    if value is UNSET:
+        return True
+    if isinstance(value, dict):
+        return any(_holds_unset(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_unset(v) for v in value)
+    return False
+
+
+def _prune(value: Any) -> Any:
+    """Removes each field condition of a $match that holds an unset optional parameter."""
+    if isinstance(value, list):
+        return [_prune(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"$match"} and isinstance(value["$match"], dict):
+            return {"$match": {k: v for k, v in value["$match"].items() if not _holds_unset(v)}}
+        return {k: _prune(v) for k, v in value.items()}
+    return value
+
+
+def parse_params(pairs: list[str] | None) -> dict[str, Any]:
+    """--param name=value pairs, checked against the catalog's parameters (ints as ints)."""
+    declared = parameters()
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise UserError(f"--param '{pair}': write it as name=value")
+        if name not in declared:
+            raise UserError(f"--param '{name}': no such parameter; the catalog's: {', '.join(declared)}")
+        kind = declared[name]["kind"]
+        if kind in ("time", "list"):
+            raise UserError(f"--param '{name}' is set by its own option (--since/--until, --server)")
+        if kind == "int":
+            try:
+                out[name] = int(text)
+            except ValueError:
+                raise UserError(f"--param '{name}={text}': a whole number is needed") from None
+        else:
+            out[name] = text
+    return out
 
 
 def collection_name(cfg: Config, role: str) -> str:
@@ -60,25 +130,30 @@ def collection_name(cfg: Config, role: str) -> str:
     return cfg.store[COLLECTION_ROLES[role]]
 
 
-def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None) -> list[dict]:
+def _saved(name: str) -> dict:
     queries = saved_queries()
     if name not in queries:
         raise UserError(f"no saved query '{name}'; saved queries: {', '.join(queries)}")
-    q = queries[name]
-    params = {"since": parse_time(since, EPOCH), "until": parse_time(until, FAR_FUTURE)}
-    return run_pipeline(cfg, q["collection"], bind(q["pipeline"], params))
+    return queries[name]
 
 
-def run_saved_on_archive(cfg: Config, name: str, since: str | None = None, until: str | None = None) -> list[dict]:
+def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None,
+              servers: list[str] | None = None, params: dict[str, Any] | None = None) -> list[dict]:
+    q = _saved(name)
+    bound = {**(params or {}), "since": parse_time(since, EPOCH), "until": parse_time(until, FAR_FUTURE),
+             "servers": servers or None}
+    return run_pipeline(cfg, q["collection"], bind(q["pipeline"], bound))
+
+
+def run_saved_on_archive(cfg: Config, name: str, since: str | None = None, until: str | None = None,
+                         servers: list[str] | None = None, params: dict[str, Any] | None = None) -> list[dict]:
     """A saved query over the archive's Parquet files (DuckDB), over the days the time range covers."""
     from auditpipe import archive
 
-    queries = saved_queries()
-    if name not in queries:
-        raise UserError(f"no saved query '{name}'; saved queries: {', '.join(queries)}")
-    q = queries[name]
+    q = _saved(name)
     lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
-    return archive.run_pipeline(cfg.archive_path, q["collection"], bind(q["pipeline"], {"since": lo, "until": hi}),
+    bound = {**(params or {}), "since": lo, "until": hi, "servers": servers or None}
+    return archive.run_pipeline(cfg.archive_path, q["collection"], bind(q["pipeline"], bound),
                                 lo if since else None, hi if until else None)
 
 

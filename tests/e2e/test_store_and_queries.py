@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 def test_events_collection_is_capped_with_the_configured_size(stack):
     options = stack.db()[stack.cfg.store["events_collection"]].options()
     assert options.get("capped") is True
-    assert options.get("size") == 256 * 1024 * 1024
+    assert options.get("size") == stack.cfg.store["events_capped_size_mb"] * 1024 * 1024
 
 
 def test_an_uncapped_events_collection_stops_startup(stack):
@@ -39,8 +39,16 @@ def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack
                  failed_login_burst=12, incidents=True)
     stack.wait_for("the queries run's events", lambda: ((n := stack.count(server)) >= m.records, n))
     for name in query.saved_queries():
-        rows = query.run_saved(stack.cfg, name)
+        rows = query.run_saved(stack.cfg, name, params={"control": "PCI-DSS-10.2.1.4"})
         assert isinstance(rows, list), name
+    # narrowed to this run's server: exact
+    mine = query.run_saved(stack.cfg, "failed-logins", servers=[server])
+    assert sum(r["attempts"] for r in mine) == m.failed_logins
+    assert query.run_saved(stack.cfg, "failed-logins", servers=["no-such-server"]) == []
+    evidence = query.run_saved(stack.cfg, "events-for-control", servers=[server],
+                               params={"control": "PCI-DSS-10.2.1.4"})
+    failed_logins = sum(r["events"] for r in evidence if r["_id"].get("category") == "authentication")
+    assert failed_logins == m.failed_logins, evidence
     failed = query.run_pipeline(stack.cfg, "events", [
         {"$match": {"server": server, "auth_outcome": "failure"}},
         {"$group": {"_id": "$user", "n": {"$sum": 1}}}])

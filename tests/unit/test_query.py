@@ -1,5 +1,6 @@
 """Saved queries: parameters, time parsing, table output. (They run against the real store in e2e.)"""
 
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -33,7 +34,8 @@ def test_every_saved_query_names_a_known_collection_and_binds():
     for name, q in saved.items():
         assert q["collection"] in query.COLLECTION_ROLES, name
         assert q["description"], name
-        bound = query.bind(q["pipeline"], {"since": query.EPOCH, "until": query.FAR_FUTURE})
+        bound = query.bind(q["pipeline"], {"since": query.EPOCH, "until": query.FAR_FUTURE,
+                                           "control": "PCI-DSS-10.2.1.4"})
         assert "$param" not in repr(bound), name
 
 
@@ -74,3 +76,36 @@ def test_credentials_are_redacted_wherever_a_uri_is_printed(tmp_path):
     f.write_text("store:\n  uri: mongodb://auditor:hunter2@127.0.0.1:1/?serverSelectionTimeoutMS=200\n")
     row = LocalStore(config.load(f)).status()
     assert "hunter2" not in f"{row.endpoint} {row.detail}" and "auditor:***@" in row.endpoint
+
+
+def test_an_optional_parameter_not_given_removes_its_condition():
+    declared = {"since": {"kind": "time"}, "servers": {"kind": "list", "optional": True}}
+    p = [{"$match": {"t": {"$gte": {"$param": "since"}}, "server": {"$in": {"$param": "servers"}}}},
+         {"$group": {"_id": "$server", "n": {"$sum": 1}}}]
+    assert query.bind(p, {"since": 1}, declared) == [{"$match": {"t": {"$gte": 1}}},
+                                                    {"$group": {"_id": "$server", "n": {"$sum": 1}}}]
+    assert query.bind(p, {"since": 1, "servers": ["a"]}, declared)[0] == {
+        "$match": {"t": {"$gte": 1}, "server": {"$in": ["a"]}}}
+    with pytest.raises(UserError, match="parameter 'since'"):
+        query.bind(p, {"servers": ["a"]}, declared)
+
+
+def test_every_saved_query_takes_the_servers_and_declares_its_parameters():
+    declared = query.parameters()
+    for name, q in query.saved_queries().items():
+        used = set(re.findall(r"'\$param': '([a-z_]+)'", repr(q["pipeline"])))
+        assert used <= set(declared), (name, used - set(declared))
+        assert "servers" in used, f"{name}: every figure can be narrowed to servers"
+        bound = query.bind(q["pipeline"], {"since": query.EPOCH, "until": query.FAR_FUTURE, "servers": ["x"],
+                                           "control": "PCI-DSS-10.2.1.4"})
+        assert "$param" not in repr(bound), name
+
+
+def test_params_from_the_command_line_are_checked():
+    assert query.parse_params(["control=PCI-DSS-10.2.1.1"]) == {"control": "PCI-DSS-10.2.1.1"}
+    with pytest.raises(UserError, match="no such parameter; the catalog's: since"):
+        query.parse_params(["colour=red"])
+    with pytest.raises(UserError, match="name=value"):
+        query.parse_params(["control"])
+    with pytest.raises(UserError, match="own option"):
+        query.parse_params(["servers=a"])
