@@ -36,7 +36,7 @@ def test_an_uncapped_events_collection_stops_startup(stack):
 def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack):
     server = "e2e-queries"
     m = simulate(stack.log_path(server), rate=1000, duration=6, speedup=50, seed=21, rotate_on_size=0,
-                 failed_login_burst=12, incidents=True)
+                 failed_login_burst=12, incidents=True, malformed=2)
     stack.wait_for("the queries run's events", lambda: ((n := stack.count(server)) >= m.records, n))
     for name in query.saved_queries():
         rows = query.run_saved(stack.cfg, name, params={"control": "PCI-DSS-10.2.1.4"})
@@ -118,12 +118,19 @@ def test_stored_documents_follow_their_schemas(stack):
     server = "e2e-queries"
     stack.wait_for("events of the queries run", lambda: ((n := stack.count(server)) > 0, n))
     db = stack.db()
+    # the queries run wrote two malformed lines: this test needs no other test's dead letters
+    stack.wait_for("the queries run's dead letters", lambda: (
+        (n := db[stack.cfg.store["dead_letter_collection"]].count_documents({})) > 0, n))
+    # a server's entry comes with its first chain head (chain.head-interval, a minute)
+    stack.wait_for("the queries run's server entry", lambda: (
+        (d := db[stack.cfg.store["servers_collection"]].find_one({"_id": server})) is not None, d))
     samples = {
         "audit-event": list(db[stack.cfg.store["events_collection"]].find({"server": server}).limit(500)),
         "stats": list(db[stack.cfg.store["stats_collection"]].find({"server": server})),
         "dead-letter": list(db[stack.cfg.store["dead_letter_collection"]].find()),
         "alert": list(db[stack.cfg.store["alerts_collection"]].find()),
         "chain-head": list(db[stack.cfg.store["chain_heads_collection"]].find({"server": server})),
+        "server": list(db[stack.cfg.store["servers_collection"]].find({"_id": server})),
     }
     for name, docs in samples.items():
         assert docs, f"no {name} documents to check"

@@ -121,6 +121,7 @@ class FlinkJob(Component):
             "store.collection.dead-letters": s["dead_letter_collection"],
             "store.collection.alerts": s["alerts_collection"],
             "store.collection.chain-heads": s["chain_heads_collection"],
+            "store.collection.servers": s["servers_collection"],
             "checkpoint.interval": f"{int(duration_seconds(f['checkpoint_interval']) * 1000)}ms",
             "flink.rest.address": "127.0.0.1",
             "flink.rest.bind-address": "127.0.0.1",

@@ -86,7 +86,8 @@ def ensure_collections(cfg: Config) -> list[str]:
                          "place (re-create the collection to apply it)")
     else:
         db.create_collection(events, capped=True, size=wanted)
-    for name in (s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"], s["chain_heads_collection"]):
+    for name in (s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"], s["chain_heads_collection"],
+                 s["servers_collection"]):
         if name not in existing:
             db.create_collection(name)
     db[events].create_index([("event_time", 1)], name="event_time")

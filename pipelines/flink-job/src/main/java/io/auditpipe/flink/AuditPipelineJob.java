@@ -76,6 +76,7 @@ import java.time.Duration;
  *                         |              |--> alert rules: logins per account and per origin, access to
  *                         |              |      classified data, per-event rules --> alerts, audit.alerts, webhook
  *                         |              \--> chain heads (each minute) --> chain_heads, archive manifest
+ *                         |              \--> each chain head --> servers (last event per server)
  *                         \--> dead letters (+ id collisions, events too late for the stats) --> dead_letters, audit.deadletter
  * </pre>
  *
@@ -100,6 +101,7 @@ public class AuditPipelineJob {
     private Sink<Alert> alertTopicSink;
     private Sink<Alert> alertWebhookSink;
     private Sink<ChainHead> chainHeadStoreSink;
+    private Sink<ChainHead> serverStoreSink;
     private Sink<IngestedEvent> archiveEventSink;
     private Sink<ChainHead> archiveChainHeadSink;
 
@@ -125,6 +127,12 @@ public class AuditPipelineJob {
     /** Where chain heads go in the store (null: discarded). */
     public AuditPipelineJob withChainHeadSink(Sink<ChainHead> store) {
         this.chainHeadStoreSink = store;
+        return this;
+    }
+
+    /** Where each chain head updates its server's entry in the servers collection (null: none). */
+    public AuditPipelineJob withServerSink(Sink<ChainHead> servers) {
+        this.serverStoreSink = servers;
         return this;
     }
 
@@ -158,6 +166,9 @@ public class AuditPipelineJob {
         DataStream<ChainHead> heads = firstCopies.getSideOutput(ChainEvents.HEADS);
         heads.sinkTo(chainHeadStoreSink != null ? chainHeadStoreSink : new DiscardingSink<>())
                 .name("store-chain-heads").uid("store-chain-heads");
+        if (serverStoreSink != null) {
+            heads.sinkTo(serverStoreSink).name("store-servers").uid("store-servers");
+        }
         if (archiveEventSink != null) {
             firstCopies.sinkTo(archiveEventSink).name("archive-events").uid("archive-events");
             heads.sinkTo(archiveChainHeadSink).name("archive-chain-heads").uid("archive-chain-heads");
@@ -354,6 +365,8 @@ public class AuditPipelineJob {
                                 : null)
                 .withChainHeadSink(new MongoBulkSink<>(MongoSinkSettings.forCollection(options,
                         options.get(JobOptions.CHAIN_HEADS_COLLECTION)), StoreDocuments::chainHeadInsert))
+                .withServerSink(new MongoBulkSink<>(MongoSinkSettings.forCollection(options,
+                        options.get(JobOptions.SERVERS_COLLECTION)), StoreDocuments::serverUpsert))
                 .withArchive(options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.events(options.get(JobOptions.ARCHIVE_PATH)) : null,
                         options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.chainHeads(options.get(JobOptions.ARCHIVE_PATH)) : null);
     }

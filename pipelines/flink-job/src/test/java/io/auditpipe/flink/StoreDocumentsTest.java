@@ -118,4 +118,18 @@ class StoreDocumentsTest {
         b[0] = '{';
         return b;
     }
+
+    @Test
+    void aChainHeadUpdatesItsServersEntryWithoutGoingBackInTime() {
+        io.auditpipe.flink.chain.ChainHead h = new io.auditpipe.flink.chain.ChainHead("db-1", 42, "abc", "db-1:7", 1_700_000_000_000L, 1_700_000_060_000L);
+        UpdateOneModel<Document> m = (UpdateOneModel<Document>) StoreDocuments.serverUpsert(h);
+        assertEquals(new Document("_id", "db-1"), m.getFilter());
+        assertTrue(m.getOptions().isUpsert());
+        Document update = (Document) m.getUpdate();
+        // the Grafana variable query reads "value"; the dashboards filter on "server"
+        assertEquals(new Document("value", "db-1").append("server", "db-1"), update.get("$set"));
+        Document max = (Document) update.get("$max");
+        assertEquals(new Date(1_700_000_000_000L), max.get("last_event_time"));
+        assertEquals(42L, max.get("last_seq"));
+    }
 }

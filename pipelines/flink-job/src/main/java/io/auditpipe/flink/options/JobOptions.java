@@ -189,6 +189,11 @@ public final class JobOptions {
             .stringType().defaultValue("chain_heads")
             .withDescription("Collection of the tamper-evidence chain's heads (docs/archive.md), one insert per server per"
                     + " head interval.");
+    public static final ConfigOption<String> SERVERS_COLLECTION = ConfigOptions.key("store.collection.servers")
+            .stringType().defaultValue("servers")
+            .withDescription("One document per server that ever sent an event ({_id, value, server, last_event_time,"
+                    + " last_seq}), upserted with each chain head: the dashboards' server list and their audit-silence"
+                    + " indicator (a server silent for longer than the time range still shows).");
     public static final ConfigOption<Duration> CHAIN_HEAD_INTERVAL = ConfigOptions.key("chain.head-interval")
             .durationType().defaultValue(Duration.ofMinutes(1))
             .withDescription("How often a server whose chain grew gets a head (its last link's number and digest) in the"

@@ -138,6 +138,20 @@ public final class StoreDocuments {
                 .append("recorded_at", new Date(h.recordedAtMillis));
     }
 
+    /**
+     * A server's entry in the servers collection, upserted with each of its chain heads. {@code value}
+     * repeats the name because the Grafana data source's variable queries read a field of that name
+     * and FerretDB 1.24 cannot rename a field in a pipeline. {@code $max} keeps the newest time and
+     * link when a replayed, older head arrives after a newer one.
+     */
+    public static WriteModel<Document> serverUpsert(io.auditpipe.flink.chain.ChainHead h) {
+        Document update = new Document("$set", new Document("value", h.server).append("server", h.server))
+                .append("$max", new Document("last_event_time", new Date(h.lastEventTimeMillis))
+                        .append("last_seq", h.seq)
+                        .append("updated_at", new Date(h.recordedAtMillis)));
+        return new UpdateOneModel<>(new Document("_id", h.server), update, new UpdateOptions().upsert(true));
+    }
+
     public static String alertJson(io.auditpipe.flink.alerts.Alert a) {
         return alert(a).toJson(JSON);
     }
