@@ -161,6 +161,26 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_dashboards(args) -> int:
+    from auditpipe import dashboards
+
+    if args.check:
+        stale = dashboards.stale()
+        if stale:
+            print(f"stale dashboards in {dashboards.OUT_DIR}: {', '.join(stale)} (regenerate: auditpipe dashboards --write)")
+            return 1
+        print(f"dashboards in {dashboards.OUT_DIR} are up to date")
+        return 0
+    if args.write:
+        for path in dashboards.write():
+            print(f"wrote {path}")
+        return 0
+    for name, text in dashboards.render().items():
+        print(f"# {name}")
+        print(text, end="")
+    return 0
+
+
 def cmd_verify(args) -> int:
     from auditpipe import query, verify
 
@@ -412,6 +432,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="the HTML file to write (default: <state_dir>/reports/<regime>-<from>-<to>.html)")
     s.add_argument("--pdf", action="store_true", help="also print it to a PDF next to it, with Chromium (headless)")
     s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("dashboards", help="generate the Grafana dashboards (PCI DSS 10, HIPAA, SOX, pipeline health)",
+                       description="The Grafana dashboards are code (cli/auditpipe/dashboards.py): every panel runs a "
+                       "saved query of the catalog with the MongoDB data source's time-range and server macros. "
+                       "Without an option, print them; --write regenerates dashboards/grafana/*.json, which "
+                       "dashboards/provisioning loads into Grafana (docs/dashboards.md).")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--write", action="store_true", help="write dashboards/grafana/*.json")
+    g.add_argument("--check", action="store_true", help="exit 1 if the committed JSON differs from the code")
+    s.set_defaults(func=cmd_dashboards)
 
     s = sub.add_parser("verify", help="recompute each server's tamper-evidence chain over the store and the archive",
                        description="Every stored event is a link in its server's hash chain (docs/archive.md). "

@@ -14,7 +14,7 @@ from auditpipe.components.store import mongo_client
 from auditpipe.config import Config, redact_uri
 from auditpipe.errors import UserError
 
-COLLECTION_ROLES = {"events": "events_collection", "stats": "stats_collection",
+COLLECTION_ROLES = {"events": "events_collection", "stats": "stats_collection", "servers": "servers_collection",
                     "dead_letters": "dead_letter_collection", "alerts": "alerts_collection"}
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
