@@ -18,7 +18,7 @@ from auditpipe import config, paths
 
 # the fields enrichment adds to an event (StoreDocuments.ENRICHMENT_FIELDS) and its categories
 ENRICHMENT_FIELDS = ("category", "action", "tables", "tables_error", "data_classes", "principal_class",
-                     "access_violations", "controls")
+                     "access_violations", "in_change_window", "after_hours", "controls")
 ENRICHED_CATEGORIES = ("authentication", "account_management", "schema_change", "data_read", "data_write",
                        "administration", "audit_system", "session", "other")
 
@@ -39,6 +39,8 @@ compliance:
     hipaa_ephi: {tables: [clinic.patients], allowed_principals: ["nurse_*", "dr_*"]}
     sox_financial: {tables: [finance.ledger]}
   principals: {administrators: [root, "dba_*"], service_accounts: [app, batch, "svc_*"]}
+  change_windows: [{days: [sat, sun], from: "02:00", to: "06:00"}]
+  business_hours: [{days: [mon, tue, wed, thu, fri], from: "08:00", to: "18:00", timezone: Europe/Berlin}]
 """
 
 

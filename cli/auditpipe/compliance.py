@@ -29,9 +29,9 @@ def job_properties(cfg: Config) -> dict[str, str]:
     out["compliance.masking.pan"] = "true" if c["masking"]["pan"] else "false"
     for name, regex in c["masking"]["patterns"].items():
         out[f"compliance.masking.pattern.{name}"] = regex
-    if c["change_windows"]:
-        out["compliance.change-windows"] = "; ".join(
-            f"{','.join(w['days'])} {w['from']}-{w['to']} {w['timezone']}" for w in c["change_windows"])
+    for key, option in (("change_windows", "compliance.change-windows"), ("business_hours", "compliance.business-hours")):
+        if c[key]:
+            out[option] = "; ".join(f"{','.join(w['days'])} {w['from']}-{w['to']} {w['timezone']}" for w in c[key])
     return out
 
 
@@ -56,18 +56,19 @@ def alert_job_properties(cfg: Config) -> dict[str, str]:
 
 
 def problems(cfg: Config) -> list[str]:
-    """What the schema cannot check: time zones of the change windows."""
+    """What the schema cannot check: time zones of the change windows and business hours."""
     from zoneinfo import available_timezones
 
     out = []
     zones = None
-    for i, w in enumerate(cfg.data["compliance"]["change_windows"]):
-        if w["timezone"] != "UTC":
-            zones = zones or available_timezones()
-            if w["timezone"] not in zones:
-                out.append(f"compliance.change_windows[{i}].timezone: '{w['timezone']}' is not an IANA time zone name")
-        if "*" in w["days"] and len(w["days"]) > 1:
-            out.append(f"compliance.change_windows[{i}].days: '*' means every day; list days or '*', not both")
+    for key in ("change_windows", "business_hours"):
+        for i, w in enumerate(cfg.data["compliance"][key]):
+            if w["timezone"] != "UTC":
+                zones = zones or available_timezones()
+                if w["timezone"] not in zones:
+                    out.append(f"compliance.{key}[{i}].timezone: '{w['timezone']}' is not an IANA time zone name")
+            if "*" in w["days"] and len(w["days"]) > 1:
+                out.append(f"compliance.{key}[{i}].days: '*' means every day; list days or '*', not both")
     return out
 
 

@@ -8,7 +8,7 @@ plugin of Grafana's catalog, ``haohanyang-mongodb-datasource`` (aggregation pipe
 Grafana's own MongoDB plugin needs an Enterprise licence). The dashboards are built with the
 grafana-foundation-sdk builders, one function per panel, and written to dashboards/grafana/*.json
 by ``auditpipe dashboards --write``; tests/unit/test_dashboards.py fails when the committed JSON
-is stale, and tests/e2e/test_dashboards.py runs every panel's query, macros expanded the way the
+is stale, and tests/e2e/test_dashboard_panels.py runs every panel's query, macros expanded the way the
 plugin expands them, against the real store.
 
 FerretDB 1.24 cannot rename or compute fields in a pipeline, so grouped panels get the group key
@@ -210,6 +210,12 @@ def hipaa_disallowed_principals() -> table.Panel:
                           "access-violations")
 
 
+def hipaa_after_hours_access() -> table.Panel:
+    return _grouped_table("After-hours ePHI access",
+                          "HIPAA 164.312(b) audit controls: ePHI access outside business hours (compliance.business_hours; "
+                          "empty until they are configured).", "after-hours-access", {"data_classes": ["hipaa_ephi"]})
+
+
 def hipaa_login_monitoring() -> table.Panel:
     return _grouped_table("Log-in monitoring", "HIPAA 164.308(a)(5)(ii)(C): log-in monitoring.",
                           "events-for-control", {"control": "HIPAA-164.308(a)(5)(ii)(C)"})
@@ -220,7 +226,8 @@ def hipaa_dashboard() -> gdash.Dashboard:
                        "Who touched electronic protected health information (data class hipaa_ephi, docs/compliance.md).",
                        ["hipaa"])
             .with_panel(hipaa_ephi_access_by_user()).with_panel(hipaa_ephi_access_by_table())
-            .with_panel(hipaa_disallowed_principals()).with_panel(hipaa_login_monitoring()))
+            .with_panel(hipaa_disallowed_principals()).with_panel(hipaa_after_hours_access())
+            .with_panel(hipaa_login_monitoring()))
 
 
 # --- SOX ITGC ------------------------------------------------------------------------------
@@ -244,11 +251,19 @@ def sox_financial_ddl() -> table.Panel:
                        "classified-ddl", {"data_classes": ["sox_financial"]})
 
 
+def sox_financial_ddl_by_change_window() -> table.Panel:
+    return _grouped_table("DDL on financial data inside and outside change windows",
+                          "SOX ITGC change management: schema changes on financial data, in_change_window true or false "
+                          "(compliance.change_windows; none configured: every change is outside).",
+                          "classified-ddl-by-change-window", {"data_classes": ["sox_financial"]})
+
+
 def sox_dashboard() -> gdash.Dashboard:
     return (_dashboard("auditpipe-sox-itgc", "SOX ITGC: logical access and change management",
                        "Evidence for SOX IT general controls from the audit events (docs/compliance.md).", ["sox"])
             .with_panel(sox_privileged_activity()).with_panel(sox_financial_data_access())
-            .with_panel(sox_account_changes()).with_panel(sox_financial_ddl()))
+            .with_panel(sox_account_changes()).with_panel(sox_financial_ddl_by_change_window())
+            .with_panel(sox_financial_ddl()))
 
 
 # --- Pipeline health -----------------------------------------------------------------------

@@ -214,10 +214,14 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
             run.section("access-violations", "Access by principals not allowed for the class", "Users outside "
                         "the class's allowed_principals (alert unauthorized_data_access).", "access-violations",
                         ["access_violations", "user", "host", "events"]),
+            run.section("after-hours", f"After-hours access to {', '.join(classes)} data", "Events touching the "
+                        "regime's classified tables outside compliance.business_hours (none configured: none is "
+                        "after hours).", "after-hours-access", ["user", "principal_class", "data_classes", "events"],
+                        data_classes=classes),
             run.section("classified-ddl", f"Schema changes on {', '.join(classes)} tables", "Each DDL "
                         "statement on a classified table (SOX change management; alert ddl_outside_change_window "
                         "when outside the change windows).", "classified-ddl",
-                        ["event_time", "server", "user", "action", "status", "tables", "sqltext"],
+                        ["event_time", "server", "user", "action", "status", "tables", "in_change_window", "sqltext"],
                         data_classes=classes),
             run.section("audit-trail", "Audit logging stopped, and gaps in the record sequence", "The audit "
                         "plugin turned off, and records the server numbered that never reached the pipeline "

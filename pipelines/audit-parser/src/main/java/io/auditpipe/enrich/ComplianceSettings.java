@@ -30,6 +30,7 @@ import java.util.TreeMap;
  * compliance.masking.pan=true
  * compliance.masking.pattern.&lt;name&gt;=&lt;regular expression&gt;
  * compliance.change-windows=sat,sun 02:00-06:00 UTC; * 23:00-23:30 Europe/Berlin
+ * compliance.business-hours=mon,tue,wed,thu,fri 07:00-19:00 Europe/Berlin
  * compliance.sql-parse-timeout-ms=1000
  * </pre>
  * Patterns are {@link Glob}s, comma-separated. {@link #fromProperties} rejects unknown keys and
@@ -54,6 +55,8 @@ public final class ComplianceSettings implements Serializable {
     final List<Glob> administrators = new ArrayList<>();
     final List<Glob> serviceAccounts = new ArrayList<>();
     final List<ChangeWindow> changeWindows = new ArrayList<>();
+    /** Weekly windows of working time (same form as the change windows); empty: after-hours is not judged. */
+    final List<ChangeWindow> businessHours = new ArrayList<>();
     SensitiveDataMasker masker = new SensitiveDataMasker(true, Map.of());
     long sqlParseTimeoutMillis = 1000;
 
@@ -122,6 +125,19 @@ public final class ComplianceSettings implements Serializable {
             if (w.contains(epochMillis)) return true;
         }
         return false;
+    }
+
+    /** Null when no business hours are configured; otherwise true when {@code epochMillis} is outside every window. */
+    public Boolean afterHours(long epochMillis) {
+        if (businessHours.isEmpty()) return null;
+        for (ChangeWindow w : businessHours) {
+            if (w.contains(epochMillis)) return false;
+        }
+        return true;
+    }
+
+    public List<ChangeWindow> businessHours() {
+        return businessHours;
     }
 
     /** A weekly window of time in a zone: {@code sat,sun 02:00-06:00 UTC}; {@code *} for every day. */
@@ -234,13 +250,17 @@ public final class ComplianceSettings implements Serializable {
                     for (String w : value.split(";")) {
                         if (!w.isBlank()) s.changeWindows.add(ChangeWindow.parse(w));
                     }
+                } else if ("business-hours".equals(rest)) {
+                    for (String w : value.split(";")) {
+                        if (!w.isBlank()) s.businessHours.add(ChangeWindow.parse(w));
+                    }
                 } else if ("sql-parse-timeout-ms".equals(rest)) {
                     s.sqlParseTimeoutMillis = Long.parseLong(value);
                     if (s.sqlParseTimeoutMillis <= 0) throw new IllegalArgumentException("must be positive");
                 } else {
                     throw new IllegalArgumentException("unknown key (known: compliance.data-class.<class>.tables|allowed-principals, "
                             + "compliance.principals.administrators|service-accounts, compliance.masking.pan, "
-                            + "compliance.masking.pattern.<name>, compliance.change-windows, compliance.sql-parse-timeout-ms)");
+                            + "compliance.masking.pattern.<name>, compliance.change-windows, compliance.business-hours, compliance.sql-parse-timeout-ms)");
                 }
             } catch (IllegalArgumentException ex) {
                 problems.add("option '" + key + "': " + ex.getMessage());

@@ -12,7 +12,8 @@ import java.util.TreeSet;
  * Turns a parsed event into what a compliance review reads (docs/compliance.md): masks sensitive
  * data, then adds the category and action ({@link EventTaxonomy}), the tables touched
  * ({@link SqlTables}), their data classes, the principal's class, access by principals not allowed
- * for a class, and the controls evidenced ({@link ControlTags}).
+ * for a class, whether a schema change is inside a change window, whether access to classified
+ * data is after hours, and the controls evidenced ({@link ControlTags}).
  *
  * <p>The Flink job and {@code auditpipe parse --enrich} both call {@link #enrich}; nothing else
  * decides what an event means. Deterministic: the same event and settings give the same result.
@@ -99,6 +100,9 @@ public final class Enricher implements Serializable, AutoCloseable {
             }
         }
         e.accessViolations = violations;
+        // the time-of-day questions FerretDB cannot ask in a query (no $hour): answered here, once
+        e.inChangeWindow = EventTaxonomy.SCHEMA_CHANGE.equals(e.category) ? settings.inChangeWindow(e.eventTimeMillis) : null;
+        e.afterHours = classes.isEmpty() ? null : settings.afterHours(e.eventTimeMillis);
         e.controls = controls.controlsOf(e);
         return e;
     }

@@ -63,6 +63,10 @@ public class AuditEvent implements Serializable {
     public java.util.List<String> controls;
     /** What was masked in the event (pan, or a configured pattern's name). */
     public java.util.List<String> masked;
+    /** Schema changes only: whether the event's time is inside a configured change window (none configured: false). */
+    public Boolean inChangeWindow;
+    /** Events touching classified data only, when business hours are configured: outside every business-hours window. */
+    public Boolean afterHours;
 
     public AuditEvent() {}
 
@@ -104,7 +108,8 @@ public class AuditEvent implements Serializable {
                 && Objects.equals(tables, e.tables) && Objects.equals(tablesError, e.tablesError)
                 && Objects.equals(dataClasses, e.dataClasses) && Objects.equals(principalClass, e.principalClass)
                 && Objects.equals(accessViolations, e.accessViolations) && Objects.equals(controls, e.controls)
-                && Objects.equals(masked, e.masked);
+                && Objects.equals(masked, e.masked) && Objects.equals(inChangeWindow, e.inChangeWindow)
+                && Objects.equals(afterHours, e.afterHours);
     }
 
     @Override

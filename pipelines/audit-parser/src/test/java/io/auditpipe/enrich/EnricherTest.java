@@ -259,14 +259,55 @@ class EnricherTest {
     }
 
     @Test
+    void schemaChangesSayWhetherTheyAreInsideAChangeWindow() {
+        AuditEvent inside = query("dba_jo", "finance", "ALTER TABLE ledger ADD COLUMN memo TEXT");
+        inside.eventTimeMillis = Instant.parse("2026-11-21T03:00:00Z").toEpochMilli(); // Saturday 03:00 UTC
+        AuditEvent outside = query("dba_jo", "finance", "ALTER TABLE ledger ADD COLUMN memo TEXT");
+        outside.eventTimeMillis = Instant.parse("2026-11-23T10:00:00Z").toEpochMilli(); // Monday
+        assertEquals(Boolean.TRUE, enricher.enrich(inside).inChangeWindow);
+        assertEquals(Boolean.FALSE, enricher.enrich(outside).inChangeWindow);
+        AuditEvent read = query("app", "shop", "SELECT * FROM cards");
+        read.eventTimeMillis = inside.eventTimeMillis;
+        assertNull(enricher.enrich(read).inChangeWindow, "only schema changes are judged");
+        try (Enricher none = new Enricher(ComplianceSettings.defaults())) {
+            AuditEvent e = query("dba_jo", "finance", "DROP TABLE x");
+            e.eventTimeMillis = inside.eventTimeMillis;
+            assertEquals(Boolean.FALSE, none.enrich(e).inChangeWindow, "no window configured: every change is outside");
+        }
+    }
+
+    @Test
+    void accessToClassifiedDataSaysWhetherItIsAfterHoursWhenBusinessHoursAreSet() {
+        Map<String, String> config = new java.util.HashMap<>(CONFIG);
+        config.put("compliance.business-hours", "mon,tue,wed,thu,fri 07:00-19:00 Europe/Berlin");
+        try (Enricher withHours = new Enricher(ComplianceSettings.fromProperties(config))) {
+            AuditEvent day = query("nurse_amy", "clinic", "SELECT * FROM patients");
+            day.eventTimeMillis = Instant.parse("2026-11-23T09:00:00Z").toEpochMilli(); // Monday 10:00 in Berlin
+            AuditEvent night = query("nurse_amy", "clinic", "SELECT * FROM patients");
+            night.eventTimeMillis = Instant.parse("2026-11-23T18:30:00Z").toEpochMilli(); // Monday 19:30 in Berlin
+            AuditEvent weekend = query("nurse_amy", "clinic", "SELECT * FROM patients");
+            weekend.eventTimeMillis = Instant.parse("2026-11-22T09:00:00Z").toEpochMilli(); // Sunday
+            assertEquals(Boolean.FALSE, withHours.enrich(day).afterHours);
+            assertEquals(Boolean.TRUE, withHours.enrich(night).afterHours);
+            assertEquals(Boolean.TRUE, withHours.enrich(weekend).afterHours);
+            AuditEvent unclassified = query("nurse_amy", "clinic", "SELECT 1");
+            unclassified.eventTimeMillis = night.eventTimeMillis;
+            assertNull(withHours.enrich(unclassified).afterHours, "only access to classified data is judged");
+        }
+        AuditEvent noHours = query("nurse_amy", "clinic", "SELECT * FROM patients");
+        assertNull(enricher.enrich(noHours).afterHours, "no business hours configured: not judged");
+    }
+
+    @Test
     void badSettingsNameTheKey() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ComplianceSettings.fromProperties(Map.of(
                 "compliance.data-class.pci.tables", "x",
                 "compliance.masking.pattern.bad", "([",
                 "compliance.change-windows", "someday 02:00-03:00 UTC",
+                "compliance.business-hours", "mon 07:00-19:00 Mars/Olympus",
                 "compliance.colour", "red")));
         for (String key : new String[] {"compliance.data-class.pci.tables", "compliance.masking.pattern.bad",
-                "compliance.change-windows", "compliance.colour"}) {
+                "compliance.change-windows", "compliance.business-hours", "compliance.colour"}) {
             assertTrue(e.getMessage().contains("'" + key + "'"), e.getMessage());
         }
     }

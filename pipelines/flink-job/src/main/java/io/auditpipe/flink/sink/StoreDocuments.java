@@ -86,6 +86,8 @@ public final class StoreDocuments {
         if (e.accessViolations != null && !e.accessViolations.isEmpty()) {
             d.append("access_violations", e.accessViolations);
         }
+        putIfNotNull(d, "in_change_window", e.inChangeWindow);
+        putIfNotNull(d, "after_hours", e.afterHours);
         putIfNotNull(d, "controls", e.controls);
         putIfNotNull(d, "masked", e.masked);
         putIfNotNull(d, LINE_DIGEST_FIELD, ie.lineSha256);

@@ -36,6 +36,7 @@ def scenario(stack):
     # a minute of traffic: the record_gap alert comes once the watermark passes the missing record plus 30 s
     m = simulate(stack.log_path(SERVER), rate=100, duration=60, speedup=10, seed=29, rotate_on_size=0,
                  failed_login_burst=6, incidents=True)
+    append_schema_changes(stack.log_path(SERVER), m)
     stack.assert_stored_and_counted_exactly_once(SERVER, m)
     db = stack.db()
     alerts = db[stack.cfg.store["alerts_collection"]]
@@ -51,6 +52,25 @@ def scenario(stack):
     since = percona_time(m.first_event_time) - timedelta(minutes=5)
     until = percona_time(m.last_event_time) + timedelta(minutes=5)
     return m, since, until
+
+
+DDL = ["CREATE TABLE sbtest.report_tmp (id INT PRIMARY KEY)", "DROP TABLE sbtest.report_tmp"]
+
+
+def append_schema_changes(log, m) -> None:
+    """The simulator writes no DDL: two schema changes (on an unclassified table, so no alert),
+    continuing the record sequence, for in_change_window."""
+    seq, start = m.last_record.split("_", 1)
+    t = percona_time(m.last_event_time)
+    with open(log, "a") as f:
+        for i, sql in enumerate(DDL, start=1):
+            f.write(json.dumps({"audit_record": {
+                "name": "Query", "record": f"{int(seq) + i}_{start}", "timestamp": t.strftime("%Y-%m-%dT%H:%M:%S UTC"),
+                "command_class": sql.split()[0].lower() + "_table", "status": 0, "sqltext": sql, "connection_id": "1001",
+                "user": "dba_bob[dba_bob] @ bastion [10.0.9.9]", "host": "bastion", "os_user": "", "ip": "10.0.9.9",
+                "db": "sbtest"}}) + "\n")
+    m.records += len(DDL)
+    m.last_record = f"{int(seq) + len(DDL)}_{start}"
 
 
 def run_panel(stack, target: dict, since: datetime, until: datetime) -> list[dict]:
@@ -116,3 +136,45 @@ def test_the_server_variable_lists_the_server(stack, scenario):
     # the plugin's variable query reads `value` (and `text`, absent here, falls back to it)
     assert SERVER in [r["value"] for r in rows]
     assert all(isinstance(r["value"], str) for r in rows)
+
+
+def business_hours(t: datetime) -> bool:
+    """tests/stack.py's compliance.business_hours, mon-fri 08:00-18:00 Europe/Berlin, written here from the config."""
+    from zoneinfo import ZoneInfo
+
+    local = t.astimezone(ZoneInfo("Europe/Berlin"))
+    return local.weekday() < 5 and 8 <= local.hour < 18
+
+
+def change_window(t: datetime) -> bool:
+    """tests/stack.py's compliance.change_windows, sat and sun 02:00-06:00 UTC."""
+    t = t.astimezone(timezone.utc)
+    return t.weekday() >= 5 and 2 <= t.hour < 6
+
+
+def test_time_of_day_fields_and_their_panels(stack, scenario):
+    """The job answers the time-of-day questions FerretDB cannot ask ($hour): after_hours on access to
+    classified data, in_change_window on schema changes; checked on every stored event of the run
+    against the configured windows, and the after-hours panel against them."""
+    _, since, until = scenario
+    events = stack.db()[stack.cfg.store["events_collection"]]
+    ephi_after_hours = 0
+    schema_changes = classified = 0
+    for d in events.find({"server": SERVER}, {"event_time": 1, "data_classes": 1, "category": 1, "after_hours": 1,
+                                               "in_change_window": 1}):
+        t = d["event_time"].replace(tzinfo=timezone.utc)
+        if d.get("data_classes"):
+            classified += 1
+            assert d.get("after_hours") is (not business_hours(t)), d
+            ephi_after_hours += "hipaa_ephi" in d["data_classes"] and not business_hours(t)
+        else:
+            assert "after_hours" not in d, d
+        if d.get("category") == "schema_change":
+            schema_changes += 1
+            assert d.get("in_change_window") is change_window(t), d
+        else:
+            assert "in_change_window" not in d, d
+    assert classified and schema_changes
+    d = json.loads((dashboards.OUT_DIR / "hipaa-164-312b.json").read_text())
+    (target,) = [t for title, t in dashboards.panel_targets(d) if title == "After-hours ePHI access"]
+    assert sum(r["events"] for r in run_panel(stack, target, since, until)) == ephi_after_hours
