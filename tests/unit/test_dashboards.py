@@ -82,3 +82,24 @@ def test_provisioning_points_grafana_at_the_committed_dashboards_with_a_read_onl
     assert source["secureJsonData"]["password"].startswith("$")  # from the environment, never committed
     (provider,) = yaml.safe_load((prov / "dashboards" / "auditpipe.yaml").read_text())["providers"]
     assert provider["options"]["path"].endswith("grafana") and provider["allowUiUpdates"] is False
+
+
+def _lost(a, b, path="") -> list[str]:
+    """Paths present in ``a`` and missing from ``b``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [p for k in a for p in ([f"{path}.{k}"] if k not in b else _lost(a[k], b[k], f"{path}.{k}"))]
+    if isinstance(a, list) and isinstance(b, list):
+        return [f"{path} (length)"] if len(a) != len(b) else [
+            p for i, (x, y) in enumerate(zip(a, b)) for p in _lost(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path} ({a!r} became {b!r})"]
+
+
+def test_the_committed_json_is_a_dashboard_of_the_sdks_grafana_schema():
+    """Read back through the SDK's dashboard model (generated from Grafana's schema, 11.6): a field the
+    schema does not know would be dropped, a value of another shape changed."""
+    from grafana_foundation_sdk.cog.encoder import JSONEncoder
+    from grafana_foundation_sdk.models import dashboard as gmodel
+
+    for name, d in committed().items():
+        back = json.loads(json.dumps(gmodel.Dashboard.from_json(d), cls=JSONEncoder))
+        assert _lost(d, back) == [], name
