@@ -447,6 +447,12 @@ def hot_tier(oldest: datetime, used: int, cap: int, wanted_hours: float, now: da
     return "ok", detail
 
 
+def oldest_insert(events) -> dict | None:
+    """The capped collection's oldest insert (natural order, no sort: cheap on a store of any size),
+    with its event_time: where the hot tier begins, since a capped collection trims by insertion."""
+    return next(iter(events.find({}, {"event_time": 1}).limit(1)), None)
+
+
 def tier_rows(cfg: Config) -> list:
     """Status rows for the hot tier (the capped collection) and the archive, with warnings."""
     from auditpipe.components.base import StatusRow
@@ -459,7 +465,7 @@ def tier_rows(cfg: Config) -> list:
     try:
         db = mongo_client(cfg, 2000, socket_timeout_ms=5000)[s["database"]]
         events = db[s["events_collection"]]
-        oldest = next(iter(events.find({}, {"event_time": 1}).limit(1)), None)  # natural order: the oldest insert
+        oldest = oldest_insert(events)
         stats = db.command("collStats", s["events_collection"])
         used = int(stats.get("size", 0))
         cap = s["events_capped_size_mb"] * 1024 * 1024

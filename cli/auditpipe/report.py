@@ -170,6 +170,21 @@ class _Runner:
         return Section(key, title, description, name, self.params(**extra), self.rows(name, **extra), columns, limit)
 
 
+def rows_for_control(by_controls: list[dict], control: str) -> list[dict]:
+    """The rows of events-for-control for one control, from the rows of events-by-controls-user-action
+    (grouped by the whole list of controls): the rows whose list holds the control, merged by user,
+    category and action; most events first, then by key, so the order is the same every time."""
+    merged: dict[str, tuple[dict, int]] = {}
+    for r in by_controls:
+        if control not in (r["_id"].get("controls") or []):
+            continue
+        key = {k: v for k, v in r["_id"].items() if k != "controls"}
+        text = json.dumps(key, sort_keys=True, default=str)
+        merged[text] = (key, merged.get(text, (key, 0))[1] + r["events"])
+    return [{"_id": key, "events": n}
+            for text, (key, n) in sorted(merged.items(), key=lambda kv: (-kv[1][1], kv[0]))]
+
+
 AUTH_RULES = ["brute_force", "password_spray", "login_after_failures"]
 AUDIT_TRAIL_RULES = ["audit_stopped", "record_gap"]
 
@@ -188,13 +203,15 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
     classes = list(regime.data_classes)
 
     with step("the controls' evidence"):
-        counts = {r["_id"]["control"]: r["events"] for r in run.rows("events-by-control")}
-        report.controls = [{"control": c, "requirement": req, "events": counts.get(c, 0)}
-                           for c, req in controls_of(regime.framework)]
-        for c in report.controls:
-            report.control_details.append(run.section(
-                f"control-{c['control']}", c["requirement"], "The events that evidence it, by user, category and "
-                "action.", "events-for-control", ["user", "category", "action", "events"], control=c["control"]))
+        # one scan for every control (FerretDB scans the whole collection per query): rows by list of
+        # controls, user, category and action, split here into what events-for-control gives per control
+        by_controls = run.rows("events-by-controls-user-action")
+        for c, req in controls_of(regime.framework):
+            rows = rows_for_control(by_controls, c)
+            report.controls.append({"control": c, "requirement": req, "events": sum(r["events"] for r in rows)})
+            report.control_details.append(Section(
+                f"control-{c}", req, "The events that evidence it, by user, category and action.",
+                "events-for-control", run.params(control=c), rows, ["user", "category", "action", "events"]))
 
     with step("the exceptions"):
         report.sections = [
@@ -272,7 +289,11 @@ def retention_rows(cfg: Config, regime: Regime, now: datetime) -> list[dict]:
     from auditpipe import archive
 
     rows = []
-    oldest = next(iter(_Runner(cfg, query.EPOCH, query.FAR_FUTURE, None).rows("first-event")), {}).get("event_time")
+    from auditpipe.components.store import mongo_client
+
+    # where the hot tier begins: its oldest insert, as `auditpipe status` shows it (no sort of the whole store)
+    events = mongo_client(cfg)[cfg.store["database"]][cfg.store["events_collection"]]
+    oldest = (archive.oldest_insert(events) or {}).get("event_time")
     if oldest is not None:
         held = now - (oldest.replace(tzinfo=timezone.utc) if oldest.tzinfo is None else oldest)
         asked = regime.immediate_days
