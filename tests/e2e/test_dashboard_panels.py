@@ -165,7 +165,6 @@ def test_time_of_day_fields_and_their_panels(stack, scenario, shown):
     """The job answers the time-of-day questions FerretDB cannot ask ($hour): after_hours on access to
     classified data, in_change_window on schema changes; checked on every stored event of the run
     against the configured windows, and the after-hours panel against them."""
-    _, since, until = scenario
     events = stack.db()[stack.cfg.store["events_collection"]]
     ephi_after_hours = 0
     schema_changes = classified = 0
