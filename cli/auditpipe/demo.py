@@ -4,7 +4,9 @@ up -> generate a few minutes of audit traffic (rotations, late writes, a failed-
 few malformed lines, the incidents of simulate.INCIDENTS) into the demo log that the collector
 ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
 summary, with the alerts next to the ones expected -> wait until the archive holds the run, then
-`verify` the demo server's chain over the store and the archive. The stack keeps running afterwards.
+`verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
+of the run (`auditpipe report pci` over the run's minutes) and print where to open it. The stack
+keeps running afterwards.
 """
 
 from __future__ import annotations
@@ -12,12 +14,22 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
 
 from auditpipe import progress, stack
 from auditpipe.components.flink import FlinkJob
 from auditpipe.components.store import document_count, mongo_client, wait_for_documents
 from auditpipe.config import Config
-from auditpipe.simulate import Manifest, simulate
+from auditpipe.simulate import Manifest, percona_time, simulate
+
+
+@dataclass
+class EvidenceReportWritten:
+    path: Path
+    digest: str  # SHA-256 of the evidence rows (auditpipe.report.Report.digest)
+    command: str  # the `auditpipe report` command that writes the same report again
+    seconds: float
 
 
 @dataclass
@@ -31,6 +43,7 @@ class DemoResult:
     alerts: list = field(default_factory=list)  # the alerts raised during the run (documents)
     archived: int | None = None  # the run's events in the archive (None: archive disabled)
     verification: object = None  # auditpipe.verify.Verification of the demo server
+    report: "EvidenceReportWritten | None" = None  # the PCI DSS report of the run
 
     def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
         """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
@@ -142,7 +155,21 @@ def wait_for_archive(cfg: Config, m: Manifest, timeout: float = 120) -> int | No
         time.sleep(2)
 
 
-def report(cfg: Config, r: DemoResult) -> str:
+def write_evidence_report(cfg: Config, m: Manifest, regime: str = "pci") -> EvidenceReportWritten:
+    """The regime's evidence report over the run's minutes, for the demo server, in the default place."""
+    from auditpipe import report
+
+    since = percona_time(m.first_event_time).replace(second=0)
+    until = percona_time(m.last_event_time).replace(second=0) + timedelta(minutes=2)
+    started = time.monotonic()
+    built = report.build(cfg, regime, since, until, [cfg.demo_server], progress_step=progress.step)
+    out = report.write(built, report.default_path(cfg, regime, since, until))
+    command = (f"./auditpipe report {regime} --server {cfg.demo_server} "
+               f"--from {report._plain(since)} --to {report._plain(until)}")
+    return EvidenceReportWritten(out.resolve(), built.digest(), command, round(time.monotonic() - started, 1))
+
+
+def summary(cfg: Config, r: DemoResult) -> str:
     m = r.manifest
     flink = FlinkJob(cfg)
     lines = [
@@ -157,6 +184,7 @@ def report(cfg: Config, r: DemoResult) -> str:
         f"  generated failed logins {m.failed_logins}",
         *alert_lines(r),
         *tamper_evidence_lines(cfg, r),
+        *evidence_report_lines(r),
         f"  throughput             {m.records / max(m.wall_seconds + r.seconds_to_store_all, 1e-6):,.0f} records/s "
         f"end to end ({m.records} records written in {m.wall_seconds:.1f}s, all stored "
         f"{r.seconds_to_store_all:.1f}s after the last write)",
@@ -173,9 +201,21 @@ def report(cfg: Config, r: DemoResult) -> str:
         f"  archive        {cfg.archive_path}",
         "Try:  ./auditpipe status   ./auditpipe alerts   ./auditpipe query failed-logins   "
         "./auditpipe parse <log> --enrich",
-        "      ./auditpipe verify   ./auditpipe query failed-logins --archive   ./auditpipe down",
+        "      ./auditpipe verify   ./auditpipe query failed-logins --archive   ./auditpipe report hipaa --from 1h",
+        "      ./auditpipe down",
     ]
+    if r.report is not None:
+        lines += ["", f"Open the PCI DSS evidence report of this run in a browser:  file://{r.report.path}"]
     return "\n".join(lines)
+
+
+def evidence_report_lines(r: DemoResult) -> list[str]:
+    if r.report is None:
+        return []
+    return [f"  evidence report        PCI DSS, written in {r.report.seconds:.1f}s, evidence SHA-256 "
+            f"{r.report.digest[:16]}...",
+            f"    {r.report.path}",
+            f"    again: {r.report.command}"]
 
 
 def tamper_evidence_lines(cfg: Config, r: DemoResult) -> list[str]:
@@ -228,5 +268,7 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
 
     with progress.step(f"verifying {cfg.demo_server}'s chain over the store and the archive"):
         result.verification = verify.verify(cfg, server=cfg.demo_server, in_archive=cfg.archive["enabled"])
-    progress.info(report(cfg, result))
+    progress.info("demo: writing the PCI DSS evidence report of the run")
+    result.report = write_evidence_report(cfg, m)
+    progress.info(summary(cfg, result))
     return result

@@ -231,8 +231,16 @@ class AuditLogWriter:
         self.file.close()
 
 
+PERCONA_TIME = "%Y-%m-%dT%H:%M:%S UTC"  # the timestamp format of Percona's JSON audit records
+
+
 def _ts(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S UTC")
+    return t.strftime(PERCONA_TIME)
+
+
+def percona_time(text: str) -> datetime:
+    """A Percona record's timestamp (a manifest's first_event_time, last_event_time) as a UTC datetime."""
+    return datetime.strptime(text, PERCONA_TIME).replace(tzinfo=timezone.utc)
 
 
 def _line(record: dict) -> bytes:

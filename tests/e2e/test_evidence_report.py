@@ -20,15 +20,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from auditpipe import query, report
-from auditpipe.simulate import simulate
+from auditpipe.simulate import percona_time, simulate
 
 pytestmark = pytest.mark.e2e
 
 SERVER = "e2e-report"
-
-
-def percona_time(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S UTC").replace(tzinfo=timezone.utc)
 
 
 def iso(t: datetime) -> str:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from auditpipe import query
-from auditpipe.components.store import ensure_collections
+from auditpipe.components.store import BASE_INDEXES, QUERY_INDEXES, ensure_collections, is_ferretdb
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.simulate import simulate
@@ -19,6 +19,17 @@ def test_events_collection_is_capped_with_the_configured_size(stack):
     options = stack.db()[stack.cfg.store["events_collection"]].options()
     assert options.get("capped") is True
     assert options.get("size") == stack.cfg.store["events_capped_size_mb"] * 1024 * 1024
+
+
+def test_setup_creates_the_indexes_this_store_uses(stack):
+    """FerretDB: the base indexes only (it uses none for filters, so the query indexes would only slow
+    inserts); MongoDB: the query catalog's indexes too (docs/queries.md "Indexes")."""
+    db = stack.db()
+    wanted = BASE_INDEXES if is_ferretdb(db) else BASE_INDEXES + QUERY_INDEXES
+    for role in {r for r, _, _ in BASE_INDEXES + QUERY_INDEXES}:
+        collection = stack.cfg.store[role]
+        have = {i["name"]: list(i["key"].items()) for i in db[collection].list_indexes() if i["name"] != "_id_"}
+        assert have == {name: key for r, key, name in wanted if r == role}, collection
 
 
 def test_an_uncapped_events_collection_stops_startup(stack):

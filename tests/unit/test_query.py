@@ -109,3 +109,22 @@ def test_params_from_the_command_line_are_checked():
         query.parse_params(["control"])
     with pytest.raises(UserError, match="own option"):
         query.parse_params(["servers=a"])
+
+
+def test_on_mongodb_every_saved_query_on_a_large_collection_starts_with_an_indexed_filter():
+    """QUERY_INDEXES (MongoDB only, docs/queries.md "Indexes"): each catalog query's first $match on
+    events, stats or alerts holds every field of an index that begins with an equality field and
+    ends with the time range, so a planner can use it. A new query filtering on no indexed prefix fails here."""
+    from auditpipe.components.store import BASE_INDEXES, QUERY_INDEXES
+
+    by_collection: dict[str, list[list[str]]] = {}
+    for role, key, _name in BASE_INDEXES + QUERY_INDEXES:
+        by_collection.setdefault(role, []).append([field for field, _ in key])
+    for name, q in query.saved_queries().items():
+        role = query.COLLECTION_ROLES[q["collection"]]
+        if q["collection"] == "servers":  # one document per server
+            continue
+        first = q["pipeline"][0].get("$match")
+        assert isinstance(first, dict), f"{name}: the pipeline does not start with $match"
+        usable = [key for key in by_collection[role] if len(key) > 1 and all(f in first for f in key)]
+        assert usable, f"{name}: its $match {sorted(first)} covers no compound index of {role}"

@@ -4,6 +4,12 @@ collections every store needs (local or a configured MongoDB).
 The events collection is capped and is created here, with the configured size, before anything
 writes to it: an insert into a missing collection would create it uncapped, the classic failure
 of this design. An existing uncapped events collection stops startup with a clear message.
+
+Indexes, two sets (decision in docs/queries.md "Indexes"): BASE_INDEXES on every store, and
+QUERY_INDEXES, which serve the query catalog's filters, only on MongoDB. FerretDB 1.24's SQLite
+backend uses no index for a filter (it pushes down only `_id` equality, so every aggregation reads
+the whole collection), so there they would only slow the job's inserts. Feature-detected with
+`buildInfo`, as the job's sink does.
 """
 
 from __future__ import annotations
@@ -18,6 +24,39 @@ from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import port_open, wait_until
 
 FERRETDB_VERSION = "v1.24.0"
+
+# (collection role in store config, key, name) for every store
+BASE_INDEXES = [
+    ("events_collection", [("event_time", 1)], "event_time"),
+    ("events_collection", [("auth_outcome", 1), ("event_time", 1)], "auth_outcome_event_time"),
+    ("stats_collection", [("window_start", 1)], "window_start"),
+    ("dead_letter_collection", [("detected_at", 1)], "detected_at"),
+    ("alerts_collection", [("raised_at", 1)], "raised_at"),
+    ("alerts_collection", [("first_event_time", 1)], "first_event_time"),
+    ("chain_heads_collection", [("server", 1), ("seq", 1)], "server_seq"),
+]
+# only on MongoDB: every catalog query on events matches a time range and, from a dashboard's
+# server variable or --server, servers; the narrower ones also a control, a data class or a
+# category (equality first, then the range: each is a prefix the planner can use)
+QUERY_INDEXES = [
+    ("events_collection", [("server", 1), ("event_time", 1)], "server_event_time"),
+    ("events_collection", [("controls", 1), ("event_time", 1)], "controls_event_time"),
+    ("events_collection", [("data_classes", 1), ("event_time", 1)], "data_classes_event_time"),
+    ("events_collection", [("category", 1), ("event_time", 1)], "category_event_time"),
+    ("stats_collection", [("server", 1), ("window_start", 1)], "server_window_start"),
+    ("alerts_collection", [("server", 1), ("first_event_time", 1)], "server_first_event_time"),
+    ("dead_letter_collection", [("server", 1), ("detected_at", 1)], "server_detected_at"),
+]
+
+
+def is_ferretdb(db) -> bool:
+    """Feature detection: buildInfo of FerretDB 1.x has "ferretdbVersion", of 2.x "ferretdb"."""
+    info = db.command("buildInfo")
+    return "ferretdbVersion" in info or "ferretdb" in info
+
+
+def indexes_for(db) -> list[tuple[str, list[tuple[str, int]], str]]:
+    return BASE_INDEXES if is_ferretdb(db) else BASE_INDEXES + QUERY_INDEXES
 
 
 def mongo_client(cfg: Config, timeout_ms: int = 5000, socket_timeout_ms: int | None = None):
@@ -90,13 +129,8 @@ def ensure_collections(cfg: Config) -> list[str]:
                  s["servers_collection"]):
         if name not in existing:
             db.create_collection(name)
-    db[events].create_index([("event_time", 1)], name="event_time")
-    db[events].create_index([("auth_outcome", 1), ("event_time", 1)], name="auth_outcome_event_time")
-    db[s["stats_collection"]].create_index([("window_start", 1)], name="window_start")
-    db[s["dead_letter_collection"]].create_index([("detected_at", 1)], name="detected_at")
-    db[s["alerts_collection"]].create_index([("raised_at", 1)], name="raised_at")
-    db[s["alerts_collection"]].create_index([("first_event_time", 1)], name="first_event_time")
-    db[s["chain_heads_collection"]].create_index([("server", 1), ("seq", 1)], name="server_seq")
+    for role, key, name in indexes_for(db):
+        db[s[role]].create_index(key, name=name)
     return notes
 
 
