@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from grafana_foundation_sdk.builders import dashboard as gdash
-from grafana_foundation_sdk.builders import table, text, timeseries
+from grafana_foundation_sdk.builders import table, timeseries
 from grafana_foundation_sdk.cog import builder as cogbuilder
 from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
@@ -298,11 +298,13 @@ def health_alerts_by_rule() -> table.Panel:
     return _grouped_table("Alerts by rule", "Alerts raised by the job's rules (docs/alerts.md).", "alerts-by-rule")
 
 
-def health_kafka_lag() -> text.Panel:
-    return (text.Panel().title("Kafka lag")
-            .description("Consumer lag of the job on audit.raw.")
-            .content("Kafka consumer lag is not in the store. `auditpipe status` prints the job's lag per partition; "
-                     "a deployment reads it from Kafka's own metrics.")
+def health_kafka_lag() -> timeseries.Panel:
+    name = "kafka-lag"
+    return (timeseries.Panel().title("Kafka lag")
+            .description(_description("Is the job keeping up? Records on audit.raw not yet covered by a checkpoint; "
+                                      "it should fall back to near zero after every burst (not per server).", name))
+            .datasource(DATASOURCE).with_target(CatalogQuery(name))
+            .unit("short")
             .span(12).height(8))
 
 

@@ -15,6 +15,7 @@ from auditpipe.config import Config, redact_uri
 from auditpipe.errors import UserError
 
 COLLECTION_ROLES = {"events": "events_collection", "stats": "stats_collection", "servers": "servers_collection",
+                    "kafka_lag": "kafka_lag_collection",
                     "dead_letters": "dead_letter_collection", "alerts": "alerts_collection"}
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
@@ -140,9 +141,27 @@ def _saved(name: str) -> dict:
 def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None,
               servers: list[str] | None = None, params: dict[str, Any] | None = None) -> list[dict]:
     q = _saved(name)
+    if servers and "servers" not in params_used(q["pipeline"]):
+        raise UserError(f"'{name}' is not per server (its {q['collection']} collection has no server field): "
+                        "leave out --server")
     bound = {**(params or {}), "since": parse_time(since, EPOCH), "until": parse_time(until, FAR_FUTURE),
              "servers": servers or None}
     return run_pipeline(cfg, q["collection"], bind(q["pipeline"], bound))
+
+
+# Collections whose documents belong to no server: their queries cannot be narrowed to servers.
+SERVERLESS_COLLECTIONS = {"kafka_lag"}
+
+
+def params_used(pipeline: Any) -> set[str]:
+    """The names of the parameters a pipeline refers to."""
+    if isinstance(pipeline, dict):
+        if set(pipeline) == {"$param"}:
+            return {pipeline["$param"]}
+        return set().union(*(params_used(v) for v in pipeline.values())) if pipeline else set()
+    if isinstance(pipeline, list):
+        return set().union(*(params_used(v) for v in pipeline)) if pipeline else set()
+    return set()
 
 
 def run_saved_on_archive(cfg: Config, name: str, since: str | None = None, until: str | None = None,

@@ -122,6 +122,7 @@ class FlinkJob(Component):
             "store.collection.alerts": s["alerts_collection"],
             "store.collection.chain-heads": s["chain_heads_collection"],
             "store.collection.servers": s["servers_collection"],
+            "store.collection.kafka-lag": s["kafka_lag_collection"],
             "checkpoint.interval": f"{int(duration_seconds(f['checkpoint_interval']) * 1000)}ms",
             "flink.rest.address": "127.0.0.1",
             "flink.rest.bind-address": "127.0.0.1",

@@ -34,7 +34,9 @@ BASE_INDEXES = [
     ("alerts_collection", [("raised_at", 1)], "raised_at"),
     ("alerts_collection", [("first_event_time", 1)], "first_event_time"),
     ("chain_heads_collection", [("server", 1), ("seq", 1)], "server_seq"),
+    ("kafka_lag_collection", [("at", 1)], "at"),
 ]
+KAFKA_LAG_CAPPED_MB = 16  # samples of about 250 bytes every 15 s: about 60 days
 # only on MongoDB: every catalog query on events matches a time range and, from a dashboard's
 # server variable or --server, servers; the narrower ones also a control, a data class or a
 # category (equality first, then the range: each is a prefix the planner can use)
@@ -129,6 +131,8 @@ def ensure_collections(cfg: Config) -> list[str]:
                  s["servers_collection"]):
         if name not in existing:
             db.create_collection(name)
+    if s["kafka_lag_collection"] not in existing:
+        db.create_collection(s["kafka_lag_collection"], capped=True, size=KAFKA_LAG_CAPPED_MB * 1024 * 1024)
     for role, key, name in indexes_for(db):
         db[s[role]].create_index(key, name=name)
     return notes

@@ -3,6 +3,7 @@ package io.auditpipe.flink;
 import io.auditpipe.flink.archive.EventArchive;
 import io.auditpipe.flink.chain.ChainEvents;
 import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.lag.KafkaLagReporter;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.alerts.AlertSettings;
@@ -102,6 +103,7 @@ public class AuditPipelineJob {
     private Sink<Alert> alertWebhookSink;
     private Sink<ChainHead> chainHeadStoreSink;
     private Sink<ChainHead> serverStoreSink;
+    private Sink<ChainHead> kafkaLagReporter;
     private Sink<IngestedEvent> archiveEventSink;
     private Sink<ChainHead> archiveChainHeadSink;
 
@@ -133,6 +135,12 @@ public class AuditPipelineJob {
     /** Where each chain head updates its server's entry in the servers collection (null: none). */
     public AuditPipelineJob withServerSink(Sink<ChainHead> servers) {
         this.serverStoreSink = servers;
+        return this;
+    }
+
+    /** Samples the job's consumer lag into the store (KafkaLagReporter; null: none). */
+    public AuditPipelineJob withKafkaLagReporter(Sink<ChainHead> reporter) {
+        this.kafkaLagReporter = reporter;
         return this;
     }
 
@@ -168,6 +176,9 @@ public class AuditPipelineJob {
                 .name("store-chain-heads").uid("store-chain-heads");
         if (serverStoreSink != null) {
             heads.sinkTo(serverStoreSink).name("store-servers").uid("store-servers");
+        }
+        if (kafkaLagReporter != null) {
+            heads.sinkTo(kafkaLagReporter).setParallelism(1).name("kafka-lag").uid("kafka-lag");
         }
         if (archiveEventSink != null) {
             firstCopies.sinkTo(archiveEventSink).name("archive-events").uid("archive-events");
@@ -367,8 +378,20 @@ public class AuditPipelineJob {
                         options.get(JobOptions.CHAIN_HEADS_COLLECTION)), StoreDocuments::chainHeadInsert))
                 .withServerSink(new MongoBulkSink<>(MongoSinkSettings.forCollection(options,
                         options.get(JobOptions.SERVERS_COLLECTION)), StoreDocuments::serverUpsert))
+                .withKafkaLagReporter(kafkaLagReporter(options))
                 .withArchive(options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.events(options.get(JobOptions.ARCHIVE_PATH)) : null,
                         options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.chainHeads(options.get(JobOptions.ARCHIVE_PATH)) : null);
+    }
+
+    private static KafkaLagReporter<ChainHead> kafkaLagReporter(Configuration options) {
+        if (options.get(JobOptions.KAFKA_LAG_INTERVAL).isZero()) {
+            return null;
+        }
+        Map<String, String> client = new java.util.HashMap<>(JobOptions.kafkaClientProperties(options));
+        client.put("bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS));
+        return new KafkaLagReporter<>(client, options.get(JobOptions.KAFKA_RAW_TOPIC), options.get(JobOptions.KAFKA_GROUP_ID),
+                options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
+                options.get(JobOptions.KAFKA_LAG_COLLECTION), options.get(JobOptions.KAFKA_LAG_INTERVAL));
     }
 
     private static Properties alertProducer(Configuration options) {

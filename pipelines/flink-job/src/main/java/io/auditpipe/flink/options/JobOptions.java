@@ -194,6 +194,14 @@ public final class JobOptions {
             .withDescription("One document per server that ever sent an event ({_id, value, server, last_event_time,"
                     + " last_seq}), upserted with each chain head: the dashboards' server list and their audit-silence"
                     + " indicator (a server silent for longer than the time range still shows).");
+    public static final ConfigOption<String> KAFKA_LAG_COLLECTION = ConfigOptions.key("store.collection.kafka-lag")
+            .stringType().defaultValue("kafka_lag")
+            .withDescription("Samples of the job's consumer lag on the raw topic ({_id, at, topic, group, lag, partitions}),"
+                    + " one per kafka.lag-interval, for the pipeline-health dashboard; a small capped collection.");
+    public static final ConfigOption<Duration> KAFKA_LAG_INTERVAL = ConfigOptions.key("kafka.lag-interval")
+            .durationType().defaultValue(Duration.ofSeconds(15))
+            .withDescription("How often the job samples its consumer lag on the raw topic (end offsets minus the offsets"
+                    + " committed on the last checkpoint) into store.collection.kafka-lag; 0 s: no samples.");
     public static final ConfigOption<Duration> CHAIN_HEAD_INTERVAL = ConfigOptions.key("chain.head-interval")
             .durationType().defaultValue(Duration.ofMinutes(1))
             .withDescription("How often a server whose chain grew gets a head (its last link's number and digest) in the"
