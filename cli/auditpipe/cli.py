@@ -72,6 +72,19 @@ def cmd_up(args) -> int:
     return 0
 
 
+def cmd_init(args) -> int:
+    from auditpipe import deployment
+
+    cfg = _cfg(args)
+    if cfg.kafka_is_local or cfg.store_uses_local_ferretdb:
+        raise UserError("init prepares a Kafka and a store that auditpipe does not run: set kafka.bootstrap_servers "
+                        f"and store.uri or store.uri_env in {cfg.file} (for the local stack, `up` does this)")
+    deployment.init(cfg, Path(args.job_properties) if args.job_properties else None, args.checkpoint_dir,
+                    args.archive_path, args.wait)
+    progress.info("init: done")
+    return 0
+
+
 def cmd_down(args) -> int:
     from auditpipe import stack
 
@@ -345,6 +358,23 @@ def build_parser() -> argparse.ArgumentParser:
                                    "left alone, so it is safe to run at any time; a stopped Flink job restarts "
                                    "from its newest checkpoint.")
     s.set_defaults(func=cmd_up)
+
+    s = sub.add_parser("init", help="prepare an external Kafka and store (the deployment's init service)",
+                       description="What `up` prepares, for a Kafka (kafka.bootstrap_servers) and a MongoDB "
+                                   "(store.uri or store.uri_env) that auditpipe does not run: the topics, the capped "
+                                   "events collection, the other collections and their indexes, the store users "
+                                   "named in the environment (AUDITPIPE_JOB_STORE_USER/_PASSWORD: readWrite, "
+                                   "AUDITPIPE_READER_STORE_USER/_PASSWORD: read), and with --job-properties the "
+                                   "Flink job's options for a cluster. Safe to run again: what exists is kept. "
+                                   "docker-compose.yml runs it before the job starts (docs/deployment.md).")
+    s.add_argument("--job-properties", metavar="FILE", help="write the job's options for the Flink cluster here")
+    s.add_argument("--checkpoint-dir", default="file:///flink/checkpoints",
+                   help="checkpoint directory every JobManager and TaskManager reaches (default %(default)s)")
+    s.add_argument("--archive-path", default="file:///flink/archive",
+                   help="the archive's directory as the TaskManagers see it (default %(default)s)")
+    s.add_argument("--wait", type=positive, default=120, metavar="SECONDS",
+                   help="how long to wait for Kafka and the store to answer (default %(default)s)")
+    s.set_defaults(func=cmd_init)
 
     s = sub.add_parser("down", help="stop the supervisor and what `up` started (and nothing else)")
     s.set_defaults(func=cmd_down)

@@ -177,12 +177,20 @@ class Config:
 
     @property
     def store_uses_local_ferretdb(self) -> bool:
-        return "uri" not in self.store
+        return "uri" not in self.store and "uri_env" not in self.store
 
     @property
     def store_uri(self) -> str:
         if "uri" in self.store:
             return self.store["uri"]
+        if "uri_env" in self.store:
+            value = os.environ.get(self.store["uri_env"])
+            if not value:
+                raise UserError(f"store.uri_env: the environment variable {self.store['uri_env']} (the store's "
+                                f"connection string) is not set ({self.file})")
+            if not value.startswith(("mongodb://", "mongodb+srv://")):
+                raise UserError(f"store.uri_env: {self.store['uri_env']} does not hold a mongodb:// connection string")
+            return value
         return f"mongodb://{self.store['host']}:{self.store['port']}/?directConnection=true"
 
     @property
@@ -235,7 +243,9 @@ def load(path: str | os.PathLike | None = None) -> Config:
         "kafka.controller_port": data["kafka"]["controller_port"],
         "flink.rest_port": data["flink"]["rest_port"],
     }
-    if "uri" not in data["store"]:
+    if "uri" in data["store"] and "uri_env" in data["store"]:
+        raise UserError(f"invalid configuration in {chosen}:\n  - store.uri_env: give either store.uri or store.uri_env")
+    if "uri" not in data["store"] and "uri_env" not in data["store"]:
         ports["store.port"] = data["store"]["port"]
     seen: dict[int, str] = {}
     for key, port in ports.items():

@@ -67,6 +67,22 @@ def test_external_store_uri_replaces_local_ferretdb(tmp_path):
     assert not cfg.store_uses_local_ferretdb
 
 
+def test_store_uri_from_the_environment(tmp_path, monkeypatch):
+    cfg = config.load(write(tmp_path, "store:\n  uri_env: JOB_STORE_URI\n"))
+    assert not cfg.store_uses_local_ferretdb
+    monkeypatch.delenv("JOB_STORE_URI", raising=False)
+    with pytest.raises(UserError, match="JOB_STORE_URI .* is not set"):
+        cfg.store_uri
+    monkeypatch.setenv("JOB_STORE_URI", "mongodb://job:secret@mongodb:27017/auditpipe")
+    assert cfg.store_uri == "mongodb://job:secret@mongodb:27017/auditpipe"
+    assert "secret" not in cfg.store_uri_for_display
+    monkeypatch.setenv("JOB_STORE_URI", "http://nope")
+    with pytest.raises(UserError, match="does not hold a mongodb"):
+        cfg.store_uri
+    with pytest.raises(UserError, match="either store.uri or store.uri_env"):
+        config.load(write(tmp_path, "store:\n  uri_env: X\n  uri: mongodb://a:1/\n"))
+
+
 def test_collector_sources_add_the_demo_log_once(tmp_path):
     cfg = config.load(write(tmp_path, "sources:\n  - {path: /var/lib/mysql/audit.log, server: db-01}\n"))
     servers = [s["server"] for s in cfg.collector_sources()]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from auditpipe import compliance, limits, paths, prereqs, progress, topics
@@ -68,6 +69,14 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
     return best
 
 
+@dataclass(frozen=True)
+class ClusterTarget:
+    """Where the job runs when it is not the local MiniCluster (cli/auditpipe/deployment.py)."""
+    store_uri: str  # the job's own store user
+    checkpoint_dir: str  # a URI every JobManager and TaskManager reaches, e.g. file:///flink/checkpoints
+    archive_path: str  # a URI every TaskManager reaches
+
+
 class FlinkJob(Component):
     name = "flink"
 
@@ -104,7 +113,10 @@ class FlinkJob(Component):
         if not runtime_ok:
             marker.write_text(runtime_id())
 
-    def job_properties(self, restore_from: Path | None) -> str:
+    def job_properties(self, restore_from: Path | None, cluster: "ClusterTarget | None" = None) -> str:
+        """The job's options (docs/job-options.md) from the configuration: for the local MiniCluster,
+        or with ``cluster`` for a Flink cluster (the deployment), whose own configuration says where
+        the REST endpoint is, and whose checkpoints and store user differ."""
         f = self.cfg.flink
         s = self.cfg.store
         entries = {
@@ -114,7 +126,7 @@ class FlinkJob(Component):
             "kafka.topic.alerts": topics.topic_name("alerts"),
             "kafka.group-id": JOB_GROUP_ID,
             "kafka.dead-letter.max-message-bytes": str(limits.from_config(self.cfg).dead_letter_message_bytes),
-            "store.uri": self.cfg.store_uri,
+            "store.uri": cluster.store_uri if cluster else self.cfg.store_uri,
             "store.database": s["database"],
             "store.collection.events": s["events_collection"],
             "store.collection.stats": s["stats_collection"],
@@ -128,13 +140,16 @@ class FlinkJob(Component):
             "flink.rest.bind-address": "127.0.0.1",
             "flink.rest.port": str(f["rest_port"]),
             "flink.parallelism.default": str(f["parallelism"]),
-            "flink.execution.checkpointing.dir": self.checkpoint_dir.as_uri(),
+            "flink.execution.checkpointing.dir": cluster.checkpoint_dir if cluster else self.checkpoint_dir.as_uri(),
             "flink.execution.checkpointing.num-retained": "2",
             "flink.restart-strategy.type": "exponential-delay",
             "flink.taskmanager.memory.network.max": "128m",
         }
+        if cluster:
+            for key in ("flink.rest.address", "flink.rest.bind-address", "flink.rest.port"):
+                del entries[key]  # the cluster's own configuration
         if self.cfg.archive["enabled"]:
-            entries["archive.path"] = self.cfg.archive_path.as_uri()
+            entries["archive.path"] = cluster.archive_path if cluster else self.cfg.archive_path.as_uri()
         for key, value in self.cfg.kafka_java_client.items():
             if key != "bootstrap.servers":
                 entries[f"kafka.client.{key}"] = value  # security: TLS and SASL (config kafka.security)

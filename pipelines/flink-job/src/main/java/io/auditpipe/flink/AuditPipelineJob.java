@@ -403,16 +403,19 @@ public class AuditPipelineJob {
 
     public static void main(String[] args) throws Exception {
         Path config = null;
+        boolean checkOnly = false;
         for (int i = 0; i < args.length; i++) {
             if ("--config".equals(args[i]) && i + 1 < args.length) {
                 config = Path.of(args[++i]);
+            } else if ("--check-options".equals(args[i])) {
+                checkOnly = true;
             } else if ("--print-options".equals(args[i])) {
                 System.out.print(JobOptions.markdownReference());
                 return;
             }
         }
         if (config == null) {
-            System.err.println("usage: AuditPipelineJob --config <job.properties> | --print-options");
+            System.err.println("usage: AuditPipelineJob --config <job.properties> [--check-options] | --print-options");
             System.exit(2);
         }
         JobOptions.Loaded loaded;
@@ -421,6 +424,10 @@ public class AuditPipelineJob {
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage());
             System.exit(2);
+            return;
+        }
+        if (checkOnly) {  // the deployment's options, validated without running (tests/e2e/test_deployment_job_options.py)
+            System.out.println(config + ": the job's options are valid");
             return;
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(loaded.flink);

@@ -1,0 +1,14 @@
+# The Flink job on the official Flink image: the job jar built from pipelines/ in a Maven stage,
+# then copied to /opt/flink/usrlib, where the image's application mode (`standalone-job`) and its
+# TaskManagers load it. Build context: the repository root. Versions: .env.
+ARG MAVEN_IMAGE=maven:3.9-eclipse-temurin-17
+ARG FLINK_IMAGE=flink:2.2.0-java17
+FROM ${MAVEN_IMAGE} AS build
+WORKDIR /build
+COPY pipelines ./pipelines
+COPY schemas ./schemas
+RUN mvn -q -B -f pipelines/pom.xml -DskipTests package
+
+FROM ${FLINK_IMAGE}
+COPY --from=build --chown=flink:flink /build/pipelines/flink-job/target/auditpipe-flink-job.jar /opt/flink/usrlib/auditpipe-flink-job.jar
+COPY --chown=flink:flink deploy/docker/auditpipe-jobmanager /opt/auditpipe/auditpipe-jobmanager
