@@ -28,7 +28,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditpipe import limits, progress, topics
+from auditpipe import progress, topics
 from auditpipe.components.flink import ClusterTarget, FlinkJob
 from auditpipe.components.store import ensure_collections, is_ferretdb, mongo_client
 from auditpipe.config import Config, redact_uri
@@ -124,12 +124,10 @@ def wait_for(what: str, check, timeout: float) -> None:
 
 def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_path: str,
          wait_seconds: float = 120) -> None:
-    k = cfg.kafka
     with progress.step(f"waiting for Kafka at {cfg.kafka_bootstrap}"):
         wait_for("Kafka", lambda: topics.admin(cfg.kafka_client).list_topics(timeout=5), wait_seconds)
     with progress.step("topics"):
-        notes = topics.ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"],
-                                     k["min_insync_replicas"])
+        notes = topics.ensure_configured_topics(cfg)
     with progress.step(f"waiting for the store at {cfg.store_uri_for_display}"):
         wait_for("the store", lambda: mongo_client(cfg, 3000).admin.command("ping"), wait_seconds)
     with progress.step("collections and indexes"):

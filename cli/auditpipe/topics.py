@@ -45,11 +45,22 @@ def admin(kafka: str | dict):
     return AdminClient({**client_config(kafka), "socket.timeout.ms": 5000, **QUIET_CLIENT})
 
 
-def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, min_insync_replicas: int = 1) -> list[str]:
+def ensure_configured_topics(cfg) -> list[str]:
+    """ensure_topics with the configuration's limits, replicas and partitions: what `up` and `init` run."""
+    from auditpipe import limits
+
+    k = cfg.kafka
+    return ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"], k["min_insync_replicas"],
+                         {"raw": k["raw_partitions"]})
+
+
+def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, min_insync_replicas: int = 1,
+                  partitions: dict[str, int] | None = None) -> list[str]:
     """Creates missing topics (with ``replication_factor`` replicas) and brings max.message.bytes and
     min.insync.replicas of existing ones to what the config says (max.message.bytes is derived from
     max_line_size: a topic left with a smaller limit after max_line_size grew would refuse long lines
-    or dead letters). Returns notes about differences left as they are (partitions, replicas)."""
+    or dead letters). ``partitions``: by role, instead of schemas/topics.yaml's. Returns notes about
+    differences left as they are (partitions, replicas)."""
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
     client = admin(kafka)
@@ -58,10 +69,11 @@ def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, m
     missing = []
     present = []
     for t in definitions().values():
+        wanted_partitions = (partitions or {}).get(t.role, t.partitions)
         if t.name in existing:
             have = len(existing[t.name].partitions)
-            if have != t.partitions:
-                notes.append(f"topic {t.name} has {have} partitions, schemas/topics.yaml says {t.partitions}; "
+            if have != wanted_partitions:
+                notes.append(f"topic {t.name} has {have} partitions, the configuration says {wanted_partitions}; "
                              "left as it is")
             replicas = min(len(p.replicas) for p in existing[t.name].partitions.values())
             if replicas != replication_factor:
@@ -69,7 +81,7 @@ def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, m
                              f"{replication_factor}; left as it is (changing it is a partition reassignment)")
             present.append(t)
             continue
-        missing.append(NewTopic(t.name, num_partitions=t.partitions, replication_factor=replication_factor, config={
+        missing.append(NewTopic(t.name, num_partitions=wanted_partitions, replication_factor=replication_factor, config={
             "retention.ms": str(t.retention_ms), "max.message.bytes": str(lim.topic_max_message_bytes(t.role)),
             "min.insync.replicas": str(min_insync_replicas)}))
     if missing:

@@ -32,6 +32,22 @@ def test_setup_creates_the_indexes_this_store_uses(stack):
         assert have == {name: key for r, key, name in wanted if r == role}, collection
 
 
+def test_topics_have_the_configured_partitions_and_settings(stack):
+    from confluent_kafka.admin import ConfigResource
+
+    from auditpipe import topics
+
+    client = topics.admin(stack.cfg.kafka_client)
+    existing = client.list_topics(timeout=10).topics
+    for t in topics.definitions().values():
+        wanted = stack.cfg.kafka["raw_partitions"] if t.role == "raw" else t.partitions
+        assert len(existing[t.name].partitions) == wanted, t.name
+        resource = ConfigResource(ConfigResource.Type.TOPIC, t.name)
+        settings = client.describe_configs([resource])[resource].result()
+        assert settings["min.insync.replicas"].value == str(stack.cfg.kafka["min_insync_replicas"]), t.name
+        assert settings["retention.ms"].value == str(t.retention_ms), t.name
+
+
 def test_an_uncapped_events_collection_stops_startup(stack):
     data = json.loads(json.dumps(stack.cfg.data))
     data["store"]["database"] = "auditpipe_uncapped_check"

@@ -82,9 +82,7 @@ class KafkaBroker(Component):
         ])
 
     def _ensure_topics(self) -> None:
-        k = self.cfg.kafka
-        for note in topics.ensure_topics(self.cfg.kafka_client, limits.from_config(self.cfg),
-                                         k["replication_factor"], k["min_insync_replicas"]):
+        for note in topics.ensure_configured_topics(self.cfg):
             progress.info(f"  ! {note}")
 
     def start(self) -> None:
