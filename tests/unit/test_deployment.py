@@ -32,11 +32,11 @@ def compose_check(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def project(compose_check) -> dict:
-    return compose_project.project(compose_check, "demo", "tools")
+    return compose_project.project(compose_check, "demo", "tools", "direct")
 
 
 def test_compose_accepts_the_file_with_each_profile(compose_check):
-    for profiles in [(), ("demo",), ("tools",)]:
+    for profiles in [(), ("demo",), ("tools",), ("direct",)]:
         r = load(compose_check, *profiles)
         assert r.returncode == 0, (profiles, r.stderr)
     services = set(json.loads(load(compose_check).stdout)["services"])
@@ -130,6 +130,15 @@ def test_fluentd_is_built_from_the_tested_collector(project):
     assert Path(build["context"]) == paths.COLLECTORS / "fluentd"
     dockerfile = (paths.COLLECTORS / "fluentd" / "Dockerfile").read_text()
     assert "COPY fluent.conf run /fluentd/etc/" in dockerfile  # the files tests/e2e/test_fluentd.py runs
+    # the direct path: the files tests/e2e/test_fluentd_direct.py runs, in mongo mode
+    direct = project["services"]["fluentd-direct"]
+    assert Path(direct["build"]["context"]) == paths.COLLECTORS / "fluentd"
+    dockerfile = (paths.COLLECTORS / "fluentd" / direct["build"]["dockerfile"]).read_text()
+    assert "COPY fluent.conf mongo-direct.conf run /fluentd/etc/" in dockerfile
+    assert "COPY plugins /fluentd/etc/plugins" in dockerfile and "AUDITPIPE_OUTPUT=mongo" in dockerfile
+    assert "fluent-plugin-mongo -v '1.6.3'" in dockerfile  # the version ../shared/fluentd installs for the test
+    assert direct["environment"]["AUDITPIPE_MONGO_URI"].startswith("mongodb://")
+    assert set(direct["depends_on"]) == {"mongodb"}  # no Kafka, no Flink
 
 
 def test_grafana_gets_the_provisioning_and_every_variable_it_names(project):
