@@ -23,7 +23,6 @@ The job's options then name the job's user, never the administrator.
 from __future__ import annotations
 
 import os
-import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +30,9 @@ from pathlib import Path
 from auditpipe import progress, topics
 from auditpipe.components.flink import ClusterTarget, FlinkJob
 from auditpipe.components.store import ensure_collections, is_ferretdb, mongo_client
-from auditpipe.config import Config, redact_uri
+from auditpipe.config import Config
 from auditpipe.errors import UserError
+from auditpipe.process import wait_until
 
 
 @dataclass(frozen=True)
@@ -110,26 +110,16 @@ def write_job_properties(cfg: Config, out: Path, target: ClusterTarget) -> Path:
     return out
 
 
-def wait_for(what: str, check, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            check()
-            return
-        except Exception as e:  # noqa: BLE001 - any failure: the service may still be starting
-            if time.monotonic() > deadline:
-                raise UserError(f"{what} did not answer within {timeout:.0f}s: {redact_uri(str(e))[:300]}") from None
-        time.sleep(2)
-
-
 def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_path: str,
          wait_seconds: float = 120) -> None:
     with progress.step(f"waiting for Kafka at {cfg.kafka_bootstrap}"):
-        wait_for("Kafka", lambda: topics.admin(cfg.kafka_client).list_topics(timeout=5), wait_seconds)
+        wait_until(lambda: bool(topics.admin(cfg.kafka_client).list_topics(timeout=5)), wait_seconds,
+                   f"waiting for Kafka at {cfg.kafka_bootstrap}")
     with progress.step("topics"):
         notes = topics.ensure_configured_topics(cfg)
     with progress.step(f"waiting for the store at {cfg.store_uri_for_display}"):
-        wait_for("the store", lambda: mongo_client(cfg, 3000).admin.command("ping"), wait_seconds)
+        wait_until(lambda: bool(mongo_client(cfg, 3000).admin.command("ping")), wait_seconds,
+                   f"waiting for the store at {cfg.store_uri_for_display}")
     with progress.step("collections and indexes"):
         notes += ensure_collections(cfg)
     with progress.step("store users"):
