@@ -102,6 +102,19 @@ class Fluentd:
 
 
 
+def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int) -> None:
+    """A SIGTERM, then a kill -9, each once ``progress()`` (what Fluentd delivered so far) has grown by
+    ``step`` while ``writer`` (a thread writing the log) still writes; Fluentd is down two seconds each
+    time, about five rotations at the tests' rates: the fault itself."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        before = progress()
+        stack.wait_for("fluentd delivering", lambda: ((n := progress()) > before + step, n), timeout=120, every=0.5)
+        assert writer.is_alive(), "the fault must come while the log is written and rotated"
+        fluentd.stop(sig)
+        time.sleep(2)
+        fluentd.start()
+
+
 def security_environment(cfg) -> dict:
     """The stack's kafka.security as collectors/fluentd/run reads it."""
     sec, out = cfg.kafka["security"], {}

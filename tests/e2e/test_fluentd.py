@@ -6,15 +6,13 @@ kill -9 mid-rotation, a line at the maximum size. The Fluentd itself: tests/flue
 from __future__ import annotations
 
 import base64
-import signal
 import threading
-import time
 
 import pytest
 
 from auditpipe import limits
 from auditpipe.simulate import simulate
-from fluentd import Fluentd, fluentd_command as find_fluentd
+from fluentd import Fluentd, faults_mid_stream, fluentd_command as find_fluentd
 
 pytestmark = pytest.mark.e2e
 
@@ -93,14 +91,8 @@ def test_fluentd_restarted_and_killed_mid_rotation_loses_nothing(stack, fluentd_
     writer.start()
     try:
         try:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                before = stack.raw_messages()  # what Fluentd ships, as soon as it ships it
-                stack.wait_for("fluentd shipping", lambda: ((n := stack.raw_messages()) > before + 2000, n),
-                               timeout=120, every=0.5)
-                assert writer.is_alive(), "the fault must come while the log is written and rotated"
-                fluentd.stop(sig)
-                time.sleep(2)  # down for two seconds (about five rotations): the fault itself
-                fluentd.start()
+            # what Fluentd ships, as soon as it ships it
+            faults_mid_stream(stack, fluentd, writer, stack.raw_messages, 2000)
         finally:
             writer.join()
         _assert_exactly_once(stack, server, result["m"], fluentd)

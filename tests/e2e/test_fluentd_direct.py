@@ -7,7 +7,6 @@ collection creates it uncapped), and one found uncapped is never written to."""
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 import urllib.parse
@@ -16,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from auditpipe.simulate import MALFORMED_LINES, simulate
-from fluentd import Fluentd, fluentd_command as find_fluentd
+from fluentd import Fluentd, faults_mid_stream, fluentd_command as find_fluentd
 
 pytestmark = pytest.mark.e2e
 
@@ -111,15 +110,8 @@ def test_direct_path_restarted_and_killed_mid_stream_loses_nothing(stack, fluent
     writer.start()
     try:
         try:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                # the database is this test's alone: an unfiltered count is the server's
-                before = direct_db[COLLECTION].count_documents({})
-                stack.wait_for("fluentd storing", lambda: (
-                    (n := direct_db[COLLECTION].count_documents({})) > before + 500, n), timeout=120, every=0.5)
-                assert writer.is_alive(), "the fault must come while the log is written and rotated"
-                fluentd.stop(sig)
-                time.sleep(2)
-                fluentd.start()
+            # the database is this test's alone: an unfiltered count is the server's
+            faults_mid_stream(stack, fluentd, writer, lambda: direct_db[COLLECTION].count_documents({}), 500)
         finally:
             writer.join()
         m = result["m"]
