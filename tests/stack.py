@@ -113,8 +113,41 @@ class Stack:
         return document_count(self.db()[self.cfg.store["events_collection"]])
 
     def count(self, server: str) -> int:
-        """Events of one server (a top-level equality: FerretDB pushes it down to SQLite)."""
+        """Events of one server. A full scan on FerretDB (it pushes down only an ``_id`` equality,
+        docs/store.md): poll ``stored_documents`` rather than this."""
         return self.db()[self.cfg.store["events_collection"]].count_documents({"server": server})
+
+    def stored_documents(self, server: str, n: int, timeout: float = 300) -> list[dict]:
+        """Waits until the store holds at least ``n`` events of ``server`` and returns them all (one find).
+
+        Every filtered read makes FerretDB read the whole collection (seconds each), so the waiting
+        polls the $collStats count (0.2 s) and reads the server's documents only when that count has
+        stopped moving and says there can be ``n`` of them, or every 20 s while it stands still (it was
+        seen lagging behind on FerretDB: docs/store.md)."""
+        collection = self.db()[self.cfg.store["events_collection"]]
+        deadline = time.monotonic() + timeout
+        last_count, moved_at, scanned_at, docs = None, time.monotonic(), 0.0, []
+        while time.monotonic() < deadline:
+            total, now = self.estimate(), time.monotonic()
+            if total != last_count:
+                last_count, moved_at = total, now
+            standing = now - moved_at >= 2
+            if standing and (total >= n or now - scanned_at >= 20):
+                docs, scanned_at = list(collection.find({"server": server})), time.monotonic()
+                if len(docs) >= n:
+                    return docs
+            time.sleep(0.5)
+        raise AssertionError(f"timed out waiting for {n} events of {server}; last read: {len(docs)}")
+
+    def empty_events(self) -> None:
+        """Drops the events collection and creates it again, capped, with its indexes (``auditpipe up``'s
+        code): a module's queries then read only its own events. Nothing may be writing events."""
+        from auditpipe.components.store import ensure_collections
+
+        db = self.db()
+        db.drop_collection(self.cfg.store["events_collection"])
+        ensure_collections(self.cfg)
+        assert db[self.cfg.store["events_collection"]].options().get("capped"), "the events collection is capped again"
 
     def stored_ids(self, server: str) -> list[str]:
         return [d["record_id"] for d in self.events(server)]
@@ -188,9 +221,8 @@ class Stack:
                                                collector: str = "rsyslog", fmt: str | None = None) -> None:
         """The store holds exactly the records the generator wrote (manifest ``m``), by id, and their
         one-minute counts sum to them: nothing lost, nothing stored or counted twice."""
-        self.wait_for(f"{m.records} events of {server}", lambda: ((n := self.count(server)) >= m.records, n),
-                      timeout=timeout)
-        ids = self.stored_ids(server)
+        docs = self.stored_documents(server, m.records, timeout)
+        ids = [d["record_id"] for d in docs]
         generated = m.record_ids()
         if (fmt or self._format(server)) == "mysql-enterprise-json":  # ids of the class/event model
             from auditpipe.simulate import expected_path
@@ -202,13 +234,13 @@ class Stack:
         assert set(ids) == generated, "the generated ones"
         total = self.wait_for("stats that add up to N", lambda: ((t := self.stats_total(server)) >= m.records, t))
         assert total == m.records, f"each event counted once: {total} for {m.records}"
-        self.assert_stored_as_written(server, Path(m.log_path), collector, fmt)
+        self.assert_stored_as_written(server, Path(m.log_path), collector, fmt, docs)
 
     def assert_stored_as_written(self, server: str, log: Path | None = None, collector: str = "rsyslog",
-                                 fmt: str | None = None) -> int:
+                                 fmt: str | None = None, docs: list[dict] | None = None) -> int:
         """Every stored document of ``server`` holds, field by field, what its line in the audit log
         says (``log`` and its rotated files still on disk are read; default: the server's log in this
-        stack); returns how many lines were compared.
+        stack; ``docs``: the server's documents if already read); returns how many lines were compared.
 
         The expectation is written here from the Percona JSON lines, independently of the job's
         parser: a field lost, renamed, mistyped or taken from another record fails the test."""
@@ -234,7 +266,9 @@ class Stack:
                     expected = expected_document(server, log, collector, line)
                     if expected is not None:
                         written[expected["record_id"]] = expected
-        stored = {d["record_id"]: d for d in self.db()[self.cfg.store["events_collection"]].find({"server": server})}
+        if docs is None:
+            docs = list(self.db()[self.cfg.store["events_collection"]].find({"server": server}))
+        stored = {d["record_id"]: d for d in docs}
         assert written, f"no readable records in the log files of {server}"
         missing = sorted(set(written) - set(stored))[:5]
         assert not missing, f"lines on disk with no stored document: {missing}"

@@ -313,7 +313,7 @@ def cmd_test(args) -> int:
         progress.info("test: JVM unit tests failed")
         return mvn.returncode
     progress.info("test: pytest (unit, then end to end on the real stack)")
-    return subprocess.run([sys.executable, "-m", "pytest", "-ra", str(paths.REPO / "tests"), *args.pytest_args],
+    return subprocess.run([sys.executable, "-m", "pytest", "-ra", "--durations=25", str(paths.REPO / "tests"), *args.pytest_args],
                           cwd=paths.REPO).returncode
 
 

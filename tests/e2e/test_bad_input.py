@@ -26,9 +26,9 @@ def test_long_unparsable_lines_are_kept_whole_and_the_lines_after_them_arrive(st
                   b"binary " + binary * 2400]                                               # ~600 KiB, invalid UTF-8
     m = simulate(stack.log_path(server), rate=1000, duration=4, speedup=20, seed=31, rotate_on_size=0,
                  malformed=2, bad_lines=long_lines)
-    stack.wait_for(f"{m.records} events of {server}", lambda: ((n := stack.count(server)) >= m.records, n))
-    assert sorted(stack.stored_ids(server)) == sorted(f"{i}_{m.log_start}" for i in range(1, m.records + 1))
-    assert stack.assert_stored_as_written(server) == m.records
+    docs = stack.stored_documents(server, m.records)
+    assert sorted(d["record_id"] for d in docs) == sorted(f"{i}_{m.log_start}" for i in range(1, m.records + 1))
+    assert stack.assert_stored_as_written(server, docs=docs) == m.records
 
     dead = stack.wait_for("2 dead letters", lambda: (len(d := stack.dead_letters(server)) >= 2, d))
     assert len(dead) == 2
@@ -67,7 +67,7 @@ def test_resent_lines_are_stored_and_counted_once(stack):
     m = simulate(stack.log_path(server), rate=1000, duration=3, speedup=20, seed=41, rotate_on_size=0)
     lines = stack.log_path(server).read_bytes().splitlines()
     assert len(lines) == m.records
-    stack.wait_for(f"{m.records} events of {server}", lambda: ((n := stack.count(server)) >= m.records, n))
+    stack.stored_documents(server, m.records)
 
     repeats_before = stack.job_metric_sum("repeatedEventsNotCounted") or 0
     # the collector's first 500 lines again, on the same partition (same key), as a restart would send them
@@ -104,7 +104,7 @@ def test_a_document_the_store_refuses_is_a_dead_letter_in_the_store_and_on_the_t
                                            "$where": "1"}}, separators=(",", ":")).encode()
     with open(stack.log_path(server), "ab") as f:
         f.write(refused + b"\n")
-    stack.wait_for(f"{m.records} events of {server}", lambda: ((n := stack.count(server)) >= m.records, n))
+    stack.stored_documents(server, m.records)
     wanted = f"store:{stack.cfg.store['events_collection']}:{server}/refused_1"
     stored = stack.wait_for("the rejection in dead_letters", lambda: (
         (d := stack.db()[stack.cfg.store["dead_letter_collection"]].find_one({"_id": wanted})) is not None, d))

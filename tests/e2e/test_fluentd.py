@@ -14,10 +14,10 @@ from auditpipe import limits
 from auditpipe.simulate import simulate
 from fluentd import Fluentd, faults_mid_stream, fluentd_command as find_fluentd
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def fluentd_command(stack) -> str:
     return find_fluentd(stack.cfg.tools_dir)
 

@@ -38,13 +38,11 @@ def test_a_real_mariadb_servers_audit_log_arrives_whole(stack, tmp_path):
     # byte-identical lines are one event (docs/formats.md); say how many there were
     print(f"{len(lines)} audit lines in {len(files)} files, {len(lines) - len(distinct)} byte-identical repeats")
 
-    stack.wait_for(f"{len(distinct)} events of {server}",
-                   lambda: ((n := stack.count(server)) >= len(distinct), n), timeout=300)
-    events = stack.db()[stack.cfg.store["events_collection"]]
-    stored = [d["line_sha256"] for d in events.find({"server": server}, {"line_sha256": 1})]
+    stored = [d["line_sha256"] for d in stack.stored_documents(server, len(distinct), timeout=300)]
     assert len(stored) == len(distinct), f"one event per distinct line: {len(stored)} for {len(distinct)}"
     assert set(stored) == distinct, "exactly the lines the server wrote"
     assert not stack.dead_letters(server), "every line the server wrote parses"
+    events = stack.db()[stack.cfg.store["events_collection"]]
 
     failed = events.count_documents({"server": server, "auth_outcome": "failure", "user": "mallory"})
     assert failed == FAILED_LOGINS, "each failed login recognized"
