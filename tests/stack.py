@@ -46,7 +46,8 @@ compliance:
 
 @contextmanager
 def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
-                  capped_mb: int = 256, formats: dict[str, str] | None = None, store_extra: str = ""):
+                  capped_mb: int = 256, formats: dict[str, str] | None = None, store_extra: str = "",
+                  flink_extra: str = ""):
     """``servers`` each get a source logs/<server>/audit.log, in percona-json unless ``formats`` says otherwise."""
     logs = root / "logs"
     formats = formats or {}
@@ -58,7 +59,7 @@ state_dir: {root / 'state'}
 tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}{kafka_extra}}}
 store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {database}{store_extra}}}
-flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s}}}}
+flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s}}{flink_extra}}}
 sources:
 {sources}
 {COMPLIANCE}""")
@@ -68,7 +69,7 @@ sources:
         yield Stack(cfg_file, cfg, logs)
     finally:
         cli(cfg_file, "down", check=False)
-        for name in ("flink", "collector", "kafka", "store", "supervisor"):
+        for name in ("flink", "flink-jobmanager", "collector", "kafka", "store", "supervisor"):
             log = cfg.state_dir / "logs" / f"{name}.log"
             if log.exists():
                 sys.stderr.write(f"\n--- last lines of {log} ---\n"

@@ -243,6 +243,8 @@ def load(path: str | os.PathLike | None = None) -> Config:
         "kafka.controller_port": data["kafka"]["controller_port"],
         "flink.rest_port": data["flink"]["rest_port"],
     }
+    if data["flink"]["mode"] == "cluster":
+        ports["flink.rpc_port"] = data["flink"]["rpc_port"]
     if "uri" in data["store"] and "uri_env" in data["store"]:
         raise UserError(f"invalid configuration in {chosen}:\n  - store.uri_env: give either store.uri or store.uri_env")
     if "uri" not in data["store"] and "uri_env" not in data["store"]:

@@ -54,6 +54,22 @@ def test_port_clash_is_refused(tmp_path):
     assert "port 8081 is already used by" in str(e.value)
 
 
+def test_cluster_mode_parts_in_start_order_and_its_rpc_port_checked(tmp_path):
+    from auditpipe.components import all_components
+
+    assert [c.name for c in all_components(config.load(write(tmp_path, "")))] == ["kafka", "store", "flink", "collector"]
+    cfg = config.load(write(tmp_path, "flink: {mode: cluster, taskmanagers: 3}\n"))
+    # TaskManagers before the JobManager, whose start waits for the job to run on their slots
+    assert [c.name for c in all_components(cfg)] == ["kafka", "store", "flink-taskmanager-1", "flink-taskmanager-2",
+                                                     "flink-taskmanager-3", "flink-jobmanager", "collector"]
+    with pytest.raises(UserError) as e:
+        config.load(write(tmp_path, "flink: {mode: cluster, rpc_port: 9092}\n"))
+    assert "flink.rpc_port: port 9092 is already used by kafka.port" in str(e.value)
+    with pytest.raises(UserError) as e:
+        config.load(write(tmp_path, "flink: {mode: kubernetes}\n"))
+    assert "flink.mode" in str(e.value)
+
+
 def test_not_yaml_and_missing_file(tmp_path):
     with pytest.raises(UserError, match="not valid YAML"):
         config.load(write(tmp_path, "kafka: [unclosed\n"))

@@ -12,7 +12,14 @@ def all_components(cfg: Config) -> list[Component]:
     from auditpipe.components.kafka import KafkaBroker
     from auditpipe.components.store import LocalStore
 
-    return [KafkaBroker(cfg), LocalStore(cfg), FlinkJob(cfg), RsyslogCollector(cfg)]
+    if cfg.flink["mode"] == "cluster":
+        from auditpipe.components.flink_cluster import FlinkJobManager, FlinkTaskManager
+
+        # TaskManagers first: the JobManager's start waits for the job to run on their slots
+        flink = [FlinkTaskManager(cfg, n) for n in range(1, cfg.flink["taskmanagers"] + 1)] + [FlinkJobManager(cfg)]
+    else:
+        flink = [FlinkJob(cfg)]
+    return [KafkaBroker(cfg), LocalStore(cfg), *flink, RsyslogCollector(cfg)]
 
 
 __all__ = ["Component", "StatusRow", "all_components"]

@@ -1,4 +1,5 @@
-"""The Flink job, run locally in an embedded MiniCluster (web UI on 127.0.0.1:flink.rest_port).
+"""The Flink job, run locally in an embedded MiniCluster (web UI on 127.0.0.1:flink.rest_port);
+``flink.mode: cluster`` runs it on a local standalone cluster instead (components/flink_cluster.py).
 
 The job jar (pipelines/flink-job) is the same artifact a real cluster runs; locally it runs with
 the Flink runtime (the jar's provided dependencies, copied into tools_dir) on its classpath and
@@ -86,7 +87,10 @@ class FlinkJob(Component):
 
     @property
     def checkpoint_dir(self) -> Path:
-        return self.home / "checkpoints"
+        """The same folder in both flink.mode's (components/flink_cluster.py): either restores the other's."""
+        d = self.cfg.state_dir / "flink" / "checkpoints"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
 
     @property
     def rest_url(self) -> str:

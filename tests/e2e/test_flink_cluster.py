@@ -1,0 +1,84 @@
+"""The job on a local Flink cluster (``flink.mode: cluster``, components/flink_cluster.py): a
+JobManager and two TaskManagers as JVMs of their own, the job jar submitted through the REST API.
+
+A TaskManager running the job's tasks is killed (-9) mid-stream: the job fails over to the other
+TaskManager's slots from its last checkpoint, the supervisor starts the killed one again, and the
+store holds exactly the records written, counted once. Its own stack (ports, state), so the kill
+cannot disturb the other end-to-end tests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+
+import pytest
+
+from auditpipe.simulate import simulate
+from stack import running_stack
+
+pytestmark = pytest.mark.e2e
+
+PORTS = {"kafka": 49192, "controller": 49193, "store": 27517, "flink": 48181}
+SERVER = "cluster-tm-kill"
+
+
+@pytest.fixture(scope="module")
+def cluster_stack(tmp_path_factory):
+    with running_stack(tmp_path_factory.mktemp("cluster"), PORTS, [SERVER], "auditpipe_cluster", capped_mb=256,
+                       flink_extra=", mode: cluster, taskmanagers: 2, rpc_port: 48123") as s:
+        yield s
+
+
+def taskmanagers(stack) -> list[dict]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{PORTS['flink']}/taskmanagers", timeout=5) as r:
+        return json.loads(r.read())["taskmanagers"]
+
+
+def test_status_shows_the_cluster_its_taskmanagers_and_the_job(cluster_stack):
+    rows = {r["component"]: r for r in cluster_stack.status()}
+    assert "flink" not in rows, "no MiniCluster in cluster mode"
+    jm = rows["flink-jobmanager"]
+    assert jm["health"] == "ok" and "job RUNNING" in jm["detail"] and "2 TaskManager(s)" in jm["detail"], jm
+    for n in (1, 2):
+        assert rows[f"flink-taskmanager-{n}"]["health"] == "ok", rows[f"flink-taskmanager-{n}"]
+        assert "registered" in rows[f"flink-taskmanager-{n}"]["detail"]
+    assert {t["id"] for t in taskmanagers(cluster_stack)} == {"flink-taskmanager-1", "flink-taskmanager-2"}
+
+
+def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(cluster_stack):
+    stack = cluster_stack
+    result = {}
+    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
+        stack.log_path(SERVER), rate=700, duration=40, speedup=1, seed=13, rotate_on_size=512 * 1024,
+        rotations=90, late_writes=2)))
+    shipped_before = stack.raw_messages()
+    writer.start()
+    try:
+        # part of this run read and covered by a completed checkpoint: the failover has state to restore
+        stack.wait_for("this run on audit.raw", lambda: ((n := stack.raw_messages() - shipped_before) > 3000, n),
+                       timeout=120, every=0.3)
+        stack.wait_for("a checkpoint covering part of this run",
+                       lambda: ((c := stack.committed_raw_offsets()) > shipped_before + 3000, c), timeout=120, every=0.3)
+        busy = [t["id"] for t in taskmanagers(stack) if t["freeSlots"] < t["slotsNumber"]]
+        assert busy, "the job's tasks run on a TaskManager"
+        killed_pid = stack.kill(busy[0])
+        assert writer.is_alive(), "the kill came mid-stream"
+    finally:
+        writer.join()
+    m = result["m"]
+    stack.wait_back(busy[0], killed_pid)
+    log = (stack.cfg.state_dir / "logs" / "flink-jobmanager.log").read_text()
+    assert "switched from state RUNNING to RESTARTING" in log and "Restoring job" in log, \
+        "the job failed over and restored its last checkpoint"
+
+    docs = stack.stored_documents(SERVER, m.records, timeout=300)
+    ids = [d["record_id"] for d in docs]
+    assert len(ids) == m.records and set(ids) == m.record_ids(), "exactly the records written, once each"
+    stack.assert_stored_as_written(SERVER, docs=docs)
+    total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(SERVER)) >= m.records, t))
+    assert total == m.records, "restored window state: no event counted twice or lost"
+    stack.assert_archived_exactly(SERVER)
+    stack.wait_for("the killed TaskManager registered again",
+                   lambda: (busy[0] in (ids := {t["id"] for t in taskmanagers(stack)}), ids), timeout=120)
