@@ -142,13 +142,35 @@ class Stack:
 
     def empty_events(self) -> None:
         """Drops the events collection and creates it again, capped, with its indexes (``auditpipe up``'s
-        code): a module's queries then read only its own events. Nothing may be writing events."""
-        from auditpipe.components.store import ensure_collections
+        code): a module's queries then read only its own events.
 
+        Only once no event has arrived for 3 s: an insert between the drop and the creation would
+        create the collection uncapped (a test that failed early can leave the job writing). If events
+        keep arriving for a minute, they stay; if an insert slips in anyway, it is dropped again."""
+        from auditpipe.components.store import ensure_collections
+        from auditpipe.errors import UserError
+
+        name = self.cfg.store["events_collection"]
+        last, still_since, deadline = None, time.monotonic(), time.monotonic() + 60
+        while True:
+            n = self.estimate()
+            if n != last:
+                last, still_since = n, time.monotonic()
+            elif time.monotonic() - still_since >= 3:
+                break
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.5)
         db = self.db()
-        db.drop_collection(self.cfg.store["events_collection"])
-        ensure_collections(self.cfg)
-        assert db[self.cfg.store["events_collection"]].options().get("capped"), "the events collection is capped again"
+        for _ in range(5):
+            db.drop_collection(name)
+            try:
+                ensure_collections(self.cfg)
+            except UserError:  # created uncapped by an insert in between
+                continue
+            if db[name].options().get("capped"):
+                return
+        raise AssertionError(f"{name} could not be created capped again: something keeps writing into it")
 
     def stored_ids(self, server: str) -> list[str]:
         return [d["record_id"] for d in self.events(server)]

@@ -21,9 +21,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test"
                                           ("e2e-enterprise", "enterprise-json"), ("e2e-enterprise-l", "enterprise-jsonl")])
 def test_multi_line_records_arrive_whole_and_exactly_once(stack, server, style):
     raw_before = stack.raw_messages()
-    # a rotation every ~0.4 s: at every 0.1 s (speedup 4, 256 KiB) rsyslog once missed a whole file renamed
-    # away before it opened it, a limit of imfile (docs/collectors.md) this test is not about
-    m = simulate(stack.log_path(server), rate=2000, duration=4, speedup=2, seed=21, rotate_on_size=512 * 1024,
+    # a rotation every ~0.2 s: at every 0.1 s (speedup 4) rsyslog once missed a whole file renamed away
+    # before it opened it, a limit of imfile (docs/collectors.md) this test is not about
+    m = simulate(stack.log_path(server), rate=2000, duration=4, speedup=2, seed=21, rotate_on_size=256 * 1024,
                  rotations=60, late_writes=3, failed_login_burst=10, style=style)
     assert m.rotations >= 3 and m.late_writes == 3 * m.rotations
     if style.startswith("enterprise"):
