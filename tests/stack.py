@@ -357,6 +357,16 @@ class Stack:
         finally:
             c.close()
 
+    def wait_for_a_checkpoint_of_this_run(self, shipped_before: int, records: int = 3000) -> None:
+        """Waits until ``records`` lines past ``shipped_before`` are on audit.raw and a completed
+        checkpoint covers them (the job commits its offsets on each one): a restore then has state of
+        this run to get right. Both signals come from Kafka, so a store that lags behind does not
+        delay a kill past the run."""
+        self.wait_for("this run on audit.raw", lambda: ((n := self.raw_messages() - shipped_before) > records, n),
+                      timeout=120, every=0.3)
+        self.wait_for("a checkpoint covering part of this run",
+                      lambda: ((c := self.committed_raw_offsets()) > shipped_before + records, c), timeout=120, every=0.3)
+
     def raw_messages(self) -> int:
         """Messages on audit.raw so far, all partitions (the sum of their end offsets)."""
         from auditpipe.topics import end_offsets, topic_name

@@ -56,11 +56,7 @@ def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(
     shipped_before = stack.raw_messages()
     writer.start()
     try:
-        # part of this run read and covered by a completed checkpoint: the failover has state to restore
-        stack.wait_for("this run on audit.raw", lambda: ((n := stack.raw_messages() - shipped_before) > 3000, n),
-                       timeout=120, every=0.3)
-        stack.wait_for("a checkpoint covering part of this run",
-                       lambda: ((c := stack.committed_raw_offsets()) > shipped_before + 3000, c), timeout=120, every=0.3)
+        stack.wait_for_a_checkpoint_of_this_run(shipped_before)
         busy = [t["id"] for t in taskmanagers(stack) if t["freeSlots"] < t["slotsNumber"]]
         assert busy, "the job's tasks run on a TaskManager"
         killed_pid = stack.kill(busy[0])

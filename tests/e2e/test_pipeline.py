@@ -56,13 +56,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     shipped_before, stored_before = stack.raw_messages(), stack.estimate()
     writer.start()
     try:
-        # part of this run shipped, and a checkpoint completed after the job read it (the job commits its
-        # offsets on each completed checkpoint): the restore then has state of this run to get right.
-        # Both signals come from Kafka, so a store that lags behind does not delay the kill past the run.
-        stack.wait_for("this run on audit.raw", lambda: ((n := stack.raw_messages() - shipped_before) > 3000, n),
-                       timeout=120, every=0.3)
-        stack.wait_for("a checkpoint covering part of this run",
-                       lambda: ((c := stack.committed_raw_offsets()) > shipped_before + 3000, c), timeout=120, every=0.3)
+        stack.wait_for_a_checkpoint_of_this_run(shipped_before)
         assert writer.is_alive(), "the kill must come mid-stream"
         killed_pid = stack.kill("flink")
         stack.wait_for("the job process to be gone", lambda: (not flink.proc.running() or flink.proc.pid() != killed_pid,
