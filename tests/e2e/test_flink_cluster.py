@@ -20,14 +20,16 @@ from stack import running_stack
 
 pytestmark = pytest.mark.e2e
 
-PORTS = {"kafka": 49192, "controller": 49193, "store": 27517, "flink": 48181}
+# below Linux's ephemeral range (32768-60999): the TaskManagers' own ports are picked from it, and they
+# start before the JobManager, whose ports could otherwise be taken
+PORTS = {"kafka": 31192, "controller": 31193, "store": 27517, "flink": 31181}
 SERVER = "cluster-tm-kill"
 
 
 @pytest.fixture(scope="module")
 def cluster_stack(tmp_path_factory):
     with running_stack(tmp_path_factory.mktemp("cluster"), PORTS, [SERVER], "auditpipe_cluster", capped_mb=256,
-                       flink_extra=", mode: cluster, taskmanagers: 2, rpc_port: 48123") as s:
+                       flink_extra=", mode: cluster, taskmanagers: 2, rpc_port: 31123") as s:
         yield s
 
 
