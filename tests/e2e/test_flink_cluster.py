@@ -39,6 +39,9 @@ def taskmanagers(stack) -> list[dict]:
 
 
 def test_status_shows_the_cluster_its_taskmanagers_and_the_job(cluster_stack):
+    # `up` returns once the job runs, which one TaskManager's slots allow: the other may register after
+    cluster_stack.wait_for("both TaskManagers registered",
+                           lambda: (len(tms := taskmanagers(cluster_stack)) == 2, tms), timeout=60, every=0.5)
     rows = {r["component"]: r for r in cluster_stack.status()}
     assert "flink" not in rows, "no MiniCluster in cluster mode"
     jm = rows["flink-jobmanager"]
