@@ -101,7 +101,6 @@ class Fluentd:
 
 
 
-
 def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int) -> None:
     """A SIGTERM, then a kill -9, each once ``progress()`` (what Fluentd delivered so far) has grown by
     ``step`` while ``writer`` (a thread writing the log) still writes; Fluentd is down two seconds each

@@ -124,7 +124,9 @@ class Stack:
         Every filtered read makes FerretDB read the whole collection (seconds each), so the waiting
         polls the $collStats count (0.2 s) and reads the server's documents only when that count has
         stopped moving and says there can be ``n`` of them, or every 20 s while it stands still (it was
-        seen lagging behind on FerretDB: docs/store.md)."""
+        seen lagging behind on FerretDB: docs/store.md). Not components/store.wait_for_documents: that
+        waits for the collection's count, which here also holds other servers' events, so it can say
+        "reached" long before this server's are all in and the wait would read on every poll."""
         collection = self.db()[self.cfg.store["events_collection"]]
         deadline = time.monotonic() + timeout
         last_count, moved_at, scanned_at, docs = None, time.monotonic(), 0.0, []

@@ -172,17 +172,10 @@ class FlinkJob(Component):
     def start(self) -> None:
         if self.proc.running():
             return
-        port = self.cfg.flink["rest_port"]
-        if port_open("127.0.0.1", port):
-            raise UserError(f"port {port} on 127.0.0.1 is in use by another program; stop it or set "
-                            f"flink.rest_port in {self.cfg.file}")
+        self._refuse_taken_ports("rest_port")
         java = prereqs.require_java17()
-        restore = latest_checkpoint(self.checkpoint_dir)
-        self._prune_old_checkpoints(keep=restore)
-        props = self.home / "job.properties"
-        props.touch(mode=0o600)  # may hold the Kafka password and the store URI's
-        props.chmod(0o600)
-        props.write_text(self.job_properties(restore))
+        restore = self._checkpoint_to_restore()
+        props = self._write_job_properties(self.job_properties(restore))
         log4j = self.home / "log4j2.properties"
         log4j.write_text(LOG4J2)
         if restore:
@@ -192,6 +185,26 @@ class FlinkJob(Component):
                          "-cp", f"{paths.JOB_JAR}:{self.runtime_lib}/*",
                          "io.auditpipe.flink.AuditPipelineJob", "--config", str(props)])
         wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
+
+    def _refuse_taken_ports(self, *keys: str) -> None:
+        for key in keys:
+            port = self.cfg.flink[key]
+            if port_open("127.0.0.1", port):
+                raise UserError(f"port {port} on 127.0.0.1 is in use by another program; stop it or set "
+                                f"flink.{key} in {self.cfg.file}")
+
+    def _checkpoint_to_restore(self) -> Path | None:
+        """The newest complete checkpoint, the folders of earlier runs pruned."""
+        restore = latest_checkpoint(self.checkpoint_dir)
+        self._prune_old_checkpoints(keep=restore)
+        return restore
+
+    def _write_job_properties(self, text: str) -> Path:
+        props = self.home / "job.properties"
+        props.touch(mode=0o600)  # may hold the Kafka password and the store URI's
+        props.chmod(0o600)
+        props.write_text(text)
+        return props
 
     def _prune_old_checkpoints(self, keep: Path | None) -> None:
         """Drops the checkpoint folders of earlier job runs, keeping the one being restored."""

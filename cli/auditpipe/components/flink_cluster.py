@@ -34,10 +34,10 @@ from pathlib import Path
 
 from auditpipe import prereqs, progress
 from auditpipe.components.base import Component, StatusRow
-from auditpipe.components.flink import FLINK_VERSION, JAVA_OPENS, LOG4J2, ClusterTarget, FlinkJob, latest_checkpoint
+from auditpipe.components.flink import FLINK_VERSION, JAVA_OPENS, LOG4J2, ClusterTarget, FlinkJob
 from auditpipe.config import Config
-from auditpipe.errors import ComponentError, UserError
-from auditpipe.process import port_open, wait_until
+from auditpipe.errors import ComponentError
+from auditpipe.process import wait_until
 
 # What flink-dist bundles that no Flink artifact on Maven Central depends on (versions of Flink 2.2.0's pom)
 DIST_LIBRARIES = ("org.apache.commons:commons-lang3:3.18.0", "org.apache.commons:commons-math3:3.6.1")
@@ -176,11 +176,7 @@ class FlinkJobManager(FlinkJob):
 
     def start(self) -> None:
         if not self.proc.running():
-            for key in ("rest_port", "rpc_port"):
-                port = self.cfg.flink[key]
-                if port_open("127.0.0.1", port):
-                    raise UserError(f"port {port} on 127.0.0.1 is in use by another program; stop it or set "
-                                    f"flink.{key} in {self.cfg.file}")
+            self._refuse_taken_ports("rest_port", "rpc_port")
             java = prereqs.require_java17()
             conf = write_cluster_config(self.cfg)
             shutil.rmtree(cluster_home(self.cfg) / "upload", ignore_errors=True)  # jars of earlier runs
@@ -227,14 +223,11 @@ class FlinkJobManager(FlinkJob):
         """Uploads the job jar and runs it, from the newest checkpoint if there is one; returns the job id."""
         from auditpipe import paths
 
-        restore = latest_checkpoint(self.checkpoint_dir)
-        self._prune_old_checkpoints(keep=restore)
-        props = self.home / "job.properties"
-        props.touch(mode=0o600)  # may hold the Kafka password and the store URI's
-        props.chmod(0o600)
+        restore = self._checkpoint_to_restore()
         target = ClusterTarget(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
                                archive_path=self.cfg.archive_path.as_uri())
-        props.write_text(self.job_properties(None, cluster=target))
+        # the restore goes in the run request (savepointPath), not in the options
+        props = self._write_job_properties(self.job_properties(None, cluster=target))
         boundary = uuid.uuid4().hex
         body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{paths.JOB_JAR.name}\"\r\n"
                 "Content-Type: application/x-java-archive\r\n\r\n").encode() + paths.JOB_JAR.read_bytes() + \
