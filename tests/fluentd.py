@@ -72,6 +72,41 @@ class Fluentd:
     def tail(self, n: int = 30) -> str:
         return "\n".join(self.output.read_text(errors="replace").splitlines()[-n:])
 
+    def where_missing(self, record_ids: set[str]) -> str:
+        """For a run that lost records: which log files held them, what the position file says of
+        each (its inode's position against the file's size), Fluentd's warnings and any chunk it set
+        aside; so a failure in CI explains itself (the files are gone once the test ends)."""
+        out, state = [], Path(self.env["AUDITPIPE_STATE_DIR"])
+        positions: dict[int, list[str]] = {}
+        pos_file = state / "audit.log.pos"
+        if pos_file.exists():
+            for line in pos_file.read_text(errors="replace").splitlines():
+                parts = line.split("\t")
+                if len(parts) == 3:
+                    positions.setdefault(int(parts[2], 16), []).append(f"{int(parts[1], 16):#x}")
+        for f in sorted(self.log.parent.iterdir()):
+            held = sum(1 for line in f.read_bytes().splitlines()
+                       if (i := line.find(b'"record":"')) >= 0
+                       and line[i + 10:line.find(b'"', i + 10)].decode(errors="replace") in record_ids)
+            if held:
+                st = f.stat()
+                out.append(f"{f.name}: {held} of the missing records; inode {st.st_ino}, {st.st_size} bytes, "
+                           f"position file: {positions.get(st.st_ino, 'no entry')}")
+        # chunks Fluentd gave up on: the secondary's folder, and its backup of broken chunks found on resume
+        set_aside = [str(p.relative_to(state)) for p in state.rglob("*")
+                     if p.is_file() and ("failed-chunks" in p.parts or "backup" in p.parts)]
+        # without a root_dir Fluentd backs broken chunks up under /tmp/fluent/backup (DEFAULT_BACKUP_DIR)
+        started = self.output.stat().st_ctime
+        default_backup = Path("/tmp/fluent/backup")
+        if default_backup.exists():
+            set_aside += [str(p) for p in default_backup.rglob("*") if p.is_file() and p.stat().st_mtime >= started]
+        if set_aside:
+            out.append(f"chunks set aside: {sorted(set_aside)}")
+        out += [line for line in self.output.read_text(errors="replace").splitlines()
+                if ("[warn]" in line or "[error]" in line) and not line.startswith(" ")  # not backtraces
+                and "<secondary> with 'retry_forever'" not in line][-40:]
+        return "\n".join(out)
+
     def problems(self) -> list[str]:
         """Log lines that would mean a record was dropped or stuck (each was seen before the fixes).
 

@@ -50,9 +50,22 @@ def stored_ids(db, server: str) -> list[str]:
     return [d["_id"] for d in db[COLLECTION].find({"server": server}, {"_id": 1})]
 
 
-def wait_for_ids(stack, db, server: str, wanted: set[str], timeout: float = 180) -> list[str]:
-    stack.wait_for(f"{len(wanted)} documents of {server}", lambda: (
-        (n := db[COLLECTION].count_documents({"server": server})) >= len(wanted), n), timeout=timeout)
+def wait_for_ids(stack, db, server: str, wanted: set[str], fluentd: Fluentd, timeout: float = 180) -> list[str]:
+    """Waits until the server's documents number ``wanted``, for as long as their count still grows
+    (Fluentd retries a failed chunk with a back-off of up to 30 s, and each count reads the whole
+    collection) but ``timeout`` seconds at most without growth; then says where the missing ones were."""
+    last, grew_at, hard_stop = -1, time.monotonic(), time.monotonic() + 5 * timeout
+    while (n := db[COLLECTION].count_documents({"server": server})) < len(wanted):
+        now = time.monotonic()
+        if n != last:
+            last, grew_at = n, now
+        if now - grew_at > timeout or now > hard_stop:
+            ids = set(stored_ids(db, server))
+            missing = {w for w in wanted if f"{server}/{w}" not in ids}
+            raise AssertionError(f"{n} of {len(wanted)} documents of {server}, none more for "
+                                 f"{now - grew_at:.0f} s; {len(missing)} missing, e.g. {sorted(missing)[:5]}\n"
+                                 f"{fluentd.where_missing(missing)}")
+        time.sleep(2)
     time.sleep(3)  # anything more (a duplicate would be an error) would have arrived by now
     return stored_ids(db, server)
 
@@ -75,7 +88,7 @@ def test_direct_path_stores_each_record_once_through_rotations(stack, fluentd_co
         m = simulate(fluentd.log, rate=2000, duration=10, speedup=1, seed=61, rotate_on_size=256 * 1024,
                      rotations=90, late_writes=3, malformed=len(MALFORMED_LINES))
         assert m.rotations >= 15
-        ids = wait_for_ids(stack, direct_db, server, m.record_ids())
+        ids = wait_for_ids(stack, direct_db, server, m.record_ids(), fluentd)
         assert_exactly(ids, server, m)
         assert_capped(direct_db)
         # the event model's core fields, from the line itself
@@ -115,7 +128,7 @@ def test_direct_path_restarted_and_killed_mid_stream_loses_nothing(stack, fluent
         finally:
             writer.join()
         m = result["m"]
-        assert_exactly(wait_for_ids(stack, direct_db, server, m.record_ids()), server, m)
+        assert_exactly(wait_for_ids(stack, direct_db, server, m.record_ids(), fluentd), server, m)
         assert_capped(direct_db)
     finally:
         fluentd.stop()
@@ -141,12 +154,12 @@ def test_a_dropped_collection_comes_back_capped_and_an_uncapped_one_is_never_wri
     t0 = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=10)
     try:
         first = append_records(fluentd.log, tmp_path, 71, t0)
-        assert_exactly(wait_for_ids(stack, direct_db, server, first.record_ids()), server, first)
+        assert_exactly(wait_for_ids(stack, direct_db, server, first.record_ids(), fluentd), server, first)
 
         # dropped while Fluentd runs: the next chunk creates it again, capped
         events.drop()
         second = append_records(fluentd.log, tmp_path, 72, t0 + timedelta(minutes=1))
-        assert_exactly(wait_for_ids(stack, direct_db, server, second.record_ids()), server, second)
+        assert_exactly(wait_for_ids(stack, direct_db, server, second.record_ids(), fluentd), server, second)
         assert_capped(direct_db)
 
         # found uncapped (created by anything else): nothing is written into it, the documents wait
@@ -159,7 +172,7 @@ def test_a_dropped_collection_comes_back_capped_and_an_uncapped_one_is_never_wri
         assert events.count_documents({}) == 0
         # once it is gone, the retry creates it capped and stores every waiting document
         events.drop()
-        assert_exactly(wait_for_ids(stack, direct_db, server, third.record_ids(), timeout=120), server, third)
+        assert_exactly(wait_for_ids(stack, direct_db, server, third.record_ids(), fluentd, timeout=120), server, third)
         assert_capped(direct_db)
     finally:
         fluentd.stop()
