@@ -153,6 +153,12 @@ public class AuditPipelineJob {
 
     /** Adds the job's operators to {@code env}. */
     public void build(StreamExecutionEnvironment env) {
+        // Chained operators get the record itself, not a deep copy each. Without it every event was
+        // copied field by field (by reflection) once per operator chained after the chain's link:
+        // the largest single cost in a profile of the job alone (bench/README.md). Safe here because
+        // no function changes a record after emitting it or keeps one it received across calls
+        // (records that cross a shuffle are deserialized fresh; state holds what functions build).
+        env.getConfig().enableObjectReuse();
         Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
         WatermarkStrategy<ParsedRecord> watermarks = WatermarkStrategy
                 .<ParsedRecord>forGenerator(context -> new TrustedEventTimeWatermarks(outOfOrderness))
@@ -181,7 +187,9 @@ public class AuditPipelineJob {
             heads.sinkTo(kafkaLagReporter).setParallelism(1).name("kafka-lag").uid("kafka-lag");
         }
         if (archiveEventSink != null) {
-            firstCopies.sinkTo(archiveEventSink).name("archive-events").uid("archive-events");
+            // a thread of its own: encoding Parquet on the chain's thread made the archive and the chain
+            // take turns (the chain runs where its server's records arrive: one busy server, one subtask)
+            firstCopies.sinkTo(archiveEventSink).name("archive-events").uid("archive-events").disableChaining();
             heads.sinkTo(archiveChainHeadSink).name("archive-chain-heads").uid("archive-chain-heads");
         }
 

@@ -91,9 +91,24 @@ public final class ArchiveParquet {
                 .as(LogicalTypeAnnotation.timestampType(true, LogicalTypeAnnotation.TimeUnit.MILLIS)).named(name);
     }
 
+    /**
+     * Columns whose values are (nearly) all different: no dictionary encoding. Parquet tries a
+     * dictionary per column until the page's dictionary is too large, and for these it never pays:
+     * its hash lookups (Binary.hashCode/equals) were a quarter of the chain subtask's time in a
+     * profile of a 200,000-record run (bench/README.md). Snappy still compresses them.
+     */
+    static final List<String> WITHOUT_DICTIONARY = List.of("_id", "record_id", "event_time", "sqltext", "extra",
+            "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventChain.SEQ_FIELD, EventChain.DIGEST_FIELD);
+
     /** The bulk-writer factory for Flink's FileSink. */
     public static ParquetWriterFactory<IngestedEvent> writerFactory() {
-        return new ParquetWriterFactory<>(out -> new Builder(out).withCompressionCodec(CompressionCodecName.SNAPPY).build());
+        return new ParquetWriterFactory<>(out -> {
+            Builder builder = new Builder(out).withCompressionCodec(CompressionCodecName.SNAPPY);
+            for (String column : WITHOUT_DICTIONARY) {
+                builder = builder.withDictionaryEncoding(column, false);
+            }
+            return builder.build();
+        });
     }
 
     private static final class Builder extends ParquetWriter.Builder<IngestedEvent, Builder> {

@@ -44,7 +44,7 @@ public final class EventChain {
 
     /** The canonical content of an event document: what its link's digest covers. */
     public static String canonical(Document event) {
-        StringBuilder out = new StringBuilder(512);
+        StringBuilder out = new StringBuilder(2048); // an enriched event's canonical form is 1-2 KB
         writeObject(event, out, true);
         return out.toString();
     }
@@ -97,10 +97,21 @@ public final class EventChain {
 
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
+    /**
+     * A JSON string as Python's json.dumps(ensure_ascii=False) writes it. The runs between
+     * characters that need escaping are appended whole (most strings have none): char by char, this
+     * was the chain's largest cost in a profile of the job (bench/README.md).
+     */
     private static void writeString(String s, StringBuilder out) {
         out.append('"');
-        for (int i = 0; i < s.length(); i++) {
+        int run = 0;
+        for (int i = 0, n = s.length(); i < n; i++) {
             char c = s.charAt(i);
+            if (c >= 0x20 && c != '"' && c != '\\') {
+                continue;
+            }
+            out.append(s, run, i);
+            run = i + 1;
             switch (c) {
                 case '"' -> out.append("\\\"");
                 case '\\' -> out.append("\\\\");
@@ -109,15 +120,10 @@ public final class EventChain {
                 case '\t' -> out.append("\\t");
                 case '\b' -> out.append("\\b");
                 case '\f' -> out.append("\\f");
-                default -> {
-                    if (c < 0x20) {
-                        out.append("\\u00").append(HEX[c >> 4]).append(HEX[c & 0xF]);
-                    } else {
-                        out.append(c);
-                    }
-                }
+                default -> out.append("\\u00").append(HEX[c >> 4]).append(HEX[c & 0xF]);
             }
         }
+        out.append(s, run, s.length());
         out.append('"');
     }
 
