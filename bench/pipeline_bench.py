@@ -270,7 +270,8 @@ class StoredCount:
     counting there loads the store being measured: count_documents and estimated_document_count
     read every document (58 s at 200,000 events), $collStats reads every page (SQLite's dbstat:
     polling it every 0.5 s during a 200,000-record run cost the store about 40% more CPU per event),
-    and even a find by _id on a capped collection took 0.5-0.8 s for a missing id among 40,000.
+    and even a find by _id took 0.5-0.8 s for a missing id among 40,000 (FerretDB 1.24 never uses
+    its _id index for a lookup: docs/store.md).
     Nor through Flink's metrics: refreshing them every 0.2 s cost the job more than the events did.
     The store's own count is taken once at the end, to check this one.
     """
