@@ -37,7 +37,7 @@ from auditpipe import config, paths  # noqa: E402
 from auditpipe.components.collector import source_key  # noqa: E402
 from auditpipe.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
 from auditpipe.components.kafka import KAFKA_VERSION  # noqa: E402
-from auditpipe.components.store import FERRETDB_VERSION, document_count  # noqa: E402
+from auditpipe.components.store import FERRETDB_VERSION, document_count, ferretdb_sqlite_file  # noqa: E402
 from auditpipe.simulate import simulate  # noqa: E402
 from auditpipe.topics import end_offsets, topic_name  # noqa: E402
 
@@ -270,15 +270,15 @@ class StoredCount:
     counting there loads the store being measured: count_documents and estimated_document_count
     read every document (58 s at 200,000 events), $collStats reads every page (SQLite's dbstat:
     polling it every 0.5 s during a 200,000-record run cost the store about 40% more CPU per event),
-    and even a find by _id took 0.5-0.8 s for a missing id among 40,000 (FerretDB 1.24 never uses
-    its _id index for a lookup: docs/store.md).
+    and even a find by _id took 0.5-0.8 s for a missing id among 40,000 (FerretDB 1.24's pushdown misses
+    its own _id index; setup adds a matching one to the uncapped collections only: docs/store.md).
     Nor through Flink's metrics: refreshing them every 0.2 s raised the job's CPU per event from about
     510 to 725 us in a 40,000-record run (bench/README.md).
     The store's own count is taken once at the end, to check this one.
     """
 
     def __init__(self, cfg):
-        path = cfg.state_dir / "store" / "data" / f"{cfg.store['database']}.sqlite"
+        path = ferretdb_sqlite_file(cfg)
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         row = self.db.execute("SELECT table_name FROM _ferretdb_collections WHERE name = ?",
                               (cfg.store["events_collection"],)).fetchone()

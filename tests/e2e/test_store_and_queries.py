@@ -7,7 +7,8 @@ import json
 import pytest
 
 from auditpipe import query
-from auditpipe.components.store import BASE_INDEXES, QUERY_INDEXES, ensure_collections, is_ferretdb
+from auditpipe.components.store import (BASE_INDEXES, ID_LOOKUP_INDEX_SUFFIX, QUERY_INDEXES, ensure_collections,
+                                        is_ferretdb)
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.simulate import simulate
@@ -30,6 +31,63 @@ def test_setup_creates_the_indexes_this_store_uses(stack):
         collection = stack.cfg.store[role]
         have = {i["name"]: list(i["key"].items()) for i in db[collection].list_indexes() if i["name"] != "_id_"}
         assert have == {name: key for r, key, name in wanted if r == role}, collection
+
+
+UNCAPPED_ROLES = ["stats_collection", "dead_letter_collection", "alerts_collection", "chain_heads_collection",
+                  "servers_collection"]
+
+
+def _id_lookup_plan(db, collection: str) -> str:
+    """FerretDB's explain of a find by _id: SQLite's query plan of the very statement it runs.
+
+    An EXPLAIN is planned with the schema its pooled connection last read, and a connection reads a
+    changed schema on its next real statement: so a find first, and again (the pool has several
+    connections) until the plan names an index or 20 tries have passed."""
+    for _ in range(20):
+        db[collection].find_one({"_id": "any-id"})
+        plan = " ".join(db.command("explain", {"find": collection, "filter": {"_id": "any-id"}})["queryPlanner"]["Plan"])
+        if "USING INDEX" in plan:
+            break
+    return plan
+
+
+def test_lookups_by_id_on_the_local_store_search_an_index(stack):
+    """FerretDB 1.24 compares _id through an expression its own _id index is not on, so without the index
+    setup adds, every upsert of the stats writer reads the whole collection (components/store.py,
+    docs/store.md). Checked in a scratch database: set up, filled, a collection dropped and set up again."""
+    if not stack.cfg.store_uses_local_ferretdb:
+        pytest.skip("only the local FerretDB needs it: MongoDB answers lookups by _id from its _id index")
+    data = json.loads(json.dumps(stack.cfg.data))
+    data["store"]["database"] = "auditpipe_id_lookups"
+    cfg = Config(data=data, file=stack.cfg.file)
+    db = stack.db().client["auditpipe_id_lookups"]
+    db.client.drop_database("auditpipe_id_lookups")
+    try:
+        ensure_collections(cfg)
+        stats = db[cfg.store["stats_collection"]]
+        stats.insert_many([{"_id": f"key-{i}", "n": 1} for i in range(20_000)])
+        for role in UNCAPPED_ROLES:
+            plan = _id_lookup_plan(db, cfg.store[role])
+            assert "SEARCH" in plan and ID_LOOKUP_INDEX_SUFFIX in plan, (role, plan)
+        # the capped collections are only appended to: no such index
+        assert "SCAN" in _id_lookup_plan(db, cfg.store["events_collection"])
+        db.drop_collection(cfg.store["stats_collection"])
+        ensure_collections(cfg)
+        stats.insert_one({"_id": "after-recreation", "n": 1})
+        plan = _id_lookup_plan(db, cfg.store["stats_collection"])
+        assert "SEARCH" in plan and ID_LOOKUP_INDEX_SUFFIX in plan, plan
+        # upserts by _id still do what they did: update the one, insert the missing
+        from pymongo import UpdateOne
+        stats.bulk_write([UpdateOne({"_id": "after-recreation"}, {"$inc": {"n": 1}}, upsert=True),
+                          UpdateOne({"_id": "new"}, {"$inc": {"n": 1}}, upsert=True)])
+        assert {d["_id"]: d["n"] for d in stats.find()} == {"after-recreation": 2, "new": 1}
+    finally:
+        db.client.drop_database("auditpipe_id_lookups")
+    # and the stack's own collections, set up by `auditpipe up`
+    own = stack.db()
+    for role in UNCAPPED_ROLES:
+        plan = _id_lookup_plan(own, stack.cfg.store[role])
+        assert "SEARCH" in plan and ID_LOOKUP_INDEX_SUFFIX in plan, (role, plan)
 
 
 def test_topics_have_the_configured_partitions_and_settings(stack):
