@@ -219,6 +219,16 @@ def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
     return {label: (rate, e) for (label, _, _), rate, e in zip(runs, rates, enriched)}
 
 
+def first_copies_footprint(ids: int) -> dict[str, float]:
+    """Heap and checkpoint bytes per remembered event id of the job's first-copies state, and the cost of
+    an event there, against the map it replaced (io.auditpipe.flink.bench.FirstCopiesFootprint)."""
+    flink_lib = FlinkJob(config.load(REPO / "auditpipe.yaml")).runtime_lib
+    out = subprocess.run(["java", "-Xmx4g", "-cp", f"{paths.JOB_JAR}:{flink_lib}/*",
+                          "io.auditpipe.flink.bench.FirstCopiesFootprint", str(ids)],
+                         capture_output=True, text=True, check=True)
+    return {k: float(v) for k, v in (line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)}
+
+
 def write_failed_login_bursts(log: Path, seconds: float, written: dict) -> None:
     """Every 0.5 s, 5 failed logins of a new account (a brute_force at the default threshold), appended
     to ``log`` as Percona JSON; ``written`` maps each account to when its 5th line was written."""
@@ -377,6 +387,17 @@ sources:
             print(f"  parsing alone, {fmt + ':':24s}{rate:10,.0f} records/s on one core; with enrichment and masking "
                   f"{enriched:10,.0f} ({100 * enriched / rate:.0f}%) (framed as the collector frames them; the job's "
                   f"per-core target of 150,000 includes both)")
+        fp = first_copies_footprint(500_000 if quick else 2_000_000)
+        remembered = 10_000 * (60 + 15 * 60)  # ids at 10,000 events/s: the open minute + 15 min of lateness
+        figures["first_copies_state"] = fp
+        print(f"  first-copies state, per remembered id: {fp['heap_bytes_per_id']:.0f} bytes of heap, "
+              f"{fp['checkpoint_bytes_per_id']:.0f} in a checkpoint, {fp['ns_per_event']:.0f} ns per event "
+              f"(the map it replaced: {fp['former_heap_bytes_per_id']:.0f}, {fp['former_checkpoint_bytes_per_id']:.0f}, "
+              f"{fp['former_ns_per_event']:.0f}); copy at the first access after a checkpoint "
+              f"{fp['copy_on_write_ms']:.0f} ms (was {fp['former_copy_on_write_ms']:.0f}) for {fp['ids']:,.0f} ids")
+        print(f"    at 10,000 events/s with 15 min of allowed lateness ({remembered:,} ids remembered): "
+              f"{remembered * fp['heap_bytes_per_id'] / 2**20:,.0f} MiB of heap "
+              f"(was {remembered * fp['former_heap_bytes_per_id'] / 2**20:,.0f} MiB)")
 
         log = root / "bench-e2e" / "audit.log"
         kafka_base = sum(end_offsets(cfg.kafka_bootstrap, topic_name("raw")).values())

@@ -33,7 +33,9 @@ import java.util.Map;
  * an id collision (two sources under one server name, a server reusing record ids), sent to
  * {@link #COLLISIONS} as a dead letter; the store keeps the first record. An id is remembered
  * until the watermark passes the end of its minute plus the stats' allowed lateness (then the
- * window would not count a copy anyway): state holds the ids of the minutes still open.
+ * window would not count a copy anyway): state holds the ids of the minutes still open, 32 bytes
+ * each ({@link FirstCopies}: an id is known by a 128-bit hash, its first line by a 64-bit
+ * fingerprint of its digest).
  *
  * <p><b>Why keyed by server, and why that is deterministic.</b> A server's lines arrive on one
  * Kafka partition (the key is the source, and configuration allows one source per server), read
@@ -63,8 +65,12 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private final long allowedLatenessMillis;
     private final long headIntervalMillis;
 
-    /** Event id -> (when to forget it, the first line's digest). */
-    private transient MapState<String, Tuple2<Long, String>> firstCopies;
+    /** The ids this server's chain still remembers ({@link FirstCopies}). */
+    private transient ValueState<FirstCopies> firstCopies;
+    /** What held them before {@link FirstCopies} (event id -> (when to forget it, the first line's digest)):
+     *  read once per server after a restore from such a checkpoint, moved over and cleared. */
+    private transient MapState<String, Tuple2<Long, String>> firstCopiesBefore;
+    private transient FirstCopies.IdHasher ids;
     private transient ValueState<Long> lastSeq;
     private transient ValueState<String> lastDigest;
     private transient ValueState<String> lastEventId;
@@ -83,8 +89,11 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     @Override
     public void open(OpenContext openContext) {
-        firstCopies = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies", Types.STRING,
+        firstCopies = getRuntimeContext().getState(new ValueStateDescriptor<>("first-copies-hashed",
+                FirstCopies.Serializer.INSTANCE));
+        firstCopiesBefore = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies", Types.STRING,
                 Types.TUPLE(Types.LONG, Types.STRING)));
+        ids = new FirstCopies.IdHasher();
         lastSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
         lastDigest = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
         lastEventId = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
@@ -98,21 +107,24 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     @Override
     public void processElement(IngestedEvent e, Context ctx, Collector<IngestedEvent> out) throws Exception {
-        Tuple2<Long, String> seen = firstCopies.get(e.event.id);
-        if (seen != null) {
-            String first = seen.f1;
-            if (first == null || e.lineSha256 == null || first.equals(e.lineSha256)) {
+        FirstCopies copies = remembered();
+        ids.hash(e.event.id);
+        long line = ids.line(e.lineSha256);
+        long first = copies.lineOf(ids.high, ids.low);
+        if (first != FirstCopies.NOT_SEEN) {
+            if (first == FirstCopies.UNKNOWN_LINE || line == FirstCopies.UNKNOWN_LINE || first == line) {
                 repeats.inc();
             } else {
                 collisions.inc();
-                ctx.output(COLLISIONS, collision(e, first));
+                ctx.output(COLLISIONS, collision(e));
             }
             return;
         }
         long eventTime = ctx.timestamp() == null ? e.event.eventTimeMillis : ctx.timestamp();
         long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
         long forgetAt = windowEnd - 1 + allowedLatenessMillis;
-        firstCopies.put(e.event.id, Tuple2.of(forgetAt, e.lineSha256));
+        copies.add(ids.high, ids.low, line, forgetAt);
+        firstCopies.update(copies);
         ctx.timerService().registerEventTimeTimer(forgetAt);
 
         Long seq = lastSeq.value();
@@ -145,17 +157,42 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             }
             return;
         }
-        Iterator<Map.Entry<String, Tuple2<Long, String>>> it = firstCopies.iterator();
-        while (it.hasNext()) {
-            if (it.next().getValue().f0 <= timestamp) it.remove();
+        FirstCopies copies = firstCopies.value();
+        if (copies == null) return;
+        copies.forgetUpTo(timestamp);
+        if (copies.size() == 0) {
+            firstCopies.clear();
+        } else {
+            firstCopies.update(copies);
         }
     }
 
-    static DeadLetter collision(IngestedEvent e, String firstDigest) {
+    /** This server's remembered ids; the first time after a restore from an older checkpoint, moved over from there. */
+    private FirstCopies remembered() throws Exception {
+        FirstCopies copies = firstCopies.value();
+        if (copies != null) return copies;
+        copies = new FirstCopies();
+        Iterator<Map.Entry<String, Tuple2<Long, String>>> before = firstCopiesBefore.iterator();
+        if (before.hasNext()) {
+            while (before.hasNext()) {
+                Map.Entry<String, Tuple2<Long, String>> entry = before.next();
+                ids.hash(entry.getKey());
+                if (copies.lineOf(ids.high, ids.low) == FirstCopies.NOT_SEEN) {
+                    copies.add(ids.high, ids.low, ids.line(entry.getValue().f1), entry.getValue().f0);
+                }
+            }
+            firstCopiesBefore.clear();
+            firstCopies.update(copies);
+        }
+        return copies;
+    }
+
+    static DeadLetter collision(IngestedEvent e) {
         byte[] document = StoreDocuments.event(e).toJson().getBytes(StandardCharsets.UTF_8);
         DeadLetter d = DeadLetter.of(DeadLetter.STAGE_STORE, "id collision: a different record with id " + e.event.id
-                + " came first (line_sha256 " + firstDigest + ", this one " + e.lineSha256 + "). Two sources share a"
-                + " server name, or the server reused a record id; this record is kept here, not stored as an event",
+                + " came first (the stored event " + e.event.id + " has another line_sha256; this one's is " + e.lineSha256
+                + "). Two sources share a server name, or the server reused a record id; this record is kept here, not"
+                + " stored as an event",
                 null, document, e.origin);
         d.id = StoreDocuments.collisionId(e.event.id, e.lineSha256);
         d.server = e.event.server;

@@ -6,7 +6,13 @@ import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.parser.AuditEvent;
 
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
@@ -20,6 +26,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link ChainEvents} in a keyed harness: copies dropped, state gone once the minute is closed, links and heads. */
@@ -104,8 +111,44 @@ class ChainEventsTest {
         DeadLetter d = collisions.peek().getValue();
         assertEquals("collision:db-01/1:bbbb", d.id, "the same id the store-side check uses");
         assertEquals(DeadLetter.STAGE_STORE, d.stage);
-        assertTrue(d.reason.startsWith("id collision") && d.reason.contains("aaaa") && d.reason.contains("bbbb"), d.reason);
+        assertTrue(d.reason.startsWith("id collision") && d.reason.contains("another line_sha256") && d.reason.contains("bbbb"), d.reason);
         assertTrue(new String(d.originalValue, java.nio.charset.StandardCharsets.UTF_8).contains("\"line_sha256\": \"bbbb\""));
+    }
+
+    @Test
+    void idsRememberedTheFormerWayAreMovedOverAfterARestore() throws Exception {
+        // checkpoints of versions before FirstCopies hold a MapState "first-copies": id -> (forget at, digest)
+        var backend = harness.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey("db-01");
+        MapState<String, Tuple2<Long, String>> former = backend.getPartitionedState(VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE, new MapStateDescriptor<>("first-copies", Types.STRING,
+                        Types.TUPLE(Types.LONG, Types.STRING)));
+        former.put("db-01/1", Tuple2.of(T0 + 60_000 - 1 + LATENESS.toMillis(), "aaaa"));
+        harness.processElement(event("db-01/1", T0 + 1_000, 5, "aaaa")); // a copy of an id remembered before
+        harness.processElement(event("db-01/1", T0 + 1_000, 6, "bbbb")); // a collision with it
+        harness.processElement(event("db-01/2", T0 + 2_000, 7));
+        assertEquals(List.of("db-01/2@7"), passed());
+        assertEquals(1, harness.getSideOutput(ChainEvents.COLLISIONS).size());
+        backend.setCurrentKey("db-01");
+        assertFalse(former.iterator().hasNext(), "moved over, then cleared");
+    }
+
+    @Test
+    void aCheckpointKeepsWhatWasRememberedWhenItWasTaken() throws Exception {
+        for (int i = 0; i < 20_000; i++) harness.processElement(event("db-01/" + i, T0 + 1_000, i));
+        OperatorSubtaskState snapshot = harness.snapshot(1L, 1L);
+        for (int i = 20_000; i < 40_000; i++) harness.processElement(event("db-01/" + i, T0 + 2_000, i));
+        harness.close();
+
+        harness = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL)),
+                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        harness.initializeState(snapshot);
+        harness.open();
+        for (int i = 0; i < 40_000; i++) harness.processElement(event("db-01/" + i, T0 + 2_000, 40_000 + i));
+        List<IngestedEvent> after = out();
+        assertEquals(20_000, after.size(), "the ids before the checkpoint are copies, the ones after it are new");
+        assertEquals("db-01/20000", after.get(0).event.id);
     }
 
     private List<IngestedEvent> out() {
