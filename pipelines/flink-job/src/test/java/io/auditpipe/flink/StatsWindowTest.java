@@ -6,6 +6,7 @@ import io.auditpipe.flink.functions.EmitStatsRow;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
+import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsKey;
 import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.parser.AuditEvent;
@@ -42,18 +43,18 @@ class StatsWindowTest {
     private static final Duration LATENESS = Duration.ofMinutes(2);
     private static final long MINUTE_END = T0 + 60_000 - 1; // the window's max timestamp
 
-    private KeyedOneInputStreamOperatorTestHarness<StatsKey, IngestedEvent, StatsRow> harness;
+    private KeyedOneInputStreamOperatorTestHarness<StatsKey, StatsEvent, StatsRow> harness;
     private int seq;
 
     @BeforeEach
     void setUp() throws Exception {
-        WindowOperatorBuilder<IngestedEvent, StatsKey, TimeWindow> builder = new WindowOperatorBuilder<>(
+        WindowOperatorBuilder<StatsEvent, StatsKey, TimeWindow> builder = new WindowOperatorBuilder<>(
                 TumblingEventTimeWindows.of(AuditPipelineJob.STATS_WINDOW), new EarlyFiringEventTimeTrigger(EARLY),
-                new ExecutionConfig(), TypeInformation.of(IngestedEvent.class), new StatsKeySelector(),
+                new ExecutionConfig(), TypeInformation.of(StatsEvent.class), new StatsKeySelector(),
                 TypeInformation.of(StatsKey.class));
         builder.allowedLateness(LATENESS);
         builder.sideOutputLateData(AuditPipelineJob.TOO_LATE_FOR_STATS);
-        OneInputStreamOperator<IngestedEvent, StatsRow> op = builder.aggregate(new CountEvents(), new EmitStatsRow(), Types.LONG);
+        OneInputStreamOperator<StatsEvent, StatsRow> op = builder.aggregate(new CountEvents(), new EmitStatsRow(), Types.LONG);
         harness = new KeyedOneInputStreamOperatorTestHarness<>(op, new StatsKeySelector(), TypeInformation.of(StatsKey.class));
         harness.setProcessingTime(0);
         harness.open();
@@ -73,7 +74,7 @@ class StatsWindowTest {
         e.commandClass = "select";
         e.status = 0;
         e.eventTimeMillis = at;
-        harness.processElement(new StreamRecord<>(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, seq, at), "d"), at));
+        harness.processElement(new StreamRecord<>(StatsEvent.of(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, seq, at), "d")), at));
     }
 
     private List<Long> counts() {

@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
  * sequence goes on from the waiting record. A record missing because its line could not be parsed
  * is a gap too: its dead letter says why.
  */
-public class RecordGaps extends KeyedProcessFunction<String, AuditEvent, Alert> {
+public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert> {
     private static final long serialVersionUID = 1L;
     public static final String RULE = "record_gap";
     static final Pattern PERCONA_RECORD = Pattern.compile("(\\d{1,18})_(.+)");
@@ -47,6 +47,35 @@ public class RecordGaps extends KeyedProcessFunction<String, AuditEvent, Alert> 
         public Sequence() {}
     }
 
+    /**
+     * What the rule needs of a numbered record: this, not the whole event, crosses the shuffle to the
+     * rule (a POJO Flink serializes field by field).
+     */
+    public static class Numbered implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        /** The sequence: server, NUL, the plugin's startup time ({@link #sequenceKey}). */
+        public String sequence;
+        public long number;
+        public String id;
+        public long eventTimeMillis;
+
+        public Numbered() {}
+    }
+
+    /** A Percona record's place in its sequence, or null for records without one. */
+    public static Numbered numbered(AuditEvent e) {
+        String key = sequenceKey(e);
+        if (key == null) return null;
+        Matcher m = PERCONA_RECORD.matcher(e.recordId);
+        if (!m.matches()) return null;
+        Numbered r = new Numbered();
+        r.sequence = key;
+        r.number = Long.parseLong(m.group(1));
+        r.id = e.id;
+        r.eventTimeMillis = e.eventTimeMillis;
+        return r;
+    }
+
     /** The key of a Percona record's sequence (server and startup time), or null for records without one. */
     public static String sequenceKey(AuditEvent e) {
         if (e.format == null || !e.format.startsWith("percona-") || e.recordId == null) return null;
@@ -60,10 +89,8 @@ public class RecordGaps extends KeyedProcessFunction<String, AuditEvent, Alert> 
     }
 
     @Override
-    public void processElement(AuditEvent e, Context ctx, Collector<Alert> out) throws Exception {
-        Matcher m = PERCONA_RECORD.matcher(e.recordId);
-        if (!m.matches()) return;
-        long n = Long.parseLong(m.group(1));
+    public void processElement(Numbered e, Context ctx, Collector<Alert> out) throws Exception {
+        long n = e.number;
         Sequence s = sequence.value();
         if (s == null) {
             s = new Sequence();

@@ -1,7 +1,7 @@
 package io.auditpipe.flink.functions;
 
 import io.auditpipe.flink.records.DeadLetter;
-import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.StatsEvent;
 
 import org.apache.flink.api.common.functions.MapFunction;
 
@@ -12,18 +12,18 @@ import java.nio.charset.StandardCharsets;
  * its minute's count can no longer change. Recorded as a dead letter of stage "stats" so the gap
  * between events and stats is visible and explained, never silent.
  */
-public class TooLateForStats implements MapFunction<IngestedEvent, DeadLetter> {
+public class TooLateForStats implements MapFunction<StatsEvent, DeadLetter> {
     private static final long serialVersionUID = 1L;
 
     @Override
-    public DeadLetter map(IngestedEvent e) {
+    public DeadLetter map(StatsEvent e) {
         DeadLetter d = DeadLetter.of(DeadLetter.STAGE_STATS,
-                "event " + e.event.id + " arrived after the allowed lateness of its minute; it is stored in the"
+                "event " + e.id + " arrived after the allowed lateness of its minute; it is stored in the"
                         + " events collection but not counted in the one-minute stats",
-                null, e.event.id.getBytes(StandardCharsets.UTF_8), e.origin);
-        d.server = e.event.server;
-        d.format = e.event.format;
-        d.sourceFile = e.event.sourceFile;
+                null, e.id.getBytes(StandardCharsets.UTF_8), e.origin);
+        d.server = e.key.server;
+        d.format = e.format;
+        d.sourceFile = e.sourceFile;
         return d;
     }
 }
