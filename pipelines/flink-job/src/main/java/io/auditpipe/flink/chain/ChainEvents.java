@@ -71,6 +71,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
      *  read once per server after a restore from such a checkpoint, moved over and cleared. */
     private transient MapState<String, Tuple2<Long, String>> firstCopiesBefore;
     private transient FirstCopies.IdHasher ids;
+    private transient EventChain.Linker linker;
     private transient ValueState<Long> lastSeq;
     private transient ValueState<String> lastDigest;
     private transient ValueState<String> lastEventId;
@@ -94,6 +95,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         firstCopiesBefore = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies", Types.STRING,
                 Types.TUPLE(Types.LONG, Types.STRING)));
         ids = new FirstCopies.IdHasher();
+        linker = new EventChain.Linker();
         lastSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
         lastDigest = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
         lastEventId = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
@@ -130,7 +132,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         Long seq = lastSeq.value();
         String previous = lastDigest.value();
         e.chainSeq = (seq == null ? 0 : seq) + 1;
-        e.chainDigest = EventChain.link(previous == null ? "" : previous, StoreDocuments.event(e));
+        e.chainDigest = linker.link(previous == null ? "" : previous, StoreDocuments.event(e));
         lastSeq.update(e.chainSeq);
         lastDigest.update(e.chainDigest);
         lastEventId.update(e.event.id);

@@ -35,97 +35,168 @@ public final class EventChain {
 
     /** The digest of the link after {@code previousDigest} ("" for the first) for this document. */
     public static String link(String previousDigest, Document event) {
-        MessageDigest sha = sha256();
-        sha.update(previousDigest.getBytes(StandardCharsets.US_ASCII));
-        sha.update((byte) '\n');
-        sha.update(canonical(event).getBytes(StandardCharsets.UTF_8));
-        return HexFormat.of().formatHex(sha.digest());
+        return new Linker().link(previousDigest, event);
     }
 
     /** The canonical content of an event document: what its link's digest covers. */
     public static String canonical(Document event) {
-        StringBuilder out = new StringBuilder(2048); // an enriched event's canonical form is 1-2 KB
-        writeObject(event, out, true);
-        return out.toString();
+        Canonical c = new Canonical();
+        c.writeObject(event, true);
+        return new String(c.buf, 0, c.len, StandardCharsets.UTF_8);
     }
 
-    private static void write(Object v, StringBuilder out) {
-        if (v == null) {
-            out.append("null");
-        } else if (v instanceof String s) {
-            writeString(s, out);
-        } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
-            out.append(((Number) v).longValue());
-        } else if (v instanceof Boolean b) {
-            out.append(b ? "true" : "false");
-        } else if (v instanceof Date d) {
-            out.append(d.getTime());
-        } else if (v instanceof Map<?, ?> m) {
-            writeObject(m, out, false);
-        } else if (v instanceof List<?> l) {
-            out.append('[');
-            for (int i = 0; i < l.size(); i++) {
-                if (i > 0) out.append(',');
-                write(l.get(i), out);
+    /**
+     * Links one event after another with a digest and a buffer it keeps (one per operator instance;
+     * not thread-safe). The canonical form is written straight into UTF-8 bytes and hashed from
+     * there: through a StringBuilder, a String and its UTF-8 copy, building it was a fifth of the
+     * job's busiest thread in a profile (bench/README.md).
+     */
+    public static final class Linker {
+        private final MessageDigest sha = sha256();
+        private final Canonical canonical = new Canonical();
+
+        public String link(String previousDigest, Document event) {
+            canonical.len = 0;
+            canonical.writeObject(event, true);
+            sha.reset();
+            sha.update(previousDigest.getBytes(StandardCharsets.US_ASCII));
+            sha.update((byte) '\n');
+            sha.update(canonical.buf, 0, canonical.len);
+            return HexFormat.of().formatHex(sha.digest());
+        }
+    }
+
+    /** The canonical JSON writer, into a growing UTF-8 buffer. */
+    static final class Canonical {
+        byte[] buf = new byte[4096];
+        int len;
+
+        private void ensure(long more) {
+            if (len + more > buf.length) {
+                buf = java.util.Arrays.copyOf(buf, (int) Math.min(Integer.MAX_VALUE - 8, Math.max(buf.length * 2L, len + more)));
             }
-            out.append(']');
-        } else {
-            // the event document holds only the types above (StoreDocuments.event); anything else
-            // would make a digest the verifier cannot recompute, so it must not pass silently
-            throw new IllegalArgumentException("no canonical form for " + v.getClass().getName());
         }
-    }
 
-    private static void writeObject(Map<?, ?> m, StringBuilder out, boolean skipChainFields) {
-        List<String> keys = new ArrayList<>(m.size());
-        for (Object k : m.keySet()) {
-            String key = (String) k;
-            if (!(skipChainFields && CHAIN_FIELDS.contains(key))) keys.add(key);
+        private void ascii(String s) {
+            ensure(s.length());
+            for (int i = 0, n = s.length(); i < n; i++) buf[len++] = (byte) s.charAt(i);
         }
-        Collections.sort(keys); // UTF-16 order; Python sorts by code point: the same for keys without surrogates
-        out.append('{');
-        boolean first = true;
-        for (String k : keys) {
-            if (!first) out.append(',');
-            first = false;
-            writeString(k, out);
-            out.append(':');
-            write(m.get(k), out);
+
+        private void write(Object v) {
+            if (v == null) {
+                ascii("null");
+            } else if (v instanceof String s) {
+                writeString(s);
+            } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+                ascii(Long.toString(((Number) v).longValue()));
+            } else if (v instanceof Boolean b) {
+                ascii(b ? "true" : "false");
+            } else if (v instanceof Date d) {
+                ascii(Long.toString(d.getTime()));
+            } else if (v instanceof Map<?, ?> m) {
+                writeObject(m, false);
+            } else if (v instanceof List<?> l) {
+                ensure(1);
+                buf[len++] = '[';
+                for (int i = 0; i < l.size(); i++) {
+                    if (i > 0) {
+                        ensure(1);
+                        buf[len++] = ',';
+                    }
+                    write(l.get(i));
+                }
+                ensure(1);
+                buf[len++] = ']';
+            } else {
+                // the event document holds only the types above (StoreDocuments.event); anything else
+                // would make a digest the verifier cannot recompute, so it must not pass silently
+                throw new IllegalArgumentException("no canonical form for " + v.getClass().getName());
+            }
         }
-        out.append('}');
+
+        void writeObject(Map<?, ?> m, boolean skipChainFields) {
+            List<String> keys = new ArrayList<>(m.size());
+            for (Object k : m.keySet()) {
+                String key = (String) k;
+                if (!(skipChainFields && CHAIN_FIELDS.contains(key))) keys.add(key);
+            }
+            Collections.sort(keys); // UTF-16 order; Python sorts by code point: the same for keys without surrogates
+            ensure(1);
+            buf[len++] = '{';
+            boolean first = true;
+            for (String k : keys) {
+                if (!first) {
+                    ensure(1);
+                    buf[len++] = ',';
+                }
+                first = false;
+                writeString(k);
+                ensure(1);
+                buf[len++] = ':';
+                write(m.get(k));
+            }
+            ensure(1);
+            buf[len++] = '}';
+        }
+
+        /**
+         * A JSON string as Python's json.dumps(ensure_ascii=False) writes it, in UTF-8: only the
+         * quote, the backslash and control characters are escaped. A lone surrogate becomes '?', as
+         * Java's own UTF-8 encoder makes it.
+         */
+        private void writeString(String s) {
+            int n = s.length();
+            ensure(6L * n + 2); // the most one char can take: an escaped control character, 6 bytes
+            byte[] b = buf;
+            int at = len;
+            b[at++] = '"';
+            for (int i = 0; i < n; i++) {
+                char c = s.charAt(i);
+                if (c < 0x80) {
+                    if (c >= 0x20 && c != '"' && c != '\\') {
+                        b[at++] = (byte) c;
+                        continue;
+                    }
+                    b[at++] = '\\';
+                    switch (c) {
+                        case '"' -> b[at++] = '"';
+                        case '\\' -> b[at++] = '\\';
+                        case '\n' -> b[at++] = 'n';
+                        case '\r' -> b[at++] = 'r';
+                        case '\t' -> b[at++] = 't';
+                        case '\b' -> b[at++] = 'b';
+                        case '\f' -> b[at++] = 'f';
+                        default -> {
+                            b[at++] = 'u';
+                            b[at++] = '0';
+                            b[at++] = '0';
+                            b[at++] = (byte) HEX[c >> 4];
+                            b[at++] = (byte) HEX[c & 0xF];
+                        }
+                    }
+                } else if (c < 0x800) {
+                    b[at++] = (byte) (0xC0 | (c >> 6));
+                    b[at++] = (byte) (0x80 | (c & 0x3F));
+                } else if (!Character.isSurrogate(c)) {
+                    b[at++] = (byte) (0xE0 | (c >> 12));
+                    b[at++] = (byte) (0x80 | ((c >> 6) & 0x3F));
+                    b[at++] = (byte) (0x80 | (c & 0x3F));
+                } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    int cp = Character.toCodePoint(c, s.charAt(++i));
+                    b[at++] = (byte) (0xF0 | (cp >> 18));
+                    b[at++] = (byte) (0x80 | ((cp >> 12) & 0x3F));
+                    b[at++] = (byte) (0x80 | ((cp >> 6) & 0x3F));
+                    b[at++] = (byte) (0x80 | (cp & 0x3F));
+                } else {
+                    b[at++] = '?';
+                }
+            }
+            b[at++] = '"';
+            len = at;
+        }
     }
 
     private static final char[] HEX = "0123456789abcdef".toCharArray();
-
-    /**
-     * A JSON string as Python's json.dumps(ensure_ascii=False) writes it. The runs between
-     * characters that need escaping are appended whole (most strings have none): char by char, this
-     * was the chain's largest cost in a profile of the job (bench/README.md).
-     */
-    private static void writeString(String s, StringBuilder out) {
-        out.append('"');
-        int run = 0;
-        for (int i = 0, n = s.length(); i < n; i++) {
-            char c = s.charAt(i);
-            if (c >= 0x20 && c != '"' && c != '\\') {
-                continue;
-            }
-            out.append(s, run, i);
-            run = i + 1;
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                case '\b' -> out.append("\\b");
-                case '\f' -> out.append("\\f");
-                default -> out.append("\\u00").append(HEX[c >> 4]).append(HEX[c & 0xF]);
-            }
-        }
-        out.append(s, run, s.length());
-        out.append('"');
-    }
 
     private static MessageDigest sha256() {
         try {

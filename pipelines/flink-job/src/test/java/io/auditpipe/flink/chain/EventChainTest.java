@@ -44,4 +44,25 @@ class EventChainTest {
         assertEquals("2360ea144295777db0366420633febcc8d745d532dec04b3153e0c1c26c8457e", first);
         assertEquals("fabb91cf8fbe4d2f9f8744f60377f4dffb41af5d79cd9916416cb63c4acccf1f", EventChain.link(first, vector()));
     }
+
+    @Test
+    void aLinkerReusedOverEventsOfEverySizeGivesTheSameDigestsAsANewOne() {
+        EventChain.Linker linker = new EventChain.Linker();
+        String previous = "";
+        for (int i = 0; i < 50; i++) {
+            Document d = vector().append("original", "x\"".repeat(i * 400)).append("n", i); // past the first buffer
+            String expected = EventChain.link(previous, d);
+            assertEquals(expected, linker.link(previous, d), "event " + i);
+            previous = expected;
+        }
+        assertEquals(EventChain.link("", vector()), linker.link("", vector()), "and small again after large ones");
+    }
+
+    @Test
+    void aLoneSurrogateIsWrittenAsJavasOwnUtf8EncoderWritesIt() {
+        Document d = new Document("s", "a\ud834b\udd1ec");
+        assertEquals("{\"s\":\"a?b?c\"}", EventChain.canonical(d));
+        assertEquals(new String("{\"s\":\"a\ud834b\udd1ec\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                java.nio.charset.StandardCharsets.UTF_8), EventChain.canonical(d));
+    }
 }
