@@ -132,7 +132,9 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         Long seq = lastSeq.value();
         String previous = lastDigest.value();
         e.chainSeq = (seq == null ? 0 : seq) + 1;
-        e.chainDigest = linker.link(previous == null ? "" : previous, StoreDocuments.event(e));
+        org.bson.Document document = StoreDocuments.event(e); // without chain fields: the digest is not set yet
+        e.chainDigest = linker.link(previous == null ? "" : previous, document);
+        e.document = document.append(EventChain.SEQ_FIELD, e.chainSeq).append(EventChain.DIGEST_FIELD, e.chainDigest);
         lastSeq.update(e.chainSeq);
         lastDigest.update(e.chainDigest);
         lastEventId.update(e.event.id);

@@ -27,6 +27,12 @@ public class IngestedEvent implements Serializable {
     public long chainSeq;
     /** The link's digest (hex), null before it is linked. */
     public String chainDigest;
+    /**
+     * The event's store document as the chain built it to link it (chain fields included), so that
+     * the store sink chained after it does not build it again. Transient: not serialized, so null
+     * after a shuffle, where the document is built from the fields (StoreDocuments.eventInsert).
+     */
+    public transient org.bson.Document document;
 
     public IngestedEvent() {}
 

@@ -46,7 +46,7 @@ public final class StoreDocuments {
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
     public static WriteModel<Document> eventInsert(IngestedEvent ie) {
-        return new InsertOneModel<>(event(ie));
+        return new InsertOneModel<>(ie.document != null ? ie.document : event(ie));
     }
 
     public static Document event(IngestedEvent ie) {

@@ -172,6 +172,28 @@ class ChainEventsTest {
     }
 
     @Test
+    void theStoreSinkGetsTheDocumentTheLinkWasComputedOn() throws Exception {
+        // the operator sets it on the record it emits, the very object a chained sink receives with object
+        // reuse (the harness hands the operator our object but copies what it emits, so read it on ours)
+        List<IngestedEvent> sent = new java.util.ArrayList<>();
+        for (int i = 1; i <= 2; i++) {
+            StreamRecord<IngestedEvent> r = event("db-01/" + i, T0 + i * 1_000, i);
+            sent.add(r.getValue());
+            harness.processElement(r);
+        }
+        for (IngestedEvent e : sent) {
+            org.bson.Document built = e.document;
+            e.document = null;
+            org.bson.Document fromFields = StoreDocuments.event(e);
+            assertEquals(fromFields, built, "built once, the same document");
+            assertEquals(List.copyOf(fromFields.keySet()), List.copyOf(built.keySet()), "in the same field order");
+            e.document = built;
+            assertTrue(((com.mongodb.client.model.InsertOneModel<org.bson.Document>) StoreDocuments.eventInsert(e))
+                    .getDocument() == built, "what the store sink inserts");
+        }
+    }
+
+    @Test
     void writesAHeadAtMostOncePerIntervalWhenTheChainGrew() throws Exception {
         harness.setProcessingTime(0);
         harness.processElement(event("db-01/1", T0 + 1_000, 0));
