@@ -149,7 +149,11 @@ def ensure_collections(cfg: Config) -> list[str]:
     for role, key, name in indexes_for(db):
         db[s[role]].create_index(key, name=name)
     if cfg.store_uses_local_ferretdb:
-        index_id_lookups(cfg)
+        try:
+            index_id_lookups(cfg)
+        except sqlite3.Error as e:  # e.g. the file locked longer than the wait: the store still works, slower
+            notes.append(f"could not index lookups by _id in {ferretdb_sqlite_file(cfg)} ({e}): upserts of the "
+                         "stats will slow down as the collection grows (docs/store.md); `auditpipe up` tries again")
     return notes
 
 

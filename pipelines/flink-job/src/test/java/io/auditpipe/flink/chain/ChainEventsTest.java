@@ -39,10 +39,14 @@ class ChainEventsTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        harness = new KeyedOneInputStreamOperatorTestHarness<>(
+        harness = newHarness();
+        harness.open();
+    }
+
+    private static KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> newHarness() throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(
                 new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL)),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
-        harness.open();
     }
 
     @AfterEach
@@ -140,9 +144,7 @@ class ChainEventsTest {
         for (int i = 20_000; i < 40_000; i++) harness.processElement(event("db-01/" + i, T0 + 2_000, i));
         harness.close();
 
-        harness = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL)),
-                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        harness = newHarness();
         harness.initializeState(snapshot);
         harness.open();
         for (int i = 0; i < 40_000; i++) harness.processElement(event("db-01/" + i, T0 + 2_000, 40_000 + i));
@@ -221,9 +223,7 @@ class ChainEventsTest {
         List<IngestedEvent> before = out();
         harness.close();
 
-        harness = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL)),
-                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        harness = newHarness();
         harness.initializeState(snapshot);
         harness.open();
         harness.processElement(event("db-01/1", T0 + 1_000, 0)); // replayed from the checkpoint: still remembered
