@@ -176,7 +176,8 @@ def index_id_lookups(cfg: Config) -> list[str]:
     its metadata) and drops it with the table; a re-created collection gets it again here.
     """
     made = []
-    con = sqlite3.connect(ferretdb_sqlite_file(cfg), timeout=60)
+    # mode=rw: never create the file (a wrong path is an error, not an empty database beside FerretDB's)
+    con = sqlite3.connect(ferretdb_sqlite_file(cfg).as_uri() + "?mode=rw", uri=True, timeout=60)
     try:
         rows = con.execute("SELECT table_name, settings FROM _ferretdb_collections").fetchall()
         existing = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
