@@ -14,10 +14,12 @@ import java.io.Serializable;
  *
  * <p>At least once: the writer flushes its batch on every checkpoint, so a restart replays at most
  * what came after the last one. Exactness comes from the documents: deterministic {@code _id}s for
- * inserts (duplicate key = already stored) and full-value upserts. A failing write is retried with
- * exponential backoff while the writer blocks, which is the backpressure; when retries run out the
- * job fails and restarts from its checkpoint. Documents the store rejects for good go to the
- * dead-letter collection with the reason.
+ * inserts (duplicate key = already stored) and full-value upserts. One batch is written at a time
+ * on a thread of the writer's own while the task fills the next ({@link BatchInFlight}); the next
+ * full batch, and every checkpoint, waits for it. A failing write is retried with exponential
+ * backoff, which holds the task back (the backpressure); when retries run out the job fails and
+ * restarts from its checkpoint. Documents the store rejects for good go to the dead-letter
+ * collection with the reason.
  */
 public class MongoBulkSink<T> implements Sink<T> {
     private static final long serialVersionUID = 1L;

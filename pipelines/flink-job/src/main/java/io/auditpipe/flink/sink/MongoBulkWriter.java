@@ -45,7 +45,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-/** The writer of {@link MongoBulkSink}. Runs in the task's mailbox thread only. */
+/**
+ * The writer of {@link MongoBulkSink}. Records are buffered in the task's mailbox thread; each full
+ * batch is written, retried and sorted out (rejections, collisions, metrics) on the writing thread
+ * of {@link BatchInFlight}, one batch at a time, while the mailbox thread fills the next.
+ * {@link #flush} (before every checkpoint) waits until the last batch is written.
+ */
 class MongoBulkWriter<T> implements SinkWriter<T> {
     private static final Logger LOG = LoggerFactory.getLogger(MongoBulkWriter.class);
     static final int DUPLICATE_KEY = 11000;
@@ -140,11 +145,14 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final Counter collisions;
     private final int maxUpdatesPerRequest;
     private final boolean ferretDb;
+    /** Filled by the mailbox thread only; handed over whole to {@link #batches}. */
     private List<WriteModel<Document>> buffer = new ArrayList<>();
+    private final BatchInFlight batches;
     private volatile boolean closed;
     /** Publishes rejections to the dead-letter topic too (null: store only); flushed before each checkpoint. */
     private final KafkaProducer<byte[], byte[]> rejectionProducer;
     private final int rejectionMaxBytes;
+    /** Added to by the writing thread, read by the mailbox thread only once no batch is in flight. */
     private final List<Future<RecordMetadata>> rejectionsInFlight = new ArrayList<>();
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
@@ -180,6 +188,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             this.rejectionMaxBytes = 0;
             this.rejectionProducer = null;
         }
+        this.batches = new BatchInFlight(settings.collection);
         scheduleFlush();
     }
 
@@ -199,6 +208,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private void scheduleFlush() {
         time.registerTimer(time.getCurrentProcessingTime() + settings.flushIntervalMillis, t -> {
             if (!closed) {
+                batches.throwIfFailed(); // a failed batch fails the job now, not at the next record
                 flushBuffer();
                 scheduleFlush();
             }
@@ -216,6 +226,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     @Override
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
         flushBuffer();
+        batches.awaitIdle();
         flushRejections();
     }
 
@@ -255,12 +266,19 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         return smaller.toJson(JSON).getBytes(StandardCharsets.UTF_8);
     }
 
+    /** Starts writing the buffer as one batch once the batch before it is written. */
     private void flushBuffer() throws IOException, InterruptedException {
         if (buffer.isEmpty()) {
             return;
         }
-        List<WriteModel<Document>> all = latestUpsertPerId(buffer);
-        buffer = new ArrayList<>();
+        List<WriteModel<Document>> batch = buffer;
+        buffer = new ArrayList<>(settings.batchSize);
+        batches.start(() -> writeBatch(batch));
+    }
+
+    /** On the writing thread: the batch in requests of at most {@link #maxUpdatesPerRequest} upserts. */
+    private void writeBatch(List<WriteModel<Document>> batch) throws IOException, InterruptedException {
+        List<WriteModel<Document>> all = latestUpsertPerId(batch);
         boolean hasUpdates = all.get(0) instanceof UpdateOneModel;
         int chunk = hasUpdates ? maxUpdatesPerRequest : all.size();
         for (int from = 0; from < all.size(); from += chunk) {
@@ -436,6 +454,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     @Override
     public void close() {
         closed = true;
+        batches.close();
         if (rejectionProducer != null) {
             rejectionProducer.close(Duration.ofSeconds(10));
         }

@@ -1,0 +1,145 @@
+package io.auditpipe.flink.sink;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The store writer's one batch in flight: order, overlap with the task, failures, checkpoints. */
+class BatchInFlightTest {
+
+    @Test
+    void theTaskGoesOnWhileABatchIsWrittenAndTheNextBatchWaitsForIt() throws Exception {
+        try (BatchInFlight batches = new BatchInFlight("test")) {
+            CountDownLatch firstMayFinish = new CountDownLatch(1);
+            CountDownLatch firstStarted = new CountDownLatch(1);
+            List<String> done = new CopyOnWriteArrayList<>();
+            batches.start(() -> {
+                firstStarted.countDown();
+                firstMayFinish.await();
+                done.add("first");
+            });
+            assertTrue(firstStarted.await(10, TimeUnit.SECONDS));
+            assertTrue(done.isEmpty(), "start returned while the first batch is still being written");
+
+            Thread releaser = new Thread(() -> {
+                try {
+                    Thread.sleep(200); // the second start must still be waiting then
+                } catch (InterruptedException ignored) {
+                }
+                done.add("released");
+                firstMayFinish.countDown();
+            });
+            releaser.start();
+            batches.start(() -> done.add("second")); // waits for the first
+            List<String> soFar = List.copyOf(done); // the second batch may be adding to it now
+            assertTrue(soFar.size() >= 2, "start returned before the first batch was written: " + soFar);
+            assertEquals(List.of("released", "first"), soFar.subList(0, 2), "the second started only after the first");
+            batches.awaitIdle();
+            assertEquals(List.of("released", "first", "second"), done);
+            releaser.join();
+        }
+    }
+
+    @Test
+    void neverTwoBatchesAtOnceAndAlwaysInTheOrderStarted() throws Exception {
+        AtomicInteger running = new AtomicInteger();
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        try (BatchInFlight batches = new BatchInFlight("test")) {
+            for (int i = 0; i < 200; i++) {
+                int n = i;
+                batches.start(() -> {
+                    assertEquals(1, running.incrementAndGet(), "two batches at once");
+                    order.add(n);
+                    running.decrementAndGet();
+                });
+            }
+            batches.awaitIdle();
+        }
+        assertEquals(200, order.size());
+        for (int i = 0; i < 200; i++) {
+            assertEquals(i, order.get(i));
+        }
+    }
+
+    @Test
+    void aFailedBatchFailsTheNextStartAndTheCheckpointInTheTasksThread() throws Exception {
+        IOException failure = new IOException("writing 1000 documents failed after 10 retries");
+        try (BatchInFlight batches = new BatchInFlight("test")) {
+            batches.start(() -> {
+                throw failure;
+            });
+            AtomicInteger ran = new AtomicInteger();
+            IOException thrown = assertThrows(IOException.class, () -> batches.start(ran::incrementAndGet));
+            assertSame(failure, thrown);
+            assertEquals(0, ran.get(), "no batch is written after a failed one");
+
+            batches.start(() -> {
+                throw failure;
+            });
+            assertSame(failure, assertThrows(IOException.class, batches::awaitIdle), "the checkpoint's wait fails too");
+        }
+    }
+
+    @Test
+    void aRuntimeFailureOfTheDriverIsThrownAsItself() throws Exception {
+        IllegalStateException failure = new IllegalStateException("state should be: open");
+        try (BatchInFlight batches = new BatchInFlight("test")) {
+            batches.start(() -> {
+                throw failure;
+            });
+            assertSame(failure, assertThrows(IllegalStateException.class, batches::awaitIdle));
+        }
+    }
+
+    @Test
+    void checkingForAFailureDoesNotWaitForARunningBatch() throws Exception {
+        CountDownLatch mayFinish = new CountDownLatch(1);
+        try (BatchInFlight batches = new BatchInFlight("test")) {
+            batches.start(mayFinish::await);
+            batches.throwIfFailed(); // returns at once: the batch runs
+            mayFinish.countDown();
+            batches.awaitIdle();
+
+            batches.start(() -> {
+                throw new IOException("store gone");
+            });
+            IOException thrown = null;
+            for (int i = 0; i < 1000 && thrown == null; i++) {
+                try {
+                    batches.throwIfFailed();
+                    Thread.sleep(10); // polling until the writing thread has failed
+                } catch (IOException e) {
+                    thrown = e;
+                }
+            }
+            assertEquals("store gone", thrown == null ? null : thrown.getMessage());
+            batches.awaitIdle(); // reported once
+        }
+    }
+
+    @Test
+    void closingAbandonsABatchThatCannotFinish() throws Exception {
+        CountDownLatch never = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        BatchInFlight batches = new BatchInFlight("test");
+        batches.start(() -> {
+            started.countDown();
+            never.await(); // a write retrying against a store that is gone
+        });
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+        long before = System.nanoTime();
+        batches.close(); // interrupts it
+        assertFalse(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - before) >= 10, "close did not hang");
+    }
+}
