@@ -12,6 +12,10 @@ first step again. What happened is kept in ``<state_dir>/run/supervisor.json`` (
 restart, last error, next attempt) and shown by ``auditpipe status``; each restart is logged in
 ``<state_dir>/logs/supervisor.log``.
 
+It also trims the local FerretDB's capped collections every ``store.capped_cleanup_interval``
+(``trim_capped_collections``: FerretDB's own cleanup cannot hold a cap under load, docs/store.md),
+and logs what it removed at most every ``TRIM_LOG_EVERY`` seconds.
+
 A part that is alive but stuck (a frozen store) is not restarted: its clients' retries and the
 job's own restart strategy ride that out, and restarting it would lose nothing but gain nothing.
 ``up``, ``down`` and the supervisor take one lock around starting and stopping, so they never start
@@ -33,13 +37,14 @@ from pathlib import Path
 from typing import Iterator
 
 from auditpipe import paths
-from auditpipe.config import Config
+from auditpipe.config import Config, duration_seconds
 from auditpipe.process import ManagedProcess
 
 CHECK_EVERY = 1.0
 FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 60.0
 STABLE_AFTER = 300.0
+TRIM_LOG_EVERY = 600.0
 
 
 @dataclass
@@ -143,7 +148,10 @@ def run(cfg: Config) -> int:
         state.parts.setdefault(c.name, PartRecord())
     _log(f"supervising {', '.join(c.name for c in parts)} (pid {os.getpid()})")
     state.save(cfg)
+    trimmer = CappedTrimming(cfg) if cfg.store_uses_local_ferretdb else None
     while not stopping:
+        if trimmer is not None:
+            trimmer.maybe_run()
         changed = False
         now = time.time()
         for c in parts:
@@ -192,6 +200,43 @@ def run(cfg: Config) -> int:
             time.sleep(0.1)
     _log("stopping (asked to)")
     return 0
+
+
+class CappedTrimming:
+    """Runs ``trim_capped_collections`` every ``store.capped_cleanup_interval``; a failure (the store's
+    file locked, or not there yet) is logged and tried again next time, never the supervisor's end."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.every = duration_seconds(cfg.store["capped_cleanup_interval"])
+        self.next_run = time.monotonic() + self.every
+        self.removed: dict[str, int] = {}
+        self.last_log = time.monotonic()
+        self.last_error = ""
+        self.logged_once = False
+
+    def maybe_run(self) -> None:
+        from auditpipe.components.store import trim_capped_collections
+
+        now = time.monotonic()
+        if now < self.next_run:
+            return
+        self.next_run = now + self.every
+        try:
+            for t in trim_capped_collections(self.cfg):
+                if t.removed:
+                    self.removed[t.collection] = self.removed.get(t.collection, 0) + t.removed
+            self.last_error = ""
+        except Exception as e:  # noqa: BLE001 - logged once per kind, tried again at the next interval
+            if str(e) != self.last_error:
+                _log(f"store: trimming capped collections failed, trying again every {self.every:.0f}s: {e}")
+            self.last_error = str(e)
+        if self.removed and (not self.logged_once or time.monotonic() - self.last_log >= TRIM_LOG_EVERY):
+            _log("store: trimmed the oldest documents of capped collections: " + ", ".join(
+                f"{n:,} from {c}" for c, n in sorted(self.removed.items())))
+            self.removed.clear()
+            self.last_log = time.monotonic()
+            self.logged_once = True
 
 
 def describe(cfg: Config, name: str, running: bool) -> str:

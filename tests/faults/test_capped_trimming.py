@@ -1,4 +1,5 @@
-"""The capped collection really trims (docs/archive.md): FerretDB's own cleanup removes a server's oldest
+"""The capped collection really trims (docs/archive.md): the supervisor's trimming of the local FerretDB
+(`trim_capped_collections`; FerretDB's own cleanup is off, docs/store.md) removes a server's oldest
 events while the job writes, and `auditpipe verify` still finds the chain intact: the store holds an
 unbroken run of the newest links (trimming removes a prefix, because the job inserts a server's events
 in link order), the links before it are not an alarm, and the archive holds every event.
@@ -36,7 +37,7 @@ def test_verify_is_clean_after_the_store_trims_the_oldest_events(stack):
     assert sorted(r["chain_seq"] for r in rows) == list(range(1, m.records + 1)), "the archive: every link once"
 
     events = stack.db()[stack.cfg.store["events_collection"]]
-    # the cleanup runs every second; wait until it has caught up with the last inserts
+    # the trimming runs every second; wait until it has caught up with the last inserts (FerretDB's own size)
     stack.wait_for("the store trimmed below the cap", lambda: (
         (size := stack.db().command("collStats", stack.cfg.store["events_collection"])["size"]) <= 1024 * 1024, size),
         timeout=120)
@@ -44,6 +45,9 @@ def test_verify_is_clean_after_the_store_trims_the_oldest_events(stack):
     assert 0 < len(held) < m.records / 4, f"the store trimmed: holds {len(held)} of {m.records}"
     first = held[0]
     assert held == list(range(first, m.records + 1)), "trimming removed a prefix: the newest links, unbroken"
+
+    supervisor_log = (stack.cfg.state_dir / "logs" / "supervisor.log").read_text()
+    assert f"from {stack.cfg.store['events_collection']}" in supervisor_log, "the supervisor says what it trimmed"
 
     store_only = stack.cli("verify", "--server", SERVER, "--where", "store", check=False)
     assert store_only.returncode == 0, store_only.stdout + store_only.stderr

@@ -28,11 +28,12 @@ import json
 import shutil
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from auditpipe import paths, prereqs, progress
 from auditpipe.components.base import Component, StatusRow
-from auditpipe.config import Config, duration_seconds, redact_uri
+from auditpipe.config import Config, redact_uri
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import port_open, wait_until
 
@@ -126,6 +127,11 @@ def ensure_collections(cfg: Config) -> list[str]:
     notes = []
     events = s["events_collection"]
     wanted = s["events_capped_size_mb"] * 1024 * 1024
+    if cfg.store_uses_local_ferretdb and wanted > FERRETDB_MAX_CAPPED_SIZE:
+        notes.append(f"store.events_capped_size_mb is {s['events_capped_size_mb']}, but FerretDB 1.24 keeps a capped "
+                     f"size of at most {FERRETDB_MAX_CAPPED_SIZE // 1048576} MiB: the local events collection holds "
+                     "that much (MongoDB takes the configured size)")
+        wanted = FERRETDB_MAX_CAPPED_SIZE
     existing = set(db.list_collection_names())
     if events in existing:
         options = db[events].options()
@@ -157,6 +163,9 @@ def ensure_collections(cfg: Config) -> list[str]:
     return notes
 
 
+# FerretDB 1.24 stores a capped size as a 32-bit integer: a larger one is kept as this (observed: a
+# 4 GiB request read back as 2147483647 from its metadata)
+FERRETDB_MAX_CAPPED_SIZE = 2**31 - 1
 ID_LOOKUP_INDEX_SUFFIX = "_auditpipe_id_lookup"
 # FerretDB 1.24's metadata.IDColumn: the expression its SQLite backend compares an _id with
 FERRETDB_ID_EXPRESSION = "_ferretdb_sjson->'$._id'"
@@ -193,6 +202,110 @@ def index_id_lookups(cfg: Config) -> list[str]:
     finally:
         con.close()
     return made
+
+
+# Trimming the local FerretDB's capped collections (decision in docs/store.md, "Capped trimming").
+# FerretDB 1.24's own cleanup cannot hold a cap under load: every pass runs ANALYZE and two dbstat
+# walks over the whole table (about 1 s of CPU per 100,000 events, measured, even when nothing is
+# over), deletes at most --test-capped-cleanup-percentage (10%) of the documents per pass whatever
+# the excess, and fails for good ("too many SQL variables") once that 10% passes SQLite's 32,766
+# bound variables, about 330,000 events (a cap of ~1.3 GiB): the collection then grows until the
+# disk is full. So FerretDB's cleanup is switched off and `trim_capped_collections` does it.
+TRIM_CHUNK_ROWS = 5_000      # rows per delete transaction: FerretDB's writers (busy_timeout 10 s) wait a few ms
+TRIM_TO = 0.9                # once over its cap, a collection is trimmed to this share of it
+
+
+def sqlite_row_page_bytes(text_bytes: int, page_size: int) -> float:
+    """Bytes of table pages one row with this much stored text takes, as SQLite's file format lays
+    it out: a cell on a leaf page (rows packed whole, so a 3 KiB row has a 4 KiB page to itself),
+    spilling past maxLocal into overflow pages. FerretDB's collStats `size` counts these pages
+    (dbstat), and its rows are about 3x the BSON (docs/store.md): events of ~4 KiB sit right at the
+    page size, where text length alone would be off by up to 2x. Internal pages: TRIM_INTERNAL_PAGES."""
+    payload = text_bytes + 4  # the record's header: its size, the record id's column (stored as NULL), the text's type
+    usable = page_size
+    max_local = usable - 35
+    min_local = (usable - 12) * 32 // 255 - 23
+    cell_overhead = 2 + 3 + 9  # cell pointer, payload size and record id varints (record ids are large)
+    if payload <= max_local:
+        local, overflow_pages = payload, 0
+    else:
+        k = min_local + (payload - min_local) % (usable - 4)
+        local = k if k <= max_local else min_local
+        overflow_pages = -(-(payload - local) // (usable - 4))
+        cell_overhead += 4  # the first overflow page's number
+    per_leaf = max(1, (usable - 8) // (local + cell_overhead))
+    return page_size / per_leaf + overflow_pages * page_size
+
+
+TRIM_INTERNAL_PAGES = 1.02   # interior pages of the table's b-tree over its leaves (measured 3 per 282 leaves)
+
+
+@dataclass
+class Trimmed:
+    """One pass over one capped collection: what it held, what was removed."""
+
+    collection: str
+    held: int
+    removed: int
+    estimated_bytes: int
+    cap_bytes: int
+
+
+def trim_capped_collections(cfg: Config) -> list[Trimmed]:
+    """Removes the oldest documents of each capped collection of the local FerretDB that is over
+    its cap, in insertion order (FerretDB's record id), as FerretDB's own cleanup would.
+
+    The size, as FerretDB's collStats counts it (table pages), is estimated from the row count and
+    the pages the newest 1,000 rows take (``sqlite_row_page_bytes``); one pass counts the rows and
+    reads 1,000 of them, not every page (the cost that made FerretDB's cleanup unusable). The cap is FerretDB's own setting of the collection
+    (what `create_collection(size=...)` stored), so MongoDB and the local store trim to the same
+    `store.events_capped_size_mb`. Deletes run in transactions of TRIM_CHUNK_ROWS rows, written
+    into FerretDB's SQLite file while it runs, as `index_id_lookups` does.
+    """
+    path = ferretdb_sqlite_file(cfg)
+    if not path.exists():
+        return []
+    out = []
+    con = sqlite3.connect(path.as_uri() + "?mode=rw", uri=True, timeout=10)
+    try:
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+        for name, table, settings in con.execute(
+                "SELECT name, table_name, settings FROM _ferretdb_collections").fetchall():
+            meta = json.loads(settings or "{}")
+            cap_bytes, cap_docs = int(meta.get("cappedSize") or 0), int(meta.get("cappedDocuments") or 0)
+            if cap_bytes <= 0 and cap_docs <= 0:
+                continue
+            try:
+                held = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+                if held == 0:
+                    continue
+                sizes = [r[0] for r in con.execute(
+                    f'SELECT length(CAST(_ferretdb_sjson AS BLOB)) FROM "{table}" '
+                    f'ORDER BY _ferretdb_record_id DESC LIMIT 1000')]
+                mean = TRIM_INTERNAL_PAGES * sum(sqlite_row_page_bytes(n, page_size) for n in sizes) / len(sizes)
+                estimated = int(held * mean)
+                keep = held
+                if 0 < cap_bytes < estimated:
+                    keep = int(cap_bytes * TRIM_TO / mean)
+                if 0 < cap_docs < held:
+                    keep = min(keep, cap_docs)
+                removed = 0
+                while removed < held - keep:
+                    k = min(TRIM_CHUNK_ROWS, held - keep - removed)
+                    with con:  # one transaction
+                        cut = con.execute(f'SELECT _ferretdb_record_id FROM "{table}" ORDER BY _ferretdb_record_id '
+                                          f'LIMIT 1 OFFSET ?', (k - 1,)).fetchone()
+                        if cut is None:
+                            break
+                        removed += con.execute(f'DELETE FROM "{table}" WHERE _ferretdb_record_id <= ?', cut).rowcount
+            except sqlite3.OperationalError as e:
+                if "no such table" in str(e):
+                    continue  # dropped while we looked: nothing to trim
+                raise
+            out.append(Trimmed(name, held, removed, estimated, cap_bytes))
+    finally:
+        con.close()
+    return out
 
 
 class LocalStore(Component):
@@ -235,11 +348,11 @@ class LocalStore(Component):
                                 f"store.port in {self.cfg.file}")
             data = self.home / "data"
             data.mkdir(exist_ok=True)
-            cleanup = int(duration_seconds(s["capped_cleanup_interval"]))
+            # its own capped cleanup off: the supervisor trims (trim_capped_collections, above)
             self.proc.start([str(self.binary), "--handler=sqlite", f"--sqlite-url=file:{data}/",
                              f"--listen-addr={s['host']}:{s['port']}", f"--state-dir={self.home}",
                              "--telemetry=disable", "--debug-addr=-", "--log-level=warn",
-                             f"--test-capped-cleanup-interval={cleanup}s"])
+                             "--test-capped-cleanup-interval=0s"])
             wait_until(self._ping, 60, "waiting for FerretDB to answer", self.proc)
         elif not self.is_managed():
             try:
