@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-
-import bson
 import platform
 import shutil
 import statistics
@@ -33,6 +31,8 @@ import threading
 import sqlite3
 import time
 from pathlib import Path
+
+import bson
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))

@@ -211,9 +211,8 @@ class CappedTrimming:
         self.every = duration_seconds(cfg.store["capped_cleanup_interval"])
         self.next_run = time.monotonic() + self.every
         self.removed: dict[str, int] = {}
-        self.last_log = time.monotonic()
+        self.last_log = float("-inf")  # the first removal is logged at once
         self.last_error = ""
-        self.logged_once = False
 
     def maybe_run(self) -> None:
         from auditpipe.components.store import trim_capped_collections
@@ -231,12 +230,11 @@ class CappedTrimming:
             if str(e) != self.last_error:
                 _log(f"store: trimming capped collections failed, trying again every {self.every:.0f}s: {e}")
             self.last_error = str(e)
-        if self.removed and (not self.logged_once or time.monotonic() - self.last_log >= TRIM_LOG_EVERY):
+        if self.removed and time.monotonic() - self.last_log >= TRIM_LOG_EVERY:
             _log("store: trimmed the oldest documents of capped collections: " + ", ".join(
                 f"{n:,} from {c}" for c, n in sorted(self.removed.items())))
             self.removed.clear()
             self.last_log = time.monotonic()
-            self.logged_once = True
 
 
 def describe(cfg: Config, name: str, running: bool) -> str:

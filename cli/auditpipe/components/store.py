@@ -282,6 +282,8 @@ def trim_capped_collections(cfg: Config) -> list[Trimmed]:
                 sizes = [r[0] for r in con.execute(
                     f'SELECT length(CAST(_ferretdb_sjson AS BLOB)) FROM "{table}" '
                     f'ORDER BY _ferretdb_record_id DESC LIMIT 1000')]
+                if not sizes:
+                    continue  # emptied between the two reads
                 mean = TRIM_INTERNAL_PAGES * sum(sqlite_row_page_bytes(n, page_size) for n in sizes) / len(sizes)
                 estimated = int(held * mean)
                 keep = held
