@@ -9,7 +9,7 @@ from stack import running_stack
 
 PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
 SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-frozen-store", "fault-rotation",
-           "fault-malformed", "fault-fast-rotation", "fault-xml-stamped"]
+           "fault-malformed", "fault-fast-rotation", "fault-xml-stamped", "fault-alerts"]
 FORMATS = {"fault-xml-stamped": "percona-xml"}
 
 

@@ -7,6 +7,7 @@ import io.auditpipe.flink.lag.KafkaLagReporter;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.alerts.AlertSettings;
+import io.auditpipe.flink.alerts.AlertsOnce;
 import io.auditpipe.flink.alerts.EventRules;
 import io.auditpipe.flink.alerts.FailedLoginsPerAccount;
 import io.auditpipe.flink.alerts.FailedLoginsPerOrigin;
@@ -38,7 +39,6 @@ import io.auditpipe.parser.AuditEvent;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.functions.FilterFunction;
 import org.apache.flink.api.common.functions.FlatMapFunction;
-import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -76,12 +76,28 @@ import java.time.Duration;
  *                         |              |--> archive: Parquet per server and day (FileSink, exactly once)
  *                         |              |--> keyBy(server,user,event,class,status)
  *                         |              |      1-minute event-time windows --> audit_stats_1m (upsert full count)
- *                         |              |--> alert rules: logins per account and per origin, access to
- *                         |              |      classified data, per-event rules --> alerts, audit.alerts, webhook
  *                         |              \--> chain heads (each minute) --> chain_heads, archive manifest
  *                         |              \--> each chain head --> servers (last event per server)
  *                         \--> dead letters (+ id collisions, events too late for the stats) --> dead_letters, audit.deadletter
+ *
+ * audit.raw, read again --parse+normalize+enrich+mask--> events (dead letters: reported above)
+ *                         --> alert rules: logins per account and per origin, access to classified data,
+ *                             per-event rules, record gaps --> each alert id once --> alerts, audit.alerts, webhook
  * </pre>
+ *
+ * <p><b>Why the alert rules read the topic a second time.</b> The store path goes as fast as the store
+ * takes its writes; when it falls behind (a server writing faster than the store stores), Flink's
+ * back-pressure slows the source, and every record read by that source subtask waits, the failed
+ * logins of another server with it: measured on 2 cores, alerts came 5-11 s late when the alerting
+ * server's partition shared a source subtask with a server 10,000 events/s fast, and 27-44 s when it
+ * shared its partition (bench/README.md). Read by a source of their own, the rules keep up with the
+ * topic (parsing is far faster than storing), whatever the store does; the alerts' store writer is a
+ * task of its own, so a store that stops answering does not hold back the topic and the webhook.
+ * The price: each record is fetched and parsed twice (bench/README.md has the cost), and the rules
+ * see the copies a collector re-sends, which {@link AlertsOnce} keeps from raising an alert twice
+ * (the source for the rules skips what only the store keeps: {@link AuditRecordDeserializer#forAlerts}).
+ * The alert source starts where the job's consumer group stands and commits nothing
+ * (the group's committed offsets are the store path's, which `auditpipe status` reports as lag).
  *
  * Enrichment and masking happen in the source ({@link AuditRecordDeserializer}), before anything
  * else sees an event.
@@ -96,6 +112,8 @@ public class AuditPipelineJob {
 
     private final Configuration options;
     private final Source<ParsedRecord, ?, ?> source;
+    /** What the alert rules read (the same topic, a source of their own); by default {@link #source} read again. */
+    private Source<ParsedRecord, ?, ?> alertSource;
     private final Sink<IngestedEvent> eventSink;
     private final Sink<StatsRow> statsSink;
     private final Sink<DeadLetter> deadLetterStoreSink;
@@ -118,6 +136,12 @@ public class AuditPipelineJob {
         this.statsSink = statsSink;
         this.deadLetterStoreSink = deadLetterStoreSink;
         this.deadLetterTopicSink = deadLetterTopicSink;
+    }
+
+    /** The source the alert rules read: the same records as the job's source, read on their own. */
+    public AuditPipelineJob withAlertSource(Source<ParsedRecord, ?, ?> alertSource) {
+        this.alertSource = alertSource;
+        return this;
     }
 
     /** Where alerts go: the store (null: discarded), the topic and the webhook (each null: none). */
@@ -206,7 +230,9 @@ public class AuditPipelineJob {
                 .name("stats-1m").uid("stats-1m");
         stats.sinkTo(statsSink).name("store-stats").uid("store-stats");
 
-        alerts(firstCopies);
+        alerts(env.fromSource(alertSource != null ? alertSource : source, watermarks, "audit-raw-source-for-alerts")
+                .uid("audit-raw-source-for-alerts")
+                .flatMap(new EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"));
 
         DataStream<DeadLetter> deadLetters = events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
@@ -218,10 +244,9 @@ public class AuditPipelineJob {
         }
     }
 
-    /** The alert rules (docs/alerts.md) over the first copy of every event, and the alerts' sinks. */
-    private void alerts(DataStream<IngestedEvent> firstCopies) {
+    /** The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once, and the alerts' sinks. */
+    private void alerts(DataStream<AuditEvent> enriched) {
         AlertSettings settings = AlertSettings.fromOptions(options);
-        DataStream<AuditEvent> enriched = firstCopies.map(new EventOf()).name("events-for-alerts").uid("events-for-alerts");
         DataStream<AuditEvent> logins = enriched.filter(new IsLogin()).name("logins").uid("logins");
         DataStream<Alert> perAccount = logins
                 .keyBy(new ServerAndUser())
@@ -243,8 +268,13 @@ public class AuditPipelineJob {
                 .keyBy(new RecordSequence())
                 .process(new RecordGaps(settings))
                 .name("alert-record-gaps").uid("alert-record-gaps");
-        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps);
-        alerts.sinkTo(alertStoreSink != null ? alertStoreSink : new DiscardingSink<>()).name("store-alerts").uid("store-alerts");
+        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps)
+                .keyBy(new AlertId())
+                .process(new AlertsOnce())
+                .name("each-alert-once").uid("each-alert-once");
+        // a task of its own: a store that stops answering holds back this writer, not the topic's and the webhook's
+        alerts.sinkTo(alertStoreSink != null ? alertStoreSink : new DiscardingSink<>()).name("store-alerts").uid("store-alerts")
+                .disableChaining();
         if (alertTopicSink != null) {
             alerts.sinkTo(alertTopicSink).name("kafka-alerts").uid("kafka-alerts");
         }
@@ -253,10 +283,18 @@ public class AuditPipelineJob {
         }
     }
 
-    static final class EventOf implements MapFunction<IngestedEvent, AuditEvent> {
+    /** The event of each record; dead letters are left out (the store path reports them). */
+    static final class EventsOfRecords implements FlatMapFunction<ParsedRecord, AuditEvent> {
         @Override
-        public AuditEvent map(IngestedEvent e) {
-            return e.event;
+        public void flatMap(ParsedRecord r, Collector<AuditEvent> out) {
+            if (r.event != null) out.collect(r.event.event);
+        }
+    }
+
+    static final class AlertId implements KeySelector<Alert, String> {
+        @Override
+        public String getKey(Alert a) {
+            return a.id;
         }
     }
 
@@ -331,16 +369,32 @@ public class AuditPipelineJob {
     }
 
     public static KafkaSource<ParsedRecord> kafkaSource(Configuration options) {
+        return kafkaSourceBuilder(options).setDeserializer(new AuditRecordDeserializer(
+                options.get(JobOptions.EVENT_TIME_MAX_AHEAD), JobOptions.compliance(options))).build();
+    }
+
+    /**
+     * The alert rules' source: the same topic, from where the job's consumer group stands the first
+     * time (then from its own checkpointed offsets), committing nothing to the group.
+     */
+    public static KafkaSource<ParsedRecord> alertKafkaSource(Configuration options) {
+        return kafkaSourceBuilder(options)
+                .setDeserializer(AuditRecordDeserializer.forAlerts(options.get(JobOptions.EVENT_TIME_MAX_AHEAD),
+                        JobOptions.compliance(options)))
+                .setClientIdPrefix(options.get(JobOptions.KAFKA_GROUP_ID) + "-alerts")
+                .setProperty("commit.offsets.on.checkpoint", "false")
+                .build();
+    }
+
+    private static KafkaSourceBuilder<ParsedRecord> kafkaSourceBuilder(Configuration options) {
         KafkaSourceBuilder<ParsedRecord> builder = KafkaSource.<ParsedRecord>builder()
                 .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
                 .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
                 .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-                .setDeserializer(new AuditRecordDeserializer(options.get(JobOptions.EVENT_TIME_MAX_AHEAD),
-                        JobOptions.compliance(options)))
                 .setProperty("partition.discovery.interval.ms", "60000");
         JobOptions.kafkaClientProperties(options).forEach(builder::setProperty);
-        return builder.build();
+        return builder;
     }
 
     /** Largest dead-letter document in the store: BSON allows 16 MiB, and the document needs some room. */
@@ -391,6 +445,7 @@ public class AuditPipelineJob {
                         options.get(JobOptions.CHAIN_HEADS_COLLECTION)), StoreDocuments::chainHeadInsert))
                 .withServerSink(new MongoBulkSink<>(MongoSinkSettings.forCollection(options,
                         options.get(JobOptions.SERVERS_COLLECTION)), StoreDocuments::serverUpsert))
+                .withAlertSource(alertKafkaSource(options))
                 .withKafkaLagReporter(kafkaLagReporter(options))
                 .withArchive(options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.events(options.get(JobOptions.ARCHIVE_PATH)) : null,
                         options.contains(JobOptions.ARCHIVE_PATH) ? EventArchive.chainHeads(options.get(JobOptions.ARCHIVE_PATH)) : null);

@@ -114,13 +114,15 @@ class AuditRecordDeserializerTest {
     }
 
     static final String PAN = "4111 1111 1111 1111";
+    /** A record whose statement holds a card number. */
+    static final byte[] CARD_INSERT = utf8("{\"audit_record\":{\"name\":\"Query\",\"record\":\"9_2026-11-22T10:00:00\",\"timestamp\":"
+            + "\"2026-11-22T10:00:00Z\",\"command_class\":\"insert\",\"connection_id\":\"1\",\"status\":0,"
+            + "\"sqltext\":\"INSERT INTO cards VALUES ('" + PAN + "')\",\"user\":\"app[app] @ localhost []\","
+            + "\"host\":\"localhost\",\"os_user\":\"\",\"ip\":\"\",\"db\":\"shop\"}}");
 
     @Test
     void cardNumbersNeverLeaveTheSourceUnmasked() {
-        byte[] line = utf8("{\"audit_record\":{\"name\":\"Query\",\"record\":\"9_2026-11-22T10:00:00\",\"timestamp\":"
-                + "\"2026-11-22T10:00:00Z\",\"command_class\":\"insert\",\"connection_id\":\"1\",\"status\":0,"
-                + "\"sqltext\":\"INSERT INTO cards VALUES ('" + PAN + "')\",\"user\":\"app[app] @ localhost []\","
-                + "\"host\":\"localhost\",\"os_user\":\"\",\"ip\":\"\",\"db\":\"shop\"}}");
+        byte[] line = CARD_INSERT;
         ParsedRecord r = AuditRecordDeserializer.parse(key("db-01"), line, ORIGIN);
         String doc = StoreDocuments.event(r.event).toJson();
         assertFalse(doc.contains(PAN), doc);
@@ -139,5 +141,35 @@ class AuditRecordDeserializerTest {
         assertEquals(broken.length, d.originalValue.length); // every other byte kept: a reviewer can still find the line
         assertEquals(java.util.List.of("pan"), d.masked);
         assertTrue(dl.contains("\"masked\": [\"pan\"]"), dl);
+    }
+
+    @Test
+    void theAlertRulesGetTheSameMaskedEventWithoutTheStoredOriginal() {
+        byte[] line = CARD_INSERT;
+        ParsedRecord full = AuditRecordDeserializer.parse(key("db-01"), line, ORIGIN);
+        java.util.List<ParsedRecord> out = new java.util.ArrayList<>();
+        AuditRecordDeserializer.forAlerts(AuditRecordDeserializer.DEFAULT_MAX_AHEAD,
+                        io.auditpipe.enrich.ComplianceSettings.defaults())
+                .deserialize(new org.apache.kafka.clients.consumer.ConsumerRecord<>(ORIGIN.topic, ORIGIN.partition, ORIGIN.offset,
+                        ORIGIN.timestampMillis, org.apache.kafka.common.record.TimestampType.CREATE_TIME, 0, line.length,
+                        key("db-01"), line, new org.apache.kafka.common.header.internals.RecordHeaders(), java.util.Optional.empty()),
+                        new org.apache.flink.util.Collector<>() {
+                            public void collect(ParsedRecord r) { out.add(r); }
+                            public void close() {}
+                        });
+        ParsedRecord light = out.get(0);
+        org.bson.Document fullDoc = StoreDocuments.event(full.event);
+        org.bson.Document lightDoc = StoreDocuments.event(light.event);
+        assertTrue(fullDoc.containsKey("original") && fullDoc.containsKey("line_sha256"), fullDoc.toJson());
+        for (String storedOnly : java.util.List.of("original", "line_sha256")) {
+            fullDoc.remove(storedOnly);
+            lightDoc.remove(storedOnly);
+        }
+        assertEquals(fullDoc.toJson(), lightDoc.toJson(),
+                "the same event, masked alike");
+        assertTrue(light.event.event.sqltext.contains("**** **** **** 1111"), light.event.event.sqltext);
+        assertEquals(full.event.eventTimeTrusted, light.event.eventTimeTrusted);
+        assertNull(light.event.original);
+        assertNull(light.event.lineSha256);
     }
 }

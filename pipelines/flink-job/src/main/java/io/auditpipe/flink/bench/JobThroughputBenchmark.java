@@ -1,5 +1,6 @@
 package io.auditpipe.flink.bench;
 
+import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.flink.AuditPipelineJob;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.options.JobOptions;
@@ -41,15 +42,22 @@ public final class JobThroughputBenchmark {
         int parallelism = Integer.parseInt(args[2]);
         Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", bootstrap,
                 "store.uri", "mongodb://unused/", "kafka.topic.raw", topic), "benchmark").job;
+        String group = "auditpipe-bench-" + System.nanoTime();
         KafkaSource<ParsedRecord> source = KafkaSource.<ParsedRecord>builder()
-                .setBootstrapServers(bootstrap).setTopics(topic).setGroupId("auditpipe-bench-" + System.nanoTime())
+                .setBootstrapServers(bootstrap).setTopics(topic).setGroupId(group)
                 .setStartingOffsets(OffsetsInitializer.earliest()).setBounded(OffsetsInitializer.latest())
                 .setDeserializer(new AuditRecordDeserializer()).build();
+        // the alert rules read the topic on their own, as in the job that runs (AuditPipelineJob)
+        KafkaSource<ParsedRecord> alertSource = KafkaSource.<ParsedRecord>builder()
+                .setBootstrapServers(bootstrap).setTopics(topic).setGroupId(group).setClientIdPrefix(group + "-alerts")
+                .setStartingOffsets(OffsetsInitializer.earliest()).setBounded(OffsetsInitializer.latest())
+                .setDeserializer(AuditRecordDeserializer.forAlerts(AuditRecordDeserializer.DEFAULT_MAX_AHEAD,
+                        ComplianceSettings.defaults())).build();
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(parallelism);
         long start = System.nanoTime();
         new AuditPipelineJob(options, source, new Counting<IngestedEvent>(0), new Counting<StatsRow>(1),
-                new Counting<DeadLetter>(2), null).execute(env);
+                new Counting<DeadLetter>(2), null).withAlertSource(alertSource).execute(env);
         double withStartup = (System.nanoTime() - start) / 1e9;
         // the processing rate: first to last event through the pipeline, without job startup and teardown
         double seconds = (LAST_EVENT_NANOS.get() - FIRST_EVENT_NANOS.get()) / 1e9;

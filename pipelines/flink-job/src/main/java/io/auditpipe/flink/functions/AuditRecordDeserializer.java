@@ -35,6 +35,8 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
 
     private final long maxAheadMillis;
     private final ComplianceSettings compliance;
+    /** False for the alert rules' source: events without their stored original and its digest. */
+    private final boolean withOriginal;
     private transient Enricher enricher;
 
     public AuditRecordDeserializer() {
@@ -42,8 +44,22 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     }
 
     public AuditRecordDeserializer(Duration maxAhead, ComplianceSettings compliance) {
+        this(maxAhead, compliance, true);
+    }
+
+    private AuditRecordDeserializer(Duration maxAhead, ComplianceSettings compliance, boolean withOriginal) {
         this.maxAheadMillis = maxAhead.toMillis();
         this.compliance = compliance;
+        this.withOriginal = withOriginal;
+    }
+
+    /**
+     * For the alert rules' source (AuditPipelineJob): the same events, parsed, enriched and masked
+     * alike, without what only the store and the archive keep: the masked original record and its
+     * {@code line_sha256} (a second pass of the masker over the whole line and a SHA-256 per record).
+     */
+    public static AuditRecordDeserializer forAlerts(Duration maxAhead, ComplianceSettings compliance) {
+        return new AuditRecordDeserializer(maxAhead, compliance, false);
     }
 
     /** Messages that were only a file's framing (see {@link ParseResult#framing}); a job metric. */
@@ -59,7 +75,7 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     public void deserialize(ConsumerRecord<byte[], byte[]> message, Collector<ParsedRecord> out) {
         ParsedRecord r = parse(message.key(), message.value(),
                 new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp()),
-                maxAheadMillis, enricher());
+                maxAheadMillis, enricher(), withOriginal);
         if (r != null) {
             out.collect(r);
         } else if (framingMessages != null) {
@@ -104,6 +120,12 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
      * masked (every other byte as it was), and its reason masked.
      */
     public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher) {
+        return parse(key, value, origin, maxAheadMillis, enricher, true);
+    }
+
+    /** {@code withOriginal} false: the event without {@code original} and {@code line_sha256} ({@link #forAlerts}). */
+    static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher,
+                              boolean withOriginal) {
         SensitiveDataMasker masker = enricher.masker();
         SourceDescriptor source;
         try {
@@ -136,6 +158,11 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
             return ParsedRecord.deadLetter(d);
         }
         AuditEvent parsed = enricher.enrich(result.event());
+        if (!withOriginal) {
+            IngestedEvent event = new IngestedEvent(parsed, origin, null);
+            event.eventTimeTrusted = parsed.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
+            return ParsedRecord.event(event);
+        }
         byte[] stored = masker.mask(value); // masking keeps every byte that is not a match: still UTF-8
         if (stored != value) {
             java.util.TreeSet<String> masked = new java.util.TreeSet<>(masker.find(value));

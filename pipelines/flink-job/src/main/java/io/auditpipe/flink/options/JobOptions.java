@@ -80,7 +80,8 @@ public final class JobOptions {
                     + " so that every line the collectors ship fits whole.");
     public static final ConfigOption<String> KAFKA_GROUP_ID = ConfigOptions.key("kafka.group-id")
             .stringType().defaultValue("auditpipe-flink")
-            .withDescription("Consumer group; offsets are committed there on each checkpoint, for lag monitoring.");
+            .withDescription("Consumer group of the store path's source; offsets are committed there on each checkpoint,"
+                    + " for lag monitoring. The alert rules' source starts from them and commits nothing.");
 
     public static final ConfigOption<String> STORE_URI = ConfigOptions.key("store.uri")
             .stringType().noDefaultValue()
