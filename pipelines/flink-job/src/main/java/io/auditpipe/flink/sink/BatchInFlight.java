@@ -28,6 +28,8 @@ final class BatchInFlight implements AutoCloseable {
 
     private final ExecutorService thread;
     private Future<?> inFlight;
+    /** Time the task's thread waited for a batch to be written (the store holding the task back); written by the task's thread only. */
+    private volatile long waitedNanos;
 
     /** {@code name} names the thread (the collection it writes to), for thread dumps and profiles. */
     BatchInFlight(String name) {
@@ -53,6 +55,7 @@ final class BatchInFlight implements AutoCloseable {
             return;
         }
         Future<?> last = inFlight;
+        long waitFrom = last.isDone() ? 0 : System.nanoTime();
         try {
             last.get();
         } catch (ExecutionException e) {
@@ -68,10 +71,18 @@ final class BatchInFlight implements AutoCloseable {
             }
             throw new IOException("writing a batch was interrupted: " + cause, cause);
         } finally {
+            if (waitFrom != 0) {
+                waitedNanos += System.nanoTime() - waitFrom;
+            }
             if (last.isDone()) {
                 inFlight = null;
             }
         }
+    }
+
+    /** Milliseconds the task's thread has waited, in all, for batches to be written (metric {@code storeWaitMillis}). */
+    long waitedMillis() {
+        return waitedNanos / 1_000_000;
     }
 
     /** Throws the failure of a batch that has finished, without waiting for one that has not. */

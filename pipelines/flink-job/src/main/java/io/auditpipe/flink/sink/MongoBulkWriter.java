@@ -189,6 +189,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             this.rejectionProducer = null;
         }
         this.batches = new BatchInFlight(settings.collection);
+        // how long the task waited for the store: what the store holds back of the operators chained before this sink
+        metrics.gauge("storeWaitMillis", batches::waitedMillis);
         scheduleFlush();
     }
 

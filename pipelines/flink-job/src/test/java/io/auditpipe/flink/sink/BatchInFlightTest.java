@@ -52,6 +52,20 @@ class BatchInFlightTest {
     }
 
     @Test
+    void theTimeTheTaskWaitsForABatchIsCounted() throws Exception {
+        try (BatchInFlight batches = new BatchInFlight("test")) {
+            batches.start(() -> Thread.sleep(300));
+            batches.awaitIdle();
+            long waited = batches.waitedMillis();
+            assertTrue(waited >= 250 && waited < 5000, "waited " + waited + " ms");
+            batches.start(() -> { });
+            Thread.sleep(100); // done before the task asks: no wait
+            batches.awaitIdle();
+            assertEquals(waited, batches.waitedMillis());
+        }
+    }
+
+    @Test
     void neverTwoBatchesAtOnceAndAlwaysInTheOrderStarted() throws Exception {
         AtomicInteger running = new AtomicInteger();
         List<Integer> order = new CopyOnWriteArrayList<>();
