@@ -205,6 +205,39 @@ def job_alone(cfg, bootstrap: str, topic: str, parallelism: int, recording: Path
     return dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
 
 
+def events_writer_wait_ms(rest_port: int) -> float | None:
+    """How long, in all, the task of the events' store writer (`store-events`, chained to the server's
+    chain) has waited for the store: metric storeWaitMillis (sink/BatchInFlight.java), summed over
+    subtasks; None when the job or the metric cannot be read. Call it with the pipeline idle: Flink's
+    REST API serves metrics fetched up to 10 s before (metrics.fetcher.update-interval) and fetches
+    anew on a request after that, so this waits 11 s and reads twice."""
+    time.sleep(11)
+    _events_writer_wait_ms(rest_port)
+    time.sleep(1.5)
+    return _events_writer_wait_ms(rest_port)
+
+
+def _events_writer_wait_ms(rest_port: int) -> float | None:
+    import urllib.request
+
+    def get(path: str):
+        with urllib.request.urlopen(f"http://127.0.0.1:{rest_port}{path}", timeout=5) as r:
+            return json.loads(r.read())
+
+    for _ in range(20):  # the REST API fetches metrics lazily: a first request may list none yet
+        try:
+            job = next(j["jid"] for j in get("/jobs/overview")["jobs"] if j["state"] == "RUNNING")
+            for vertex in get(f"/jobs/{job}")["vertices"]:
+                path = f"/jobs/{job}/vertices/{vertex['id']}/subtasks/metrics"
+                ids = [m["id"] for m in get(path) if "store-events" in m["id"] and m["id"].endswith(".storeWaitMillis")]
+                if ids:
+                    return sum(float(row["sum"]) for row in get(f"{path}?get={ids[0]}&agg=sum"))
+        except (OSError, StopIteration, KeyError, ValueError):
+            pass
+        time.sleep(0.5)
+    return None
+
+
 def top_frames(recording: Path, n: int = 12) -> list[tuple[float, str]]:
     """The methods most often on top of the stack in a flight recording's execution samples (self
     time), as (share of samples, method); [] when the JDK's jfr tool is missing."""
@@ -496,6 +529,7 @@ sources:
                 time.sleep(0.2)
 
         e2e_base = stored()
+        waited_before = events_writer_wait_ms(PORTS["flink"])
         usage = ComponentUsage(cfg.state_dir).start()
         start = time.monotonic()
         watcher = threading.Thread(target=watch_kafka, args=(n_e2e,), daemon=True)
@@ -504,6 +538,7 @@ sources:
         written = time.monotonic()
         done = wait_count(stored, e2e_base, m.records, timeout=1800)
         used = usage.stop()
+        waited_after = events_writer_wait_ms(PORTS["flink"])
         watcher.join(timeout=5)
         in_store = document_count(events)
         # the ceiling: the store's bulk rate for the very documents this run stored (the issue's "same
@@ -535,6 +570,11 @@ sources:
               f"{100 * e2e / one_writer:.0f}% of one writer's, {100 * e2e / sample_bulk:.0f}% of the sample's)")
         print(f"  stages: all lines in Kafka after {kafka_at:.1f}s (collector), all documents in the store after "
               f"{done - start:.1f}s (Flink job + store writes)")
+        if waited_before is not None and waited_after is not None:
+            waited = (waited_after - waited_before) / 1000
+            figures["end_to_end"] = {"seconds_events_writer_waited_for_store": round(waited, 1)}
+            print(f"  the events' store writer held its task (the server's chain) {waited:.1f}s of the "
+                  f"{done - start:.1f}s waiting for the store (a batch in flight; metric storeWaitMillis)")
         seconds = done - start
         cpu_per_event = {k: 1e6 * c / m.records for k, (c, _) in used.items()}
         print(f"  CPU per event in this run (the components share {os.cpu_count()} cores):")
@@ -545,7 +585,7 @@ sources:
         ceiling = os.cpu_count() * 1e6 / total_us
         print(f"    all        {total_us:7.1f} us/event: these {os.cpu_count()} cores can carry at most "
               f"{ceiling:,.0f} events/s end to end at this cost")
-        figures["end_to_end"] = {"events_per_s": round(e2e), "records": m.records, "percent_of_store_bulk":
+        figures["end_to_end"] = {**figures.get("end_to_end", {}), "events_per_s": round(e2e), "records": m.records, "percent_of_store_bulk":
                                  round(100 * e2e / bulk), "percent_of_sample_bulk": round(100 * e2e / sample_bulk),
                                  "percent_of_one_writer_bulk": round(100 * e2e / one_writer),
                                  "seconds_all_in_kafka": round(kafka_at, 2),
