@@ -122,14 +122,15 @@ class Fluentd:
             if "shutting down" in line or "graceful stop" in line.lower():
                 stopping = True
             elif "is now running" in line:
-                stopping = False
+                stopping = in_race = False
             if "[error]" in line:
                 if stopping and "closed stream" in line:
                     in_race = True
                     continue
-                if in_race and "[error]: #0 /" in line:  # its backtrace
+                # its backtrace, which other plugins' shutdown lines may come between (seen in CI)
+                if in_race and "[error]: #0 /" in line:
                     continue
-            in_race = False
+                in_race = False
             if any(sig in line for sig in signs):
                 out.append(line)
         return out
