@@ -238,23 +238,98 @@ def _events_writer_wait_ms(rest_port: int) -> float | None:
     return None
 
 
-def top_frames(recording: Path, n: int = 12) -> list[tuple[float, str]]:
-    """The methods most often on top of the stack in a flight recording's execution samples (self
-    time), as (share of samples, method); [] when the JDK's jfr tool is missing."""
+JDK_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
+
+
+def _samples(recording: Path, depth: int, window: tuple[str, str] | None) -> list[list[dict]] | None:
+    """The stack frames of a recording's execution samples (at most ``depth`` from the top), those
+    taken within ``window`` (UTC, second resolution, ISO: "2026-11-24T17:33:58") when given; None
+    when the JDK's jfr tool is missing."""
     jfr = shutil.which("jfr") or str(Path(os.environ.get("JAVA_HOME", "/usr")) / "bin" / "jfr")
-    r = subprocess.run([jfr, "print", "--json", "--stack-depth", "1", "--events", "jdk.ExecutionSample",
+    r = subprocess.run([jfr, "print", "--json", "--stack-depth", str(depth), "--events", "jdk.ExecutionSample",
                         str(recording)], capture_output=True, text=True)
     if r.returncode != 0:
-        return []
-    tops: dict = {}
+        return None
+    out = []
     for e in json.loads(r.stdout)["recording"]["events"]:
-        frames = e["values"]["stackTrace"]["frames"] if e["values"].get("stackTrace") else []
+        if window and not window[0] <= e["values"]["startTime"][:19] <= window[1]:
+            continue
+        out.append(e["values"]["stackTrace"]["frames"] if e["values"].get("stackTrace") else [])
+    return out
+
+
+def _method(frame: dict) -> str:
+    return frame["method"]["type"]["name"].replace("/", ".") + "." + frame["method"]["name"]
+
+
+def top_frames(recording: Path, n: int = 12, window: tuple[str, str] | None = None) -> list[tuple[float, str]]:
+    """The methods most often on top of the stack in a flight recording's execution samples (self
+    time), as (share of samples, method); a JDK method with the first method outside the JDK that
+    called it (``String.hashCode <- our.Caller``), since a JDK method alone does not say whose work
+    it is. Only the samples within ``window`` when given (see _samples). [] when the JDK's jfr tool
+    is missing."""
+    tops: dict = {}
+    for frames in _samples(recording, 64, window) or []:
         if frames:
-            method = frames[0]["method"]
-            name = method["type"]["name"].replace("/", ".") + "." + method["name"]
+            name = _method(frames[0])
+            if name.startswith(JDK_PACKAGES):
+                caller = next((_method(f) for f in frames[1:] if not _method(f).startswith(JDK_PACKAGES)), None)
+                if caller:
+                    name += " <- " + caller
             tops[name] = tops.get(name, 0) + 1
     total = sum(tops.values()) or 1
     return [(c / total, k) for k, c in sorted(tops.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def cost_by_package(recording: Path, n: int = 12, window: tuple[str, str] | None = None) -> list[tuple[float, str]]:
+    """Where a flight recording's execution samples were spent, by who asked for the work: each sample
+    goes to the package (at most 4 parts) of the first frame from the top that is not the JDK's own
+    (java., javax., jdk., sun., com.sun.), so a String copy made for the BSON encoder counts for the
+    driver; samples all in the JDK count as "JDK". As (share of samples, package); [] when the JDK's
+    jfr tool is missing. Only Java threads are sampled (not the JIT compiler or the GC); only those
+    within ``window`` when given (see _samples)."""
+    jdk = JDK_PACKAGES
+    by: dict = {}
+    for frames in _samples(recording, 64, window) or []:
+        owner = "JDK"
+        for f in frames:
+            name = f["method"]["type"]["name"].replace("/", ".")
+            if not name.startswith(jdk):
+                owner = ".".join(name.split(".")[:-1][:4]) or name
+                break
+        by[owner] = by.get(owner, 0) + 1
+    total = sum(by.values()) or 1
+    return [(c / total, k) for k, c in sorted(by.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+
+
+class LiveRecording:
+    """A flight recording of a running JVM (the local job), through jcmd: started early, and the
+    window of interest dumped at the end. Started in the middle of a run, it cost the job's JVM
+    far more than the recording itself: once the recorder is on, the JIT compiler recompiled
+    much of the hot code (26 s of C2 compilations of the job's hottest methods during one 56 s
+    end-to-end run; the job's CPU per event 2.5 times the runs without it). Started before the
+    warm-up, that happens while the warm-up runs, and it stays on to the end (the latency run too)."""
+
+    def __init__(self, pid: int, path: Path):
+        self.pid, self.path = pid, path
+        self.jcmd = shutil.which("jcmd") or str(Path(os.environ.get("JAVA_HOME", "/usr")) / "bin" / "jcmd")
+
+    def _run(self, *args: str) -> bool:
+        return subprocess.run([self.jcmd, str(self.pid), *args], capture_output=True, text=True).returncode == 0
+
+    def start(self) -> bool:
+        return self._run("JFR.start", "name=bench-e2e", "settings=profile")
+
+    def dump(self, window: tuple[str, str]) -> Path | None:
+        """Writes the recording of ``window`` (UTC, see _samples). The recording goes on (stopping it
+        might set the compiler going again during the next run); the JVM's end ends it."""
+        ok = self._run("JFR.dump", "name=bench-e2e", f"filename={self.path}", f"begin={window[0]}Z",
+                       f"end={window[1]}Z")
+        return self.path if ok and self.path.exists() else None
 
 
 def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
@@ -412,6 +487,7 @@ def wait_count(count, baseline: int, n: int, timeout: float, samples: list | Non
 def main() -> None:
     quick = "--quick" in sys.argv
     json_out = Path(sys.argv[sys.argv.index("--json") + 1]) if "--json" in sys.argv else None
+    keep_recordings = Path(sys.argv[sys.argv.index("--recordings") + 1]) if "--recordings" in sys.argv else None
     if json_out is not None and not (json_out.parent.is_dir() and os.access(json_out.parent, os.W_OK)):
         raise SystemExit(f"--json {json_out}: cannot write there (its folder must exist and be writable); "
                          "checked before the run, not after it")
@@ -486,6 +562,12 @@ sources:
             for share, frame in frames:
                 print(f"    {100 * share:5.1f}%  {frame}")
         figures["job_alone_top_frames"] = [{"share": round(share, 4), "frame": f} for share, f in frames]
+        packages = cost_by_package(recording)
+        if packages:
+            print("  the same samples by who asked for the work (the first frame from the top outside the JDK):")
+            for share, package in packages:
+                print(f"    {100 * share:5.1f}%  {package}")
+        figures["job_alone_by_package"] = [{"share": round(sh, 4), "package": p} for sh, p in packages]
         figures["parse_alone_records_per_s_one_core"] = {}
         for fmt, (rate, enriched) in parse_alone(cfg, root / "formats").items():
             figures["parse_alone_records_per_s_one_core"][fmt] = {"parse": round(rate), "with_enrichment": round(enriched)}
@@ -505,6 +587,8 @@ sources:
               f"(was {remembered * fp['former_heap_bytes_per_id'] / 2**20:,.0f} MiB)")
 
         stored = StoredCount(cfg)
+        job_recording = LiveRecording(ComponentUsage(cfg.state_dir).pids["flink"], root / "job-end-to-end.jfr")
+        recording_job = job_recording.start()
         # Warm-up: the job's JVM compiles its hot code in the first minute of load. Measured cold, the
         # JIT compiler threads took 12.6 of the job's 32 CPU seconds in a 200,000-record run (bench/README.md):
         # a one-time cost of every start, not the steady state a busy server meets. Shown, then left out.
@@ -531,6 +615,7 @@ sources:
         e2e_base = stored()
         waited_before = events_writer_wait_ms(PORTS["flink"])
         usage = ComponentUsage(cfg.state_dir).start()
+        e2e_window_begin = utc_now()
         start = time.monotonic()
         watcher = threading.Thread(target=watch_kafka, args=(n_e2e,), daemon=True)
         watcher.start()
@@ -538,6 +623,8 @@ sources:
         written = time.monotonic()
         done = wait_count(stored, e2e_base, m.records, timeout=1800)
         used = usage.stop()
+        e2e_window = (e2e_window_begin, utc_now())
+        e2e_recording = job_recording.dump(e2e_window) if recording_job else None
         waited_after = events_writer_wait_ms(PORTS["flink"])
         watcher.join(timeout=5)
         in_store = document_count(events)
@@ -585,6 +672,18 @@ sources:
         ceiling = os.cpu_count() * 1e6 / total_us
         print(f"    all        {total_us:7.1f} us/event: these {os.cpu_count()} cores can carry at most "
               f"{ceiling:,.0f} events/s end to end at this cost")
+        if e2e_recording:
+            packages = cost_by_package(e2e_recording, window=e2e_window)
+            print(f"  where the job's Java threads spent this run (Java Flight Recorder, {100 * sum(s for s, _ in packages):.0f}"
+                  f"% of its samples; each sample counted for the first frame from the top outside the JDK):")
+            for share, package in packages:
+                print(f"    {100 * share:5.1f}%  {package}")
+            frames = top_frames(e2e_recording, window=e2e_window)
+            print("  top frames of the job in this run (self time):")
+            for share, frame in frames:
+                print(f"    {100 * share:5.1f}%  {frame}")
+            figures["end_to_end_job_by_package"] = [{"share": round(sh, 4), "package": p} for sh, p in packages]
+            figures["end_to_end_job_top_frames"] = [{"share": round(sh, 4), "frame": f} for sh, f in frames]
         figures["end_to_end"] = {**figures.get("end_to_end", {}), "events_per_s": round(e2e), "records": m.records, "percent_of_store_bulk":
                                  round(100 * e2e / bulk), "percent_of_sample_bulk": round(100 * e2e / sample_bulk),
                                  "percent_of_one_writer_bulk": round(100 * e2e / one_writer),
@@ -648,11 +747,30 @@ sources:
                   "Flink job alone (the whole job, counting sinks)": float(job["job_alone_events_per_s"]),
                   "store bulk insert of the same documents, alone": bulk,
                   "Flink job writing to the store (Kafka -> store, end to end)": downstream_rate}
-        bottleneck = min(stages, key=stages.get)
+        slowest = min(stages, key=stages.get)
         figures["stage_rates_per_s"] = {k: round(v) for k, v in stages.items()}
-        figures["bottleneck"] = bottleneck
         print("stage rates: " + "; ".join(f"{k} {v:,.0f}/s" for k, v in stages.items()))
-        print(f"bottleneck: {bottleneck} at {stages[bottleneck]:,.0f}/s")
+        # the slowest stage end to end is the job and the store together: storeWaitMillis says which of the two
+        # the chain's task waited on (more than half of the run waiting for its batch in flight: the store)
+        wait_share = (waited_after - waited_before) / 1000 / seconds \
+            if waited_before is not None and waited_after is not None else None
+        if slowest.startswith("Flink job writing to the store") and wait_share is not None:
+            if wait_share > 0.5:
+                bottleneck = "the store's writes (Kafka -> store, end to end)"
+                why = (f"the chain's task waited for its batch in flight {100 * wait_share:.0f}% of the run; the job's "
+                       f"own work took the rest")
+            else:
+                bottleneck = "the Flink job's own work (Kafka -> store, end to end)"
+                why = (f"the chain's task waited for the store only {100 * wait_share:.0f}% of the run; the rest was "
+                       f"the job's own work")
+            print(f"bottleneck: {bottleneck} at {stages[slowest]:,.0f}/s: {why}")
+        else:
+            bottleneck = slowest
+            print(f"bottleneck: {bottleneck} at {stages[bottleneck]:,.0f}/s")
+        figures["bottleneck"] = bottleneck
+        if bulk < rate:
+            print(f"  latency at {rate:,} events/s: the store's own bulk rate for these documents ({bulk:,.0f} docs/s, "
+                  f"the machine to itself) is below the rate offered, so a backlog grows whatever the job does")
         if per_core < 150_000:
             print("  flink job alone is below its target of 150,000 events/s per core")
         if e2e < 0.8 * bulk:
@@ -672,6 +790,12 @@ sources:
         if json_out:
             json_out.write_text(json.dumps(figures, indent=2) + "\n")
             print(f"figures written to {json_out}")
+        if keep_recordings:
+            keep_recordings.mkdir(parents=True, exist_ok=True)
+            for kept in (recording, e2e_recording):
+                if kept and kept.exists():
+                    shutil.copy2(kept, keep_recordings / kept.name)
+            print(f"flight recordings kept in {keep_recordings}")
     finally:
         cli(cfg_file, "down")
         shutil.rmtree(root, ignore_errors=True)

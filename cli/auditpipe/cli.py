@@ -321,7 +321,9 @@ def cmd_bench(args) -> int:
     """Runs bench/pipeline_bench.py: figures, not assertions."""
     return subprocess.run([sys.executable, str(paths.REPO / "bench" / "pipeline_bench.py"),
                            *(["--quick"] if args.quick else []),
-                           *(["--json", str(Path(args.json).resolve())] if args.json else [])], cwd=paths.REPO).returncode
+                           *(["--json", str(Path(args.json).resolve())] if args.json else []),
+                           *(["--recordings", str(Path(args.recordings).resolve())] if args.recordings else [])],
+                          cwd=paths.REPO).returncode
 
 
 def cmd_config(args) -> int:
@@ -555,11 +557,13 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Starts a stack of its own on other ports and measures the store's bulk-insert "
                                    "rate, the Flink job alone (at parallelism 1 and 2, with the top frames of a "
                                    "profile), each format's parser, end-to-end throughput with each component's CPU "
-                                   "per event and memory, and latency at 10,000 events/s. Prints figures beside their "
+                                   "per event, memory and a profile of the job, and latency and alert latency at 10,000 events/s. Prints figures beside their "
                                    "targets; asserts nothing. About 8 minutes on our 2-core machines (--quick: 5).")
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000)")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
                    "the parallelism and the run lengths, to FILE as JSON (two runs on one machine can be compared)")
+    s.add_argument("--recordings", metavar="DIR", help="keep the Java Flight Recorder recordings of the job (alone, "
+                   "and end to end) in DIR, to read with the JDK's jfr tool or JDK Mission Control")
     s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("config", help="check the configuration file, or print its reference",
