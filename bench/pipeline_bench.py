@@ -288,15 +288,12 @@ def cost_by_package(recording: Path, n: int = 12, window: tuple[str, str] | None
     driver; samples all in the JDK count as "JDK". As (share of samples, package); [] when the JDK's
     jfr tool is missing. Only Java threads are sampled (not the JIT compiler or the GC); only those
     within ``window`` when given (see _samples)."""
-    jdk = JDK_PACKAGES
     by: dict = {}
     for frames in _samples(recording, 64, window) or []:
-        owner = "JDK"
-        for f in frames:
-            name = f["method"]["type"]["name"].replace("/", ".")
-            if not name.startswith(jdk):
-                owner = ".".join(name.split(".")[:-1][:4]) or name
-                break
+        types = (f["method"]["type"]["name"].replace("/", ".") for f in frames)
+        owner = next((t for t in types if not t.startswith(JDK_PACKAGES)), None)
+        # the class's package, at most 4 parts (a class of no package: the class)
+        owner = (".".join(owner.split(".")[:-1][:4]) or owner) if owner else "JDK"
         by[owner] = by.get(owner, 0) + 1
     total = sum(by.values()) or 1
     return [(c / total, k) for k, c in sorted(by.items(), key=lambda kv: -kv[1])[:n]]
@@ -311,7 +308,7 @@ class LiveRecording:
     window of interest dumped at the end. Started in the middle of a run, it cost the job's JVM
     far more than the recording itself: once the recorder is on, the JIT compiler recompiled
     much of the hot code (26 s of C2 compilations of the job's hottest methods during one 56 s
-    end-to-end run; the job's CPU per event 2.5 times the runs without it). Started before the
+    end-to-end run; the job's CPU per event two to three times the runs without it). Started before the
     warm-up, that happens while the warm-up runs, and it stays on to the end (the latency run too)."""
 
     def __init__(self, pid: int, path: Path):
