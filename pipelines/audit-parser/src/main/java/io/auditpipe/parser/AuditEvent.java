@@ -9,8 +9,10 @@ import java.util.Objects;
  * One audit record in the normalized event model (schemas/audit-event.schema.json documents every
  * field; the store document uses the snake_case names given there).
  *
- * <p>Public fields and a no-argument constructor so that Flink serializes it as a POJO. Fields
- * the source format does not carry stay null; nothing is invented.
+ * <p>Public fields and a no-argument constructor so that Flink serializes it as a POJO (where it
+ * travels alone: the alert rules); inside the job's IngestedEvent it crosses shuffles with the job's
+ * IngestedEventSerializer, so a field added here must be written there too (its test fails until it
+ * is). Fields the source format does not carry stay null; nothing is invented.
  */
 public class AuditEvent implements Serializable {
     private static final long serialVersionUID = 1L;

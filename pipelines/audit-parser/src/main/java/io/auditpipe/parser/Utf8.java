@@ -1,26 +1,20 @@
 package io.auditpipe.parser;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
-
 /**
  * Strict UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
  * Every line is validated before it is parsed, and audit logs are mostly ASCII: eight bytes at a
- * time are passed over while none has its high bit set (Utf8Test compares with the JDK's decoder).
+ * time are passed over while none has its high bit set (ByteScan; Utf8Test compares with the JDK's
+ * decoder).
  */
 public final class Utf8 {
     private Utf8() {}
-
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final long HIGH_BITS = 0x8080808080808080L;
 
     /** Returns the offset of the first byte that is not part of valid UTF-8, or -1 if all is valid. */
     public static int firstInvalidByte(byte[] b) {
         int i = 0;
         int n = b.length;
         while (i < n) {
-            if (i + 8 <= n && ((long) LONGS.get(b, i) & HIGH_BITS) == 0) { i += 8; continue; }
+            if (i + 8 <= n && !ByteScan.anyHighBit(ByteScan.wordAt(b, i))) { i += 8; continue; }
             int c = b[i] & 0xff;
             if (c < 0x80) { i++; continue; }
             int need;

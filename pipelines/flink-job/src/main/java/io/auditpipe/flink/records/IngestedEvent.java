@@ -2,9 +2,15 @@ package io.auditpipe.flink.records;
 
 import io.auditpipe.parser.AuditEvent;
 
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+
 import java.io.Serializable;
 
-/** A normalized event together with the Kafka message it was read from. */
+/**
+ * A normalized event together with the Kafka message it was read from. Crosses shuffles with
+ * IngestedEventSerializer (a field added here must be added there; its test says so).
+ */
+@TypeInfo(IngestedEventSerializer.Factory.class)
 public class IngestedEvent implements Serializable {
     private static final long serialVersionUID = 1L;
 
