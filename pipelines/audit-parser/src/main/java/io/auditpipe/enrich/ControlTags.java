@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The compliance controls an event evidences, from the one mapping table
@@ -116,8 +117,35 @@ public final class ControlTags implements Serializable {
         return out;
     }
 
-    /** The controls the (classified) event evidences, sorted. */
+    /**
+     * The controls the (classified) event evidences, sorted. They depend on six fields with few
+     * values between them, so each combination's answer is remembered (matching the table's globs
+     * for every event was 5-6% of the job alone's samples, bench/README.md); past
+     * {@link #MAX_REMEMBERED} combinations the memory starts again.
+     */
     public List<String> controlsOf(AuditEvent e) {
+        Map<Subject, List<String>> memory = remembered;
+        if (memory == null) remembered = memory = new ConcurrentHashMap<>();
+        Subject subject = new Subject(e.category, e.action, e.dataClasses, e.principalClass, e.outcome(), e.status);
+        List<String> controls = memory.get(subject);
+        if (controls == null) {
+            controls = List.copyOf(evaluate(e));
+            if (memory.size() >= MAX_REMEMBERED) memory.clear();
+            memory.put(new Subject(e.category, e.action, e.dataClasses == null ? null : new ArrayList<>(e.dataClasses),
+                    e.principalClass, e.outcome(), e.status), controls);
+        }
+        return new ArrayList<>(controls);
+    }
+
+    static final int MAX_REMEMBERED = 4096;
+    private transient volatile Map<Subject, List<String>> remembered;
+
+    /** What the table's clauses read of an event. */
+    private record Subject(String category, String action, List<String> dataClasses, String principalClass,
+                           String outcome, Integer status) {}
+
+    /** The controls the event evidences, read from the table (what {@link #controlsOf} remembers). */
+    List<String> evaluate(AuditEvent e) {
         TreeSet<String> out = new TreeSet<>();
         for (Row row : rows) {
             if (!out.contains(row.control()) && matches(row, e)) out.add(row.control());
