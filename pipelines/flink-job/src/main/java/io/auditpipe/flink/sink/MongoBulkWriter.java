@@ -166,6 +166,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 // a store that stops answering becomes a retried error, never an endless wait
                 .applyToSocketSettings(s -> s.connectTimeout(10, TimeUnit.SECONDS).readTimeout(60, TimeUnit.SECONDS))
                 .applyToClusterSettings(s -> s.serverSelectionTimeout(30, TimeUnit.SECONDS))
+                .codecRegistry(EncodedDocument.codecRegistry()) // documents encoded before the batch: copied, not encoded again
                 .build());
         this.collection = client.getDatabase(settings.database).getCollection(settings.collection);
         this.ferretDb = isFerretDb();

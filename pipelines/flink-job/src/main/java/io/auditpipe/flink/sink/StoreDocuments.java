@@ -45,8 +45,9 @@ public final class StoreDocuments {
 
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
+    /** An event as a store insert, its BSON encoded here, on the task's thread (EncodedDocument says why). */
     public static WriteModel<Document> eventInsert(IngestedEvent ie) {
-        return new InsertOneModel<>(ie.document != null ? ie.document : event(ie));
+        return new InsertOneModel<>(new EncodedDocument(ie.document != null ? ie.document : event(ie)));
     }
 
     public static Document event(IngestedEvent ie) {
