@@ -15,6 +15,7 @@ import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.io.BasicOutputBuffer;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
@@ -23,7 +24,8 @@ import java.util.Map;
  * bytes. That thread writes one batch at a time, and the store waits while it encodes: in an
  * end-to-end profile it spent about half its time in the driver's encoding of documents (codec
  * lookups per nested document, field names, strings) with the store idle, while the task's thread
- * itself waited for the store most of the run (bench/README.md).
+ * itself waited for the store most of the run (bench/README.md). Here the store documents' value
+ * types are written without the codec lookups, and ASCII strings a string at a time.
  *
  * <p>The bytes are what the driver itself writes for the document (its default codec for
  * Document, the id first as for any inserted document; EncodedDocumentTest compares them), so the
@@ -38,17 +40,105 @@ final class EncodedDocument extends Document {
 
     private final byte[] bson;
 
-    EncodedDocument(Document document) {
+    private EncodedDocument(Document document, byte[] bson) {
         super(document);
-        BasicOutputBuffer out = new BasicOutputBuffer(2048);
+        this.bson = bson;
+    }
+
+    /**
+     * The document with its BSON; the document itself if it cannot be encoded (then the writer's
+     * encoding fails as it did before this class, where failures of a write are handled).
+     */
+    static Document of(Document document) {
+        BasicOutputBuffer out = new AsciiOutputBuffer();
         try (BsonBinaryWriter writer = new BsonBinaryWriter(out)) {
-            DOCUMENT_CODEC.encode(writer, document, AS_INSERTED);
+            if (!writeDocument(writer, document, true)) {
+                out = new AsciiOutputBuffer();
+                try (BsonBinaryWriter again = new BsonBinaryWriter(out)) {
+                    DOCUMENT_CODEC.encode(again, document, AS_INSERTED);
+                }
+            }
+        } catch (org.bson.BSONException | IllegalArgumentException e) {
+            return document;
         }
-        bson = out.toByteArray();
+        return new EncodedDocument(document, out.toByteArray());
+    }
+
+    /**
+     * Writes a document of the value types store documents hold (StoreDocuments) as the driver's
+     * codecs write them, without their lookup of a codec per value (a registry and a cache per
+     * nested document: a few per cent of the job end to end); false at the first value of another
+     * type, for the driver's codec to write the whole document instead.
+     */
+    private static boolean writeDocument(BsonWriter w, Map<?, ?> m, boolean idFirst) {
+        w.writeStartDocument();
+        boolean idAhead = idFirst && m.containsKey("_id"); // as the driver writes an inserted document
+        if (idAhead) {
+            w.writeName("_id");
+            if (!writeValue(w, m.get("_id"))) return false;
+        }
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+            if (!(e.getKey() instanceof String key)) return false;
+            if (idAhead && key.equals("_id")) continue;
+            w.writeName(key);
+            if (!writeValue(w, e.getValue())) return false;
+        }
+        w.writeEndDocument();
+        return true;
+    }
+
+    private static boolean writeValue(BsonWriter w, Object v) {
+        if (v == null) {
+            w.writeNull();
+        } else if (v instanceof String s) {
+            w.writeString(s);
+        } else if (v instanceof Integer i) {
+            w.writeInt32(i);
+        } else if (v instanceof Long l) {
+            w.writeInt64(l);
+        } else if (v instanceof Boolean b) {
+            w.writeBoolean(b);
+        } else if (v instanceof java.util.Date d) {
+            w.writeDateTime(d.getTime());
+        } else if (v instanceof java.util.List<?> l) {
+            w.writeStartArray();
+            for (Object o : l) {
+                if (!writeValue(w, o)) return false;
+            }
+            w.writeEndArray();
+        } else if (v instanceof Map<?, ?> m) {
+            return writeDocument(w, m, false);
+        } else {
+            return false;
+        }
+        return true;
     }
 
     byte[] bson() {
         return bson;
+    }
+
+    /**
+     * BSON's output buffer, but a string of ASCII characters is copied whole: the buffer's own
+     * writing puts each byte through a virtual call and a bounds check (8% of the job's samples end
+     * to end). Any other string is written by the buffer's own code, byte for byte the same.
+     */
+    private static final class AsciiOutputBuffer extends BasicOutputBuffer {
+        AsciiOutputBuffer() {
+            super(2048);
+        }
+
+        @Override
+        protected int writeCharacters(String s, boolean checkForNul) {
+            int n = s.length();
+            for (int i = 0; i < n; i++) {
+                char c = s.charAt(i);
+                if (c >= 0x80 || (checkForNul && c == 0)) return super.writeCharacters(s, checkForNul);
+            }
+            writeBytes(s.getBytes(StandardCharsets.ISO_8859_1), 0, n);
+            writeByte(0);
+            return n + 1;
+        }
     }
 
     /** The driver's codecs, with {@link Codec} for documents: the registry the store writer's client uses. */

@@ -47,7 +47,7 @@ public final class StoreDocuments {
 
     /** An event as a store insert, its BSON encoded here, on the task's thread (EncodedDocument says why). */
     public static WriteModel<Document> eventInsert(IngestedEvent ie) {
-        return new InsertOneModel<>(new EncodedDocument(ie.document != null ? ie.document : event(ie)));
+        return new InsertOneModel<>(EncodedDocument.of(ie.document != null ? ie.document : event(ie)));
     }
 
     public static Document event(IngestedEvent ie) {

@@ -44,7 +44,7 @@ class EncodedDocumentTest {
     @Test
     void theBytesAreTheDriversAndTheRegistryWritesThem() {
         byte[] drivers = written(MongoClientSettings.getDefaultCodecRegistry().get(Document.class), event());
-        EncodedDocument encoded = new EncodedDocument(event());
+        EncodedDocument encoded = (EncodedDocument) EncodedDocument.of(event());
         assertArrayEquals(drivers, encoded.bson());
         Codec<Document> writers = EncodedDocument.codecRegistry().get(Document.class);
         assertArrayEquals(drivers, written(writers, encoded), "piped");
@@ -55,8 +55,30 @@ class EncodedDocumentTest {
     }
 
     @Test
+    void otherShapesAreTheDriversToo() {
+        Codec<Document> drivers = MongoClientSettings.getDefaultCodecRegistry().get(Document.class);
+        List<Document> shapes = List.of(
+                new Document("a", 1).append("_id", null), // a null id, still written first
+                new Document("a", List.of(List.of("x", 2), new Document("_id", 1).append("b", true))), // nested: in order
+                new Document("_id", 1).append("n", new java.util.LinkedHashMap<>(java.util.Map.of("k", 5L))), // a plain map
+                new Document("_id", new org.bson.types.ObjectId()).append("d", new java.math.BigDecimal("1.5")), // the driver's codecs
+                new Document("_id", "é").append("s", "a\ud834b").append("t", "𝄞 ✓ \u0000 end"), // not ASCII: the buffer's own way
+                new Document());
+        for (Document d : shapes) {
+            assertArrayEquals(written(drivers, d), ((EncodedDocument) EncodedDocument.of(d)).bson(), d.toString());
+        }
+    }
+
+    @Test
+    void aDocumentThatCannotBeEncodedStaysAsItIs() { // for the writer to fail on it where writes fail, as before
+        Document bad = new Document("_id", 1).append("a\u0000b", "a field name with a NUL");
+        assertEquals(Document.class, EncodedDocument.of(bad).getClass());
+        assertThrows(org.bson.BSONException.class, () -> written(MongoClientSettings.getDefaultCodecRegistry().get(Document.class), bad));
+    }
+
+    @Test
     void itCannotChangeUnderItsBytes() {
-        EncodedDocument encoded = new EncodedDocument(event());
+        EncodedDocument encoded = (EncodedDocument) EncodedDocument.of(event());
         assertThrows(UnsupportedOperationException.class, () -> encoded.put("x", 1));
         assertThrows(UnsupportedOperationException.class, () -> encoded.append("x", 1));
         assertThrows(UnsupportedOperationException.class, () -> encoded.remove("server"));
@@ -66,7 +88,7 @@ class EncodedDocumentTest {
 
     @Test
     void insideAnotherDocumentItIsWrittenAsItsMap() { // a rejected event's dead letter holds it
-        Document dead = new Document("_id", "store:x").append("original", new Document("document", new EncodedDocument(event())));
+        Document dead = new Document("_id", "store:x").append("original", new Document("document", (EncodedDocument) EncodedDocument.of(event())));
         Document plain = new Document("_id", "store:x").append("original", new Document("document", event()));
         Codec<Document> writers = EncodedDocument.codecRegistry().get(Document.class);
         assertArrayEquals(written(writers, plain), written(writers, dead));
