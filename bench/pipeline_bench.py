@@ -193,9 +193,9 @@ def fill_topic(bootstrap: str, topic: str, log: Path, n: int) -> None:
     p.flush()
 
 
-# Passes of the job alone over its topic in one JVM, the last one measured. Passes over 500,000
-# events on this machine ran at 31-39k, 46-59k, 62-81k and 62-86k events/s: the JIT compiler
-# settles in the third (bench/README.md).
+# Passes of the job alone over its topic in one JVM, the last one measured. In three full runs the
+# four passes over 500,000 events ran at 31-36k, 45-50k, 63-81k and 70-86k events/s: the JIT
+# compiler settles in the third (bench/README.md).
 JOB_ALONE_PASSES = 4
 
 
