@@ -94,6 +94,37 @@ def test_resent_lines_are_stored_and_counted_once(stack):
     assert stack.count(server) == m.records, "the store kept one document per id"
 
 
+def test_a_record_that_cannot_be_bson_is_a_dead_letter_and_what_follows_is_stored(stack):
+    """JSON allows a NUL character in a field name ("\\u0000"); BSON does not, and the driver refuses
+    to encode the document. The batch failed outside the store's errors, the job failed, and every
+    restart replayed the record and failed again: the pipeline stopped for good on one line. Now the
+    writer finds the document, makes it a dead letter with the reason, and writes the rest."""
+    server = "e2e-unwritable"
+    m = simulate(stack.log_path(server), rate=1000, duration=2, speedup=20, seed=72, rotate_on_size=0)
+    line = {"name": "Query", "timestamp": "2026-11-22T10:00:00 UTC", "command_class": "select", "status": 0,
+            "sqltext": "SELECT 1", "connection_id": "7", "user": "app", "host": "h", "ip": "", "db": "d"}
+    unwritable = json.dumps({"audit_record": {**line, "record": "nul_1", "a\u0000b": "1"}}, separators=(",", ":"))
+    after = json.dumps({"audit_record": {**line, "record": "after_nul_1"}}, separators=(",", ":"))
+    assert "\\u0000" in unwritable and "\0" not in unwritable, "the line holds the escape, not a NUL byte"
+    with open(stack.log_path(server), "ab") as f:
+        f.write(unwritable.encode() + b"\n" + after.encode() + b"\n")
+    stored = stack.stored_documents(server, m.records + 1)
+    assert f"{server}/after_nul_1" in {d["_id"] for d in stored}, "the record after it is stored"
+    wanted = f"store:{stack.cfg.store['events_collection']}:{server}/nul_1"
+    dead = stack.wait_for("the unwritable document in dead_letters", lambda: (
+        (d := stack.db()[stack.cfg.store["dead_letter_collection"]].find_one({"_id": wanted})) is not None, d))
+    assert dead["stage"] == "store" and "cannot be written as BSON" in dead["reason"], dead["reason"]
+    assert "\0" not in dead["reason"]
+    assert json.loads(dead["original"]["text"])["extra"] == {"a\u0000b": "1"}, "the document, whole, as JSON text"
+    assert len(stored) == m.records + 1, "each other record stored once"
+    stack.wait_for("the last chain head", lambda: (
+        (top := max([h["seq"] for h in stack.db()[stack.cfg.store["chain_heads_collection"]].find({"server": server})],
+                    default=0)) == m.records + 2, top), timeout=60)
+    verified = stack.cli("verify", "--server", server, "--where", "store", check=False)
+    assert verified.returncode == 0, verified.stdout
+    assert "1 event(s) the store refused" in verified.stdout
+
+
 def test_a_document_the_store_refuses_is_a_dead_letter_in_the_store_and_on_the_topic(stack):
     """FerretDB refuses field names that start with '$' (error 2, BadValue: permanent). Such a record
     used to leave only a store copy of the dead letter; the topic is where consumers of dead letters

@@ -46,8 +46,9 @@ final class EncodedDocument extends Document {
     }
 
     /**
-     * The document with its BSON; the document itself if it cannot be encoded (then the writer's
-     * encoding fails as it did before this class, where failures of a write are handled).
+     * The document with its BSON; the document itself if it cannot be encoded (a NUL in a field
+     * name): the writer's encoding then fails on it, and the writer makes it a dead letter
+     * (MongoBulkWriter.rejectUnwritable).
      */
     static Document of(Document document) {
         BasicOutputBuffer out = new AsciiOutputBuffer();

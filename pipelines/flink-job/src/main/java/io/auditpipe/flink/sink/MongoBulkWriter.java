@@ -26,7 +26,11 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
+import org.bson.BSONException;
+import org.bson.BsonBinaryWriter;
 import org.bson.Document;
+import org.bson.codecs.EncoderContext;
+import org.bson.io.BasicOutputBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -319,7 +323,16 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 }
                 failure = e;
             } catch (MongoException e) {
+                if (bsonCause(e) != null) {
+                    pending = rejectUnwritable(pending, e);
+                    continue;
+                }
                 failure = e; // network, timeout, server selection: the whole batch again (writes are idempotent)
+            } catch (BSONException e) {
+                // the driver could not write a document as BSON (a NUL in a field name): no retry cures it,
+                // and failing the job would replay the record and fail again, for good
+                pending = rejectUnwritable(pending, e);
+                continue;
             }
             attempt++;
             if (attempt > settings.maxRetries) {
@@ -332,6 +345,48 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                     settings.collection, attempt, settings.maxRetries, pending.size(), backoff, failure.getMessage());
             Thread.sleep(backoff);
             backoff = Math.min(backoff * 2, settings.retryMaxBackoffMillis);
+        }
+    }
+
+    private static BSONException bsonCause(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof BSONException b) return b;
+        }
+        return null;
+    }
+
+    /**
+     * The writes of {@code pending} whose documents cannot be written as BSON at all become dead
+     * letters (each tried alone with the collection's codecs); the others are returned to be written.
+     * If none of them is at fault, {@code cause} is thrown: it was not a document's doing.
+     */
+    private List<WriteModel<Document>> rejectUnwritable(List<WriteModel<Document>> pending, RuntimeException cause) {
+        List<WriteModel<Document>> rest = new ArrayList<>(pending.size());
+        for (WriteModel<Document> model : pending) {
+            String problem = unwritable(model);
+            if (problem == null) {
+                rest.add(model);
+            } else {
+                reject(model, null, "the document cannot be written as BSON for " + settings.collection + ": " + problem);
+            }
+        }
+        if (rest.size() == pending.size()) throw cause;
+        return rest;
+    }
+
+    /** Why this write's documents cannot be encoded (a NUL shown as backslash-u0000), or null if they can. */
+    private String unwritable(WriteModel<Document> model) {
+        try (BsonBinaryWriter writer = new BsonBinaryWriter(new BasicOutputBuffer())) {
+            Document doc = documentOf(model);
+            if (doc != null) {
+                collection.getCodecRegistry().get(Document.class).encode(writer, doc, EncoderContext.builder().build());
+            }
+            if (model instanceof UpdateOneModel<Document> update && update.getUpdate() != null) {
+                update.getUpdate().toBsonDocument(Document.class, collection.getCodecRegistry());
+            }
+            return null;
+        } catch (BSONException e) {
+            return String.valueOf(e.getMessage()).replace("\0", "\\u0000");
         }
     }
 
@@ -419,12 +474,14 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         LOG.error("{} (document {})", reason, id);
         try {
             insertDeadLetter(dead);
-        } catch (MongoException ex) {
-            if (!PERMANENT.contains(ex.getCode()) || doc == null) {
+        } catch (MongoException | BSONException ex) {
+            boolean refused = !(ex instanceof MongoException m) || PERMANENT.contains(m.getCode()) || bsonCause(ex) != null;
+            if (!refused || doc == null) {
                 throw ex; // cannot record it: fail rather than lose it
             }
             // what the store refused in the document, it refuses in the dead letter too ($-prefixed or
-            // dotted field names on FerretDB): keep the document as JSON text instead
+            // dotted field names on FerretDB), and what cannot be BSON cannot be inside one: keep the
+            // document as JSON text instead
             String json = doc.toJson(JSON);
             dead.put("original", new Document("text", json.length() <= MAX_REJECTED_DOCUMENT ? json
                     : json.substring(0, 1 << 20)).append("length", json.length())

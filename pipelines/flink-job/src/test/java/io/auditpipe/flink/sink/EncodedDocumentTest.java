@@ -70,7 +70,7 @@ class EncodedDocumentTest {
     }
 
     @Test
-    void aDocumentThatCannotBeEncodedStaysAsItIs() { // for the writer to fail on it where writes fail, as before
+    void aDocumentThatCannotBeEncodedStaysAsItIs() { // for the writer to find and make a dead letter
         Document bad = new Document("_id", 1).append("a\u0000b", "a field name with a NUL");
         assertEquals(Document.class, EncodedDocument.of(bad).getClass());
         assertThrows(org.bson.BSONException.class, () -> written(MongoClientSettings.getDefaultCodecRegistry().get(Document.class), bad));
