@@ -94,6 +94,17 @@ def test_resent_lines_are_stored_and_counted_once(stack):
     assert stack.count(server) == m.records, "the store kept one document per id"
 
 
+def assert_verify_explains_one_refused_event(stack, server: str, links: int) -> None:
+    """Once the chain's last head covers ``links`` events, `verify` passes and names the one event
+    the store refused (found in its dead letter, not taken for a deletion)."""
+    stack.wait_for("the last chain head", lambda: (
+        (top := max([h["seq"] for h in stack.db()[stack.cfg.store["chain_heads_collection"]].find({"server": server})],
+                    default=0)) == links, top), timeout=60)
+    verified = stack.cli("verify", "--server", server, "--where", "store", check=False)
+    assert verified.returncode == 0, verified.stdout
+    assert "1 event(s) the store refused" in verified.stdout
+
+
 def test_a_record_that_cannot_be_bson_is_a_dead_letter_and_what_follows_is_stored(stack):
     """JSON allows a NUL character in a field name ("\\u0000"); BSON does not, and the driver refuses
     to encode the document. The batch failed outside the store's errors, the job failed, and every
@@ -117,12 +128,7 @@ def test_a_record_that_cannot_be_bson_is_a_dead_letter_and_what_follows_is_store
     assert "\0" not in dead["reason"]
     assert json.loads(dead["original"]["text"])["extra"] == {"a\u0000b": "1"}, "the document, whole, as JSON text"
     assert len(stored) == m.records + 1, "each other record stored once"
-    stack.wait_for("the last chain head", lambda: (
-        (top := max([h["seq"] for h in stack.db()[stack.cfg.store["chain_heads_collection"]].find({"server": server})],
-                    default=0)) == m.records + 2, top), timeout=60)
-    verified = stack.cli("verify", "--server", server, "--where", "store", check=False)
-    assert verified.returncode == 0, verified.stdout
-    assert "1 event(s) the store refused" in verified.stdout
+    assert_verify_explains_one_refused_event(stack, server, links=m.records + 2)
 
 
 def test_a_document_the_store_refuses_is_a_dead_letter_in_the_store_and_on_the_topic(stack):
@@ -147,9 +153,4 @@ def test_a_document_the_store_refuses_is_a_dead_letter_in_the_store_and_on_the_t
     assert on_topic[0]["stage"] == "store" and on_topic[0]["reason"] == stored["reason"]
     assert stack.count(server) == m.records
     # the refused event has its link in the chain; verify finds it in the dead letter, not a deletion
-    stack.wait_for("the last chain head", lambda: (
-        (top := max([h["seq"] for h in stack.db()[stack.cfg.store["chain_heads_collection"]].find({"server": server})],
-                    default=0)) == m.records + 1, top), timeout=60)
-    verified = stack.cli("verify", "--server", server, "--where", "store", check=False)
-    assert verified.returncode == 0, verified.stdout
-    assert "1 event(s) the store refused" in verified.stdout
+    assert_verify_explains_one_refused_event(stack, server, links=m.records + 1)
