@@ -145,13 +145,13 @@ def ensure_collections(cfg: Config) -> list[str]:
                          f"configuration says {s['events_capped_size_mb']} MiB; a capped size cannot change in "
                          "place (re-create the collection to apply it)")
     else:
-        db.create_collection(events, capped=True, size=wanted)
+        create_collection(cfg, db, events, capped=True, size=wanted)
     for name in (s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"], s["chain_heads_collection"],
                  s["servers_collection"]):
         if name not in existing:
-            db.create_collection(name)
+            create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:
-        db.create_collection(s["kafka_lag_collection"], capped=True, size=KAFKA_LAG_CAPPED_MB * 1024 * 1024)
+        create_collection(cfg, db, s["kafka_lag_collection"], capped=True, size=KAFKA_LAG_CAPPED_MB * 1024 * 1024)
     for role, key, name in indexes_for(db):
         notes += create_index(cfg, db[s[role]], key, name)
     if cfg.store_uses_local_ferretdb:
@@ -177,6 +177,14 @@ def ferretdb_sqlite_file(cfg: Config) -> Path:
 
 
 STALE_SCHEMA_RETRIES = 10   # rounds of refreshing FerretDB's pooled connections before an error stands
+
+
+def create_collection(cfg: Config, db, name: str, **options) -> None:
+    """Creates a collection (through ``retry_on_stale_ferretdb_schema``: FerretDB makes the new table's
+    `_id` index with a CREATE INDEX too, which a stale pooled connection refuses the same way; the
+    e2e test makes that state for ``create_index``, the same retry)."""
+    retry_on_stale_ferretdb_schema(cfg, db, lambda: db.create_collection(name, **options),
+                                   lambda: name in db.list_collection_names())
 
 
 def create_index(cfg: Config, collection, key: list[tuple[str, int]], name: str) -> list[str]:
