@@ -558,9 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "rate, the Flink job alone (at parallelism 1 and 2, with the top frames of a "
                                    "profile), each format's parser, end-to-end throughput with each component's CPU "
                                    "per event, memory and a profile of the job, and latency and alert latency at "
-                                   "10,000 events/s. Prints figures beside their targets; asserts nothing. About 15-17 minutes on "
-                                   "our 2-core machines, most of it warming the job up until its JIT compiler "
-                                   "settles (--quick: 5).")
+                                   "10,000 events/s. Prints figures beside their targets; asserts nothing. About 9-13 minutes on "
+                                   "our 2-core machines, up to 2 of them warming the job up until its JIT "
+                                   "compiler settles (--quick: 5).")
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000)")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
                    "the parallelism and the run lengths, to FILE as JSON (two runs on one machine can be compared)")
