@@ -16,6 +16,15 @@ from auditpipe.simulate import simulate
 pytestmark = pytest.mark.e2e
 
 
+def scratch_database(stack, name: str):
+    """The stack's configuration with ``name`` as the store's database, and that database, emptied."""
+    data = json.loads(json.dumps(stack.cfg.data))
+    data["store"]["database"] = name
+    db = stack.db().client[name]
+    db.client.drop_database(name)
+    return Config(data=data, file=stack.cfg.file), db
+
+
 def test_events_collection_is_capped_with_the_configured_size(stack):
     options = stack.db()[stack.cfg.store["events_collection"]].options()
     assert options.get("capped") is True
@@ -57,11 +66,7 @@ def test_lookups_by_id_on_the_local_store_search_an_index(stack):
     docs/store.md). Checked in a scratch database: set up, filled, a collection dropped and set up again."""
     if not stack.cfg.store_uses_local_ferretdb:
         pytest.skip("only the local FerretDB needs it: MongoDB answers lookups by _id from its _id index")
-    data = json.loads(json.dumps(stack.cfg.data))
-    data["store"]["database"] = "auditpipe_id_lookups"
-    cfg = Config(data=data, file=stack.cfg.file)
-    db = stack.db().client["auditpipe_id_lookups"]
-    db.client.drop_database("auditpipe_id_lookups")
+    cfg, db = scratch_database(stack, "auditpipe_id_lookups")
     try:
         ensure_collections(cfg)
         stats = db[cfg.store["stats_collection"]]
@@ -102,11 +107,7 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
 
     from auditpipe.components.store import ferretdb_sqlite_file, refresh_ferretdb_connections
 
-    data = json.loads(json.dumps(stack.cfg.data))
-    data["store"]["database"] = "auditpipe_schema_states"
-    cfg = Config(data=data, file=stack.cfg.file)
-    db = stack.db().client["auditpipe_schema_states"]
-    db.client.drop_database("auditpipe_schema_states")
+    cfg, db = scratch_database(stack, "auditpipe_schema_states")
     events = db[cfg.store["events_collection"]]
 
     def in_ferretdbs_file(statement):
@@ -162,11 +163,7 @@ def test_topics_have_the_configured_partitions_and_settings(stack):
 
 
 def test_an_uncapped_events_collection_stops_startup(stack):
-    data = json.loads(json.dumps(stack.cfg.data))
-    data["store"]["database"] = "auditpipe_uncapped_check"
-    cfg = Config(data=data, file=stack.cfg.file)
-    db = stack.db().client["auditpipe_uncapped_check"]
-    db.drop_collection(cfg.store["events_collection"])
+    cfg, db = scratch_database(stack, "auditpipe_uncapped_check")
     db[cfg.store["events_collection"]].insert_one({"_id": "lazy insert created me"})
     with pytest.raises(UserError, match="exists but is not capped"):
         ensure_collections(cfg)
