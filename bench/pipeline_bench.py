@@ -42,7 +42,8 @@ from auditpipe import config, paths  # noqa: E402
 from auditpipe.components.collector import source_key  # noqa: E402
 from auditpipe.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
 from auditpipe.components.kafka import KAFKA_VERSION  # noqa: E402
-from auditpipe.components.store import FERRETDB_VERSION, document_count, ferretdb_sqlite_file  # noqa: E402
+from auditpipe.components.store import (FERRETDB_VERSION, document_count, ferretdb_sqlite_file,  # noqa: E402
+                                        ferretdb_table)
 from auditpipe.simulate import simulate  # noqa: E402
 from auditpipe.topics import end_offsets, topic_name  # noqa: E402
 
@@ -454,11 +455,10 @@ class StoredCount:
     def __init__(self, cfg):
         path = ferretdb_sqlite_file(cfg)
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        row = self.db.execute("SELECT table_name FROM _ferretdb_collections WHERE name = ?",
-                              (cfg.store["events_collection"],)).fetchone()
-        if row is None:
+        found = ferretdb_table(self.db, cfg.store["events_collection"])
+        if found is None:
             raise SystemExit(f"no {cfg.store['events_collection']} table in {path}")
-        self.table = row[0]
+        self.table = found[0]
 
     def __call__(self) -> int:
         return self.db.execute(f'SELECT count(*) FROM "{self.table}"').fetchone()[0]
@@ -500,8 +500,7 @@ def remove_all_events(cfg) -> None:
     (components/store.py): FerretDB's own delete would read every document first."""
     con = sqlite3.connect(ferretdb_sqlite_file(cfg), timeout=60)
     try:
-        table = con.execute("SELECT table_name FROM _ferretdb_collections WHERE name = ?",
-                            (cfg.store["events_collection"],)).fetchone()[0]
+        table, _ = ferretdb_table(con, cfg.store["events_collection"])
         con.execute(f'DELETE FROM "{table}"')
         con.commit()
     finally:

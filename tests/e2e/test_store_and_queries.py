@@ -105,7 +105,7 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
         pytest.skip("FerretDB's SQLite states: MongoDB has none of them")
     import sqlite3
 
-    from auditpipe.components.store import ferretdb_sqlite_file, refresh_ferretdb_connections
+    from auditpipe.components.store import ferretdb_sqlite_file, ferretdb_table, refresh_ferretdb_connections
 
     cfg, db = scratch_database(stack, "auditpipe_schema_states")
     events = db[cfg.store["events_collection"]]
@@ -122,7 +122,7 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
     try:
         ensure_collections(cfg)
         con = sqlite3.connect(ferretdb_sqlite_file(cfg))
-        table = con.execute("SELECT table_name FROM _ferretdb_collections WHERE name = ?", (events.name,)).fetchone()[0]
+        table, _ = ferretdb_table(con, events.name)
         con.close()
         make_index = f'CREATE INDEX "{table}_event_time" ON "{table}" (_ferretdb_sjson->"event_time")'
         # stale: FerretDB's connections read a schema with the index, then it goes

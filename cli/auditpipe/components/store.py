@@ -242,17 +242,23 @@ def refresh_ferretdb_connections(db, readers: int = 8) -> None:
         list(pool.map(lambda _: collection.find_one({"_id": "refresh-the-schema"}), range(readers * 2)))
 
 
+def ferretdb_table(con: sqlite3.Connection, collection: str) -> tuple[str, dict] | None:
+    """The SQLite table of ``collection`` in a connection to the local FerretDB's file, and FerretDB's
+    settings of it (its indexes, its cap); None if FerretDB has no such collection."""
+    row = con.execute("SELECT table_name, settings FROM _ferretdb_collections WHERE name = ?", (collection,)).fetchone()
+    return None if row is None else (row[0], json.loads(row[1] or "{}"))
+
+
 def drop_unlisted_ferretdb_index(cfg: Config, collection: str, index: str) -> bool:
     """Drops the SQLite index FerretDB would name for ``index`` of ``collection`` if it exists while
     FerretDB's metadata does not list it; True if it did."""
     con = sqlite3.connect(ferretdb_sqlite_file(cfg).as_uri() + "?mode=rw", uri=True, timeout=60)
     try:
-        row = con.execute("SELECT table_name, settings FROM _ferretdb_collections WHERE name = ?",
-                          (collection,)).fetchone()
-        if row is None:
+        found = ferretdb_table(con, collection)
+        if found is None:
             return False
-        table, settings = row
-        listed = {i.get("name") for i in json.loads(settings or "{}").get("indexes") or []}
+        table, settings = found
+        listed = {i.get("name") for i in settings.get("indexes") or []}
         sqlite_name = f"{table}_{index}"
         present = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ? AND tbl_name = ?",
                               (sqlite_name, table)).fetchone()
