@@ -215,37 +215,68 @@ def job_alone(cfg, bootstrap: str, topic: str, parallelism: int, recording: Path
     return dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
 
 
-def events_writer_wait_ms(rest_port: int) -> float | None:
-    """How long, in all, the task of the events' store writer (`store-events`, chained to the server's
-    chain) has waited for the store: metric storeWaitMillis (sink/BatchInFlight.java), summed over
-    subtasks; None when the job or the metric cannot be read. Call it with the pipeline idle: Flink's
+# the events' store writer's metrics (sink/MongoBulkWriter.java): its task's wait for the store, the
+# store's time with one of its batches, and its batches by what started them
+EVENTS_WRITER_METRICS = ("storeWaitMillis", "storeBusyMillis", "batchesFull", "batchesOnFlushTimer",
+                         "batchesOnCheckpoint", "documentsWritten")
+
+
+def events_writer_metrics(rest_port: int) -> dict | None:
+    """The metrics of the events' store writer (`store-events`, chained to the server's chain),
+    EVENTS_WRITER_METRICS summed over subtasks, with the job's checkpoints ("checkpoints": id ->
+    the chain's longest synchronous part and alignment in ms, as far as Flink's history of the last 10
+    reaches); None when the job or the metrics cannot be read. Call it with the pipeline idle: Flink's
     REST API serves metrics fetched up to 10 s before (metrics.fetcher.update-interval) and fetches
     anew on a request after that, so this waits 11 s and reads twice."""
     time.sleep(11)
-    _events_writer_wait_ms(rest_port)
+    _events_writer_metrics(rest_port)
     time.sleep(1.5)
-    return _events_writer_wait_ms(rest_port)
+    return _events_writer_metrics(rest_port)
 
 
-def _events_writer_wait_ms(rest_port: int) -> float | None:
+def _rest(rest_port: int, path: str):
     import urllib.request
 
-    def get(path: str):
-        with urllib.request.urlopen(f"http://127.0.0.1:{rest_port}{path}", timeout=5) as r:
-            return json.loads(r.read())
+    with urllib.request.urlopen(f"http://127.0.0.1:{rest_port}{path}", timeout=5) as r:
+        return json.loads(r.read())
 
+
+def _events_writer_metrics(rest_port: int) -> dict | None:
     for _ in range(20):  # the REST API fetches metrics lazily: a first request may list none yet
         try:
-            job = next(j["jid"] for j in get("/jobs/overview")["jobs"] if j["state"] == "RUNNING")
-            for vertex in get(f"/jobs/{job}")["vertices"]:
+            job = next(j["jid"] for j in _rest(rest_port, "/jobs/overview")["jobs"] if j["state"] == "RUNNING")
+            for vertex in _rest(rest_port, f"/jobs/{job}")["vertices"]:
                 path = f"/jobs/{job}/vertices/{vertex['id']}/subtasks/metrics"
-                ids = [m["id"] for m in get(path) if "store-events" in m["id"] and m["id"].endswith(".storeWaitMillis")]
-                if ids:
-                    return sum(float(row["sum"]) for row in get(f"{path}?get={ids[0]}&agg=sum"))
+                ids = [m["id"] for m in _rest(rest_port, path) if "store-events" in m["id"]
+                       and m["id"].rsplit(".", 1)[-1] in EVENTS_WRITER_METRICS]
+                if len(ids) < len(EVENTS_WRITER_METRICS):
+                    continue
+                rows = _rest(rest_port, f"{path}?get={','.join(ids)}&agg=sum")
+                out = {row["id"].rsplit(".", 1)[-1]: float(row["sum"]) for row in rows}
+                out["checkpoints"] = _chain_checkpoints(rest_port, job, vertex["id"])
+                return out
         except (OSError, StopIteration, KeyError, ValueError):
             pass
         time.sleep(0.5)
     return None
+
+
+def _chain_checkpoints(rest_port: int, job: str, vertex: str) -> dict:
+    """The completed checkpoints in Flink's history, each with the chain's slowest subtask's
+    synchronous part (the store writer's flush before the barrier is in it) and alignment, in ms."""
+    out = {}
+    for cp in _rest(rest_port, f"/jobs/{job}/checkpoints").get("history", []):
+        if cp.get("status") != "COMPLETED":
+            continue
+        try:
+            subtasks = _rest(rest_port, f"/jobs/{job}/checkpoints/details/{cp['id']}/subtasks/{vertex}")["subtasks"]
+        except (OSError, KeyError, ValueError):
+            continue
+        acked = [s for s in subtasks if s.get("status") == "completed"]
+        out[cp["id"]] = {"sync_ms": max((s.get("checkpoint", {}).get("sync", 0) for s in acked), default=0),
+                         "alignment_ms": max((s.get("alignment", {}).get("duration", 0) for s in acked), default=0),
+                         "end_to_end_ms": cp.get("end_to_end_duration")}
+    return out
 
 
 JDK_PACKAGES = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
@@ -521,9 +552,125 @@ def wait_count(count, baseline: int, n: int, timeout: float, samples: list | Non
             raise SystemExit(f"timed out: {c - baseline} of {n} documents stored")
         time.sleep(0.1)
 
+def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -> tuple[float, float, Path]:
+    """The Flink job alone (at parallelism 1 and 2, with a profile's top frames), each format's parser
+    alone and the first-copies state's footprint, printed and put in ``figures``; returns the job's
+    events/s and events/s per core at the configured parallelism, and its flight recording."""
+    fill_topic(cfg.kafka_bootstrap, "bench.raw", root / "job" / "audit.log", n_job)
+    recording = root / "job-alone.jfr"
+    job = job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", cfg.flink["parallelism"], recording)
+    per_core = float(job["job_alone_events_per_s_per_core"])
+    passes = [round(float(job[f"job_alone_pass_{i}_events_per_s"])) for i in range(1, JOB_ALONE_PASSES)]
+    figures["job_alone"] = {"events_per_s": round(float(job["job_alone_events_per_s"])),
+                            "events_per_s_per_core": round(per_core), "events": int(job["job_alone_events"]),
+                            "passes": JOB_ALONE_PASSES, "earlier_passes_events_per_s": passes}
+    print(f"flink job alone:          {float(job['job_alone_events_per_s']):10,.0f} events/s "
+          f"= {per_core:,.0f} per core  (pass {JOB_ALONE_PASSES} over the topic in one JVM: {job['job_alone_events']} "
+          f"events in {float(job['job_alone_seconds']):.1f}s first to last, {float(job['job_alone_seconds_with_startup']):.1f}s "
+          f"with job startup; the whole job: parse, enrich, mask, chain, stats, alerts; counting sinks; "
+          f"target >= 150,000 per core)")
+    print(f"  the passes before it (the JIT compiling): {', '.join(f'{r:,}' for r in passes)} events/s")
+
+    # how the cost grows with parallelism (one server: the chain runs on one subtask whatever the parallelism)
+    figures["job_alone_by_parallelism"] = {}
+    for p in sorted({1, 2} - {cfg.flink["parallelism"]}):
+        other = job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", p)
+        figures["job_alone_by_parallelism"][p] = round(float(other["job_alone_events_per_s"]))
+        print(f"  at parallelism {p}:        {float(other['job_alone_events_per_s']):10,.0f} events/s")
+    figures["job_alone_by_parallelism"][cfg.flink["parallelism"]] = round(float(job["job_alone_events_per_s"]))
+    last_pass = tuple(job["job_alone_window"].split("/"))
+    frames = top_frames(recording, window=last_pass)
+    if frames:
+        print(f"  top frames of the job alone at parallelism {cfg.flink['parallelism']} (share of Java Flight "
+              f"Recorder's execution samples in pass {JOB_ALONE_PASSES}, all threads):")
+        for share, frame in frames:
+            print(f"    {100 * share:5.1f}%  {frame}")
+    figures["job_alone_top_frames"] = [{"share": round(share, 4), "frame": f} for share, f in frames]
+    packages = cost_by_package(recording, window=last_pass)
+    if packages:
+        print("  the same samples by who asked for the work (the first frame from the top outside the JDK):")
+        for share, package in packages:
+            print(f"    {100 * share:5.1f}%  {package}")
+    figures["job_alone_by_package"] = [{"share": round(sh, 4), "package": p} for sh, p in packages]
+    figures["parse_alone_records_per_s_one_core"] = {}
+    for fmt, (rate, enriched) in parse_alone(cfg, root / "formats").items():
+        figures["parse_alone_records_per_s_one_core"][fmt] = {"parse": round(rate), "with_enrichment": round(enriched)}
+        print(f"  parsing alone, {fmt + ':':24s}{rate:10,.0f} records/s on one core; with enrichment and masking "
+              f"{enriched:10,.0f} ({100 * enriched / rate:.0f}%) (framed as the collector frames them; the job's "
+              f"per-core target of 150,000 includes both)")
+    fp = first_copies_footprint(500_000 if quick else 2_000_000)
+    remembered = 10_000 * (60 + 15 * 60)  # ids at 10,000 events/s: the open minute + 15 min of lateness
+    figures["first_copies_state"] = fp
+    print(f"  first-copies state, per remembered id: {fp['heap_bytes_per_id']:.0f} bytes of heap, "
+          f"{fp['checkpoint_bytes_per_id']:.0f} in a checkpoint, {fp['ns_per_event']:.0f} ns per event "
+          f"(the map it replaced: {fp['former_heap_bytes_per_id']:.0f}, {fp['former_checkpoint_bytes_per_id']:.0f}, "
+          f"{fp['former_ns_per_event']:.0f}); copy at the first access after a checkpoint "
+          f"{fp['copy_on_write_ms']:.0f} ms (was {fp['former_copy_on_write_ms']:.0f}) for {fp['ids']:,.0f} ids")
+    print(f"    at 10,000 events/s with 15 min of allowed lateness ({remembered:,} ids remembered): "
+          f"{remembered * fp['heap_bytes_per_id'] / 2**20:,.0f} MiB of heap "
+          f"(was {remembered * fp['former_heap_bytes_per_id'] / 2**20:,.0f} MiB)")
+    return float(job["job_alone_events_per_s"]), per_core, recording
+
+
+LATENCY_RATE = 10_000
+
+
+def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int) -> None:
+    """Latency at LATENCY_RATE events/s, line written -> document visible, with the alert latency of
+    brute-force bursts on the busy server's partition and each component's peak resident memory;
+    printed and put in ``figures``."""
+    rate = LATENCY_RATE
+    log = logs["bench-latency"]
+    total = rate * lat_seconds
+    samples: list = []
+    latency_stored = stored.since_now()
+    usage = ComponentUsage(cfg.state_dir).start()
+    t0 = time.monotonic()
+    writer = threading.Thread(target=simulate, kwargs=dict(path=log, rate=rate, duration=lat_seconds, speedup=1,
+                                                          seed=7, rotate_on_size=32 * 1024 * 1024))
+    writer.start()
+    bursts: dict = {}
+    alerts_seen: dict = {}
+    stop_watching = threading.Event()
+    threading.Thread(target=watch_alerts, args=(db[cfg.store["alerts_collection"]], alerts_seen, stop_watching),
+                     daemon=True).start()
+    burster = threading.Thread(target=write_failed_login_bursts,
+                               args=(logs["bench-alerts"], lat_seconds, bursts))
+    burster.start()
+    wait_count(latency_stored, 0, total, timeout=900, samples=samples)
+    writer.join()
+    burster.join()
+    latency_usage = usage.stop()
+    # record k is written at about t0 + k/rate; it is visible once the count reaches k
+    latencies = []
+    for k in range(1000, total + 1, max(total // 500, 1)):
+        seen = next(t for t, c in samples if c >= k)
+        latencies.append(max(seen - (t0 + k / rate), 0.0))
+    latencies.sort()
+    p50 = statistics.median(latencies)
+    p99 = latencies[int(0.99 * (len(latencies) - 1))]
+    print(f"end to end latency:       p50 {p50:.2f}s  p99 {p99:.2f}s at {rate} events/s for {lat_seconds}s "
+          f"(line written -> document visible, counted every 0.1s; target p99 < 2s)")
+    figures["latency"] = {"events_per_s": rate, "seconds": lat_seconds, "p50_s": round(p50, 2), "p99_s": round(p99, 2)}
+    alert_lat = sorted(alert_latencies(bursts, alerts_seen, stop_watching))
+    if alert_lat:
+        a50 = statistics.median(alert_lat)
+        a99 = alert_lat[int(0.99 * (len(alert_lat) - 1))]
+        print(f"alert latency:            p50 {a50:.2f}s  p99 {a99:.2f}s over {len(alert_lat)} brute-force bursts "
+              f"during the {rate} events/s run, their lines on the busy server's partition (5th failed login "
+              f"written -> alert visible in the store, polled every 0.1s; target p99 < 3s)")
+        figures["alert_latency"] = {"bursts": len(alert_lat), "p50_s": round(a50, 2), "p99_s": round(a99, 2)}
+    total_rss = sum(r for _, r in latency_usage.values())
+    print(f"resident memory during the {rate} events/s run (peak per component): " + ", ".join(
+        f"{k} {r:,.0f} MiB" for k, (_, r) in latency_usage.items()) + f"; together {total_rss:,.0f} MiB "
+        f"(target < 3 GiB)")
+    figures["memory_at_latency_rate_mib"] = {**{k: round(r) for k, (_, r) in latency_usage.items()},
+                                             "total": round(total_rss)}
+
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    end_to_end_only = "--end-to-end-only" in sys.argv
     json_out = Path(sys.argv[sys.argv.index("--json") + 1]) if "--json" in sys.argv else None
     keep_recordings = Path(sys.argv[sys.argv.index("--recordings") + 1]) if "--recordings" in sys.argv else None
     if json_out is not None and not (json_out.parent.is_dir() and os.access(json_out.parent, os.W_OK)):
@@ -531,7 +678,7 @@ def main() -> None:
                          "checked before the run, not after it")
     n_bulk, n_job, n_e2e, lat_seconds = (40_000, 100_000, 40_000, 10) if quick else (100_000, 500_000, 200_000, 30)
     n_warm = 40_000 if quick else 100_000  # per warm-up round
-    figures: dict = {"run": {"quick": quick, "store_bulk_documents": n_bulk, "job_alone_events": n_job,
+    figures: dict = {"run": {"quick": quick, "end_to_end_only": end_to_end_only, "store_bulk_documents": n_bulk, "job_alone_events": n_job,
                              "end_to_end_records": n_e2e, "warm_up_records": n_warm,
                              "latency_seconds": lat_seconds}}
     root = Path(tempfile.mkdtemp(prefix="auditpipe-bench-"))
@@ -575,59 +722,10 @@ sources:
               f"batches of 1000; the store used {1e6 * store_cpu / n_bulk:.0f} us of CPU per document, "
               f"{100 * store_cpu / bulk_seconds:.0f}% of a core)")
 
-        fill_topic(cfg.kafka_bootstrap, "bench.raw", root / "job" / "audit.log", n_job)
-        recording = root / "job-alone.jfr"
-        job = job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", cfg.flink["parallelism"], recording)
-        per_core = float(job["job_alone_events_per_s_per_core"])
-        passes = [round(float(job[f"job_alone_pass_{i}_events_per_s"])) for i in range(1, JOB_ALONE_PASSES)]
-        figures["job_alone"] = {"events_per_s": round(float(job["job_alone_events_per_s"])),
-                                "events_per_s_per_core": round(per_core), "events": int(job["job_alone_events"]),
-                                "passes": JOB_ALONE_PASSES, "earlier_passes_events_per_s": passes}
-        print(f"flink job alone:          {float(job['job_alone_events_per_s']):10,.0f} events/s "
-              f"= {per_core:,.0f} per core  (pass {JOB_ALONE_PASSES} over the topic in one JVM: {job['job_alone_events']} "
-              f"events in {float(job['job_alone_seconds']):.1f}s first to last, {float(job['job_alone_seconds_with_startup']):.1f}s "
-              f"with job startup; the whole job: parse, enrich, mask, chain, stats, alerts; counting sinks; "
-              f"target >= 150,000 per core)")
-        print(f"  the passes before it (the JIT compiling): {', '.join(f'{r:,}' for r in passes)} events/s")
-
-        # how the cost grows with parallelism (one server: the chain runs on one subtask whatever the parallelism)
-        figures["job_alone_by_parallelism"] = {}
-        for p in sorted({1, 2} - {cfg.flink["parallelism"]}):
-            other = job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", p)
-            figures["job_alone_by_parallelism"][p] = round(float(other["job_alone_events_per_s"]))
-            print(f"  at parallelism {p}:        {float(other['job_alone_events_per_s']):10,.0f} events/s")
-        figures["job_alone_by_parallelism"][cfg.flink["parallelism"]] = round(float(job["job_alone_events_per_s"]))
-        last_pass = tuple(job["job_alone_window"].split("/"))
-        frames = top_frames(recording, window=last_pass)
-        if frames:
-            print(f"  top frames of the job alone at parallelism {cfg.flink['parallelism']} (share of Java Flight "
-                  f"Recorder's execution samples in pass {JOB_ALONE_PASSES}, all threads):")
-            for share, frame in frames:
-                print(f"    {100 * share:5.1f}%  {frame}")
-        figures["job_alone_top_frames"] = [{"share": round(share, 4), "frame": f} for share, f in frames]
-        packages = cost_by_package(recording, window=last_pass)
-        if packages:
-            print("  the same samples by who asked for the work (the first frame from the top outside the JDK):")
-            for share, package in packages:
-                print(f"    {100 * share:5.1f}%  {package}")
-        figures["job_alone_by_package"] = [{"share": round(sh, 4), "package": p} for sh, p in packages]
-        figures["parse_alone_records_per_s_one_core"] = {}
-        for fmt, (rate, enriched) in parse_alone(cfg, root / "formats").items():
-            figures["parse_alone_records_per_s_one_core"][fmt] = {"parse": round(rate), "with_enrichment": round(enriched)}
-            print(f"  parsing alone, {fmt + ':':24s}{rate:10,.0f} records/s on one core; with enrichment and masking "
-                  f"{enriched:10,.0f} ({100 * enriched / rate:.0f}%) (framed as the collector frames them; the job's "
-                  f"per-core target of 150,000 includes both)")
-        fp = first_copies_footprint(500_000 if quick else 2_000_000)
-        remembered = 10_000 * (60 + 15 * 60)  # ids at 10,000 events/s: the open minute + 15 min of lateness
-        figures["first_copies_state"] = fp
-        print(f"  first-copies state, per remembered id: {fp['heap_bytes_per_id']:.0f} bytes of heap, "
-              f"{fp['checkpoint_bytes_per_id']:.0f} in a checkpoint, {fp['ns_per_event']:.0f} ns per event "
-              f"(the map it replaced: {fp['former_heap_bytes_per_id']:.0f}, {fp['former_checkpoint_bytes_per_id']:.0f}, "
-              f"{fp['former_ns_per_event']:.0f}); copy at the first access after a checkpoint "
-              f"{fp['copy_on_write_ms']:.0f} ms (was {fp['former_copy_on_write_ms']:.0f}) for {fp['ids']:,.0f} ids")
-        print(f"    at 10,000 events/s with 15 min of allowed lateness ({remembered:,} ids remembered): "
-              f"{remembered * fp['heap_bytes_per_id'] / 2**20:,.0f} MiB of heap "
-              f"(was {remembered * fp['former_heap_bytes_per_id'] / 2**20:,.0f} MiB)")
+        if end_to_end_only:
+            job_rate = per_core = recording = None
+        else:
+            job_rate, per_core, recording = measure_job_alone(cfg, root, figures, n_job, quick)
 
         stored = StoredCount(cfg)
         flink_pid = ComponentUsage(cfg.state_dir).pids["flink"]
@@ -676,7 +774,7 @@ sources:
                 time.sleep(0.2)
 
         e2e_base = stored()
-        waited_before = events_writer_wait_ms(PORTS["flink"])
+        writer_before = events_writer_metrics(PORTS["flink"])
         usage = ComponentUsage(cfg.state_dir).start()
         e2e_window_begin = utc_now()
         start = time.monotonic()
@@ -688,7 +786,7 @@ sources:
         used = usage.stop()
         e2e_window = (e2e_window_begin, utc_now())
         e2e_recording = job_recording.dump(e2e_window) if recording_job else None
-        waited_after = events_writer_wait_ms(PORTS["flink"])
+        writer_after = events_writer_metrics(PORTS["flink"])
         watcher.join(timeout=5)
         in_store = document_count(events)
         # the ceiling: the store's bulk rate for the very documents this run stored (the issue's "same
@@ -720,11 +818,25 @@ sources:
               f"{100 * e2e / one_writer:.0f}% of one writer's, {100 * e2e / sample_bulk:.0f}% of the sample's)")
         print(f"  stages: all lines in Kafka after {kafka_at:.1f}s (collector), all documents in the store after "
               f"{done - start:.1f}s (Flink job + store writes)")
-        if waited_before is not None and waited_after is not None:
-            waited = (waited_after - waited_before) / 1000
-            figures["end_to_end"] = {"seconds_events_writer_waited_for_store": round(waited, 1)}
+        writer = {k: writer_after[k] - writer_before[k] for k in EVENTS_WRITER_METRICS} \
+            if writer_before is not None and writer_after is not None else None
+        if writer is not None:
+            waited, busy = writer["storeWaitMillis"] / 1000, writer["storeBusyMillis"] / 1000
+            batches = {k: round(writer[k]) for k in ("batchesFull", "batchesOnFlushTimer", "batchesOnCheckpoint")}
+            run_checkpoints = [c for i, c in writer_after["checkpoints"].items() if i not in writer_before["checkpoints"]]
+            figures["end_to_end"] = {"seconds_events_writer_waited_for_store": round(waited, 1),
+                                     "seconds_store_had_an_events_batch": round(busy, 1),
+                                     "events_batches": batches,
+                                     "checkpoints": run_checkpoints}
             print(f"  the events' store writer held its task (the server's chain) {waited:.1f}s of the "
-                  f"{done - start:.1f}s waiting for the store (a batch in flight; metric storeWaitMillis)")
+                  f"{done - start:.1f}s waiting for the store (a batch in flight; metric storeWaitMillis); the "
+                  f"store had one of its batches {busy:.1f}s ({100 * busy / (done - start):.0f}%, storeBusyMillis, "
+                  f"{1000 * busy / max(sum(batches.values()), 1):.0f} ms a batch)")
+            print(f"  its batches: {batches['batchesFull']} full, {batches['batchesOnFlushTimer']} on the flush timer, "
+                  f"{batches['batchesOnCheckpoint']} on a checkpoint; {len(run_checkpoints)} checkpoints in Flink's "
+                  f"history from this run, the chain's synchronous part "
+                  + ", ".join(f"{c['sync_ms']}" for c in run_checkpoints) + " ms, its alignment "
+                  + ", ".join(f"{c['alignment_ms']}" for c in run_checkpoints) + " ms")
         seconds = done - start
         cpu_per_event = {k: 1e6 * c / m.records for k, (c, _) in used.items()}
         print(f"  CPU per event in this run (the components share {os.cpu_count()} cores):")
@@ -756,67 +868,23 @@ sources:
                                  "peak_resident_mib": {k: round(r) for k, (_, r) in used.items()},
                                  "cpu_ceiling_events_per_s": round(ceiling)}
 
-        rate = 10_000
-        log = logs["bench-latency"]
-        total = rate * lat_seconds
-        samples: list = []
-        latency_stored = stored.since_now()
-        usage = ComponentUsage(cfg.state_dir).start()
-        t0 = time.monotonic()
-        writer = threading.Thread(target=simulate, kwargs=dict(path=log, rate=rate, duration=lat_seconds, speedup=1,
-                                                              seed=7, rotate_on_size=32 * 1024 * 1024))
-        writer.start()
-        bursts: dict = {}
-        alerts_seen: dict = {}
-        stop_watching = threading.Event()
-        threading.Thread(target=watch_alerts, args=(db[cfg.store["alerts_collection"]], alerts_seen, stop_watching),
-                         daemon=True).start()
-        burster = threading.Thread(target=write_failed_login_bursts,
-                                   args=(logs["bench-alerts"], lat_seconds, bursts))
-        burster.start()
-        wait_count(latency_stored, 0, total, timeout=900, samples=samples)
-        writer.join()
-        burster.join()
-        latency_usage = usage.stop()
-        # record k is written at about t0 + k/rate; it is visible once the count reaches k
-        latencies = []
-        for k in range(1000, total + 1, max(total // 500, 1)):
-            seen = next(t for t, c in samples if c >= k)
-            latencies.append(max(seen - (t0 + k / rate), 0.0))
-        latencies.sort()
-        p50 = statistics.median(latencies)
-        p99 = latencies[int(0.99 * (len(latencies) - 1))]
-        print(f"end to end latency:       p50 {p50:.2f}s  p99 {p99:.2f}s at {rate} events/s for {lat_seconds}s "
-              f"(line written -> document visible, counted every 0.1s; target p99 < 2s)")
-        figures["latency"] = {"events_per_s": rate, "seconds": lat_seconds, "p50_s": round(p50, 2), "p99_s": round(p99, 2)}
-        alert_lat = sorted(alert_latencies(bursts, alerts_seen, stop_watching))
-        if alert_lat:
-            a50 = statistics.median(alert_lat)
-            a99 = alert_lat[int(0.99 * (len(alert_lat) - 1))]
-            print(f"alert latency:            p50 {a50:.2f}s  p99 {a99:.2f}s over {len(alert_lat)} brute-force bursts "
-                  f"during the {rate} events/s run, their lines on the busy server's partition (5th failed login "
-                  f"written -> alert visible in the store, polled every 0.1s; target p99 < 3s)")
-            figures["alert_latency"] = {"bursts": len(alert_lat), "p50_s": round(a50, 2), "p99_s": round(a99, 2)}
-        total_rss = sum(r for _, r in latency_usage.values())
-        print(f"resident memory during the {rate} events/s run (peak per component): " + ", ".join(
-            f"{k} {r:,.0f} MiB" for k, (_, r) in latency_usage.items()) + f"; together {total_rss:,.0f} MiB "
-            f"(target < 3 GiB)")
-        figures["memory_at_latency_rate_mib"] = {**{k: round(r) for k, (_, r) in latency_usage.items()},
-                                                 "total": round(total_rss)}
+        if not end_to_end_only:
+            measure_latency(cfg, db, logs, stored, figures, lat_seconds)
+        rate = LATENCY_RATE
 
         collector_rate = m.records / max(kafka_at, 1e-6)
         downstream_rate = m.records / max(done - start - 0, 1e-6)
         stages = {"collector (file -> Kafka)": collector_rate,
-                  "Flink job alone (the whole job, counting sinks)": float(job["job_alone_events_per_s"]),
+                  "Flink job alone (the whole job, counting sinks)": job_rate,
                   "store bulk insert of the same documents, alone": bulk,
                   "Flink job writing to the store (Kafka -> store, end to end)": downstream_rate}
+        stages = {k: v for k, v in stages.items() if v is not None}
         slowest = min(stages, key=stages.get)
         figures["stage_rates_per_s"] = {k: round(v) for k, v in stages.items()}
         print("stage rates: " + "; ".join(f"{k} {v:,.0f}/s" for k, v in stages.items()))
         # the slowest stage end to end is the job and the store together: storeWaitMillis says which of the two
         # the chain's task waited on (more than half of the run waiting for its batch in flight: the store)
-        wait_share = (waited_after - waited_before) / 1000 / seconds \
-            if waited_before is not None and waited_after is not None else None
+        wait_share = writer["storeWaitMillis"] / 1000 / seconds if writer is not None else None
         if slowest.startswith("Flink job writing to the store") and wait_share is not None:
             if wait_share > 0.5:
                 bottleneck = "the store's writes (Kafka -> store, end to end)"
@@ -831,10 +899,10 @@ sources:
             bottleneck = slowest
             print(f"bottleneck: {bottleneck} at {stages[bottleneck]:,.0f}/s")
         figures["bottleneck"] = bottleneck
-        if bulk < rate:
+        if bulk < rate and not end_to_end_only:
             print(f"  latency at {rate:,} events/s: the store's own bulk rate for these documents ({bulk:,.0f} docs/s, "
                   f"the machine to itself) is below the rate offered, so a backlog grows whatever the job does")
-        if per_core < 150_000:
+        if per_core is not None and per_core < 150_000:
             print("  flink job alone is below its target of 150,000 events/s per core")
         if e2e < 0.8 * bulk:
             others = total_us - cpu_per_event.get("store", 0)

@@ -321,6 +321,7 @@ def cmd_bench(args) -> int:
     """Runs bench/pipeline_bench.py: figures, not assertions."""
     return subprocess.run([sys.executable, str(paths.REPO / "bench" / "pipeline_bench.py"),
                            *(["--quick"] if args.quick else []),
+                           *(["--end-to-end-only"] if args.end_to_end_only else []),
                            *(["--json", str(Path(args.json).resolve())] if args.json else []),
                            *(["--recordings", str(Path(args.recordings).resolve())] if args.recordings else [])],
                           cwd=paths.REPO).returncode
@@ -562,6 +563,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "our 2-core machines, up to 2 of them warming the job up until its JIT "
                                    "compiler settles (--quick: 5).")
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000)")
+    s.add_argument("--end-to-end-only", action="store_true",
+                   help="only the store's bulk rate and the end-to-end run with its ceiling (about 5-8 minutes): to "
+                        "compare a change of the job's store writes or of the store, without the job-alone and "
+                        "latency runs")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
                    "the parallelism and the run lengths, to FILE as JSON (two runs on one machine can be compared)")
     s.add_argument("--recordings", metavar="DIR", help="keep the Java Flight Recorder recordings of the job (alone, "

@@ -30,6 +30,8 @@ final class BatchInFlight implements AutoCloseable {
     private Future<?> inFlight;
     /** Time the task's thread waited for a batch to be written (the store holding the task back); written by the task's thread only. */
     private volatile long waitedNanos;
+    /** Time a batch was being written (the store busy with this writer's batches); written by the writing thread only. */
+    private volatile long writingNanos;
 
     /** {@code name} names the thread (the collection it writes to), for thread dumps and profiles. */
     BatchInFlight(String name) {
@@ -44,7 +46,12 @@ final class BatchInFlight implements AutoCloseable {
     void start(Write write) throws IOException, InterruptedException {
         awaitIdle();
         inFlight = thread.submit(() -> {
-            write.run();
+            long from = System.nanoTime();
+            try {
+                write.run();
+            } finally {
+                writingNanos += System.nanoTime() - from;
+            }
             return null;
         });
     }
@@ -83,6 +90,15 @@ final class BatchInFlight implements AutoCloseable {
     /** Milliseconds the task's thread has waited, in all, for batches to be written (metric {@code storeWaitMillis}). */
     long waitedMillis() {
         return waitedNanos / 1_000_000;
+    }
+
+    /**
+     * Milliseconds a batch was being written, in all (metric {@code storeBusyMillis}): set beside the
+     * task's running time, how much of it the store had work from this writer. What the task waited
+     * ({@link #waitedMillis}) is only the part of it the task had nothing else to do.
+     */
+    long writingMillis() {
+        return writingNanos / 1_000_000;
     }
 
     /** Throws the failure of a batch that has finished, without waiting for one that has not. */

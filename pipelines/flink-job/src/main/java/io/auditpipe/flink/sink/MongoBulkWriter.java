@@ -147,6 +147,10 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final Counter retries;
     private final Counter rejected;
     private final Counter collisions;
+    /** Batches started, by what started them: the buffer full, the flush timer, a checkpoint (or the end of input). */
+    private final Counter fullBatches;
+    private final Counter timerBatches;
+    private final Counter checkpointBatches;
     private final int maxUpdatesPerRequest;
     private final boolean ferretDb;
     /** Filled by the mailbox thread only; handed over whole to {@link #batches}. */
@@ -181,6 +185,9 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.retries = metrics.counter("writeRetries");
         this.rejected = metrics.counter("documentsRejected");
         this.collisions = metrics.counter("idCollisions");
+        this.fullBatches = metrics.counter("batchesFull");
+        this.timerBatches = metrics.counter("batchesOnFlushTimer");
+        this.checkpointBatches = metrics.counter("batchesOnCheckpoint");
         if (settings.deadLetterTopic != null) {
             Properties props = new Properties();
             props.putAll(settings.deadLetterProducer);
@@ -196,6 +203,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.batches = new BatchInFlight(settings.collection);
         // how long the task waited for the store: what the store holds back of the operators chained before this sink
         metrics.gauge("storeWaitMillis", batches::waitedMillis);
+        // how long the store had a batch of this writer's: beside the task's time, how much of it the store was kept busy
+        metrics.gauge("storeBusyMillis", batches::writingMillis);
         scheduleFlush();
     }
 
@@ -216,7 +225,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         time.registerTimer(time.getCurrentProcessingTime() + settings.flushIntervalMillis, t -> {
             if (!closed) {
                 batches.throwIfFailed(); // a failed batch fails the job now, not at the next record
-                flushBuffer();
+                flushBuffer(timerBatches);
                 scheduleFlush();
             }
         });
@@ -226,13 +235,13 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     public void write(T element, Context context) throws IOException, InterruptedException {
         buffer.add(toWriteModel.apply(element));
         if (buffer.size() >= settings.batchSize) {
-            flushBuffer();
+            flushBuffer(fullBatches);
         }
     }
 
     @Override
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
-        flushBuffer();
+        flushBuffer(checkpointBatches);
         batches.awaitIdle();
         flushRejections();
     }
@@ -273,11 +282,12 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         return smaller.toJson(JSON).getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Starts writing the buffer as one batch once the batch before it is written. */
-    private void flushBuffer() throws IOException, InterruptedException {
+    /** Starts writing the buffer as one batch once the batch before it is written, counted in {@code startedBy}. */
+    private void flushBuffer(Counter startedBy) throws IOException, InterruptedException {
         if (buffer.isEmpty()) {
             return;
         }
+        startedBy.inc();
         List<WriteModel<Document>> batch = buffer;
         buffer = new ArrayList<>(settings.batchSize);
         batches.start(() -> writeBatch(batch));

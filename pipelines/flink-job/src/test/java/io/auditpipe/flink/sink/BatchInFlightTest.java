@@ -64,6 +64,19 @@ class BatchInFlightTest {
     }
 
     @Test
+    void theTimeABatchIsBeingWrittenIsCountedWhetherTheTaskWaitsOrNot() throws Exception {
+        try (BatchInFlight batches = new BatchInFlight("test")) {
+            batches.start(() -> Thread.sleep(300));
+            Thread.sleep(400); // the task busy elsewhere: it will not wait for this batch
+            batches.start(() -> Thread.sleep(200));
+            batches.awaitIdle();
+            long writing = batches.writingMillis();
+            assertTrue(writing >= 480 && writing < 5000, "writing " + writing + " ms");
+            assertTrue(batches.waitedMillis() < writing - 250, "waited " + batches.waitedMillis() + " of " + writing + " ms");
+        }
+    }
+
+    @Test
     void neverTwoBatchesAtOnceAndAlwaysInTheOrderStarted() throws Exception {
         AtomicInteger running = new AtomicInteger();
         List<Integer> order = new CopyOnWriteArrayList<>();
