@@ -38,6 +38,19 @@ from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import port_open, wait_until
 
 FERRETDB_VERSION = "v1.24.0"
+# FerretDB writes an insert command in transactions of at most this many documents (its default
+# 100, v1.24's internal/handler/msg_insert.go), each taking SQLite's one write lock and ending in a
+# commit (an fsync of the WAL): a batch of 1,000 events was ten of each, and a second writer that
+# finds the lock taken sleeps in SQLite's busy handler (1, 2, 5, 10 ms, ...) at each of them. In one
+# transaction a batch, two writers stored a third more documents per second, one writer the same
+# (docs/store.md "insert batches"). The cost: when a transaction fails (a duplicate _id, as a replay
+# after a restart brings), FerretDB inserts its documents again one by one, now up to 1,000.
+FERRETDB_INSERT_STATEMENT_ROWS = 1000
+# Go's collector ran on 12% of FerretDB's CPU while it inserted events (a CPU profile), and more with
+# two writers at once. Collecting when the heap has grown by 4 times what is live (not once) takes
+# less of the CPU the store shares with the job on a small machine (docs/store.md "insert
+# batches"); the soft limit keeps the heap from growing past it on a large insert.
+FERRETDB_GO_RUNTIME = {"GOGC": "400", "GOMEMLIMIT": "512MiB"}
 
 # (collection role in store config, key, name) for every store
 BASE_INDEXES = [
@@ -449,7 +462,8 @@ class LocalStore(Component):
             self.proc.start([str(self.binary), "--handler=sqlite", f"--sqlite-url=file:{data}/",
                              f"--listen-addr={s['host']}:{s['port']}", f"--state-dir={self.home}",
                              "--telemetry=disable", "--debug-addr=-", "--log-level=warn",
-                             "--test-capped-cleanup-interval=0s"])
+                             "--test-capped-cleanup-interval=0s",
+                             f"--test-batch-size={FERRETDB_INSERT_STATEMENT_ROWS}"], env=FERRETDB_GO_RUNTIME)
             wait_until(self._ping, 60, "waiting for FerretDB to answer", self.proc)
         elif not self.is_managed():
             try:

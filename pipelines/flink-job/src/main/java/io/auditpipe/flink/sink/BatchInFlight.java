@@ -1,23 +1,32 @@
 package io.auditpipe.flink.sink;
 
 import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * At most one batch of a {@link MongoBulkWriter} being written, on a thread of its own, while the
- * task's thread fills the next one. Before this, the task's thread waited for every bulk write,
- * and neither the job nor the store kept a core busy (bench/README.md, issue 11).
+ * Batches of a {@link MongoBulkWriter} being written, on threads of their own, while the task's
+ * thread fills the next one. Before this, the task's thread waited for every bulk write, and
+ * neither the job nor the store kept a core busy (bench/README.md, issue 11).
  *
- * <p>What it keeps: batches are written one after another, in the order they were started (a
- * batch starts only when the one before it has finished), so the latest upsert of a row is the one
- * stored. A batch's failure (its retries exhausted) is thrown in the task's thread, by the next
+ * <p>At most {@code maxInFlight} at once. With one (the default), batches are written one after
+ * another, in the order they were started (a batch starts only when the one before it has
+ * finished), so the latest upsert of a row is the one stored: every writer of upserts keeps one.
+ * A writer of inserts only may have two: an insert by {@code _id} lands once whatever the order, and
+ * the store can decode one request while it commits the other (the events' writer, issue 11:
+ * {@link MongoSinkSettings#withBatchesInFlight}).
+ *
+ * <p>A batch's failure (its retries exhausted) is thrown in the task's thread, by the next
  * {@link #start}, by {@link #awaitIdle} or by {@link #throwIfFailed}; {@link #awaitIdle} is called
  * before every checkpoint, so no checkpoint completes while a batch it covers is unwritten. At most
- * two batches are held in memory, and a slow store still holds the task back (backpressure).
+ * {@code maxInFlight + 1} batches are held in memory, and a slow store still holds the task back
+ * (backpressure).
  */
 final class BatchInFlight implements AutoCloseable {
     /** One batch's writing: its retries, rejections and metrics, all done on the writing thread. */
@@ -26,63 +35,71 @@ final class BatchInFlight implements AutoCloseable {
         void run() throws IOException, InterruptedException;
     }
 
-    private final ExecutorService thread;
-    private Future<?> inFlight;
+    private final ExecutorService threads;
+    private final int maxInFlight;
+    /** The batches started and not yet seen finished, oldest first; touched by the task's thread only. */
+    private final ArrayDeque<Future<?>> inFlight = new ArrayDeque<>();
     /** Time the task's thread waited for a batch to be written (the store holding the task back); written by the task's thread only. */
     private volatile long waitedNanos;
-    /** Time a batch was being written (the store busy with this writer's batches); written by the writing thread only. */
-    private volatile long writingNanos;
+    /** Time at least one batch was being written (the store busy with this writer's batches); guarded by this. */
+    private long writingNanos;
+    private int writing;
+    private long writingSince;
 
-    /** {@code name} names the thread (the collection it writes to), for thread dumps and profiles. */
+    /** One batch at a time; {@code name} names the thread (the collection it writes to), for thread dumps and profiles. */
     BatchInFlight(String name) {
-        this.thread = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "auditpipe store writer: " + name);
+        this(name, 1);
+    }
+
+    BatchInFlight(String name, int maxInFlight) {
+        if (maxInFlight < 1) {
+            throw new IllegalArgumentException("batches in flight must be at least 1, not " + maxInFlight);
+        }
+        this.maxInFlight = maxInFlight;
+        AtomicInteger made = new AtomicInteger();
+        this.threads = Executors.newFixedThreadPool(maxInFlight, r -> {
+            Thread t = new Thread(r, "auditpipe store writer: " + name + (maxInFlight > 1 ? " #" + made.incrementAndGet() : ""));
             t.setDaemon(true);
             return t; // the task's context class loader is inherited: the driver is in the job's jar
         });
     }
 
-    /** Waits for the batch in flight (throwing its failure here), then starts writing this one. */
+    /** Waits until fewer than the most batches allowed are in flight (throwing a failure here), then starts writing this one. */
     void start(Write write) throws IOException, InterruptedException {
-        awaitIdle();
-        inFlight = thread.submit(() -> {
-            long from = System.nanoTime();
+        throwIfFailed();
+        while (inFlight.size() >= maxInFlight) {
+            awaitOldest();
+        }
+        inFlight.addLast(threads.submit(() -> {
+            writingBegins();
             try {
                 write.run();
             } finally {
-                writingNanos += System.nanoTime() - from;
+                writingEnds();
             }
             return null;
-        });
+        }));
     }
 
-    /** Waits until no batch is in flight; the failure of the last one is thrown here. */
+    /** Waits until no batch is in flight; the first failure among them is thrown here. */
     void awaitIdle() throws IOException, InterruptedException {
-        if (inFlight == null) {
-            return;
+        while (!inFlight.isEmpty()) {
+            awaitOldest();
         }
-        Future<?> last = inFlight;
-        long waitFrom = last.isDone() ? 0 : System.nanoTime();
+    }
+
+    /** Waits for the oldest batch in flight and forgets it, throwing its failure. */
+    private void awaitOldest() throws IOException, InterruptedException {
+        Future<?> oldest = inFlight.peekFirst();
+        long waitFrom = oldest.isDone() ? 0 : System.nanoTime();
         try {
-            last.get();
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof IOException) {
-                throw (IOException) cause;
-            }
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw new IOException("writing a batch was interrupted: " + cause, cause);
+            throwFailure(oldest);
         } finally {
             if (waitFrom != 0) {
                 waitedNanos += System.nanoTime() - waitFrom;
             }
-            if (last.isDone()) {
-                inFlight = null;
+            if (oldest.isDone()) {
+                inFlight.removeFirst();
             }
         }
     }
@@ -97,23 +114,58 @@ final class BatchInFlight implements AutoCloseable {
      * task's running time, how much of it the store had work from this writer. What the task waited
      * ({@link #waitedMillis}) is only the part of it the task had nothing else to do.
      */
-    long writingMillis() {
-        return writingNanos / 1_000_000;
+    synchronized long writingMillis() {
+        return (writingNanos + (writing > 0 ? System.nanoTime() - writingSince : 0)) / 1_000_000;
+    }
+
+    private synchronized void writingBegins() {
+        if (writing++ == 0) {
+            writingSince = System.nanoTime();
+        }
+    }
+
+    private synchronized void writingEnds() {
+        if (--writing == 0) {
+            writingNanos += System.nanoTime() - writingSince;
+        }
     }
 
     /** Throws the failure of a batch that has finished, without waiting for one that has not. */
     void throwIfFailed() throws IOException, InterruptedException {
-        if (inFlight != null && inFlight.isDone()) {
-            awaitIdle();
+        for (Iterator<Future<?>> it = inFlight.iterator(); it.hasNext(); ) {
+            Future<?> batch = it.next();
+            if (batch.isDone()) {
+                it.remove(); // reported once
+                throwFailure(batch);
+            }
         }
     }
 
-    /** Stops the writing thread; a batch still in flight is abandoned (the checkpoint never covered it). */
+    /** Waits for the batch, then throws its failure as itself (an IOException, a RuntimeException, an Error). */
+    private static void throwFailure(Future<?> batch) throws IOException, InterruptedException {
+        try {
+            batch.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException) {
+                throw (IOException) cause;
+            }
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw new IOException("writing a batch was interrupted: " + cause, cause);
+        }
+    }
+
+    /** Stops the writing threads; a batch still in flight is abandoned (the checkpoint never covered it). */
     @Override
     public void close() {
-        thread.shutdownNow();
+        threads.shutdownNow();
         try {
-            thread.awaitTermination(10, TimeUnit.SECONDS);
+            threads.awaitTermination(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -18,6 +18,7 @@ import com.mongodb.client.model.WriteModel;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -160,8 +161,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     /** Publishes rejections to the dead-letter topic too (null: store only); flushed before each checkpoint. */
     private final KafkaProducer<byte[], byte[]> rejectionProducer;
     private final int rejectionMaxBytes;
-    /** Added to by the writing thread, read by the mailbox thread only once no batch is in flight. */
-    private final List<Future<RecordMetadata>> rejectionsInFlight = new ArrayList<>();
+    /** Added to by the writing threads, read by the mailbox thread only once no batch is in flight. */
+    private final List<Future<RecordMetadata>> rejectionsInFlight = java.util.Collections.synchronizedList(new ArrayList<>());
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
     MongoBulkWriter(MongoSinkSettings settings, MongoBulkSink.ToWriteModel<T> toWriteModel,
@@ -180,11 +181,12 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.ferretDb = isFerretDb();
         this.maxUpdatesPerRequest = ferretDb ? FERRETDB_MAX_UPDATES_PER_REQUEST : Integer.MAX_VALUE;
         this.deadLetters = client.getDatabase(settings.database).getCollection(settings.deadLetterCollection);
-        this.written = metrics.counter("documentsWritten");
-        this.duplicates = metrics.counter("duplicatesIgnored");
-        this.retries = metrics.counter("writeRetries");
-        this.rejected = metrics.counter("documentsRejected");
-        this.collisions = metrics.counter("idCollisions");
+        // counted by the writing threads, several at once when settings.batchesInFlight > 1
+        this.written = metrics.counter("documentsWritten", new ThreadSafeSimpleCounter());
+        this.duplicates = metrics.counter("duplicatesIgnored", new ThreadSafeSimpleCounter());
+        this.retries = metrics.counter("writeRetries", new ThreadSafeSimpleCounter());
+        this.rejected = metrics.counter("documentsRejected", new ThreadSafeSimpleCounter());
+        this.collisions = metrics.counter("idCollisions", new ThreadSafeSimpleCounter());
         this.fullBatches = metrics.counter("batchesFull");
         this.timerBatches = metrics.counter("batchesOnFlushTimer");
         this.checkpointBatches = metrics.counter("batchesOnCheckpoint");
@@ -200,7 +202,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             this.rejectionMaxBytes = 0;
             this.rejectionProducer = null;
         }
-        this.batches = new BatchInFlight(settings.collection);
+        this.batches = new BatchInFlight(settings.collection, settings.batchesInFlight);
         // how long the task waited for the store: what the store holds back of the operators chained before this sink
         metrics.gauge("storeWaitMillis", batches::waitedMillis);
         // how long the store had a batch of this writer's: beside the task's time, how much of it the store was kept busy

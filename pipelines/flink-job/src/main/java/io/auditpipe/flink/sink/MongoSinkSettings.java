@@ -32,18 +32,21 @@ public final class MongoSinkSettings implements Serializable {
      */
     final String deadLetterTopic;
     final java.util.Map<String, String> deadLetterProducer;
+    /** Batches written at once ({@link BatchInFlight}): 1 keeps the order of upserts; a writer of inserts only may have 2. */
+    final int batchesInFlight;
 
     public MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
                              int batchSize, Duration flushInterval, int maxRetries,
                              Duration retryBackoff, Duration retryMaxBackoff, String digestField) {
         this(uri, database, collection, deadLetterCollection, batchSize, flushInterval, maxRetries, retryBackoff,
-                retryMaxBackoff, digestField, null, null);
+                retryMaxBackoff, digestField, null, null, 1);
     }
 
     private MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
                               int batchSize, Duration flushInterval, int maxRetries,
                               Duration retryBackoff, Duration retryMaxBackoff, String digestField,
-                              String deadLetterTopic, java.util.Map<String, String> deadLetterProducer) {
+                              String deadLetterTopic, java.util.Map<String, String> deadLetterProducer,
+                              int batchesInFlight) {
         this.uri = uri;
         this.database = database;
         this.collection = collection;
@@ -56,6 +59,7 @@ public final class MongoSinkSettings implements Serializable {
         this.digestField = digestField;
         this.deadLetterTopic = deadLetterTopic;
         this.deadLetterProducer = deadLetterProducer == null ? null : new java.util.HashMap<>(deadLetterProducer);
+        this.batchesInFlight = batchesInFlight;
     }
 
     /** Settings for one collection from the job options. */
@@ -70,14 +74,28 @@ public final class MongoSinkSettings implements Serializable {
     public MongoSinkSettings withDigestField(String field) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), field, deadLetterTopic, deadLetterProducer);
+                Duration.ofMillis(retryMaxBackoffMillis), field, deadLetterTopic, deadLetterProducer, batchesInFlight);
     }
 
     /** The same settings, also publishing rejections to {@code topic} with a producer of {@code producer} properties. */
     public MongoSinkSettings withDeadLetterTopic(String topic, java.util.Map<String, String> producer) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), digestField, topic, producer);
+                Duration.ofMillis(retryMaxBackoffMillis), digestField, topic, producer, batchesInFlight);
+    }
+
+    /**
+     * The same settings, writing up to {@code n} batches at once. Only for a writer of inserts only:
+     * with more than one, two batches may be applied in either order, which an insert by {@code _id}
+     * does not mind and an upsert does (the older value could be the one stored).
+     */
+    public MongoSinkSettings withBatchesInFlight(int n) {
+        if (n < 1) {
+            throw new IllegalArgumentException("batches in flight must be at least 1, not " + n);
+        }
+        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
+                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis), digestField, deadLetterTopic, deadLetterProducer, n);
     }
 
     public String collection() {

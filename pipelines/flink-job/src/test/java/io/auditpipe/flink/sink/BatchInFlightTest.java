@@ -1,9 +1,11 @@
 package io.auditpipe.flink.sink;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The store writer's one batch in flight: order, overlap with the task, failures, checkpoints. */
+/** The store writer's batches in flight: order, overlap with the task, failures, checkpoints. A test that would hang (a batch waiting for one that waits for the test) fails at its timeout. */
+@Timeout(30)
 class BatchInFlightTest {
 
     @Test
@@ -94,6 +97,87 @@ class BatchInFlightTest {
         assertEquals(200, order.size());
         for (int i = 0; i < 200; i++) {
             assertEquals(i, order.get(i));
+        }
+    }
+
+    @Test
+    void withTwoInFlightTwoBatchesRunAtOnceAndAThirdWaitsForTheOldest() throws Exception {
+        try (BatchInFlight batches = new BatchInFlight("test", 2)) {
+            CountDownLatch bothRunning = new CountDownLatch(2);
+            CountDownLatch firstMayFinish = new CountDownLatch(1);
+            CountDownLatch secondMayFinish = new CountDownLatch(1);
+            List<String> done = new CopyOnWriteArrayList<>();
+            batches.start(() -> {
+                bothRunning.countDown();
+                firstMayFinish.await();
+                done.add("first");
+            });
+            batches.start(() -> {
+                bothRunning.countDown();
+                secondMayFinish.await();
+                done.add("second");
+            });
+            assertTrue(bothRunning.await(10, TimeUnit.SECONDS), "the second batch did not start while the first ran");
+            Thread releaser = new Thread(() -> {
+                try {
+                    Thread.sleep(200); // the third start must still be waiting then
+                } catch (InterruptedException ignored) {
+                }
+                done.add("released");
+                firstMayFinish.countDown();
+            });
+            releaser.start();
+            batches.start(() -> done.add("third")); // waits for the oldest, the first
+            assertEquals(List.of("released", "first"), List.copyOf(done).subList(0, 2));
+            assertFalse(done.contains("second"), "the third waited for the second too");
+            secondMayFinish.countDown();
+            batches.awaitIdle();
+            assertEquals(Set.of("released", "first", "second", "third"), Set.copyOf(done));
+            assertEquals(4, done.size());
+            releaser.join();
+        }
+    }
+
+    @Test
+    void withTwoInFlightNeverThreeAtOnceAndTheCheckpointWaitsForAll() throws Exception {
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        AtomicInteger finished = new AtomicInteger();
+        try (BatchInFlight batches = new BatchInFlight("test", 2)) {
+            for (int i = 0; i < 200; i++) {
+                batches.start(() -> {
+                    most.accumulateAndGet(running.incrementAndGet(), Math::max);
+                    Thread.sleep(1);
+                    running.decrementAndGet();
+                    finished.incrementAndGet();
+                });
+            }
+            batches.awaitIdle();
+            assertEquals(200, finished.get(), "the checkpoint's wait returned before every batch was written");
+        }
+        assertEquals(2, most.get(), "at most two at once, and two did run at once");
+    }
+
+    @Test
+    void withTwoInFlightTheFailureOfTheNewerIsThrownWhileTheOlderStillRuns() throws Exception {
+        CountDownLatch olderMayFinish = new CountDownLatch(1);
+        try (BatchInFlight batches = new BatchInFlight("test", 2)) {
+            batches.start(olderMayFinish::await);
+            batches.start(() -> {
+                throw new IOException("store gone");
+            });
+            IOException thrown = null;
+            for (int i = 0; i < 1000 && thrown == null; i++) {
+                try {
+                    batches.throwIfFailed();
+                    Thread.sleep(10);
+                } catch (IOException e) {
+                    thrown = e;
+                }
+            }
+            assertEquals("store gone", thrown == null ? null : thrown.getMessage());
+            olderMayFinish.countDown();
+            batches.awaitIdle(); // the older one succeeded; the failure was reported once
         }
     }
 
