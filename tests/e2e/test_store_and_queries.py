@@ -8,6 +8,7 @@ import pytest
 
 from auditpipe import query
 from auditpipe.components.store import (BASE_INDEXES, ID_LOOKUP_INDEX_SUFFIX, QUERY_INDEXES, ensure_collections,
+                                        trim_capped_collections,
                                         is_ferretdb)
 from auditpipe.config import Config
 from auditpipe.errors import UserError
@@ -93,6 +94,39 @@ def test_lookups_by_id_on_the_local_store_search_an_index(stack):
     for role in UNCAPPED_ROLES:
         plan = _id_lookup_plan(own, stack.cfg.store[role])
         assert "SEARCH" in plan and ID_LOOKUP_INDEX_SUFFIX in plan, (role, plan)
+
+
+def test_trimming_removes_a_prefix_of_each_servers_chain_when_batches_arrived_out_of_order(stack):
+    """The events' writer has two batches in flight on FerretDB, so a server's newer links can reach the
+    store before older ones (and a retried batch always does). Trimming removes the oldest inserts; cut
+    between two such batches, it would leave a hole that verify reports as a deletion. Here one server's
+    links 201-300 are inserted before 101-200, another server's in order, and the cap (250 documents of
+    450) would cut inside 201-300: the trim keeps all of them and removes fewer."""
+    if not stack.cfg.store_uses_local_ferretdb:
+        pytest.skip("the supervisor trims only the local FerretDB; MongoDB trims its capped collections itself")
+    cfg, db = scratch_database(stack, "auditpipe_trim_order")
+    try:
+        events = db.create_collection("events", capped=True, size=64 * 1024 * 1024, max=250)
+
+        def links(server, first, last):
+            return [{"_id": f"{server}/{n}", "server": server, "chain_seq": n} for n in range(first, last + 1)]
+
+        for batch in (links("a", 1, 100), links("a", 201, 300), links("a", 101, 200), links("b", 1, 50),
+                      links("a", 301, 400)):
+            events.insert_many(batch)
+        trimmed = {t.collection: t for t in trim_capped_collections(cfg)}
+        kept = sorted(d["chain_seq"] for d in events.find({"server": "a"}))
+        assert kept == list(range(101, 401)), f"kept links {kept[:3]}...: not the newest, unbroken"
+        assert sorted(d["chain_seq"] for d in events.find({"server": "b"})) == list(range(1, 51))
+        assert trimmed["events"].removed == 100, trimmed
+        # once the links out of order are not at the edge, the cap removes what it asks for
+        events.insert_many(links("a", 401, 600))
+        trimmed = {t.collection: t for t in trim_capped_collections(cfg)}
+        assert trimmed["events"].removed == 300, trimmed
+        assert sorted(d["chain_seq"] for d in events.find({"server": "a"})) == list(range(351, 601))
+        assert events.count_documents({"server": "b"}) == 0
+    finally:
+        db.client.drop_database("auditpipe_trim_order")
 
 
 def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(stack):

@@ -359,6 +359,41 @@ class Trimmed:
     cap_bytes: int
 
 
+TRIM_CHAIN_WINDOW = 5_000  # rows each side of a cut looked at for a server's links out of insertion order
+
+
+def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
+    """The record id below which rows may be removed when the oldest up to ``cut`` are to be: ``cut +
+    1``, or lower, so that what is removed is a prefix of each server's chain (docs/archive.md:
+    verify takes a missing link among those kept for a deletion). A server's events are inserted in
+    link order batch by batch, but two batches in flight (the events' writer on FerretDB) or a batch
+    retried after a store failure can reach the store in the other order; such rows lie close
+    together, so TRIM_CHAIN_WINDOW rows each side of the cut are enough to look at. Going down from the
+    cut, a row whose link is newer than one kept of the same server is kept, and with it every row
+    above it."""
+    def rows(where: str, order: str):
+        return con.execute(
+            f"SELECT _ferretdb_record_id, json_extract(_ferretdb_sjson, '$.server'), "
+            f"json_extract(_ferretdb_sjson, '$.chain_seq') FROM \"{table}\" WHERE _ferretdb_record_id {where} ? "
+            f"ORDER BY _ferretdb_record_id {order} LIMIT ?", (cut, TRIM_CHAIN_WINDOW)).fetchall()
+
+    oldest_kept: dict = {}
+    for _, server, seq in rows(">", "ASC"):
+        if isinstance(seq, int) and seq < oldest_kept.get(server, seq + 1):
+            oldest_kept[server] = seq
+    below = cut + 1
+    passed = []  # rows between the bound and the cut not yet known to be kept, newest first
+    for record_id, server, seq in rows("<=", "DESC"):
+        passed.append((server, seq))
+        if isinstance(seq, int) and server in oldest_kept and seq > oldest_kept[server]:
+            below = record_id  # keep this row and every one above it
+            for kept_server, kept_seq in passed:
+                if isinstance(kept_seq, int) and kept_seq < oldest_kept.get(kept_server, kept_seq + 1):
+                    oldest_kept[kept_server] = kept_seq
+            passed = []
+    return below
+
+
 def trim_capped_collections(cfg: Config) -> list[Trimmed]:
     """Removes the oldest documents of each capped collection of the local FerretDB that is over
     its cap, in insertion order (FerretDB's record id), as FerretDB's own cleanup would.
@@ -407,7 +442,11 @@ def trim_capped_collections(cfg: Config) -> list[Trimmed]:
                                           f'LIMIT 1 OFFSET ?', (k - 1,)).fetchone()
                         if cut is None:
                             break
-                        removed += con.execute(f'DELETE FROM "{table}" WHERE _ferretdb_record_id <= ?', cut).rowcount
+                        below = chain_prefix_bound(con, table, cut[0])
+                        chunk = con.execute(f'DELETE FROM "{table}" WHERE _ferretdb_record_id < ?', (below,)).rowcount
+                    if chunk == 0:
+                        break  # the oldest rows hold a link newer than one kept: nothing to remove for now
+                    removed += chunk
             except sqlite3.OperationalError as e:
                 if "no such table" in str(e):
                     continue  # dropped while we looked: nothing to trim

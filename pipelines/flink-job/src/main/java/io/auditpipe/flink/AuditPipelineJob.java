@@ -113,7 +113,9 @@ public class AuditPipelineJob {
      * the same). With one, the store wrote one batch while the next one waited; with two, it turns
      * one batch's documents into its own form while it writes the other: 8,853 events/s end to end
      * against 6,444 with one (bench/README.md, issue 11, eighth session; docs/store.md "insert
-     * batches"). Every other writer keeps one: their upserts must apply in order.
+     * batches"). On FerretDB only: MongoDB trims capped collections in arrival order, and one batch
+     * at a time keeps the chain's order there (docs/archive.md). Every other writer keeps one:
+     * their upserts must apply in order.
      */
     static final int EVENT_BATCHES_IN_FLIGHT = 2;
     static final OutputTag<StatsEvent> TOO_LATE_FOR_STATS = new OutputTag<>("too-late-for-stats") {};

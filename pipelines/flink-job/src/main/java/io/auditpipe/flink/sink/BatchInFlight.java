@@ -110,7 +110,7 @@ final class BatchInFlight implements AutoCloseable {
     }
 
     /**
-     * Milliseconds a batch was being written, in all (metric {@code storeBusyMillis}): set beside the
+     * Milliseconds at least one batch was being written, in all (metric {@code storeBusyMillis}): set beside the
      * task's running time, how much of it the store had work from this writer. What the task waited
      * ({@link #waitedMillis}) is only the part of it the task had nothing else to do.
      */

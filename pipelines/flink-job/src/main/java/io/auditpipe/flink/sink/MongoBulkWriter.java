@@ -181,7 +181,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.ferretDb = isFerretDb();
         this.maxUpdatesPerRequest = ferretDb ? FERRETDB_MAX_UPDATES_PER_REQUEST : Integer.MAX_VALUE;
         this.deadLetters = client.getDatabase(settings.database).getCollection(settings.deadLetterCollection);
-        // counted by the writing threads, several at once when settings.batchesInFlight > 1
+        // counted by the writing threads, several at once when more than one batch is in flight
         this.written = metrics.counter("documentsWritten", new ThreadSafeSimpleCounter());
         this.duplicates = metrics.counter("duplicatesIgnored", new ThreadSafeSimpleCounter());
         this.retries = metrics.counter("writeRetries", new ThreadSafeSimpleCounter());
@@ -202,7 +202,10 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             this.rejectionMaxBytes = 0;
             this.rejectionProducer = null;
         }
-        this.batches = new BatchInFlight(settings.collection, settings.batchesInFlight);
+        // more than one batch at once on FerretDB only: a capped collection keeps the order batches arrive in,
+        // and MongoDB trims its own by that order, where the chain needs a server's links removed oldest first;
+        // the local FerretDB is trimmed by auditpipe's supervisor, which keeps that (store.chain_prefix_bound)
+        this.batches = new BatchInFlight(settings.collection, ferretDb ? settings.batchesInFlight : 1);
         // how long the task waited for the store: what the store holds back of the operators chained before this sink
         metrics.gauge("storeWaitMillis", batches::waitedMillis);
         // how long the store had a batch of this writer's: beside the task's time, how much of it the store was kept busy

@@ -85,9 +85,12 @@ public final class MongoSinkSettings implements Serializable {
     }
 
     /**
-     * The same settings, writing up to {@code n} batches at once. Only for a writer of inserts only:
-     * with more than one, two batches may be applied in either order, which an insert by {@code _id}
-     * does not mind and an upsert does (the older value could be the one stored).
+     * The same settings, writing up to {@code n} batches at once to FerretDB (to MongoDB, one). Only for
+     * a writer of inserts only: with more than one, two batches may be applied in either order, which
+     * an insert by {@code _id} does not mind and an upsert does (the older value could be the one
+     * stored). Not on MongoDB: its capped collection trims in arrival order, and a server's newer links
+     * removed before older ones would read as a deletion to verify; auditpipe's own trimming of the
+     * local FerretDB removes a prefix of each server's chain whatever the order (docs/archive.md).
      */
     public MongoSinkSettings withBatchesInFlight(int n) {
         if (n < 1) {
