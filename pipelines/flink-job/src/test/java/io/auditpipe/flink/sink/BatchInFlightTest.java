@@ -21,29 +21,53 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(30)
 class BatchInFlightTest {
 
+    /** A batch that says it runs, waits until it may finish, and then notes {@code name} in {@code done}. */
+    private static BatchInFlight.Write runsUntil(CountDownLatch running, CountDownLatch mayFinish, List<String> done, String name) {
+        return () -> {
+            running.countDown();
+            mayFinish.await();
+            done.add(name);
+        };
+    }
+
+    /** The message of the failure {@link BatchInFlight#throwIfFailed} throws, polled every 10 ms until the writing thread has failed (null after 10 s). */
+    private static String failureSeenByPolling(BatchInFlight batches) throws InterruptedException {
+        for (int i = 0; i < 1000; i++) {
+            try {
+                batches.throwIfFailed();
+                Thread.sleep(10);
+            } catch (IOException e) {
+                return e.getMessage();
+            }
+        }
+        return null;
+    }
+
+    /** A thread that, 200 ms from now, notes "released" in {@code done} and lets a waiting batch finish. */
+    private static Thread releaseIn200Millis(CountDownLatch mayFinish, List<String> done) {
+        Thread releaser = new Thread(() -> {
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException ignored) {
+            }
+            done.add("released");
+            mayFinish.countDown();
+        });
+        releaser.start();
+        return releaser;
+    }
+
     @Test
     void theTaskGoesOnWhileABatchIsWrittenAndTheNextBatchWaitsForIt() throws Exception {
         try (BatchInFlight batches = new BatchInFlight("test")) {
             CountDownLatch firstMayFinish = new CountDownLatch(1);
             CountDownLatch firstStarted = new CountDownLatch(1);
             List<String> done = new CopyOnWriteArrayList<>();
-            batches.start(() -> {
-                firstStarted.countDown();
-                firstMayFinish.await();
-                done.add("first");
-            });
+            batches.start(runsUntil(firstStarted, firstMayFinish, done, "first"));
             assertTrue(firstStarted.await(10, TimeUnit.SECONDS));
             assertTrue(done.isEmpty(), "start returned while the first batch is still being written");
 
-            Thread releaser = new Thread(() -> {
-                try {
-                    Thread.sleep(200); // the second start must still be waiting then
-                } catch (InterruptedException ignored) {
-                }
-                done.add("released");
-                firstMayFinish.countDown();
-            });
-            releaser.start();
+            Thread releaser = releaseIn200Millis(firstMayFinish, done); // the second start must still be waiting then
             batches.start(() -> done.add("second")); // waits for the first
             List<String> soFar = List.copyOf(done); // the second batch may be adding to it now
             assertTrue(soFar.size() >= 2, "start returned before the first batch was written: " + soFar);
@@ -107,26 +131,10 @@ class BatchInFlightTest {
             CountDownLatch firstMayFinish = new CountDownLatch(1);
             CountDownLatch secondMayFinish = new CountDownLatch(1);
             List<String> done = new CopyOnWriteArrayList<>();
-            batches.start(() -> {
-                bothRunning.countDown();
-                firstMayFinish.await();
-                done.add("first");
-            });
-            batches.start(() -> {
-                bothRunning.countDown();
-                secondMayFinish.await();
-                done.add("second");
-            });
+            batches.start(runsUntil(bothRunning, firstMayFinish, done, "first"));
+            batches.start(runsUntil(bothRunning, secondMayFinish, done, "second"));
             assertTrue(bothRunning.await(10, TimeUnit.SECONDS), "the second batch did not start while the first ran");
-            Thread releaser = new Thread(() -> {
-                try {
-                    Thread.sleep(200); // the third start must still be waiting then
-                } catch (InterruptedException ignored) {
-                }
-                done.add("released");
-                firstMayFinish.countDown();
-            });
-            releaser.start();
+            Thread releaser = releaseIn200Millis(firstMayFinish, done); // the third start must still be waiting then
             batches.start(() -> done.add("third")); // waits for the oldest, the first
             assertEquals(List.of("released", "first"), List.copyOf(done).subList(0, 2));
             assertFalse(done.contains("second"), "the third waited for the second too");
@@ -166,16 +174,7 @@ class BatchInFlightTest {
             batches.start(() -> {
                 throw new IOException("store gone");
             });
-            IOException thrown = null;
-            for (int i = 0; i < 1000 && thrown == null; i++) {
-                try {
-                    batches.throwIfFailed();
-                    Thread.sleep(10);
-                } catch (IOException e) {
-                    thrown = e;
-                }
-            }
-            assertEquals("store gone", thrown == null ? null : thrown.getMessage());
+            assertEquals("store gone", failureSeenByPolling(batches));
             olderMayFinish.countDown();
             batches.awaitIdle(); // the older one succeeded; the failure was reported once
         }
@@ -223,16 +222,7 @@ class BatchInFlightTest {
             batches.start(() -> {
                 throw new IOException("store gone");
             });
-            IOException thrown = null;
-            for (int i = 0; i < 1000 && thrown == null; i++) {
-                try {
-                    batches.throwIfFailed();
-                    Thread.sleep(10); // polling until the writing thread has failed
-                } catch (IOException e) {
-                    thrown = e;
-                }
-            }
-            assertEquals("store gone", thrown == null ? null : thrown.getMessage());
+            assertEquals("store gone", failureSeenByPolling(batches));
             batches.awaitIdle(); // reported once
         }
     }
