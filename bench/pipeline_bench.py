@@ -1,4 +1,4 @@
-"""auditpipe benchmark: prints figures, asserts nothing. Run: ./auditpipe bench [--quick]
+"""auditpipe benchmark: prints figures, asserts nothing. Run: ./auditpipe bench [--quick] [--end-to-end-only]
 
 Measures, in one run on a stack of its own (ports 2xxxx, state in a temporary folder):
   1. store bulk insert: the store's own rate for event-shaped sample documents (2 writers, batches
