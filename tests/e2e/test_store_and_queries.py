@@ -8,7 +8,7 @@ import pytest
 
 from auditpipe import query
 from auditpipe.components.store import (BASE_INDEXES, ID_LOOKUP_INDEX_SUFFIX, QUERY_INDEXES, ensure_collections,
-                                        trim_capped_collections,
+                                        TRIM_CHAIN_WINDOW, trim_capped_collections,
                                         is_ferretdb)
 from auditpipe.config import Config
 from auditpipe.errors import UserError
@@ -108,8 +108,8 @@ def test_trimming_removes_a_prefix_of_each_servers_chain_when_batches_arrived_ou
     try:
         events = db.create_collection("events", capped=True, size=64 * 1024 * 1024, max=250)
 
-        def links(server, first, last):
-            return [{"_id": f"{server}/{n}", "server": server, "chain_seq": n} for n in range(first, last + 1)]
+        def links(server, first, last, chain=1):
+            return [{"_id": f"{server}/{chain}/{n}", "server": server, "chain_seq": n} for n in range(first, last + 1)]
 
         for batch in (links("a", 1, 100), links("a", 201, 300), links("a", 101, 200), links("b", 1, 50),
                       links("a", 301, 400)):
@@ -125,6 +125,16 @@ def test_trimming_removes_a_prefix_of_each_servers_chain_when_batches_arrived_ou
         assert trimmed["events"].removed == 300, trimmed
         assert sorted(d["chain_seq"] for d in events.find({"server": "a"})) == list(range(351, 601))
         assert events.count_documents({"server": "b"}) == 0
+        # a chain that started over (links 1-300 again, a job started without its state): every old link
+        # is newer than a kept one; the trim holds them back, at most TRIM_CHAIN_WINDOW past the cap
+        events.insert_many(links("a", 1, 300, chain=2))
+        trimmed = {t.collection: t for t in trim_capped_collections(cfg)}
+        assert trimmed["events"].removed == 0 and events.count_documents({}) == 550, trimmed
+        # and once more than that is over the cap, the rows below the window go
+        events.insert_many(links("a", 301, 301 + TRIM_CHAIN_WINDOW, chain=2))
+        trimmed = {t.collection: t for t in trim_capped_collections(cfg)}
+        assert trimmed["events"].removed > 0, trimmed
+        assert events.count_documents({}) <= 250 + TRIM_CHAIN_WINDOW, trimmed
     finally:
         db.client.drop_database("auditpipe_trim_order")
 

@@ -359,7 +359,11 @@ class Trimmed:
     cap_bytes: int
 
 
-TRIM_CHAIN_WINDOW = 5_000  # rows each side of a cut looked at for a server's links out of insertion order
+# Rows each side of a cut looked at for a server's links out of insertion order: two batches in
+# flight of 1,000 (sink.batch-size) and a partial one. Less than TRIM_CHUNK_ROWS, so that the rule
+# holds at most this many rows past the cap, whatever it finds (a chain that started over, its new
+# links older than the old ones kept, would otherwise stop the trimming for good).
+TRIM_CHAIN_WINDOW = 2_500
 
 
 def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
@@ -368,7 +372,8 @@ def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
     verify takes a missing link among those kept for a deletion). A server's events are inserted in
     link order batch by batch, but two batches in flight (the events' writer on FerretDB) or a batch
     retried after a store failure can reach the store in the other order; such rows lie close
-    together, so TRIM_CHAIN_WINDOW rows each side of the cut are enough to look at. Going down from the
+    together, so TRIM_CHAIN_WINDOW rows each side of the cut are enough to look at, and rows further
+    below are removed whatever they hold. Going down from the
     cut, a row whose link is newer than one kept of the same server is kept, and with it every row
     above it."""
     def rows(where: str, order: str):
@@ -445,7 +450,7 @@ def trim_capped_collections(cfg: Config) -> list[Trimmed]:
                         below = chain_prefix_bound(con, table, cut[0])
                         chunk = con.execute(f'DELETE FROM "{table}" WHERE _ferretdb_record_id < ?', (below,)).rowcount
                     if chunk == 0:
-                        break  # the oldest rows hold a link newer than one kept: nothing to remove for now
+                        break  # every row to remove holds a link newer than one kept: at most TRIM_CHAIN_WINDOW
                     removed += chunk
             except sqlite3.OperationalError as e:
                 if "no such table" in str(e):
