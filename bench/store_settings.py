@@ -24,7 +24,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -32,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 
 from auditpipe import config  # noqa: E402
+from pipeline_bench import store_bulk_rate_of  # noqa: E402
 from auditpipe.components.store import (BASE_INDEXES, FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS,  # noqa: E402
                                         LocalStore, mongo_client)
 
@@ -42,7 +42,7 @@ SETTINGS = [
     (f"{FERRETDB_INSERT_STATEMENT_ROWS} a transaction, " + ", ".join(f"{k}={v}" for k, v in FERRETDB_GO_RUNTIME.items())
      + " (auditpipe up)", [f"--test-batch-size={FERRETDB_INSERT_STATEMENT_ROWS}"], FERRETDB_GO_RUNTIME),
 ]
-BATCH = 1000
+BATCH = 1000  # store_bulk_rate_of's batches, the events' writer's batch size
 
 
 def cpu_seconds(pid: int) -> float:
@@ -79,22 +79,13 @@ def insert_rate(binary: Path, flags: list, env: dict, documents: list, writers: 
                     raise SystemExit(f"FerretDB ({binary}) did not start on port {port}")
                 time.sleep(0.1)
         db = MongoClient(f"mongodb://127.0.0.1:{port}/", socketTimeoutMS=600_000)["settings"]
-        events = db.create_collection("events", capped=True, size=1 << 30)
+        like = db.create_collection("events", capped=True, size=1 << 20)
         for key, name in indexes:
-            events.create_index(key, name=name)
-        share = -(-len(documents) // writers)
-
-        def write(part: list) -> None:
-            for i in range(0, len(part), BATCH):
-                events.insert_many(part[i:i + BATCH], ordered=False)
-
-        threads = [threading.Thread(target=write, args=(documents[i:i + share],))
-                   for i in range(0, len(documents), share)]
-        cpu_before, started = cpu_seconds(proc.pid), time.monotonic()
-        [t.start() for t in threads]
-        [t.join() for t in threads]
-        seconds, cpu = time.monotonic() - started, cpu_seconds(proc.pid) - cpu_before
-        return len(documents) / seconds, 1e6 * cpu / len(documents)
+            like.create_index(key, name=name)
+        cpu_before = cpu_seconds(proc.pid)
+        rate = store_bulk_rate_of(db, documents, like, writers=writers)  # the bench's own measure
+        cpu = cpu_seconds(proc.pid) - cpu_before
+        return rate, 1e6 * cpu / len(documents)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
