@@ -114,7 +114,7 @@ def main() -> None:
                          f"--speedup 1000000 on a running stack), or ask for fewer")
     indexes = [(key, name) for role, key, name in BASE_INDEXES if role == "events_collection"]
     print(f"{len(documents):,} stored events from {cfg.store_uri}, batches of {BATCH}, the events collection's "
-          f"indexes ({', '.join(n for _, n in indexes)}); FerretDB {binary.name}")
+          f"indexes on FerretDB ({', '.join(n for _, n in indexes) or 'none but _id'}); FerretDB {binary.name}")
     width = max(len(name) for name, _, _ in SETTINGS)
     for round_number in range(1, args.rounds + 1):
         for name, flags, env in SETTINGS:

@@ -33,14 +33,32 @@ def test_events_collection_is_capped_with_the_configured_size(stack):
 
 
 def test_setup_creates_the_indexes_this_store_uses(stack):
-    """FerretDB: the base indexes only (it uses none for filters, so the query indexes would only slow
-    inserts); MongoDB: the query catalog's indexes too (docs/queries.md "Indexes")."""
+    """FerretDB: the base indexes only, none on events (it uses none for filters, so the query indexes
+    would only slow inserts); MongoDB: the query catalog's indexes too (docs/queries.md "Indexes")."""
     db = stack.db()
-    wanted = BASE_INDEXES if is_ferretdb(db) else BASE_INDEXES + QUERY_INDEXES
-    for role in {r for r, _, _ in BASE_INDEXES + QUERY_INDEXES}:
-        collection = stack.cfg.store[role]
-        have = {i["name"]: list(i["key"].items()) for i in db[collection].list_indexes() if i["name"] != "_id_"}
-        assert have == {name: key for r, key, name in wanted if r == role}, collection
+    ferretdb = is_ferretdb(db)
+    wanted = BASE_INDEXES if ferretdb else BASE_INDEXES + QUERY_INDEXES
+
+    def check():
+        for role in {r for r, _, _ in BASE_INDEXES + QUERY_INDEXES}:
+            collection = stack.cfg.store[role]
+            have = {i["name"]: list(i["key"].items()) for i in db[collection].list_indexes() if i["name"] != "_id_"}
+            assert have == {name: key for r, key, name in wanted if r == role}, collection
+
+    check()
+    if ferretdb:  # a store set up by an older auditpipe: its events indexes go, an index of the user's stays
+        events = db[stack.cfg.store["events_collection"]]
+        events.create_index([("event_time", 1)], name="event_time")
+        events.create_index([("user", 1)], name="users_own")
+        try:
+            notes = ensure_collections(stack.cfg)
+            assert [n for n in notes if n.startswith("dropped index")] == [
+                f"dropped index event_time of {events.name}: FerretDB uses no index but _id for a query, and each "
+                'other one slows every insert (docs/queries.md "Indexes")'], notes
+            assert "users_own" in {i["name"] for i in events.list_indexes()}
+        finally:
+            events.drop_index("users_own")
+        check()
 
 
 UNCAPPED_ROLES = ["stats_collection", "dead_letter_collection", "alerts_collection", "chain_heads_collection",
@@ -152,7 +170,7 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
     from auditpipe.components.store import ferretdb_sqlite_file, ferretdb_table, refresh_ferretdb_connections
 
     cfg, db = scratch_database(stack, "auditpipe_schema_states")
-    events = db[cfg.store["events_collection"]]
+    stats = db[cfg.store["stats_collection"]]  # a collection that has a base index on FerretDB
 
     def in_ferretdbs_file(statement):
         con = sqlite3.connect(ferretdb_sqlite_file(cfg))
@@ -161,30 +179,30 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
         con.close()
 
     def listed():
-        return {i["name"] for i in events.list_indexes()}
+        return {i["name"] for i in stats.list_indexes()}
 
     try:
         ensure_collections(cfg)
         con = sqlite3.connect(ferretdb_sqlite_file(cfg))
-        table, _ = ferretdb_table(con, events.name)
+        table, _ = ferretdb_table(con, stats.name)
         con.close()
-        make_index = f'CREATE INDEX "{table}_event_time" ON "{table}" (_ferretdb_sjson->"event_time")'
+        make_index = f'CREATE INDEX "{table}_window_start" ON "{table}" (_ferretdb_sjson->"window_start")'
         # stale: FerretDB's connections read a schema with the index, then it goes
-        events.drop_index("event_time")
+        stats.drop_index("window_start")
         in_ferretdbs_file(make_index)
         refresh_ferretdb_connections(db)
-        in_ferretdbs_file(f'DROP INDEX "{table}_event_time"')
-        assert "event_time" not in listed()
+        in_ferretdbs_file(f'DROP INDEX "{table}_window_start"')
+        assert "window_start" not in listed()
         assert ensure_collections(cfg) == []
-        assert "event_time" in listed()
+        assert "window_start" in listed()
         # a leftover: the index is in the file, FerretDB does not list it
-        events.drop_index("event_time")
+        stats.drop_index("window_start")
         in_ferretdbs_file(make_index)
         notes = ensure_collections(cfg)
-        assert any(n.startswith(f"index event_time of {events.name} was left") for n in notes), notes
-        assert "event_time" in listed()
-        events.insert_one({"_id": "after", "event_time": "2026-11-24T00:00:00Z"})
-        assert events.count_documents({}) == 1
+        assert any(n.startswith(f"index window_start of {stats.name} was left") for n in notes), notes
+        assert "window_start" in listed()
+        stats.insert_one({"_id": "after", "window_start": "2026-11-24T00:00:00Z"})
+        assert stats.count_documents({}) == 1
         assert ensure_collections(cfg) == [], "a second setup finds nothing to do"
     finally:
         db.client.drop_database("auditpipe_schema_states")

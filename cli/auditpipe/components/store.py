@@ -5,10 +5,11 @@ The events collection is capped and is created here, with the configured size, b
 writes to it: an insert into a missing collection would create it uncapped, the classic failure
 of this design. An existing uncapped events collection stops startup with a clear message.
 
-Indexes, two sets (decision in docs/queries.md "Indexes"): BASE_INDEXES on every store, and
-QUERY_INDEXES, which serve the query catalog's filters, only on MongoDB. FerretDB 1.24's SQLite
-backend uses no index for a filter (it pushes down only `_id` equality, so every aggregation reads
-the whole collection), so there they would only slow the job's inserts. Feature-detected with
+Indexes, two sets (decision in docs/queries.md "Indexes"): BASE_INDEXES on every store (none on
+events), and QUERY_INDEXES, which serve the query catalog's filters, only on MongoDB. FerretDB
+1.24's SQLite backend uses no index for a filter or a sort (it pushes down only `_id` equality and
+`$natural`, so every aggregation reads the whole collection), so there they would only slow the
+job's inserts, and `up` drops those an older auditpipe made there. Feature-detected with
 `buildInfo`, as the job's sink does.
 
 Lookups by `_id` on the local FerretDB (`index_id_lookups`): FerretDB 1.24 pushes an `_id` equality
@@ -52,10 +53,12 @@ FERRETDB_INSERT_STATEMENT_ROWS = 1000
 # batches"); the soft limit keeps the heap from growing past it on a large insert.
 FERRETDB_GO_RUNTIME = {"GOGC": "400", "GOMEMLIMIT": "512MiB"}
 
-# (collection role in store config, key, name) for every store
+# (collection role in store config, key, name) for every store. None on the events collection: on
+# FerretDB 1.24 no index but `_id` serves a query (docs/queries.md "Indexes"), and every other index
+# of the collection the pipeline writes at its full rate is work of each insert (FerretDB's two on
+# events, `event_time` and `(auth_outcome, event_time)`, took 13% of its CPU a document and 10-15%
+# of its bulk rate: docs/store.md "indexes on events"); the other collections take a few writes a second.
 BASE_INDEXES = [
-    ("events_collection", [("event_time", 1)], "event_time"),
-    ("events_collection", [("auth_outcome", 1), ("event_time", 1)], "auth_outcome_event_time"),
     ("stats_collection", [("window_start", 1)], "window_start"),
     ("dead_letter_collection", [("detected_at", 1)], "detected_at"),
     ("alerts_collection", [("raised_at", 1)], "raised_at"),
@@ -66,8 +69,11 @@ BASE_INDEXES = [
 KAFKA_LAG_CAPPED_MB = 16  # samples of about 250 bytes every 15 s: about 60 days
 # only on MongoDB: every catalog query on events matches a time range and, from a dashboard's
 # server variable or --server, servers; the narrower ones also a control, a data class or a
-# category (equality first, then the range: each is a prefix the planner can use)
+# category (equality first, then the range: each is a prefix the planner can use); the time range
+# alone and failed logins (auth_outcome) by time
 QUERY_INDEXES = [
+    ("events_collection", [("event_time", 1)], "event_time"),
+    ("events_collection", [("auth_outcome", 1), ("event_time", 1)], "auth_outcome_event_time"),
     ("events_collection", [("server", 1), ("event_time", 1)], "server_event_time"),
     ("events_collection", [("controls", 1), ("event_time", 1)], "controls_event_time"),
     ("events_collection", [("data_classes", 1), ("event_time", 1)], "data_classes_event_time"),
@@ -167,6 +173,8 @@ def ensure_collections(cfg: Config) -> list[str]:
         create_collection(cfg, db, s["kafka_lag_collection"], capped=True, size=KAFKA_LAG_CAPPED_MB * 1024 * 1024)
     for role, key, name in indexes_for(db):
         notes += create_index(cfg, db[s[role]], key, name)
+    if is_ferretdb(db):
+        notes += drop_indexes_that_serve_no_query(cfg, db)
     if cfg.store_uses_local_ferretdb:
         try:
             index_id_lookups(cfg)
@@ -213,6 +221,29 @@ def create_index(cfg: Config, collection, key: list[tuple[str, int]], name: str)
 
     retry_on_stale_ferretdb_schema(cfg, collection.database, lambda: collection.create_index(key, name=name),
                                    lambda: name in {i["name"] for i in collection.list_indexes()}, drop_a_leftover)
+    return notes
+
+
+def drop_indexes_that_serve_no_query(cfg: Config, db) -> list[str]:
+    """On FerretDB: drops the indexes of QUERY_INDEXES a store set up by an older auditpipe has (the
+    events collection had `event_time` and `(auth_outcome, event_time)` on every store): none serves a
+    query there, and each is work of every insert. Only those names; an index of your own stays.
+    Returns notes for the user."""
+    from pymongo.errors import PyMongoError
+
+    notes = []
+    for role, _key, name in QUERY_INDEXES:
+        collection = db[cfg.store[role]]
+        if name not in {i["name"] for i in collection.list_indexes()}:
+            continue
+        try:
+            collection.drop_index(name)
+        except PyMongoError as e:
+            notes.append(f"could not drop index {name} of {collection.name} ({e}): it serves no query on FerretDB "
+                         "and slows every insert; `auditpipe up` tries again")
+            continue
+        notes.append(f"dropped index {name} of {collection.name}: FerretDB uses no index but _id for a query, and "
+                     "each other one slows every insert (docs/queries.md \"Indexes\")")
     return notes
 
 
