@@ -8,7 +8,8 @@ Measures, in one run on a stack of its own (ports 2xxxx, state in a temporary fo
   3. end to end throughput: a log file written as fast as possible -> documents in the store, with
      each component's CPU time per event and resident memory in that run (the stack shares the
      machine's cores: the sum of the CPU per event bounds the rate the machine can reach)
-  4. end to end latency at a fixed rate: line written -> document visible (p50, p99), alert latency
+  4. end to end latency at a fixed rate (records made first, then written at the rate: write_paced):
+     line written -> document visible (p50, p99), alert latency
      (another server's brute forces, its lines on the busy server's Kafka partition: the worst case),
      and each component's resident memory at that rate
 and says which stage is the bottleneck. Targets (2 cores): job alone >= 150k events/s per core;
@@ -470,7 +471,14 @@ def alert_latencies(written: dict, seen: dict, stop: threading.Event, timeout: f
 
 class StoredCount:
     """How many documents the events collection holds, read from the local FerretDB's SQLite file
-    (read-only, ``SELECT count(*)`` over an index: a few milliseconds, in this process).
+    (``SELECT count(*)`` over an index of the bench's own: a few milliseconds, in this process).
+
+    The index is on the record id alone (an integer, every new row at its end: SQLite reads no JSON
+    to add to it), made in the file as `index_id_lookups` makes its own; the store has no other to
+    count with than the `_id` index (docs/queries.md "Indexes"), and a count of the rows after a
+    record id without an index reads the table's own pages, about one a document: done every 0.1 s
+    through the latency run, it kept a core of this machine busy and the run's backlog grew (seen in
+    the ninth session's first runs). The bulk-insert ceiling's collection does not have it.
 
     Not through the store's API while the pipeline runs, because on FerretDB 1.24 every way of
     counting there loads the store being measured: count_documents and estimated_document_count
@@ -490,20 +498,23 @@ class StoredCount:
         if found is None:
             raise SystemExit(f"no {cfg.store['events_collection']} table in {path}")
         self.table = found[0]
+        self.index = f"{self.table}_bench_record_id"
+        writer = sqlite3.connect(path, timeout=30)
+        writer.execute(f'CREATE INDEX IF NOT EXISTS "{self.index}" ON "{self.table}" (_ferretdb_record_id)')
+        writer.commit()
+        writer.close()
 
     def __call__(self) -> int:
-        return self.db.execute(f'SELECT count(*) FROM "{self.table}"').fetchone()[0]
+        return self.db.execute(f'SELECT count(*) FROM "{self.table}" INDEXED BY "{self.index}"').fetchone()[0]
 
     def since_now(self):
         """A count of the documents stored from now on, which the capped collection's trimming does not
         lower while it removes older ones (the runs together store more than the local cap of 2 GiB)."""
         mark = self.db.execute(f'SELECT coalesce(max(_ferretdb_record_id), 0) FROM "{self.table}"').fetchone()[0]
-        # through the event_time index, as count(*) goes: by record id alone SQLite would read the table's pages
-        index = f"{self.table}_event_time"
-        indexed = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (index,)).fetchone()
-        via = f'INDEXED BY "{index}"' if indexed else ""
+        # the rows after the mark in the record-id index: only the new ones are read
         return lambda: self.db.execute(
-            f'SELECT count(*) FROM "{self.table}" {via} WHERE _ferretdb_record_id > ?', (mark,)).fetchone()[0]
+            f'SELECT count(*) FROM "{self.table}" INDEXED BY "{self.index}" WHERE _ferretdb_record_id > ?',
+            (mark,)).fetchone()[0]
 
 
 WARM_UP_MAX_ROUNDS = 8   # of n_warm records each
@@ -613,6 +624,28 @@ def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -
 
 
 LATENCY_RATE = 10_000
+LATENCY_LOG_ROTATE_BYTES = 32 * 1024 * 1024
+
+
+def write_paced(lines: Path, log: Path, rate: float, rotate_on_size: int) -> None:
+    """Appends the lines of ``lines`` to ``log`` at ``rate`` lines a second, the due ones every 10 ms,
+    rotating as the plugin does (the simulator's AuditLogWriter). The records are made before (the
+    simulator at full speed): making them as they are written took 36% of a core at 10,000 a second
+    (measured), a load on the 2 cores the pipeline shares that a MySQL server's audit plugin does not
+    put on the pipeline."""
+    from auditpipe.simulate import AuditLogWriter
+
+    writer = AuditLogWriter(log, rotate_on_size, rotations=9, late_writes=3)
+    start = time.monotonic()
+    written = 0
+    with open(lines, "rb") as source:
+        for line in source:
+            while written >= (time.monotonic() - start) * rate:
+                writer.flush()
+                time.sleep(0.01)
+            writer.write(line.rstrip(b"\n"))
+            written += 1
+    writer.close()
 
 
 def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int) -> None:
@@ -623,11 +656,13 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
     log = logs["bench-latency"]
     total = rate * lat_seconds
     samples: list = []
+    records = log.parent.parent / "latency-records.log"  # made first (write_paced says why), where no collector reads
+    simulate(path=records, rate=rate, duration=lat_seconds, speedup=1e6, seed=7, rotate_on_size=0)
+    writer_before = events_writer_metrics(PORTS["flink"])
     latency_stored = stored.since_now()
     usage = ComponentUsage(cfg.state_dir).start()
     t0 = time.monotonic()
-    writer = threading.Thread(target=simulate, kwargs=dict(path=log, rate=rate, duration=lat_seconds, speedup=1,
-                                                          seed=7, rotate_on_size=32 * 1024 * 1024))
+    writer = threading.Thread(target=write_paced, args=(records, log, rate, LATENCY_LOG_ROTATE_BYTES))
     writer.start()
     bursts: dict = {}
     alerts_seen: dict = {}
@@ -640,18 +675,44 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
     wait_count(latency_stored, 0, total, timeout=900, samples=samples)
     writer.join()
     burster.join()
+    records.unlink()
+    seconds = samples[-1][0] - t0
     latency_usage = usage.stop()
+    writer_after = events_writer_metrics(PORTS["flink"])
     # record k is written at about t0 + k/rate; it is visible once the count reaches k
-    latencies = []
+    by_written = []  # (second of the run it was written in, latency)
     for k in range(1000, total + 1, max(total // 500, 1)):
         seen = next(t for t, c in samples if c >= k)
-        latencies.append(max(seen - (t0 + k / rate), 0.0))
-    latencies.sort()
+        by_written.append((k / rate, max(seen - (t0 + k / rate), 0.0)))
+    latencies = sorted(lat for _, lat in by_written)
     p50 = statistics.median(latencies)
     p99 = latencies[int(0.99 * (len(latencies) - 1))]
     print(f"end to end latency:       p50 {p50:.2f}s  p99 {p99:.2f}s at {rate} events/s for {lat_seconds}s "
           f"(line written -> document visible, counted every 0.1s; target p99 < 2s)")
-    figures["latency"] = {"events_per_s": rate, "seconds": lat_seconds, "p50_s": round(p50, 2), "p99_s": round(p99, 2)}
+    # where in the run the slow ones were: a backlog grows, a stall is a bump
+    slice_s = max(lat_seconds // 10, 1)
+    slices = [max((lat for w, lat in by_written if i <= w < i + slice_s), default=0.0)
+              for i in range(0, lat_seconds, slice_s)]
+    print(f"  the slowest of each {slice_s}s of the run, by when written: " + ", ".join(f"{x:.1f}" for x in slices) + " s")
+    cpu_share = sum(c for c, _ in latency_usage.values()) / seconds / (os.cpu_count() or 1)
+    figures["latency"] = {"events_per_s": rate, "seconds": lat_seconds, "p50_s": round(p50, 2), "p99_s": round(p99, 2),
+                          "slowest_per_slice_s": [round(x, 2) for x in slices], "slice_seconds": slice_s,
+                          "components_cpu_share": round(cpu_share, 3)}
+    busy = ""
+    if writer_before is not None and writer_after is not None:
+        busy_s = (writer_after["storeBusyMillis"] - writer_before["storeBusyMillis"]) / 1000
+        figures["latency"]["seconds_store_had_an_events_batch"] = round(busy_s, 1)
+        figures["latency"]["events_batches"] = {k: round(writer_after[k] - writer_before[k])
+                                                for k in ("batchesFull", "batchesOnFlushTimer", "batchesOnCheckpoint")}
+        busy = (f"; the store had a batch of the events' writer {100 * busy_s / seconds:.0f}% of it (storeBusyMillis); "
+                "its batches full / on the flush timer / on a checkpoint: "
+                + " / ".join(str(v) for v in figures["latency"]["events_batches"].values()))
+    print(f"  the stack's components used {100 * cpu_share:.0f}% of the machine's {os.cpu_count()} cores in the "
+          f"{seconds:.1f}s until the last was stored{busy}")
+    cpu_per_event = {k: 1e6 * c / total for k, (c, _) in latency_usage.items()}
+    figures["latency"]["cpu_us_per_event"] = {k: round(v, 1) for k, v in cpu_per_event.items()}
+    print("  CPU per event in this run: " + ", ".join(f"{k} {v:.1f} us" for k, v in cpu_per_event.items())
+          + f"; all {sum(cpu_per_event.values()):.0f} us")
     alert_lat = sorted(alert_latencies(bursts, alerts_seen, stop_watching))
     if alert_lat:
         a50 = statistics.median(alert_lat)
@@ -870,8 +931,7 @@ sources:
                                  "peak_resident_mib": {k: round(r) for k, (_, r) in used.items()},
                                  "cpu_ceiling_events_per_s": round(ceiling)}
 
-        if not end_to_end_only:
-            measure_latency(cfg, db, logs, stored, figures, lat_seconds)
+        measure_latency(cfg, db, logs, stored, figures, lat_seconds)
         rate = LATENCY_RATE
 
         collector_rate = m.records / max(kafka_at, 1e-6)
@@ -901,7 +961,7 @@ sources:
             bottleneck = slowest
             print(f"bottleneck: {bottleneck} at {stages[bottleneck]:,.0f}/s")
         figures["bottleneck"] = bottleneck
-        if bulk < rate and not end_to_end_only:
+        if bulk < rate:
             print(f"  latency at {rate:,} events/s: the store's own bulk rate for these documents ({bulk:,.0f} docs/s, "
                   f"the machine to itself) is below the rate offered, so a backlog grows whatever the job does")
         if per_core is not None and per_core < 150_000:

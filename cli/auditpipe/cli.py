@@ -564,9 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "compiler settles (--quick: 5).")
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000)")
     s.add_argument("--end-to-end-only", action="store_true",
-                   help="only the store's bulk rate and the end-to-end run with its ceiling (about 5-8 minutes): to "
-                        "compare a change of the job's store writes or of the store, without the job-alone and "
-                        "latency runs")
+                   help="only the store's bulk rate, the end-to-end run with its ceiling and the latency run "
+                        "(about 7-9 minutes): to compare a change of the job's store writes or of the store, "
+                        "without the job alone and the parsers")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
                    "the parallelism and the run lengths, to FILE as JSON (two runs on one machine can be compared)")
     s.add_argument("--recordings", metavar="DIR", help="keep the Java Flight Recorder recordings of the job (alone, "
