@@ -34,8 +34,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The one-minute stats window as the job configures it (tumbling event-time minute, the early-firing
  * trigger, allowed lateness, late events to the side output), in a keyed harness: early firings
- * emit full counts, late events within the lateness update their minute, later ones go to the
- * side output, and state and timers drop back to zero when the minute can no longer change.
+ * emit full counts, late events within the lateness update their minute (one firing per early-fire
+ * interval, and at the latest when the minute's state is dropped), later ones go to the side
+ * output, and state and timers drop back to zero when the minute can no longer change.
  */
 class StatsWindowTest {
     private static final long T0 = Fixtures.T0.toEpochMilli();
@@ -98,15 +99,37 @@ class StatsWindowTest {
     }
 
     @Test
-    void aLateEventWithinTheLatenessUpdatesItsMinuteAtOnce() throws Exception {
+    void lateEventsWithinTheLatenessUpdateTheirMinuteOncePerEarlyFireInterval() throws Exception {
+        event(T0 + 1_000);
+        harness.processWatermark(MINUTE_END);
+        assertEquals(List.of(1L), counts());
+        harness.processWatermark(MINUTE_END + 30_000);
+        for (int i = 0; i < 50; i++) {
+            event(T0 + 5_000 + i);
+        }
+        assertEquals(List.of(), counts(), "not a firing per late event");
+        harness.setProcessingTime(EARLY.toMillis());
+        assertEquals(List.of(51L), counts(), "one firing with the full count");
+        event(T0 + 6_000);
+        harness.setProcessingTime(2 * EARLY.toMillis());
+        assertEquals(List.of(52L), counts());
+        assertTrue(harness.getSideOutput(AuditPipelineJob.TOO_LATE_FOR_STATS) == null
+                || harness.getSideOutput(AuditPipelineJob.TOO_LATE_FOR_STATS).isEmpty());
+    }
+
+    @Test
+    void aLateEventsFiringStillDueWhenItsMinuteIsDroppedHappensThen() throws Exception {
         event(T0 + 1_000);
         harness.processWatermark(MINUTE_END);
         assertEquals(List.of(1L), counts());
         harness.processWatermark(MINUTE_END + LATENESS.toMillis() - 1);
-        event(T0 + 5_000);
-        assertEquals(List.of(2L), counts());
-        assertTrue(harness.getSideOutput(AuditPipelineJob.TOO_LATE_FOR_STATS) == null
-                || harness.getSideOutput(AuditPipelineJob.TOO_LATE_FOR_STATS).isEmpty());
+        event(T0 + 5_000); // late by almost the whole lateness: the watermark passes it before the timer
+        harness.processWatermark(MINUTE_END + LATENESS.toMillis());
+        assertEquals(List.of(2L), counts(), "counted before the state went");
+        assertEquals(0, harness.numKeyedStateEntries(), "window state dropped back to zero");
+        assertEquals(0, harness.numProcessingTimeTimers(), "its early-fire timer went with it");
+        harness.setProcessingTime(EARLY.toMillis());
+        assertEquals(List.of(), counts(), "and nothing fires after");
     }
 
     @Test
