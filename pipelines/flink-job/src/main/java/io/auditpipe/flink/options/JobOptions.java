@@ -132,7 +132,8 @@ public final class JobOptions {
                     + " later ones are counted in the dead letters (stage 'stats') and stay in the events collection.");
     public static final ConfigOption<Duration> STATS_EARLY_FIRE_INTERVAL = ConfigOptions.key("stats.early-fire-interval")
             .durationType().defaultValue(Duration.ofSeconds(2))
-            .withDescription("A minute's count is written this soon after its last change, before the minute closes.");
+            .withDescription("A minute's count is written at most this long after it changes: before the minute closes,"
+                    + " and after it for late events.");
     public static final ConfigOption<String> ALERTS_COLLECTION = ConfigOptions.key("store.collection.alerts")
             .stringType().defaultValue("alerts")
             .withDescription("Alerts raised by the rules (docs/alerts.md), one document per alert id.");
