@@ -32,6 +32,7 @@ import tempfile
 import threading
 import sqlite3
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import bson
@@ -429,8 +430,6 @@ def log_on_partition_of(root: Path, server: str, other_log: Path, other_server: 
 def write_failed_login_bursts(log: Path, seconds: float, written: dict) -> None:
     """Every 0.5 s, 5 failed logins of a new account (a brute_force at the default threshold), appended
     to ``log`` as Percona JSON; ``written`` maps each account to when its 5th line was written."""
-    from datetime import datetime, timezone
-
     log.parent.mkdir(parents=True, exist_ok=True)
     end = time.monotonic() + seconds
     i = 0
@@ -500,10 +499,14 @@ class StoredCount:
             raise SystemExit(f"no {cfg.store['events_collection']} table in {path}")
         self.table = found[0]
         self.index = f"{self.table}_bench_record_id"
-        writer = sqlite3.connect(path, timeout=30)
-        writer.execute(f'CREATE INDEX IF NOT EXISTS "{self.index}" ON "{self.table}" (_ferretdb_record_id)')
-        writer.commit()
-        writer.close()
+        try:
+            writer = sqlite3.connect(path, timeout=30)
+            writer.execute(f'CREATE INDEX IF NOT EXISTS "{self.index}" ON "{self.table}" (_ferretdb_record_id)')
+            writer.commit()
+            writer.close()
+        except sqlite3.Error as e:
+            raise SystemExit(f"could not add the bench's record-id index to {path} ({e}): the bench counts stored "
+                             "events with it") from e
 
     def __call__(self) -> int:
         return self.db.execute(f'SELECT count(*) FROM "{self.table}" INDEXED BY "{self.index}"').fetchone()[0]
@@ -658,8 +661,6 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
     log = logs["bench-latency"]
     total = rate * lat_seconds
     samples: list = []
-    from datetime import datetime, timedelta, timezone
-
     writer_before = events_writer_metrics(PORTS["flink"])
     # Made first (write_paced says why), where no collector reads, each record with the time it will be
     # written at: the alert bursts on the same partition carry the time they are written at, and

@@ -90,10 +90,6 @@ def is_ferretdb(db) -> bool:
     return "ferretdbVersion" in info or "ferretdb" in info
 
 
-def indexes_for(db) -> list[tuple[str, list[tuple[str, int]], str]]:
-    return BASE_INDEXES if is_ferretdb(db) else BASE_INDEXES + QUERY_INDEXES
-
-
 def mongo_client(cfg: Config, timeout_ms: int = 5000, socket_timeout_ms: int | None = None):
     """A client of the store; ``socket_timeout_ms`` bounds each request too (status must not hang on a frozen store)."""
     from pymongo import MongoClient
@@ -171,9 +167,10 @@ def ensure_collections(cfg: Config) -> list[str]:
             create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:
         create_collection(cfg, db, s["kafka_lag_collection"], capped=True, size=KAFKA_LAG_CAPPED_MB * 1024 * 1024)
-    for role, key, name in indexes_for(db):
+    ferretdb = is_ferretdb(db)
+    for role, key, name in BASE_INDEXES if ferretdb else BASE_INDEXES + QUERY_INDEXES:
         notes += create_index(cfg, db[s[role]], key, name)
-    if is_ferretdb(db):
+    if ferretdb:
         notes += drop_indexes_that_serve_no_query(cfg, db)
     if cfg.store_uses_local_ferretdb:
         try:
