@@ -7,16 +7,18 @@ Topics come from schemas/topics.yaml.
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 import uuid
 from pathlib import Path
 
 from auditpipe import limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow, log4j2_properties, properties_value
-from auditpipe.errors import ComponentError, UserError
-from auditpipe.process import port_open, wait_until
+from auditpipe.errors import ComponentError
+from auditpipe.process import port_open, refuse_taken_port, wait_until
 
 KAFKA_VERSION = "4.2.0"
-LOG4J2 = log4j2_properties({"kafka": "WARN", "org.apache.kafka": "WARN"})
+LOG4J2 = log4j2_properties({"kafka": "WARN", "org.apache.kafka": "WARN", "state.change.logger": "WARN"})
 
 
 class KafkaBroker(Component):
@@ -30,16 +32,24 @@ class KafkaBroker(Component):
         return self.cfg.kafka_is_local
 
     def install(self) -> None:
+        """The jars of deploy/local/kafka/pom.xml; fetched again, into an empty folder, whenever that
+        pom changes (a jar left from an earlier set, e.g. another slf4j binding, would stay on the
+        classpath)."""
+        if not self.is_managed():
+            return
+        pom = paths.DEPLOY_LOCAL / "kafka" / "pom.xml"
         stamp = self.libs / ".complete"
-        if stamp.exists() or not self.is_managed():
+        wanted = f"{KAFKA_VERSION} {hashlib.sha256(pom.read_bytes()).hexdigest()[:16]}"
+        if stamp.exists() and stamp.read_text().strip() == wanted:
             return
         prereqs.require_java17()
         mvn = prereqs.require_maven()
+        shutil.rmtree(self.libs, ignore_errors=True)
         with progress.step(f"fetch Kafka {KAFKA_VERSION} from Maven Central"):
-            progress.run_logged([mvn, "-q", "-B", "-f", str(paths.DEPLOY_LOCAL / "kafka" / "pom.xml"),
+            progress.run_logged([mvn, "-q", "-B", "-f", str(pom),
                                  "dependency:copy-dependencies", f"-DoutputDirectory={self.libs}"],
                                 self.cfg.tools_dir / "install.log", "fetching Kafka")
-        stamp.write_text(KAFKA_VERSION)
+        stamp.write_text(wanted)
 
     def _security_properties(self) -> list[str]:
         """The client listener: PLAINTEXT, or SASL_PLAINTEXT with PLAIN and one user (the configured
@@ -96,10 +106,8 @@ class KafkaBroker(Component):
             self._ensure_topics()
             return
         k = self.cfg.kafka
-        for port in (k["port"], k["controller_port"]):
-            if port_open(k["host"], port):
-                raise UserError(f"port {port} on {k['host']} is in use by another program; stop it or set "
-                                f"kafka.port / kafka.controller_port in {self.cfg.file}")
+        refuse_taken_port(k["host"], k["port"], "kafka.port", self.cfg.file)
+        refuse_taken_port(k["host"], k["controller_port"], "kafka.controller_port", self.cfg.file)
         java = prereqs.require_java17()
         props = self.home / "server.properties"
         props.touch(mode=0o600)  # may hold the SASL password
