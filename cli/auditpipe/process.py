@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from auditpipe.errors import ComponentError
+from auditpipe.errors import ComponentError, UserError
 
 
 def _cmdline(pid: int) -> str | None:
@@ -107,6 +107,39 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
             return True
     except OSError:
         return False
+
+
+EPHEMERAL_PORTS = (32768, 60999)  # Linux's default net.ipv4.ip_local_port_range
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return EPHEMERAL_PORTS
+
+
+def refuse_taken_port(host: str, port: int, setting: str, cfg_file: Path | str) -> None:
+    """Raises UserError, naming ``setting``, unless a server of ours can listen on host:port.
+
+    Two ways it can be taken: another program listens on it, or a connection of any program has it
+    as its own end (the kernel hands out ports of the ephemeral range to outgoing connections): the
+    server would then fail to bind and exit. The bind test uses SO_REUSEADDR as Java's and Go's
+    servers do, so a port left in TIME_WAIT by our own last run does not count as taken."""
+    hint = f"stop it or set {setting} in {cfg_file}"
+    if port_open(host, port):
+        raise UserError(f"port {port} on {host} is in use by another program; {hint}")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            low, high = _ephemeral_range()
+            why = (f"; ports {low}-{high} are the kernel's for outgoing connections "
+                   f"(net.ipv4.ip_local_port_range), so choose one below {low}") if low <= port <= high else ""
+            raise UserError(f"port {port} on {host} cannot be listened on ({e.strerror}): a connection "
+                            f"of another program holds it{why}; {hint}") from None
 
 
 def wait_until(check: Callable[[], bool], timeout: float, what: str, proc: ManagedProcess | None = None,

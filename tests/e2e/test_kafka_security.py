@@ -12,7 +12,8 @@ from stack import running_stack
 
 pytestmark = pytest.mark.e2e
 
-PORTS = {"kafka": 39192, "controller": 39193, "store": 27417, "flink": 38181}
+# below Linux's ephemeral range (32768-60999), which outgoing connections take their own ends from
+PORTS = {"kafka": 25192, "controller": 25193, "store": 27417, "flink": 25181}
 PASSWORD_ENV = "AUDITPIPE_TEST_KAFKA_PASSWORD"
 
 

@@ -18,7 +18,7 @@ FAILED_LOGINS = 20
 def test_a_real_mariadb_servers_audit_log_arrives_whole(stack, tmp_path):
     require()
     server = "e2e-mariadb"
-    db = MariaDB(tmp_path / "mariadb", 33306, stack.log_path(server))
+    db = MariaDB(tmp_path / "mariadb", 23306, stack.log_path(server))
     db.start()
     try:
         db.sql("CREATE DATABASE sbtest; CREATE USER sbtest@'%' IDENTIFIED BY 'sbpass'; "

@@ -1,9 +1,14 @@
-"""Process tracking: `down` stops only what we started."""
+"""Process tracking: `down` stops only what we started; a port a server of ours cannot listen on
+is refused before the server is started, naming the setting."""
 
+import socket
 import subprocess
 import sys
 
-from auditpipe.process import ManagedProcess
+import pytest
+
+from auditpipe.errors import UserError
+from auditpipe.process import ManagedProcess, refuse_taken_port
 
 
 def test_start_track_stop(tmp_path):
@@ -26,3 +31,37 @@ def test_a_reused_pid_is_not_ours(tmp_path):
         assert stranger.poll() is None, "and it is left alone"
     finally:
         stranger.kill()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_free_port_is_accepted():
+    refuse_taken_port("127.0.0.1", _free_port(), "kafka.port", "auditpipe.yaml")
+
+
+def test_a_port_another_program_listens_on_is_refused():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        with pytest.raises(UserError, match=f"port {port} on 127.0.0.1 is in use by another program; "
+                                            "stop it or set store.port in auditpipe.yaml"):
+            refuse_taken_port("127.0.0.1", port, "store.port", "auditpipe.yaml")
+
+
+def test_a_port_held_by_a_connection_is_refused():
+    """The kernel gives outgoing connections ports of the ephemeral range: nothing listens there, yet
+    the broker's bind would fail (what stopped a CI run's Kafka)."""
+    with socket.socket() as server, socket.socket() as client:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        client.connect(server.getsockname())
+        port = client.getsockname()[1]
+        with pytest.raises(UserError, match=rf"port {port} on 127.0.0.1 cannot be listened on \(.+\): a connection "
+                                            r"of another program holds it; ports \d+-\d+ are the kernel's .+ "
+                                            "set kafka.controller_port in auditpipe.yaml"):
+            refuse_taken_port("127.0.0.1", port, "kafka.controller_port", "auditpipe.yaml")

@@ -19,8 +19,7 @@ from pathlib import Path
 from auditpipe import compliance, limits, paths, prereqs, progress, topics
 from auditpipe.components.base import Component, StatusRow, log4j2_properties, properties_value
 from auditpipe.config import duration_seconds
-from auditpipe.errors import UserError
-from auditpipe.process import port_open, wait_until
+from auditpipe.process import refuse_taken_port, wait_until
 
 FLINK_VERSION = "2.2.0"
 JOB_GROUP_ID = "auditpipe-flink"
@@ -188,10 +187,7 @@ class FlinkJob(Component):
 
     def _refuse_taken_ports(self, *keys: str) -> None:
         for key in keys:
-            port = self.cfg.flink[key]
-            if port_open("127.0.0.1", port):
-                raise UserError(f"port {port} on 127.0.0.1 is in use by another program; stop it or set "
-                                f"flink.{key} in {self.cfg.file}")
+            refuse_taken_port("127.0.0.1", self.cfg.flink[key], f"flink.{key}", self.cfg.file)
 
     def _checkpoint_to_restore(self) -> Path | None:
         """The newest complete checkpoint, the folders of earlier runs pruned."""

@@ -36,7 +36,7 @@ from auditpipe import paths, prereqs, progress
 from auditpipe.components.base import Component, StatusRow
 from auditpipe.config import Config, redact_uri
 from auditpipe.errors import ComponentError, UserError
-from auditpipe.process import port_open, wait_until
+from auditpipe.process import refuse_taken_port, wait_until
 
 FERRETDB_VERSION = "v1.24.0"
 # FerretDB writes an insert command in transactions of at most this many documents (its default
@@ -525,9 +525,7 @@ class LocalStore(Component):
     def start(self) -> None:
         if self.is_managed() and not self.proc.running():
             s = self.cfg.store
-            if port_open(s["host"], s["port"]):
-                raise UserError(f"port {s['port']} on {s['host']} is in use by another program; stop it or set "
-                                f"store.port in {self.cfg.file}")
+            refuse_taken_port(s["host"], s["port"], "store.port", self.cfg.file)
             data = self.home / "data"
             data.mkdir(exist_ok=True)
             # its own capped cleanup off: the supervisor trims (trim_capped_collections, above)
