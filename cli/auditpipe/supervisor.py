@@ -16,6 +16,11 @@ It also trims the local FerretDB's capped collections every ``store.capped_clean
 (``trim_capped_collections``: FerretDB's own cleanup cannot hold a cap under load, docs/store.md),
 and logs what it removed at most every ``TRIM_LOG_EVERY`` seconds.
 
+It keeps each part's log (``<state_dir>/logs/<part>.log``, and its own) under ``LOG_CAP_BYTES``:
+every ``CAP_LOGS_EVERY`` seconds a log over it becomes ``<part>.log.1`` (replacing the one before)
+and starts again empty (``cap_log``). Logs are diagnostics; the collector's record of gaps it could
+not close (``collector-gaps.log``) is evidence and is never touched.
+
 A part that is alive but stuck (a frozen store) is not restarted: its clients' retries and the
 job's own restart strategy ride that out, and restarting it would lose nothing but gain nothing.
 ``up``, ``down`` and the supervisor take one lock around starting and stopping, so they never start
@@ -27,6 +32,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -45,6 +51,8 @@ FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 60.0
 STABLE_AFTER = 300.0
 TRIM_LOG_EVERY = 600.0
+LOG_CAP_BYTES = 20 * 1024 * 1024
+CAP_LOGS_EVERY = 60.0
 
 
 @dataclass
@@ -149,9 +157,11 @@ def run(cfg: Config) -> int:
     _log(f"supervising {', '.join(c.name for c in parts)} (pid {os.getpid()})")
     state.save(cfg)
     trimmer = CappedTrimming(cfg) if cfg.store_uses_local_ferretdb else None
+    log_capping = LogCapping(cfg, [c.proc.log_file for c in parts] + [process(cfg).log_file])
     while not stopping:
         if trimmer is not None:
             trimmer.maybe_run()
+        log_capping.maybe_run()
         changed = False
         now = time.time()
         for c in parts:
@@ -235,6 +245,50 @@ class CappedTrimming:
                 f"{n:,} from {c}" for c, n in sorted(self.removed.items())))
             self.removed.clear()
             self.last_log = time.monotonic()
+
+
+def cap_log(log_file: Path, cap: int = LOG_CAP_BYTES) -> bool:
+    """If ``log_file`` is over ``cap`` bytes, copies it to ``<name>.1`` (replacing the one before) and
+    empties it; returns whether it did. The part keeps writing to its open file: ManagedProcess opens
+    logs for appending, so its next line goes to the new end, at the start, leaving no hole. A line
+    written between the copy and the emptying is lost (the window is one copy of ``cap`` bytes)."""
+    try:
+        if log_file.stat().st_size <= cap:
+            return False
+    except FileNotFoundError:
+        return False
+    previous = log_file.with_name(log_file.name + ".1")
+    shutil.copyfile(log_file, previous)
+    os.truncate(log_file, 0)
+    return True
+
+
+class LogCapping:
+    """Runs ``cap_log`` over the parts' logs every ``CAP_LOGS_EVERY`` seconds, while neither ``up`` nor
+    ``down`` is at work (a starting part's log is read for its start-up line). A failure is logged,
+    never the supervisor's end."""
+
+    def __init__(self, cfg: Config, log_files: list[Path], cap: int = LOG_CAP_BYTES, every: float = CAP_LOGS_EVERY):
+        self.cfg = cfg
+        self.log_files = log_files
+        self.cap = cap
+        self.every = every
+        self.next_run = time.monotonic() + every
+
+    def maybe_run(self) -> None:
+        now = time.monotonic()
+        if now < self.next_run:
+            return
+        with stack_lock(self.cfg, wait=False) as locked:
+            if not locked:
+                return  # looked at again in the supervisor's next round
+            self.next_run = now + self.every
+            for log_file in self.log_files:
+                try:
+                    if cap_log(log_file, self.cap):
+                        _log(f"{log_file.name}: over {self.cap:,} bytes, moved to {log_file.name}.1")
+                except OSError as e:
+                    _log(f"{log_file.name}: could not cap it: {e}")
 
 
 def describe(cfg: Config, name: str, running: bool) -> str:
