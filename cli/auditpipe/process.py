@@ -7,6 +7,7 @@ line still contains the marker we started it with (a path inside our state direc
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -130,11 +131,19 @@ def refuse_taken_port(host: str, port: int, setting: str, cfg_file: Path | str) 
     hint = f"stop it or set {setting} in {cfg_file}"
     if port_open(host, port):
         raise UserError(f"port {port} on {host} is in use by another program; {hint}")
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    host_setting = setting.split(".")[0] + ".host"
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError as e:
+        raise UserError(f"{host} ({host_setting} in {cfg_file}) is not an address to listen on: {e}") from None
+    with socket.socket(family, kind, proto) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind((host, port))
+            s.bind(address)
         except OSError as e:
+            if e.errno != errno.EADDRINUSE:
+                raise UserError(f"cannot listen on {host}:{port} ({e.strerror}): is {host} ({host_setting} in "
+                                f"{cfg_file}) an address of this machine?") from None
             low, high = _ephemeral_range()
             why = (f"; ports {low}-{high} are the kernel's for outgoing connections "
                    f"(net.ipv4.ip_local_port_range), so choose one below {low}") if low <= port <= high else ""

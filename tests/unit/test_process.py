@@ -65,3 +65,10 @@ def test_a_port_held_by_a_connection_is_refused():
                                             r"of another program holds it; ports \d+-\d+ are the kernel's .+ "
                                             "set kafka.controller_port in auditpipe.yaml"):
             refuse_taken_port("127.0.0.1", port, "kafka.controller_port", "auditpipe.yaml")
+
+
+def test_a_host_that_is_not_this_machines_is_named_as_such():
+    """192.0.2.1 (TEST-NET-1, never assigned) cannot be bound here: not a held port."""
+    with pytest.raises(UserError, match=r"cannot listen on 192\.0\.2\.1:\d+ \(.+\): is 192\.0\.2\.1 \(kafka\.host in "
+                                        r"auditpipe\.yaml\) an address of this machine\?"):
+        refuse_taken_port("192.0.2.1", 25192, "kafka.port", "auditpipe.yaml")

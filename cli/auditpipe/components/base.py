@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass
 
 from auditpipe.config import Config
@@ -11,6 +13,13 @@ from auditpipe.process import ManagedProcess
 def properties_value(value: str) -> str:
     """``value`` as the value of a Java .properties line (backslashes and newlines escaped)."""
     return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def made_from(version: str, *lists: Path) -> str:
+    """What an installed folder of jars was made from: the version and a digest of the files that list
+    its jars (poms). Kept in the folder's stamp; when it differs, the folder is made again."""
+    digest = hashlib.sha1(b"".join(f.read_bytes() for f in lists)).hexdigest()[:12]
+    return f"{version} {digest}"
 
 
 def log4j2_properties(quiet_loggers: dict[str, str]) -> str:

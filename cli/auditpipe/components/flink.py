@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditpipe import compliance, limits, paths, prereqs, progress, topics
-from auditpipe.components.base import Component, StatusRow, log4j2_properties, properties_value
+from auditpipe.components.base import Component, StatusRow, log4j2_properties, made_from, properties_value
 from auditpipe.config import duration_seconds
 from auditpipe.process import refuse_taken_port, wait_until
 
@@ -44,10 +44,7 @@ LOG4J2 = log4j2_properties({"org.apache.kafka": "WARN", "org.mongodb": "WARN",
 
 def runtime_id() -> str:
     """What the runtime folder was made from: the Flink version and the poms that list its jars."""
-    import hashlib
-
-    poms = b"".join((paths.PIPELINES / p).read_bytes() for p in ("pom.xml", "flink-job/pom.xml"))
-    return f"{FLINK_VERSION} {hashlib.sha1(poms).hexdigest()[:12]}"
+    return made_from(FLINK_VERSION, paths.PIPELINES / "pom.xml", paths.PIPELINES / "flink-job" / "pom.xml")
 
 
 def _newest_source_mtime() -> float:

@@ -7,13 +7,12 @@ Topics come from schemas/topics.yaml.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import uuid
 from pathlib import Path
 
 from auditpipe import limits, paths, prereqs, progress, topics
-from auditpipe.components.base import Component, StatusRow, log4j2_properties, properties_value
+from auditpipe.components.base import Component, StatusRow, log4j2_properties, made_from, properties_value
 from auditpipe.errors import ComponentError
 from auditpipe.process import port_open, refuse_taken_port, wait_until
 
@@ -39,7 +38,7 @@ class KafkaBroker(Component):
             return
         pom = paths.DEPLOY_LOCAL / "kafka" / "pom.xml"
         stamp = self.libs / ".complete"
-        wanted = f"{KAFKA_VERSION} {hashlib.sha256(pom.read_bytes()).hexdigest()[:16]}"
+        wanted = made_from(KAFKA_VERSION, pom)
         if stamp.exists() and stamp.read_text().strip() == wanted:
             return
         prereqs.require_java17()
