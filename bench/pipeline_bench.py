@@ -204,15 +204,15 @@ JOB_ALONE_PASSES = 4
 
 def job_alone(cfg, bootstrap: str, topic: str, parallelism: int, recording: Path | None = None,
               passes: int = JOB_ALONE_PASSES) -> dict:
-    """The job alone (io.auditpipe.flink.bench.JobThroughputBenchmark): ``passes`` runs over the topic
+    """The job alone (io.auditpipe.bench.JobThroughputBenchmark): ``passes`` runs over the topic
     in one JVM, the figures the last one's (the first pays for the JIT compiler: its rate is
     ``job_alone_pass_1_events_per_s``); with ``recording``, under Java Flight Recorder's profiling
     settings, written there (``job_alone_window`` is the last pass's span in it)."""
     flink = FlinkJob(cfg)
     jfr = [f"-XX:StartFlightRecording=filename={recording},settings=profile"] if recording else []
-    out = subprocess.run(["java", "-Xmx2g", *jfr, "-cp", f"{paths.JOB_JAR}:{flink.runtime_lib}/*",
+    out = subprocess.run(["java", "-Xmx2g", *jfr, "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink.runtime_lib}/*",
                           "-Dlog4j2.configurationFile=" + str(cfg.state_dir / "flink" / "log4j2.properties"),
-                          "io.auditpipe.flink.bench.JobThroughputBenchmark", bootstrap, topic,
+                          "io.auditpipe.bench.JobThroughputBenchmark", bootstrap, topic,
                           str(parallelism), str(passes)], capture_output=True, text=True, check=True)
     return dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
 
@@ -373,7 +373,7 @@ class LiveRecording:
 
 
 def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
-    """Records/s of each format's parser alone, and with enrichment (io.auditpipe.flink.bench.
+    """Records/s of each format's parser alone, and with enrichment (io.auditpipe.bench.
     ParserThroughputBenchmark): the simulator's Percona JSON, XML and CSV, and the fixtures of the
     formats it does not write."""
     from auditpipe.simulate import STYLES
@@ -388,8 +388,8 @@ def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
                       ("mariadb-audit", "mariadb-10.11-server_audit.log"), ("mcafee-json", "mcafee-1.1-audit.json")):
         runs.append((f"{fmt} (fixture)", fmt, fixtures / name))
     flink = FlinkJob(cfg)
-    out = subprocess.run(["java", "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{flink.runtime_lib}/*",
-                          "io.auditpipe.flink.bench.ParserThroughputBenchmark",
+    out = subprocess.run(["java", "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink.runtime_lib}/*",
+                          "io.auditpipe.bench.ParserThroughputBenchmark",
                           *[str(x) for _, fmt, path in runs for x in (fmt, path)]],
                          capture_output=True, text=True, check=True)
     rates = [float(line.split("=", 1)[1]) for line in out.stdout.splitlines() if line.startswith("parse_")
@@ -400,10 +400,10 @@ def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
 
 def first_copies_footprint(ids: int) -> dict[str, float]:
     """Heap and checkpoint bytes per remembered event id of the job's first-copies state, and the cost of
-    an event there, against the map it replaced (io.auditpipe.flink.bench.FirstCopiesFootprint)."""
+    an event there, against the map it replaced (io.auditpipe.bench.FirstCopiesFootprint)."""
     flink_lib = FlinkJob(config.load(REPO / "auditpipe.yaml")).runtime_lib
-    out = subprocess.run(["java", "-Xmx4g", "-cp", f"{paths.JOB_JAR}:{flink_lib}/*",
-                          "io.auditpipe.flink.bench.FirstCopiesFootprint", str(ids)],
+    out = subprocess.run(["java", "-Xmx4g", "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink_lib}/*",
+                          "io.auditpipe.bench.FirstCopiesFootprint", str(ids)],
                          capture_output=True, text=True, check=True)
     return {k: float(v) for k, v in (line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)}
 

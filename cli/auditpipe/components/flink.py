@@ -98,7 +98,8 @@ class FlinkJob(Component):
         return f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
 
     def install(self) -> None:
-        jar_fresh = paths.JOB_JAR.exists() and paths.JOB_JAR.stat().st_mtime >= _newest_source_mtime()
+        newest = _newest_source_mtime()
+        jar_fresh = all(j.exists() and j.stat().st_mtime >= newest for j in (paths.JOB_JAR, paths.BENCH_JAR))
         marker = self.runtime_lib / ".complete"
         # a pom change (a new provided jar, such as the file connector the archive needs) refreshes it
         runtime_ok = marker.exists() and marker.read_text().strip() == runtime_id()

@@ -45,6 +45,38 @@ public final class ComplianceSettings implements Serializable {
     public static final String SOX_FINANCIAL = "sox_financial";
     public static final List<String> DATA_CLASSES = List.of(PCI_CARDHOLDER, HIPAA_EPHI, SOX_FINANCIAL);
 
+    private static final String DATA_CLASS = "data-class.";
+    private static final String TABLES = "tables";
+    private static final String ALLOWED_PRINCIPALS = "allowed-principals";
+    private static final String ADMINISTRATORS = "principals.administrators";
+    private static final String SERVICE_ACCOUNTS = "principals.service-accounts";
+    private static final String MASK_PANS = "masking.pan";
+    private static final String MASK_PATTERN = "masking.pattern.";
+    private static final String CHANGE_WINDOWS = "change-windows";
+    private static final String BUSINESS_HOURS = "business-hours";
+    private static final String SQL_PARSE_TIMEOUT = "sql-parse-timeout-ms";
+
+    /**
+     * Every key {@link #fromProperties} reads, {@code <class>} standing for a data class and
+     * {@code <name>} for a pattern's name, with what it holds (schemas/job-contract.json).
+     */
+    public static final Map<String, String> KEYS = keys();
+
+    private static Map<String, String> keys() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(PREFIX + DATA_CLASS + "<class>." + TABLES, "Tables of the data class (db.table globs, comma-separated).");
+        m.put(PREFIX + DATA_CLASS + "<class>." + ALLOWED_PRINCIPALS, "Principals allowed to touch the data class"
+                + " (user or user@host globs); absent: access is not enforced.");
+        m.put(PREFIX + ADMINISTRATORS, "Principals that are administrators (globs).");
+        m.put(PREFIX + SERVICE_ACCOUNTS, "Principals that are service accounts (globs).");
+        m.put(PREFIX + MASK_PANS, "true or false: mask card numbers (PANs that pass Luhn).");
+        m.put(PREFIX + MASK_PATTERN + "<name>", "A regular expression whose matches are masked, named in 'masked'.");
+        m.put(PREFIX + CHANGE_WINDOWS, "Weekly change windows, 'DAYS HH:MM-HH:MM ZONE' separated by ';'.");
+        m.put(PREFIX + BUSINESS_HOURS, "Weekly business hours, in the form of the change windows.");
+        m.put(PREFIX + SQL_PARSE_TIMEOUT, "Longest time the SQL parser may spend on one statement, in milliseconds.");
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
     public static final String ADMINISTRATOR = "administrator";
     public static final String SERVICE_ACCOUNT = "service_account";
     public static final String PERSON = "person";
@@ -227,40 +259,39 @@ public final class ComplianceSettings implements Serializable {
             String rest = key.substring(PREFIX.length());
             String value = e.getValue() == null ? "" : e.getValue().trim();
             try {
-                if (rest.startsWith("data-class.")) {
-                    String[] p = rest.substring("data-class.".length()).split("\\.", 2);
+                if (rest.startsWith(DATA_CLASS)) {
+                    String[] p = rest.substring(DATA_CLASS.length()).split("\\.", 2);
                     if (p.length != 2 || !DATA_CLASSES.contains(p[0])) {
                         throw new IllegalArgumentException("unknown data class (known: " + DATA_CLASSES + ")");
                     }
-                    if ("tables".equals(p[1])) s.tables.put(p[0], globs(value));
-                    else if ("allowed-principals".equals(p[1])) s.allowed.put(p[0], globs(value));
-                    else throw new IllegalArgumentException("unknown key (a data class has tables and allowed-principals)");
-                } else if ("principals.administrators".equals(rest)) {
+                    if (TABLES.equals(p[1])) s.tables.put(p[0], globs(value));
+                    else if (ALLOWED_PRINCIPALS.equals(p[1])) s.allowed.put(p[0], globs(value));
+                    else throw new IllegalArgumentException("unknown key (a data class has " + TABLES + " and "
+                            + ALLOWED_PRINCIPALS + ")");
+                } else if (ADMINISTRATORS.equals(rest)) {
                     s.administrators.addAll(globs(value));
-                } else if ("principals.service-accounts".equals(rest)) {
+                } else if (SERVICE_ACCOUNTS.equals(rest)) {
                     s.serviceAccounts.addAll(globs(value));
-                } else if ("masking.pan".equals(rest)) {
+                } else if (MASK_PANS.equals(rest)) {
                     if (!value.equals("true") && !value.equals("false")) throw new IllegalArgumentException("not true or false");
                     maskPans = Boolean.parseBoolean(value);
-                } else if (rest.startsWith("masking.pattern.") && rest.length() > "masking.pattern.".length()) {
-                    String name = rest.substring("masking.pattern.".length());
+                } else if (rest.startsWith(MASK_PATTERN) && rest.length() > MASK_PATTERN.length()) {
+                    String name = rest.substring(MASK_PATTERN.length());
                     new SensitiveDataMasker(false, Map.of(name, value)); // compiles it: names a bad one
                     patterns.put(name, value);
-                } else if ("change-windows".equals(rest)) {
+                } else if (CHANGE_WINDOWS.equals(rest)) {
                     for (String w : value.split(";")) {
                         if (!w.isBlank()) s.changeWindows.add(ChangeWindow.parse(w));
                     }
-                } else if ("business-hours".equals(rest)) {
+                } else if (BUSINESS_HOURS.equals(rest)) {
                     for (String w : value.split(";")) {
                         if (!w.isBlank()) s.businessHours.add(ChangeWindow.parse(w));
                     }
-                } else if ("sql-parse-timeout-ms".equals(rest)) {
+                } else if (SQL_PARSE_TIMEOUT.equals(rest)) {
                     s.sqlParseTimeoutMillis = Long.parseLong(value);
                     if (s.sqlParseTimeoutMillis <= 0) throw new IllegalArgumentException("must be positive");
                 } else {
-                    throw new IllegalArgumentException("unknown key (known: compliance.data-class.<class>.tables|allowed-principals, "
-                            + "compliance.principals.administrators|service-accounts, compliance.masking.pan, "
-                            + "compliance.masking.pattern.<name>, compliance.change-windows, compliance.business-hours, compliance.sql-parse-timeout-ms)");
+                    throw new IllegalArgumentException("unknown key (known: " + String.join(", ", KEYS.keySet()) + ")");
                 }
             } catch (IllegalArgumentException ex) {
                 problems.add("option '" + key + "': " + ex.getMessage());

@@ -91,27 +91,24 @@ public class AuditEvent implements Serializable {
         return status == 0 ? AUTH_SUCCESS : AUTH_FAILURE;
     }
 
+    /** Every instance field, in declaration order: what {@link #equals} compares. */
+    private static final java.lang.reflect.Field[] FIELDS = java.util.Arrays.stream(AuditEvent.class.getDeclaredFields())
+            .filter(f -> !java.lang.reflect.Modifier.isStatic(f.getModifiers()))
+            .toArray(java.lang.reflect.Field[]::new);
+
+    /** Equal when every field is: a field added to the class is compared without being listed here. */
     @Override
     public boolean equals(Object o) {
-        if (!(o instanceof AuditEvent)) return false;
-        AuditEvent e = (AuditEvent) o;
-        return eventTimeMillis == e.eventTimeMillis && Objects.equals(id, e.id)
-                && Objects.equals(server, e.server) && Objects.equals(format, e.format)
-                && Objects.equals(sourceFile, e.sourceFile) && Objects.equals(collector, e.collector)
-                && Objects.equals(recordId, e.recordId) && Objects.equals(eventName, e.eventName)
-                && Objects.equals(commandClass, e.commandClass) && Objects.equals(connectionId, e.connectionId)
-                && Objects.equals(status, e.status) && Objects.equals(sqltext, e.sqltext)
-                && Objects.equals(user, e.user) && Objects.equals(userRaw, e.userRaw)
-                && Objects.equals(privUser, e.privUser) && Objects.equals(osUser, e.osUser)
-                && Objects.equals(osLogin, e.osLogin) && Objects.equals(proxyUser, e.proxyUser)
-                && Objects.equals(host, e.host) && Objects.equals(ip, e.ip) && Objects.equals(db, e.db)
-                && Objects.equals(authOutcome, e.authOutcome) && Objects.equals(extra, e.extra)
-                && Objects.equals(category, e.category) && Objects.equals(action, e.action)
-                && Objects.equals(tables, e.tables) && Objects.equals(tablesError, e.tablesError)
-                && Objects.equals(dataClasses, e.dataClasses) && Objects.equals(principalClass, e.principalClass)
-                && Objects.equals(accessViolations, e.accessViolations) && Objects.equals(controls, e.controls)
-                && Objects.equals(masked, e.masked) && Objects.equals(inChangeWindow, e.inChangeWindow)
-                && Objects.equals(afterHours, e.afterHours);
+        if (this == o) return true;
+        if (o == null || o.getClass() != AuditEvent.class || getClass() != AuditEvent.class) return false;
+        try {
+            for (java.lang.reflect.Field f : FIELDS) {
+                if (!Objects.equals(f.get(this), f.get(o))) return false;
+            }
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+        return true;
     }
 
     @Override

@@ -1,13 +1,14 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.enrich.ComplianceSettings;
-import io.auditpipe.enrich.Enricher;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.Framing;
+import io.auditpipe.reader.RecordReader;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
@@ -20,8 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * {@code auditpipe parse}: an audit log file through exactly the job's parsing path
- * ({@link AuditRecordDeserializer#parse}), offline. Each line that becomes an event is printed as
+ * {@code auditpipe parse}: an audit log file through exactly the job's reading path
+ * ({@link RecordReader}, as {@link AuditRecordDeserializer} uses it), offline. Each line that becomes an event is printed as
  * the document the store would hold (one JSON object per line, on stdout); each line that would be
  * a dead letter is reported on stderr with its line number and reason, and the exit code is 1 if
  * there was any (2: bad arguments or an unreadable file). Lines are split on LF, byte for byte,
@@ -101,7 +102,7 @@ public final class ParseFile {
                 System.exit(2);
             }
         }
-        Enricher enricher = new Enricher(settings);
+        RecordReader reader = new RecordReader(settings);
         Path path = Path.of(file);
         byte[] key = ("{\"v\":1,\"server\":" + quote(server) + ",\"format\":" + quote(format) + ",\"source\":"
                 + quote(path.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-parse\",\"timezone\":"
@@ -131,8 +132,8 @@ public final class ParseFile {
                 }
                 for (Framing.Framer.Record record : records) {
                     byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
-                    ParsedRecord r = AuditRecordDeserializer.parse(key, bytes, new KafkaOrigin(path.getFileName().toString(),
-                            0, record.firstLine, now), Long.MAX_VALUE / 4, enricher);
+                    ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes), key, bytes,
+                            new KafkaOrigin(path.getFileName().toString(), 0, record.firstLine, now), Long.MAX_VALUE / 4);
                     if (r == null) {
                         framing++;
                     } else if (r.deadLetter != null) {
@@ -141,8 +142,8 @@ public final class ParseFile {
                         System.err.println(path.getFileName() + ":" + record.firstLine + ": " + r.deadLetter.reason);
                     } else {
                         events++;
-                        org.bson.Document doc = StoreDocuments.event(r.event);
-                        if (!enrich) StoreDocuments.ENRICHMENT_FIELDS.forEach(doc::remove);
+                        org.bson.Document doc = EventDocument.of(r.event);
+                        if (!enrich) EventDocument.ENRICHMENT_FIELDS.forEach(doc::remove);
                         out.println(doc.toJson(JSON));
                     }
                 }

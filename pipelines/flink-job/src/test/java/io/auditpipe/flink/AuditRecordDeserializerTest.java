@@ -1,5 +1,6 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.KafkaOrigin;
@@ -67,8 +68,8 @@ class AuditRecordDeserializerTest {
         assertFalse(far.drivesWatermark());
         assertEquals(shipped, far.eventTimeMillis(), "counted when it was shipped");
         assertEquals(shipped + 86_400_000L, far.event.event.eventTimeMillis, "kept as written");
-        assertEquals(false, StoreDocuments.event(far.event).get("event_time_trusted"));
-        assertFalse(StoreDocuments.event(near.event).containsKey("event_time_trusted"));
+        assertEquals(false, EventDocument.of(far.event).get("event_time_trusted"));
+        assertFalse(EventDocument.of(near.event).containsKey("event_time_trusted"));
         assertFalse(AuditRecordDeserializer.parse(key("db-01"), utf8("x"), origin).drivesWatermark(),
                 "dead letters never move the watermark");
     }
@@ -124,7 +125,7 @@ class AuditRecordDeserializerTest {
     void cardNumbersNeverLeaveTheSourceUnmasked() {
         byte[] line = CARD_INSERT;
         ParsedRecord r = AuditRecordDeserializer.parse(key("db-01"), line, ORIGIN);
-        String doc = StoreDocuments.event(r.event).toJson();
+        String doc = EventDocument.of(r.event).toJson();
         assertFalse(doc.contains(PAN), doc);
         assertTrue(doc.contains("**** **** **** 1111"), doc);
         assertEquals(java.util.List.of("pan"), r.event.event.masked);
@@ -158,8 +159,8 @@ class AuditRecordDeserializerTest {
                             public void close() {}
                         });
         ParsedRecord light = out.get(0);
-        org.bson.Document fullDoc = StoreDocuments.event(full.event);
-        org.bson.Document lightDoc = StoreDocuments.event(light.event);
+        org.bson.Document fullDoc = EventDocument.of(full.event);
+        org.bson.Document lightDoc = EventDocument.of(light.event);
         assertTrue(fullDoc.containsKey("original") && fullDoc.containsKey("line_sha256"), fullDoc.toJson());
         for (String storedOnly : java.util.List.of("original", "line_sha256")) {
             fullDoc.remove(storedOnly);

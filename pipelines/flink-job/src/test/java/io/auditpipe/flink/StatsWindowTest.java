@@ -50,11 +50,11 @@ class StatsWindowTest {
     @BeforeEach
     void setUp() throws Exception {
         WindowOperatorBuilder<StatsEvent, StatsKey, TimeWindow> builder = new WindowOperatorBuilder<>(
-                TumblingEventTimeWindows.of(AuditPipelineJob.STATS_WINDOW), new EarlyFiringEventTimeTrigger(EARLY),
+                TumblingEventTimeWindows.of(AuditPipeline.STATS_WINDOW), new EarlyFiringEventTimeTrigger(EARLY),
                 new ExecutionConfig(), TypeInformation.of(StatsEvent.class), new StatsKeySelector(),
                 TypeInformation.of(StatsKey.class));
         builder.allowedLateness(LATENESS);
-        builder.sideOutputLateData(AuditPipelineJob.TOO_LATE_FOR_STATS);
+        builder.sideOutputLateData(AuditPipeline.TOO_LATE_FOR_STATS);
         OneInputStreamOperator<StatsEvent, StatsRow> op = builder.aggregate(new CountEvents(), new EmitStatsRow(), Types.LONG);
         harness = new KeyedOneInputStreamOperatorTestHarness<>(op, new StatsKeySelector(), TypeInformation.of(StatsKey.class));
         harness.setProcessingTime(0);
@@ -113,8 +113,8 @@ class StatsWindowTest {
         event(T0 + 6_000);
         harness.setProcessingTime(2 * EARLY.toMillis());
         assertEquals(List.of(52L), counts());
-        assertTrue(harness.getSideOutput(AuditPipelineJob.TOO_LATE_FOR_STATS) == null
-                || harness.getSideOutput(AuditPipelineJob.TOO_LATE_FOR_STATS).isEmpty());
+        assertTrue(harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS) == null
+                || harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS).isEmpty());
     }
 
     @Test
@@ -142,6 +142,6 @@ class StatsWindowTest {
         assertEquals(0, harness.numProcessingTimeTimers(), "processing-time timers dropped back to zero");
         event(T0 + 2_000);
         assertEquals(List.of(), counts(), "not counted");
-        assertEquals(1, harness.getSideOutput(AuditPipelineJob.TOO_LATE_FOR_STATS).size(), "reported as too late");
+        assertEquals(1, harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS).size(), "reported as too late");
     }
 }

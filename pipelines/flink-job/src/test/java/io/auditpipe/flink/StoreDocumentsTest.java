@@ -1,5 +1,6 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
@@ -29,7 +30,7 @@ class StoreDocumentsTest {
     @Test
     void eventDocumentUsesTheSchemaFieldNames() {
         IngestedEvent e = AuditRecordDeserializer.parse(Fixtures.key("db-01"), Fixtures.connect(7, "app", 1045, 30), ORIGIN).event;
-        Document d = StoreDocuments.event(e);
+        Document d = EventDocument.of(e);
         assertEquals("db-01/7_2026-11-22T09:00:00", d.get("_id"));
         assertEquals(new Date(Fixtures.T0.plusSeconds(30).toEpochMilli()), d.get("event_time"));
         assertEquals("Connect", d.get("event_name"));

@@ -14,7 +14,7 @@ import java.time.Duration;
  * Keyed by alert id: passes the first alert of each id, and drops the ones raised again with that id
  * while it is remembered.
  *
- * <p>The rules read the raw topic on a path of their own (AuditPipelineJob: they do not wait for the
+ * <p>The rules read the raw topic on a path of their own (AuditPipeline: they do not wait for the
  * store), so they see the copies of lines a collector re-sends, which the store path drops in
  * {@code first-copies-in-chain}. Counting rules keep each event id once already ({@link TimedEntries},
  * {@link RecordGaps}); a rule that alerts on one event ({@link EventRules}, {@code login_after_failures})

@@ -22,9 +22,9 @@ import java.util.List;
  */
 public class EventRules implements FlatMapFunction<AuditEvent, Alert> {
     private static final long serialVersionUID = 1L;
-    public static final String ACCOUNT_CHANGE = "account_change";
-    public static final String AUDIT_STOPPED = "audit_stopped";
-    public static final String DDL_OUTSIDE_CHANGE_WINDOW = "ddl_outside_change_window";
+    public static final String ACCOUNT_CHANGE = AlertRule.ACCOUNT_CHANGE.id;
+    public static final String AUDIT_STOPPED = AlertRule.AUDIT_STOPPED.id;
+    public static final String DDL_OUTSIDE_CHANGE_WINDOW = AlertRule.DDL_OUTSIDE_CHANGE_WINDOW.id;
 
     private final AlertSettings settings;
 

@@ -30,8 +30,8 @@ import java.util.List;
  */
 public class FailedLoginsPerAccount extends KeyedProcessFunction<String, AuditEvent, Alert> {
     private static final long serialVersionUID = 1L;
-    public static final String BRUTE_FORCE = "brute_force";
-    public static final String LOGIN_AFTER_FAILURES = "login_after_failures";
+    public static final String BRUTE_FORCE = AlertRule.BRUTE_FORCE.id;
+    public static final String LOGIN_AFTER_FAILURES = AlertRule.LOGIN_AFTER_FAILURES.id;
 
     private final AlertSettings settings;
     private transient ValueState<TimedEntries> failures;

@@ -20,7 +20,7 @@ import java.util.TreeSet;
  */
 public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEvent, Alert> {
     private static final long serialVersionUID = 1L;
-    public static final String PASSWORD_SPRAY = "password_spray";
+    public static final String PASSWORD_SPRAY = AlertRule.PASSWORD_SPRAY.id;
 
     private final AlertSettings settings;
     private transient ValueState<TimedEntries> failures;

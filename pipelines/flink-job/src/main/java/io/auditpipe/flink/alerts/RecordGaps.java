@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  */
 public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert> {
     private static final long serialVersionUID = 1L;
-    public static final String RULE = "record_gap";
+    public static final String RULE = AlertRule.RECORD_GAP.id;
     static final Pattern PERCONA_RECORD = Pattern.compile("(\\d{1,18})_(.+)");
 
     private final AlertSettings settings;

@@ -21,7 +21,7 @@ import java.util.List;
  */
 public class UnauthorizedAccess extends KeyedProcessFunction<String, AuditEvent, Alert> {
     private static final long serialVersionUID = 1L;
-    public static final String RULE = "unauthorized_data_access";
+    public static final String RULE = AlertRule.UNAUTHORIZED_DATA_ACCESS.id;
 
     private final AlertSettings settings;
     private transient ValueState<Long> alertedWindow;

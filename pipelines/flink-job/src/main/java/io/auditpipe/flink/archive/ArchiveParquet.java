@@ -1,5 +1,7 @@
 package io.auditpipe.flink.archive;
 
+import io.auditpipe.flink.document.CanonicalForm;
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.chain.EventChain;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.sink.StoreDocuments;
@@ -57,8 +59,8 @@ public final class ArchiveParquet {
             Map.entry("after_hours", Kind.BOOLEAN), Map.entry("controls", Kind.STRING_LIST),
             Map.entry("masked", Kind.STRING_LIST), Map.entry("line_sha256", Kind.STRING),
             Map.entry("original", Kind.STRING), Map.entry("event_time_trusted", Kind.BOOLEAN),
-            Map.entry("ingest", Kind.INGEST), Map.entry(EventChain.SEQ_FIELD, Kind.INT64),
-            Map.entry(EventChain.DIGEST_FIELD, Kind.STRING));
+            Map.entry("ingest", Kind.INGEST), Map.entry(EventDocument.SEQ_FIELD, Kind.INT64),
+            Map.entry(EventDocument.DIGEST_FIELD, Kind.STRING));
 
     public static final MessageType SCHEMA = schema();
 
@@ -98,7 +100,7 @@ public final class ArchiveParquet {
      * profile of a 200,000-record run (bench/README.md). Snappy still compresses them.
      */
     static final List<String> WITHOUT_DICTIONARY = List.of("_id", "record_id", "event_time", "sqltext", "extra",
-            "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventChain.SEQ_FIELD, EventChain.DIGEST_FIELD);
+            "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD);
 
     /** The bulk-writer factory for Flink's FileSink. */
     public static ParquetWriterFactory<IngestedEvent> writerFactory() {
@@ -158,7 +160,7 @@ public final class ArchiveParquet {
 
         @Override
         public void write(IngestedEvent e) {
-            writeDocument(StoreDocuments.event(e), out);
+            writeDocument(EventDocument.of(e), out);
         }
     }
 
@@ -171,7 +173,7 @@ public final class ArchiveParquet {
             out.startField(name, i);
             switch (COLUMNS.get(i).getValue()) {
                 case STRING -> out.addBinary(Binary.fromString((String) v));
-                case JSON_OBJECT -> out.addBinary(Binary.fromString(EventChain.canonical(toDocument(v))));
+                case JSON_OBJECT -> out.addBinary(Binary.fromString(CanonicalForm.of(toDocument(v))));
                 case TIMESTAMP -> out.addLong(((Date) v).getTime());
                 case INT64 -> out.addLong(((Number) v).longValue());
                 case INT32 -> out.addInteger(((Number) v).intValue());

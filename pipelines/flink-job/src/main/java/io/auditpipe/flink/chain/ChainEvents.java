@@ -1,5 +1,6 @@
 package io.auditpipe.flink.chain;
 
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.sink.StoreDocuments;
@@ -132,9 +133,9 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         Long seq = lastSeq.value();
         String previous = lastDigest.value();
         e.chainSeq = (seq == null ? 0 : seq) + 1;
-        org.bson.Document document = StoreDocuments.event(e); // without chain fields: the digest is not set yet
+        org.bson.Document document = EventDocument.of(e); // without chain fields: the digest is not set yet
         e.chainDigest = linker.link(previous == null ? "" : previous, document);
-        e.document = document.append(EventChain.SEQ_FIELD, e.chainSeq).append(EventChain.DIGEST_FIELD, e.chainDigest);
+        e.document = document.append(EventDocument.SEQ_FIELD, e.chainSeq).append(EventDocument.DIGEST_FIELD, e.chainDigest);
         lastSeq.update(e.chainSeq);
         lastDigest.update(e.chainDigest);
         lastEventId.update(e.event.id);
@@ -192,13 +193,13 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     }
 
     static DeadLetter collision(IngestedEvent e) {
-        byte[] document = StoreDocuments.event(e).toJson().getBytes(StandardCharsets.UTF_8);
+        byte[] document = EventDocument.of(e).toJson().getBytes(StandardCharsets.UTF_8);
         DeadLetter d = DeadLetter.of(DeadLetter.STAGE_STORE, "id collision: a different record with id " + e.event.id
                 + " came first (the stored event " + e.event.id + " has another line_sha256; this one's is " + e.lineSha256
                 + "). Two sources share a server name, or the server reused a record id; this record is kept here, not"
                 + " stored as an event",
                 null, document, e.origin);
-        d.id = StoreDocuments.collisionId(e.event.id, e.lineSha256);
+        d.id = EventDocument.collisionId(e.event.id, e.lineSha256);
         d.server = e.event.server;
         d.format = e.event.format;
         d.sourceFile = e.event.sourceFile;

@@ -6,12 +6,8 @@ import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.enrich.Enricher;
-import io.auditpipe.enrich.SensitiveDataMasker;
-import io.auditpipe.parser.AuditEvent;
-import io.auditpipe.parser.Digests;
-import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.ParseResult;
-import io.auditpipe.parser.SourceDescriptor;
+import io.auditpipe.reader.RecordReader;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
@@ -21,12 +17,12 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import java.time.Duration;
 
 /**
- * Turns each message of audit.raw into a {@link ParsedRecord}: the parsed and enriched event, or a
- * dead letter with the reason. Parsing happens here, in the source, so that the watermark is
- * generated per Kafka partition from the records' own timestamps (a backlog in one partition does
- * not make another partition's events late). Enrichment and masking happen here too, so that
- * nothing after the source (store, topics, alerts, dead letters) ever sees an unmasked card number.
- * Never throws: a throw here would fail the job on bad input.
+ * Turns each message of audit.raw into a {@link ParsedRecord}: the event {@link RecordReader} read
+ * from it (parsed, enriched, masked) with where it was read from, or a dead letter with the reason.
+ * Records are read here, in the source, so that the watermark is generated per Kafka partition from
+ * the records' own timestamps (a backlog in one partition does not make another partition's events
+ * late), and so that nothing after the source (store, topics, alerts, dead letters) ever sees an
+ * unmasked card number. Never throws: a throw here would fail the job on bad input.
  */
 public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema<ParsedRecord> {
     private static final long serialVersionUID = 1L;
@@ -37,7 +33,7 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     private final ComplianceSettings compliance;
     /** False for the alert rules' source: events without their stored original and its digest. */
     private final boolean withOriginal;
-    private transient Enricher enricher;
+    private transient RecordReader reader;
 
     public AuditRecordDeserializer() {
         this(DEFAULT_MAX_AHEAD, ComplianceSettings.defaults());
@@ -54,7 +50,7 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     }
 
     /**
-     * For the alert rules' source (AuditPipelineJob): the same events, parsed, enriched and masked
+     * For the alert rules' source (AuditPipeline): the same events, parsed, enriched and masked
      * alike, without what only the store and the archive keep: the masked original record and its
      * {@code line_sha256} (a second pass of the masker over the whole line and a SHA-256 per record).
      */
@@ -68,14 +64,14 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     @Override
     public void open(org.apache.flink.api.common.serialization.DeserializationSchema.InitializationContext context) {
         framingMessages = context.getMetricGroup().counter("framingMessages");
-        enricher = new Enricher(compliance);
+        reader = new RecordReader(new Enricher(compliance), withOriginal);
     }
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> message, Collector<ParsedRecord> out) {
-        ParsedRecord r = parse(message.key(), message.value(),
+        ParsedRecord r = toRecord(reader().read(message.key(), message.value()), message.key(), message.value(),
                 new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp()),
-                maxAheadMillis, enricher(), withOriginal);
+                maxAheadMillis);
         if (r != null) {
             out.collect(r);
         } else if (framingMessages != null) {
@@ -83,9 +79,9 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         }
     }
 
-    private Enricher enricher() {
-        if (enricher == null) enricher = new Enricher(compliance);
-        return enricher;
+    private RecordReader reader() {
+        if (reader == null) reader = new RecordReader(new Enricher(compliance), withOriginal);
+        return reader;
     }
 
     /** One enricher with the default settings per thread, for the overloads that take none (tests). */
@@ -113,11 +109,7 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
      * its timestamp as written, flagged {@code event_time_trusted: false}, counted in the minute it was
      * shipped and ignored by the watermarks. The bound compares two recorded times, never the clock
      * of the moment, so a replay decides the same way.
-     *
-     * <p>Masking (docs/compliance.md): the event's fields and the stored original record are masked,
-     * and {@code line_sha256} is the digest of the masked record (a digest of a line with a card
-     * number in it could be reversed by trying the few unknown digits). A dead letter keeps its bytes
-     * masked (every other byte as it was), and its reason masked.
+     * Masking: {@link RecordReader}.
      */
     public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher) {
         return parse(key, value, origin, maxAheadMillis, enricher, true);
@@ -126,61 +118,31 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     /** {@code withOriginal} false: the event without {@code original} and {@code line_sha256} ({@link #forAlerts}). */
     static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher,
                               boolean withOriginal) {
-        SensitiveDataMasker masker = enricher.masker();
-        SourceDescriptor source;
-        try {
-            source = SourceDescriptor.parseKey(key);
-        } catch (SourceDescriptor.InvalidSourceKeyException e) {
-            return ParsedRecord.deadLetter(deadLetter(DeadLetter.STAGE_PARSE, e.getMessage(), key, value, origin, masker));
-        }
-        if (source.cut() != null) {
-            byte[] shipped = value == null ? new byte[0] : value;
-            DeadLetter d = deadLetter(DeadLetter.STAGE_COLLECT, source.cut().describe(shipped.length), key, shipped, origin, masker);
-            d.server = source.server();
-            d.format = source.format();
-            d.sourceFile = source.source();
-            return ParsedRecord.deadLetter(d);
-        }
-        ParseResult result;
-        try {
-            result = AuditFormats.parse(value == null ? new byte[0] : value, source);
-        } catch (RuntimeException e) {
-            result = ParseResult.failed("parser error: " + e);
-        }
-        if (result.isFraming()) {
+        return toRecord(new RecordReader(enricher, withOriginal).read(key, value), key, value, origin, maxAheadMillis);
+    }
+
+    /** What the reader made of a message, with where it was read from: null for the file's framing. */
+    public static ParsedRecord toRecord(RecordReader.Read read, byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis) {
+        if (read.isFraming()) {
             return null;
         }
-        if (!result.isOk()) {
-            DeadLetter d = deadLetter(DeadLetter.STAGE_PARSE, result.failureReason(), key, value, origin, masker);
-            d.server = source.server();
-            d.format = source.format();
-            d.sourceFile = source.source();
-            return ParsedRecord.deadLetter(d);
+        if (read.failure != null) {
+            return ParsedRecord.deadLetter(deadLetter(read.failure, key, origin));
         }
-        AuditEvent parsed = enricher.enrich(result.event());
-        if (!withOriginal) {
-            IngestedEvent event = new IngestedEvent(parsed, origin, null);
-            event.eventTimeTrusted = parsed.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
-            return ParsedRecord.event(event);
-        }
-        byte[] stored = masker.mask(value); // masking keeps every byte that is not a match: still UTF-8
-        if (stored != value) {
-            java.util.TreeSet<String> masked = new java.util.TreeSet<>(masker.find(value));
-            if (parsed.masked != null) masked.addAll(parsed.masked);
-            parsed.masked = new java.util.ArrayList<>(masked);
-        }
-        IngestedEvent event = new IngestedEvent(parsed, origin, Digests.sha256Hex(stored));
-        event.original = new String(stored, java.nio.charset.StandardCharsets.UTF_8);
-        event.eventTimeTrusted = parsed.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
+        IngestedEvent event = new IngestedEvent(read.event, origin, read.lineSha256);
+        event.original = read.original;
+        event.eventTimeTrusted = read.event.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
         return ParsedRecord.event(event);
     }
 
-    /** A dead letter whose bytes and reason are masked; {@code masked} names what was found. */
-    static DeadLetter deadLetter(String stage, String reason, byte[] key, byte[] value, KafkaOrigin origin,
-                                 SensitiveDataMasker masker) {
-        byte[] kept = masker.mask(value);
-        DeadLetter d = DeadLetter.of(stage, masker.mask(reason).text(), key, kept, origin);
-        if (kept != value) d.masked = masker.find(value);
+    private static DeadLetter deadLetter(RecordReader.Failure f, byte[] key, KafkaOrigin origin) {
+        DeadLetter d = DeadLetter.of(f.stage, f.reason, key, f.value, origin);
+        d.masked = f.masked;
+        if (f.source != null) {
+            d.server = f.source.server();
+            d.format = f.source.format();
+            d.sourceFile = f.source.source();
+        }
         return d;
     }
 

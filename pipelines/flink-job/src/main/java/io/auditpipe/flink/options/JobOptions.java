@@ -3,12 +3,15 @@ package io.auditpipe.flink.options;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.util.TimeUtils;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,7 +68,7 @@ public final class JobOptions {
 
     public static final ConfigOption<String> KAFKA_BOOTSTRAP_SERVERS = ConfigOptions.key("kafka.bootstrap-servers")
             .stringType().noDefaultValue()
-            .withDescription("Kafka bootstrap servers, host:port[,host:port...]. Required.");
+            .withDescription("Kafka bootstrap servers, host:port[,host:port...].");
     public static final ConfigOption<String> KAFKA_RAW_TOPIC = ConfigOptions.key("kafka.topic.raw")
             .stringType().defaultValue("audit.raw")
             .withDescription("Topic the collectors write raw audit lines to (schemas/audit-raw-message.md).");
@@ -78,6 +81,8 @@ public final class JobOptions {
                     + " max.message.bytes must allow it. A dead letter never exceeds it: one that would keeps less of its"
                     + " line (original.truncated, with the full length and SHA-256). The CLI derives it from max_line_size"
                     + " so that every line the collectors ship fits whole.");
+    /** The smallest {@link #DEAD_LETTER_MAX_MESSAGE_BYTES} the job accepts. */
+    public static final int DEAD_LETTER_MIN_MESSAGE_BYTES = 64 * 1024;
     public static final ConfigOption<String> KAFKA_GROUP_ID = ConfigOptions.key("kafka.group-id")
             .stringType().defaultValue("auditpipe-flink")
             .withDescription("Consumer group of the store path's source; offsets are committed there on each checkpoint,"
@@ -85,7 +90,7 @@ public final class JobOptions {
 
     public static final ConfigOption<String> STORE_URI = ConfigOptions.key("store.uri")
             .stringType().noDefaultValue()
-            .withDescription("MongoDB connection string of the store (MongoDB or FerretDB). Required.");
+            .withDescription("MongoDB connection string of the store (MongoDB or FerretDB).");
     public static final ConfigOption<String> STORE_DATABASE = ConfigOptions.key("store.database")
             .stringType().defaultValue("auditpipe").withDescription("Database of the collections below.");
     public static final ConfigOption<String> EVENTS_COLLECTION = ConfigOptions.key("store.collection.events")
@@ -221,13 +226,66 @@ public final class JobOptions {
     /** All options, in declaration order (for validation and generated docs). */
     public static List<ConfigOption<?>> all() {
         List<ConfigOption<?>> out = new ArrayList<>();
+        for (Field f : optionFields()) {
+            try {
+                out.add((ConfigOption<?>) f.get(null));
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return out;
+    }
+
+    /** The options without which the job cannot run; every other option has a default or is optional. */
+    public static final List<ConfigOption<String>> REQUIRED = List.of(KAFKA_BOOTSTRAP_SERVERS, STORE_URI);
+
+    public static boolean isRequired(ConfigOption<?> o) {
+        return REQUIRED.stream().anyMatch(r -> r.key().equals(o.key()));
+    }
+
+    /** An option's value type, as the contract names it: string, integer, boolean or duration. */
+    public static String typeName(ConfigOption<?> o) {
+        for (Field f : optionFields()) {
+            try {
+                if (f.get(null) == o) {
+                    Type t = ((ParameterizedType) f.getGenericType()).getActualTypeArguments()[0];
+                    if (t == String.class) return "string";
+                    if (t == Integer.class || t == Long.class) return "integer";
+                    if (t == Boolean.class) return "boolean";
+                    if (t == Duration.class) return "duration";
+                    throw new IllegalStateException("option " + o.key() + " has a type the contract does not name: " + t);
+                }
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new IllegalArgumentException("not an option of the job: " + o.key());
+    }
+
+    /** An option's default as the job would read it from its properties (durations as "10 s"); null when it has none. */
+    public static String defaultText(ConfigOption<?> o) {
+        if (!o.hasDefaultValue()) return null;
+        Object v = o.defaultValue();
+        return v instanceof Duration d ? TimeUtils.formatWithHighestUnit(d) : String.valueOf(v);
+    }
+
+    /** An option's description as plain text (each is one text block, written with withDescription(String)). */
+    public static String descriptionText(ConfigOption<?> o) {
+        StringBuilder b = new StringBuilder();
+        for (var block : o.description().getBlocks()) {
+            if (!(block instanceof org.apache.flink.configuration.description.TextElement t) || !t.getElements().isEmpty()) {
+                throw new IllegalStateException("option " + o.key() + ": a description of plain text only, please");
+            }
+            b.append(t.getFormat());
+        }
+        return b.toString();
+    }
+
+    private static List<Field> optionFields() {
+        List<Field> out = new ArrayList<>();
         for (Field f : JobOptions.class.getDeclaredFields()) {
             if (Modifier.isStatic(f.getModifiers()) && ConfigOption.class.isAssignableFrom(f.getType())) {
-                try {
-                    out.add((ConfigOption<?>) f.get(null));
-                } catch (IllegalAccessException e) {
-                    throw new IllegalStateException(e);
-                }
+                out.add(f);
             }
         }
         return out;
@@ -295,7 +353,7 @@ public final class JobOptions {
                 problems.add("option '" + key + "' has a bad value '" + e.getValue() + "': " + rootMessage(ex));
             }
         }
-        for (ConfigOption<String> required : List.of(KAFKA_BOOTSTRAP_SERVERS, STORE_URI)) {
+        for (ConfigOption<String> required : REQUIRED) {
             if (!job.contains(required) || job.get(required).isBlank()) {
                 problems.add("option '" + required.key() + "' is required: " + required.description());
             }
@@ -318,8 +376,9 @@ public final class JobOptions {
             }
         }
         try {
-            if (job.get(DEAD_LETTER_MAX_MESSAGE_BYTES) < 64 * 1024) {
-                problems.add("option '" + DEAD_LETTER_MAX_MESSAGE_BYTES.key() + "' must be at least 65536, got "
+            if (job.get(DEAD_LETTER_MAX_MESSAGE_BYTES) < DEAD_LETTER_MIN_MESSAGE_BYTES) {
+                problems.add("option '" + DEAD_LETTER_MAX_MESSAGE_BYTES.key() + "' must be at least "
+                        + DEAD_LETTER_MIN_MESSAGE_BYTES + ", got "
                         + job.get(DEAD_LETTER_MAX_MESSAGE_BYTES));
             }
         } catch (RuntimeException alreadyReported) {
@@ -352,17 +411,33 @@ public final class JobOptions {
     /** Markdown reference of every option, for docs/job-options.md. */
     public static String markdownReference() {
         StringBuilder b = new StringBuilder();
-        b.append("| option | default | description |\n|---|---|---|\n");
+        b.append("| option | type | default | description |\n|---|---|---|---|\n");
         for (ConfigOption<?> o : all()) {
-            b.append("| `").append(o.key()).append("` | ")
-                    .append(o.hasDefaultValue() ? "`" + o.defaultValue() + "`" : "(required)")
-                    .append(" | ").append(new org.apache.flink.configuration.description.HtmlFormatter().format(o.description()).replace("|", "\\|")).append(" |\n");
+            String dflt = defaultText(o);
+            b.append("| `").append(o.key()).append("` | ").append(typeName(o)).append(" | ")
+                    .append(isRequired(o) ? "(required)" : dflt == null ? "(none)" : "`" + dflt + "`")
+                    .append(" | ").append(descriptionText(o).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;"))
+                    .append(" |\n");
         }
-        b.append("| `").append(KAFKA_CLIENT_PREFIX).append("<property>` | | A Kafka client property for every Kafka client")
-                .append(" of the job (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.location, ...);")
-                .append(" the CLI writes them from the config's kafka.security. |\n");
-        b.append("| `").append(COMPLIANCE_PREFIX).append("<...>` | | Data classes, principals, masking, change windows:")
-                .append(" docs/compliance.md; the CLI writes them from the config's compliance section. |\n");
+        for (Map.Entry<String, String> p : PREFIXES.entrySet()) {
+            b.append("| `").append(p.getKey()).append("<...>` | | | ").append(p.getValue()).append(" |\n");
+        }
         return b.toString();
+    }
+
+    /** The keys that are families rather than one option, with what they hold. */
+    public static final Map<String, String> PREFIXES = prefixes();
+
+    private static Map<String, String> prefixes() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(FLINK_PREFIX, "A Flink setting, passed to Flink without the prefix (the local stack sets the REST port,"
+                + " checkpoint directory and the checkpoint to restore; a real cluster usually needs none).");
+        m.put(KAFKA_CLIENT_PREFIX, "A Kafka client property for every Kafka client of the job (security.protocol,"
+                + " sasl.mechanism, sasl.jaas.config, ssl.truststore.location, ...); the CLI writes them from the config's"
+                + " kafka.security.");
+        m.put(COMPLIANCE_PREFIX, "Data classes, principals, masking, change windows and business hours"
+                + " (io.auditpipe.enrich.ComplianceSettings.KEYS, docs/compliance.md); the CLI writes them from the"
+                + " config's compliance section.");
+        return java.util.Collections.unmodifiableMap(m);
     }
 }

@@ -11,9 +11,9 @@ public class DeadLetter implements Serializable {
     private static final long serialVersionUID = 1L;
 
     /** The collector could not ship the line whole (a NUL byte, longer than max_line_size): the key says where it is. */
-    public static final String STAGE_COLLECT = "collect";
+    public static final String STAGE_COLLECT = io.auditpipe.reader.RecordReader.STAGE_COLLECT;
     /** The message could not be parsed (bad key, bad line, unknown format). */
-    public static final String STAGE_PARSE = "parse";
+    public static final String STAGE_PARSE = io.auditpipe.reader.RecordReader.STAGE_PARSE;
     /** The event is stored but arrived too late for its minute in the stats. */
     public static final String STAGE_STATS = "stats";
     /** The store refused the document for good (not a transient error). */

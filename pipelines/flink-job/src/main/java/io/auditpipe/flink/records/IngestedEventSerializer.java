@@ -25,7 +25,7 @@ import java.util.Map;
 
 /**
  * How an {@link IngestedEvent} crosses a shuffle (the whole event goes to its server's chain,
- * AuditPipelineJob). Flink's own choice, a PojoSerializer, set each of some forty fields by
+ * AuditPipeline). Flink's own choice, a PojoSerializer, set each of some forty fields by
  * reflection and wrote every string a char at a time (StringValue): together 12-18% of the job
  * alone's samples (bench/README.md). Here the fields are written in a fixed order, and a string
  * that is all ASCII, as nearly all of an audit record is, goes as its bytes (the JDK's encoding and

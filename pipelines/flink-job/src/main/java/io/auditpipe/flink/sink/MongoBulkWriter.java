@@ -1,5 +1,6 @@
 package io.auditpipe.flink.sink;
 
+import io.auditpipe.flink.document.EventDocument;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoClientSettings;
@@ -453,7 +454,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 continue;
             }
             collisions.inc();
-            reject(new InsertOneModel<>(doc), StoreDocuments.collisionId(doc.get("_id"), mine), "id collision: a different record with id " + doc.get("_id")
+            reject(new InsertOneModel<>(doc), EventDocument.collisionId(doc.get("_id"), mine), "id collision: a different record with id " + doc.get("_id")
                     + " is already stored in " + settings.collection + " (stored " + settings.digestField + " " + theirs
                     + ", this one " + mine + "). Two sources share a server name, or the server reused a record id;"
                     + " this record is kept here, not stored as an event");

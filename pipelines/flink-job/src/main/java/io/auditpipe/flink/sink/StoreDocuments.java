@@ -1,10 +1,9 @@
 package io.auditpipe.flink.sink;
 
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
-import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.StatsRow;
-import io.auditpipe.parser.AuditEvent;
 import io.auditpipe.parser.Digests;
 import io.auditpipe.parser.Utf8;
 
@@ -22,8 +21,8 @@ import java.util.Base64;
 import java.util.Date;
 
 /**
- * The one place where records become store documents. Field names are those of
- * schemas/audit-event.schema.json, schemas/stats.schema.json and schemas/dead-letter.schema.json.
+ * Where records become the store's write models: events ({@link EventDocument}), alerts, chain heads,
+ * servers, stats rows and dead letters. Field names are those of schemas/*.schema.json.
  *
  * <p>Events and dead letters are inserts with a deterministic {@code _id}: a second insert of the
  * same record fails with a duplicate key, which the sink counts and ignores. That is how replays
@@ -36,72 +35,11 @@ public final class StoreDocuments {
     /** Longest reading copy ({@code text}) of a dead letter's original bytes; base64 keeps them all. */
     public static final int TEXT_EXCERPT_BYTES = 64 * 1024;
 
-    /** The event field with the SHA-256 of the original line; the events sink checks duplicate keys with it. */
-    public static final String LINE_DIGEST_FIELD = "line_sha256";
-
-    /** The fields enrichment adds to an event document (docs/compliance.md). */
-    public static final java.util.List<String> ENRICHMENT_FIELDS = java.util.List.of("category", "action", "tables",
-            "tables_error", "data_classes", "principal_class", "access_violations", "controls");
-
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
     /** An event as a store insert, its BSON encoded here, on the task's thread (EncodedDocument says why). */
     public static WriteModel<Document> eventInsert(IngestedEvent ie) {
-        return new InsertOneModel<>(EncodedDocument.of(ie.document != null ? ie.document : event(ie)));
-    }
-
-    public static Document event(IngestedEvent ie) {
-        AuditEvent e = ie.event;
-        Document d = new Document("_id", e.id)
-                .append("server", e.server)
-                .append("format", e.format)
-                .append("source_file", e.sourceFile)
-                .append("collector", e.collector)
-                .append("record_id", e.recordId)
-                .append("event_time", new Date(e.eventTimeMillis))
-                .append("event_name", e.eventName);
-        putIfNotNull(d, "command_class", e.commandClass);
-        putIfNotNull(d, "connection_id", e.connectionId);
-        putIfNotNull(d, "status", e.status);
-        putIfNotNull(d, "sqltext", e.sqltext);
-        putIfNotNull(d, "user", e.user);
-        putIfNotNull(d, "user_raw", e.userRaw);
-        putIfNotNull(d, "priv_user", e.privUser);
-        putIfNotNull(d, "os_user", e.osUser);
-        putIfNotNull(d, "os_login", e.osLogin);
-        putIfNotNull(d, "proxy_user", e.proxyUser);
-        putIfNotNull(d, "host", e.host);
-        putIfNotNull(d, "ip", e.ip);
-        putIfNotNull(d, "db", e.db);
-        putIfNotNull(d, "auth_outcome", e.authOutcome);
-        putIfNotNull(d, "outcome", e.outcome());
-        if (e.extra != null && !e.extra.isEmpty()) {
-            d.append("extra", new Document(e.extra));
-        }
-        putIfNotNull(d, "category", e.category);
-        putIfNotNull(d, "action", e.action);
-        putIfNotNull(d, "tables", e.tables);
-        putIfNotNull(d, "tables_error", e.tablesError);
-        putIfNotNull(d, "data_classes", e.dataClasses);
-        putIfNotNull(d, "principal_class", e.principalClass);
-        if (e.accessViolations != null && !e.accessViolations.isEmpty()) {
-            d.append("access_violations", e.accessViolations);
-        }
-        putIfNotNull(d, "in_change_window", e.inChangeWindow);
-        putIfNotNull(d, "after_hours", e.afterHours);
-        putIfNotNull(d, "controls", e.controls);
-        putIfNotNull(d, "masked", e.masked);
-        putIfNotNull(d, LINE_DIGEST_FIELD, ie.lineSha256);
-        putIfNotNull(d, "original", ie.original);
-        if (!ie.eventTimeTrusted) {
-            d.append("event_time_trusted", false); // absent = trusted
-        }
-        d.append("ingest", origin(ie.origin));
-        if (ie.chainDigest != null) { // the link covers everything above (EventChain.canonical)
-            d.append(io.auditpipe.flink.chain.EventChain.SEQ_FIELD, ie.chainSeq)
-                    .append(io.auditpipe.flink.chain.EventChain.DIGEST_FIELD, ie.chainDigest);
-        }
-        return d;
+        return new InsertOneModel<>(EncodedDocument.of(ie.document != null ? ie.document : EventDocument.of(ie)));
     }
 
     /** An alert as a store insert: its deterministic id makes a replayed alert a duplicate key, ignored. */
@@ -157,11 +95,6 @@ public final class StoreDocuments {
 
     public static String alertJson(io.auditpipe.flink.alerts.Alert a) {
         return alert(a).toJson(JSON);
-    }
-
-    /** The dead-letter id of an id collision: the same whichever check finds it, so it is kept once. */
-    public static String collisionId(Object eventId, Object lineSha256) {
-        return "collision:" + eventId + ":" + lineSha256;
     }
 
     public static WriteModel<Document> statsUpsert(StatsRow row) {
@@ -228,7 +161,7 @@ public final class StoreDocuments {
         putIfNotNull(d, "source_file", dl.sourceFile);
         putIfNotNull(d, "masked", dl.masked);
         if (dl.origin != null) {
-            d.append("kafka", origin(dl.origin));
+            d.append("kafka", EventDocument.origin(dl.origin));
         }
         d.append("detected_at", new Date(dl.detectedAtMillis));
         return d;
@@ -261,13 +194,6 @@ public final class StoreDocuments {
             d.append("truncated", true).append("kept_bytes", keep);
         }
         return d;
-    }
-
-    private static Document origin(KafkaOrigin o) {
-        return new Document("topic", o.topic)
-                .append("partition", o.partition)
-                .append("offset", o.offset)
-                .append("timestamp", new Date(o.timestampMillis));
     }
 
     private static void putIfNotNull(Document d, String field, Object value) {

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.chain;
 
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
@@ -92,8 +93,11 @@ class ChainEventsTest {
         harness.processElement(event("db-01/1", T0 + 1_000, 1)); // still within the lateness: not counted again
         assertEquals(List.of("db-01/1@0"), passed());
 
+        int chainEntries = 5; // the chain's own: last link, its digest, event id and time, when the next head is due
+        assertEquals(chainEntries + 1, harness.numKeyedStateEntries(), "and the remembered ids");
         harness.processWatermark(closes);
         assertEquals(0, harness.numEventTimeTimers(), "timers dropped back to zero");
+        assertEquals(chainEntries, harness.numKeyedStateEntries(), "the remembered ids dropped; the chain goes on");
     }
 
     @Test
@@ -166,11 +170,11 @@ class ChainEventsTest {
         assertEquals(List.of(1L, 2L), linked.stream().map(e -> e.chainSeq).collect(Collectors.toList()));
         IngestedEvent first = linked.get(0);
         IngestedEvent second = linked.get(1);
-        assertEquals(EventChain.link("", StoreDocuments.event(first)), first.chainDigest,
+        assertEquals(EventChain.link("", EventDocument.of(first)), first.chainDigest,
                 "the first link follows the empty digest; the chain fields themselves are not covered");
-        assertEquals(EventChain.link(first.chainDigest, StoreDocuments.event(second)), second.chainDigest);
-        assertEquals(2L, StoreDocuments.event(second).get(EventChain.SEQ_FIELD));
-        assertEquals(second.chainDigest, StoreDocuments.event(second).get(EventChain.DIGEST_FIELD));
+        assertEquals(EventChain.link(first.chainDigest, EventDocument.of(second)), second.chainDigest);
+        assertEquals(2L, EventDocument.of(second).get(EventDocument.SEQ_FIELD));
+        assertEquals(second.chainDigest, EventDocument.of(second).get(EventDocument.DIGEST_FIELD));
     }
 
     @Test
@@ -186,7 +190,7 @@ class ChainEventsTest {
         for (IngestedEvent e : sent) {
             org.bson.Document built = e.document;
             e.document = null;
-            org.bson.Document fromFields = StoreDocuments.event(e);
+            org.bson.Document fromFields = EventDocument.of(e);
             assertEquals(fromFields, built, "built once, the same document");
             assertEquals(List.copyOf(fromFields.keySet()), List.copyOf(built.keySet()), "in the same field order");
             e.document = built;

@@ -1,4 +1,4 @@
-package io.auditpipe.flink.bench;
+package io.auditpipe.bench;
 
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.enrich.Enricher;

@@ -1,4 +1,4 @@
-package io.auditpipe.flink.bench;
+package io.auditpipe.bench;
 
 import io.auditpipe.flink.chain.FirstCopies;
 import io.auditpipe.parser.Digests;

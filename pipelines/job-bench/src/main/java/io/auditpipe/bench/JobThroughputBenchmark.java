@@ -1,7 +1,9 @@
-package io.auditpipe.flink.bench;
+package io.auditpipe.bench;
 
 import io.auditpipe.enrich.ComplianceSettings;
-import io.auditpipe.flink.AuditPipelineJob;
+import io.auditpipe.flink.AuditPipeline;
+import io.auditpipe.flink.PipelineSinks;
+import io.auditpipe.flink.PipelineSources;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
@@ -13,6 +15,7 @@ import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -83,7 +86,7 @@ public final class JobThroughputBenchmark {
                 .setBootstrapServers(bootstrap).setTopics(topic).setGroupId(group)
                 .setStartingOffsets(OffsetsInitializer.earliest()).setBounded(OffsetsInitializer.latest())
                 .setDeserializer(new AuditRecordDeserializer()).build();
-        // the alert rules read the topic on their own, as in the job that runs (AuditPipelineJob)
+        // the alert rules read the topic on their own, as in the job that runs (AuditPipeline)
         KafkaSource<ParsedRecord> alertSource = KafkaSource.<ParsedRecord>builder()
                 .setBootstrapServers(bootstrap).setTopics(topic).setGroupId(group).setClientIdPrefix(group + "-alerts")
                 .setStartingOffsets(OffsetsInitializer.earliest()).setBounded(OffsetsInitializer.latest())
@@ -92,8 +95,11 @@ public final class JobThroughputBenchmark {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(parallelism);
         long start = System.nanoTime();
-        new AuditPipelineJob(options, source, new Counting<IngestedEvent>(0), new Counting<StatsRow>(1),
-                new Counting<DeadLetter>(2), null).withAlertSource(alertSource).execute(env);
+        new AuditPipeline(options, new PipelineSources(source, alertSource), PipelineSinks.builder()
+                .events(new Counting<IngestedEvent>(0)).stats(new Counting<StatsRow>(1)).deadLetters(new Counting<DeadLetter>(2))
+                .alerts(new DiscardingSink<>()).chainHeads(new DiscardingSink<>())
+                .build())
+                .execute(env);
         return (System.nanoTime() - start) / 1e9;
     }
 

@@ -1,5 +1,6 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.archive.ArchiveFiles;
 import io.auditpipe.flink.archive.EventArchive;
 import io.auditpipe.flink.chain.ChainHead;
@@ -35,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The whole job on a MiniCluster at parallelism 2, with a bounded source and collecting sinks. */
-class AuditPipelineJobTest {
+class AuditPipelineTest {
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(
             new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
@@ -103,7 +104,7 @@ class AuditPipelineJobTest {
         CollectingSink<StatsRow> stats = new CollectingSink<>("stats");
         CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("dead-letters");
         DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
-                AuditPipelineJobTest::input, INPUT.size(), TypeInformation.of(ParsedRecord.class));
+                AuditPipelineTest::input, INPUT.size(), TypeInformation.of(ParsedRecord.class));
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
@@ -111,9 +112,10 @@ class AuditPipelineJobTest {
         env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none"))); // fail, don't retry for ever
         CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
         CollectingSink<ChainHead> heads = new CollectingSink<>("heads");
-        new AuditPipelineJob(options, source, events, stats, deadLetters, null).withAlertSinks(alerts, null, null)
-                .withChainHeadSink(heads)
-                .withArchive(EventArchive.events(archive.toUri().toString()), EventArchive.chainHeads(archive.toUri().toString()))
+        new AuditPipeline(options, new PipelineSources(source, source), PipelineSinks.builder()
+                .events(events).stats(stats).deadLetters(deadLetters).alerts(alerts).chainHeads(heads)
+                .archive(EventArchive.events(archive.toUri().toString()), EventArchive.chainHeads(archive.toUri().toString()))
+                .build())
                 .execute(env);
 
         List<IngestedEvent> stored = events.received();
@@ -129,7 +131,7 @@ class AuditPipelineJobTest {
             String previous = "";
             for (int i = 0; i < chain.size(); i++) {
                 assertEquals(i + 1, chain.get(i).chainSeq, server);
-                assertEquals(EventChain.link(previous, StoreDocuments.event(chain.get(i))), chain.get(i).chainDigest, server);
+                assertEquals(EventChain.link(previous, EventDocument.of(chain.get(i))), chain.get(i).chainDigest, server);
                 previous = chain.get(i).chainDigest;
             }
         }

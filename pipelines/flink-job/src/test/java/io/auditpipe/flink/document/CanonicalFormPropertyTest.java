@@ -1,5 +1,6 @@
-package io.auditpipe.flink.chain;
+package io.auditpipe.flink.document;
 
+import io.auditpipe.flink.chain.EventChain;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Example;
@@ -18,7 +19,7 @@ import java.util.TreeMap;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * EventChain's canonical writer (its strings copied whole unless a byte needs escaping, its key
+ * The canonical form's writer (its strings copied whole unless a byte needs escaping, its key
  * orders remembered per shape) against a plain writer of the form its header defines: keys sorted
  * each time, every char looked at. One Linker over many documents, so that remembered shapes are
  * reused, including maps with the same keys in another order and shapes past the memory's bound.
@@ -31,14 +32,13 @@ class CanonicalFormPropertyTest {
     @Property(tries = 300)
     void theCanonicalFormIsThePlainOne(@ForAll("documentLists") List<Document> documents) {
         EventChain.Linker linker = new EventChain.Linker();
-        EventChain.Canonical canonical = new EventChain.Canonical();
+        CanonicalForm canonical = new CanonicalForm();
         String previous = "";
         for (Document d : documents) {
             String expected = plain(d, true);
-            canonical.len = 0;
-            canonical.writeObject(d, true);
-            assertEquals(expected, new String(canonical.buf, 0, canonical.len, StandardCharsets.UTF_8));
-            assertEquals(expected, EventChain.canonical(d));
+            canonical.writeDocument(d);
+            assertEquals(expected, new String(canonical.buffer(), 0, canonical.length(), StandardCharsets.UTF_8));
+            assertEquals(expected, CanonicalForm.of(d));
             assertEquals(digest(previous, expected), linker.link(previous, d));
             previous = digest(previous, expected);
         }
@@ -47,11 +47,10 @@ class CanonicalFormPropertyTest {
     @Example
     void shapesWithTheSameHashAreToldApart() {
         assertEquals("Aa".hashCode(), "BB".hashCode());
-        EventChain.Canonical canonical = new EventChain.Canonical();
+        CanonicalForm canonical = new CanonicalForm();
         for (Document d : List.of(new Document("B", 1).append("Aa", 2), new Document("B", 1).append("BB", 2))) {
-            canonical.len = 0;
-            canonical.writeObject(d, false);
-            assertEquals(plain(d, false), new String(canonical.buf, 0, canonical.len, StandardCharsets.UTF_8));
+            canonical.writeDocument(d); // no chain fields in these: written whole
+            assertEquals(plain(d, false), new String(canonical.buffer(), 0, canonical.length(), StandardCharsets.UTF_8));
         }
     }
 
@@ -65,12 +64,12 @@ class CanonicalFormPropertyTest {
                 break;
             }
         }
-        assertEquals(expected, EventChain.Canonical.plainPrefix(u));
+        assertEquals(expected, CanonicalForm.plainPrefix(u));
     }
 
     @Provide
     Arbitrary<List<Document>> documentLists() {
-        return document(2).list().ofMinSize(1).ofMaxSize(EventChain.Canonical.MAX_SHAPES / 20);
+        return document(2).list().ofMinSize(1).ofMaxSize(CanonicalForm.MAX_SHAPES / 20);
     }
 
     @Provide
@@ -138,7 +137,7 @@ class CanonicalFormPropertyTest {
         }
         Map<String, Object> sorted = new TreeMap<>();
         for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-            if (!(top && EventChain.CHAIN_FIELDS.contains((String) e.getKey()))) sorted.put((String) e.getKey(), e.getValue());
+            if (!(top && EventDocument.CHAIN_FIELDS.contains((String) e.getKey()))) sorted.put((String) e.getKey(), e.getValue());
         }
         List<String> parts = new ArrayList<>();
         sorted.forEach((k, o) -> parts.add(plainString(k) + ":" + plain(o, false)));

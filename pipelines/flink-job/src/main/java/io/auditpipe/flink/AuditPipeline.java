@@ -1,0 +1,203 @@
+package io.auditpipe.flink;
+
+import io.auditpipe.flink.alerts.Alert;
+import io.auditpipe.flink.alerts.AlertInputs;
+import io.auditpipe.flink.alerts.AlertSettings;
+import io.auditpipe.flink.alerts.AlertsOnce;
+import io.auditpipe.flink.alerts.EventRules;
+import io.auditpipe.flink.alerts.FailedLoginsPerAccount;
+import io.auditpipe.flink.alerts.FailedLoginsPerOrigin;
+import io.auditpipe.flink.alerts.RecordGaps;
+import io.auditpipe.flink.alerts.UnauthorizedAccess;
+import io.auditpipe.flink.chain.ChainEvents;
+import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.chain.ServerOfEvent;
+import io.auditpipe.flink.functions.CountEvents;
+import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
+import io.auditpipe.flink.functions.EmitStatsRow;
+import io.auditpipe.flink.functions.SplitDeadLetters;
+import io.auditpipe.flink.functions.StatsKeySelector;
+import io.auditpipe.flink.functions.TooLateForStats;
+import io.auditpipe.flink.functions.TrustedEventTimeWatermarks;
+import io.auditpipe.flink.options.JobOptions;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.records.StatsEvent;
+import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.parser.AuditEvent;
+
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.util.OutputTag;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The pipeline's graph, over the sources and sinks it is given ({@link PipelineSources},
+ * {@link PipelineSinks}); {@link JobWiring} makes the real ones, tests and benchmarks pass bounded
+ * and collecting ones (the structure of apache/flink-training).
+ *
+ * <pre>
+ * records --SplitDeadLetters--> events
+ *   |        \--> keyBy(server): first copy only, linked into the server's chain
+ *   |             |--> events sink (the capped collection, insert by deterministic _id)
+ *   |             |--> archive: Parquet per server and day (FileSink, exactly once)
+ *   |             |--> keyBy(server,user,event,class,status)
+ *   |             |      1-minute event-time windows --> stats sink (upsert full count)
+ *   |             \--> chain heads (each head interval) --> chain heads sink, archive manifest,
+ *   |                  servers (last event per server), the Kafka lag sampler
+ *   \--> dead letters (+ id collisions, events too late for the stats) --> dead letters sinks
+ *
+ * records, read again --> alert rules: logins per account and per origin, access to classified data,
+ *                         per-event rules, record gaps --> each alert id once --> alert sinks
+ * </pre>
+ *
+ * <p><b>Why the alert rules read the records a second time.</b> The store path goes as fast as the
+ * store takes its writes; when it falls behind (a server writing faster than the store stores),
+ * Flink's back-pressure slows the source, and every record read by that source subtask waits, the
+ * failed logins of another server with it. Read by a source of their own, the rules keep up with
+ * the topic (reading is far faster than storing), whatever the store does; the alerts' store writer
+ * is a task of its own, so a store that stops answering does not hold back the topic and the
+ * webhook (bench/README.md measures both). The price: each record is fetched and read twice, and
+ * the rules see the copies a collector re-sends, which {@link AlertsOnce} keeps from raising an
+ * alert twice.
+ *
+ * <p>Every operator has a name and a stable uid, so checkpoints survive changes to the code.
+ */
+public final class AuditPipeline {
+    /** The stats' window; also how long the chain remembers an id past its minute (with the lateness). */
+    public static final Duration STATS_WINDOW = Duration.ofMinutes(1);
+    /** Events too late for their minute's count (past stats.allowed-lateness): dead letters of stage "stats". */
+    public static final OutputTag<StatsEvent> TOO_LATE_FOR_STATS = new OutputTag<>("too-late-for-stats") {};
+
+    private final Configuration options;
+    private final PipelineSources sources;
+    private final PipelineSinks sinks;
+
+    public AuditPipeline(Configuration options, PipelineSources sources, PipelineSinks sinks) {
+        this.options = Objects.requireNonNull(options, "options");
+        this.sources = Objects.requireNonNull(sources, "sources");
+        this.sinks = Objects.requireNonNull(sinks, "sinks");
+    }
+
+    public JobExecutionResult execute(StreamExecutionEnvironment env) throws Exception {
+        build(env);
+        return env.execute(options.get(JobOptions.JOB_NAME));
+    }
+
+    /** Adds the pipeline's operators to {@code env}. */
+    public void build(StreamExecutionEnvironment env) {
+        // Chained operators get the record itself, not a deep copy each: no function changes a record
+        // after emitting it or keeps one it received across calls (records that cross a shuffle are
+        // deserialized fresh; state holds what functions build). Copying every event field by field
+        // once per chained operator was the job's largest single cost (bench/README.md).
+        env.getConfig().enableObjectReuse();
+        WatermarkStrategy<ParsedRecord> watermarks = watermarks();
+        SingleOutputStreamOperator<IngestedEvent> events = env
+                .fromSource(sources.records(), watermarks, "audit-raw-source")
+                .uid("audit-raw-source")
+                .process(new SplitDeadLetters())
+                .name("split-dead-letters").uid("split-dead-letters");
+        SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
+        SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
+        alerts(env.fromSource(sources.recordsForAlerts(), watermarks, "audit-raw-source-for-alerts")
+                .uid("audit-raw-source-for-alerts")
+                .flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"));
+        deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
+                .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
+                .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
+                        .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats")));
+    }
+
+    /** Event time from the records' own timestamps, trusted ones only moving the watermark. */
+    private WatermarkStrategy<ParsedRecord> watermarks() {
+        Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
+        return WatermarkStrategy
+                .<ParsedRecord>forGenerator(context -> new TrustedEventTimeWatermarks(outOfOrderness))
+                .withTimestampAssigner((record, kafkaTimestamp) -> record.eventTimeMillis())
+                .withIdleness(options.get(JobOptions.WATERMARK_IDLENESS));
+    }
+
+    /** The first copy of each event, linked into its server's chain, to the store and the archive; the chain's heads. */
+    private SingleOutputStreamOperator<IngestedEvent> storedEvents(DataStream<IngestedEvent> events) {
+        SingleOutputStreamOperator<IngestedEvent> firstCopies = events
+                .keyBy(new ServerOfEvent())
+                .process(new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
+                        options.get(JobOptions.CHAIN_HEAD_INTERVAL)))
+                .name("first-copies-in-chain").uid("first-copies-in-chain");
+        firstCopies.sinkTo(sinks.events()).name("store-events").uid("store-events");
+        DataStream<ChainHead> heads = firstCopies.getSideOutput(ChainEvents.HEADS);
+        heads.sinkTo(sinks.chainHeads()).name("store-chain-heads").uid("store-chain-heads");
+        sinks.servers().ifPresent(s -> heads.sinkTo(s).name("store-servers").uid("store-servers"));
+        sinks.kafkaLag().ifPresent(s -> heads.sinkTo(s).setParallelism(1).name("kafka-lag").uid("kafka-lag"));
+        sinks.archive().ifPresent(archive -> {
+            // a thread of its own: encoding Parquet on the chain's thread made the archive and the chain
+            // take turns (the chain runs where its server's records arrive: one busy server, one subtask)
+            firstCopies.sinkTo(archive.events()).name("archive-events").uid("archive-events").disableChaining();
+            heads.sinkTo(archive.chainHeads()).name("archive-chain-heads").uid("archive-chain-heads");
+        });
+        return firstCopies;
+    }
+
+    /** One-minute event-time counts of the stored events, written early and updated by late events. */
+    private SingleOutputStreamOperator<StatsRow> stats(DataStream<IngestedEvent> firstCopies) {
+        SingleOutputStreamOperator<StatsRow> stats = firstCopies
+                .map(StatsEvent::of, TypeInformation.of(StatsEvent.class)).name("stats-fields").uid("stats-fields") // a few fields cross the shuffle
+                .keyBy(new StatsKeySelector())
+                .window(TumblingEventTimeWindows.of(STATS_WINDOW))
+                .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
+                .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
+                .sideOutputLateData(TOO_LATE_FOR_STATS)
+                .aggregate(new CountEvents(), new EmitStatsRow())
+                .name("stats-1m").uid("stats-1m");
+        stats.sinkTo(sinks.stats()).name("store-stats").uid("store-stats");
+        return stats;
+    }
+
+    /** The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once, and the alerts' sinks. */
+    private void alerts(DataStream<AuditEvent> enriched) {
+        AlertSettings settings = AlertSettings.fromOptions(options);
+        DataStream<AuditEvent> logins = enriched.filter(new AlertInputs.IsLogin()).name("logins").uid("logins");
+        DataStream<Alert> perAccount = logins
+                .keyBy(new AlertInputs.ServerAndUser())
+                .process(new FailedLoginsPerAccount(settings))
+                .name("alert-logins-per-account").uid("alert-logins-per-account");
+        DataStream<Alert> perOrigin = logins
+                .filter(new AlertInputs.IsFailedLoginWithOrigin()).name("failed-logins-with-origin").uid("failed-logins-with-origin")
+                .keyBy(new AlertInputs.ServerAndOrigin())
+                .process(new FailedLoginsPerOrigin(settings))
+                .name("alert-logins-per-origin").uid("alert-logins-per-origin");
+        DataStream<Alert> unauthorized = enriched
+                .flatMap(new AlertInputs.ViolationsPerClass()).name("access-violations").uid("access-violations")
+                .keyBy(new AlertInputs.ServerUserAndClass())
+                .process(new UnauthorizedAccess(settings))
+                .name("alert-unauthorized-access").uid("alert-unauthorized-access");
+        DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules");
+        DataStream<Alert> gaps = enriched
+                .flatMap(new AlertInputs.NumberedRecords()).name("records-in-a-sequence").uid("records-in-a-sequence")
+                .keyBy(new AlertInputs.RecordSequence())
+                .process(new RecordGaps(settings))
+                .name("alert-record-gaps").uid("alert-record-gaps");
+        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps)
+                .keyBy(new AlertInputs.AlertId())
+                .process(new AlertsOnce())
+                .name("each-alert-once").uid("each-alert-once");
+        // a task of its own: a store that stops answering holds back this writer, not the topic's and the webhook's
+        alerts.sinkTo(sinks.alerts()).name("store-alerts").uid("store-alerts").disableChaining();
+        sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
+        sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
+    }
+
+    private void deadLetters(DataStream<DeadLetter> deadLetters) {
+        deadLetters.sinkTo(sinks.deadLetters()).name("store-dead-letters").uid("store-dead-letters");
+        sinks.deadLetterTopic().ifPresent(s -> deadLetters.sinkTo(s).name("kafka-dead-letters").uid("kafka-dead-letters"));
+    }
+}

@@ -1,0 +1,145 @@
+package io.auditpipe.flink;
+
+import io.auditpipe.flink.alerts.Alert;
+import io.auditpipe.flink.archive.EventArchive;
+import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.document.EventDocument;
+import io.auditpipe.flink.functions.AuditRecordDeserializer;
+import io.auditpipe.flink.lag.KafkaLagReporter;
+import io.auditpipe.flink.options.JobOptions;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.sink.AlertKafkaSerializer;
+import io.auditpipe.flink.sink.DeadLetterKafkaSerializer;
+import io.auditpipe.flink.sink.MongoBulkSink;
+import io.auditpipe.flink.sink.MongoSinkSettings;
+import io.auditpipe.flink.sink.StoreDocuments;
+import io.auditpipe.flink.sink.WebhookSink;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+
+/** The real sources and sinks, from the job's options: Kafka, the store (MongoDB or FerretDB), the archive, the webhook. */
+public final class JobWiring {
+    private JobWiring() {}
+
+    /**
+     * The events' store writer writes two batches at once on FerretDB (inserts by _id only: either
+     * order stores the same): the store turns one batch's documents into its own form while it
+     * writes the other (docs/store.md "insert batches"). MongoDB trims capped collections in
+     * arrival order, and one batch at a time keeps the chain's order there (docs/archive.md). Every
+     * other writer keeps one: their upserts must apply in order.
+     */
+    static final int EVENT_BATCHES_IN_FLIGHT = 2;
+
+    /** Largest dead-letter document in the store: BSON allows 16 MiB, and the document needs some room. */
+    public static final int STORE_MAX_DEAD_LETTER_BYTES = 15 * 1024 * 1024;
+
+    public static PipelineSources sources(Configuration options) {
+        return new PipelineSources(kafkaSource(options), alertKafkaSource(options));
+    }
+
+    public static PipelineSinks sinks(Configuration options) {
+        int deadLetterMessageBytes = options.get(JobOptions.DEAD_LETTER_MAX_MESSAGE_BYTES);
+        int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
+        // store rejections go to the dead-letter topic too, like every other dead letter
+        String deadLetterTopic = options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC);
+        Map<String, String> rejectionProducer = kafkaClient(options);
+        rejectionProducer.put("max.request.size", String.valueOf(deadLetterMessageBytes));
+        PipelineSinks.Builder sinks = PipelineSinks.builder()
+                .events(new MongoBulkSink<>(store(options, JobOptions.EVENTS_COLLECTION)
+                        .withDigestField(EventDocument.LINE_DIGEST_FIELD)
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer)
+                        .withBatchesInFlight(EVENT_BATCHES_IN_FLIGHT), StoreDocuments::eventInsert))
+                .stats(new MongoBulkSink<>(store(options, JobOptions.STATS_COLLECTION)
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::statsUpsert))
+                .deadLetters(new MongoBulkSink<>(store(options, JobOptions.DEAD_LETTER_COLLECTION),
+                        dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes)))
+                .deadLetterTopic(KafkaSink.<DeadLetter>builder()
+                        .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                        .setRecordSerializer(new DeadLetterKafkaSerializer(deadLetterTopic, deadLetterMessageBytes))
+                        .setKafkaProducerConfig(producer(rejectionProducer))
+                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                        .build())
+                .alerts(new MongoBulkSink<>(store(options, JobOptions.ALERTS_COLLECTION), StoreDocuments::alertInsert))
+                .alertTopic(KafkaSink.<Alert>builder()
+                        .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                        .setRecordSerializer(new AlertKafkaSerializer(options.get(JobOptions.KAFKA_ALERTS_TOPIC)))
+                        .setKafkaProducerConfig(producer(kafkaClient(options)))
+                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                        .build())
+                .chainHeads(new MongoBulkSink<>(store(options, JobOptions.CHAIN_HEADS_COLLECTION), StoreDocuments::chainHeadInsert))
+                .servers(new MongoBulkSink<>(store(options, JobOptions.SERVERS_COLLECTION), StoreDocuments::serverUpsert));
+        if (options.contains(JobOptions.ALERT_WEBHOOK_URL)) {
+            sinks.alertWebhook(new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
+                    options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE)));
+        }
+        if (!options.get(JobOptions.KAFKA_LAG_INTERVAL).isZero()) {
+            sinks.kafkaLag(new KafkaLagReporter<ChainHead>(kafkaClient(options), options.get(JobOptions.KAFKA_RAW_TOPIC),
+                    options.get(JobOptions.KAFKA_GROUP_ID), options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
+                    options.get(JobOptions.KAFKA_LAG_COLLECTION), options.get(JobOptions.KAFKA_LAG_INTERVAL)));
+        }
+        if (options.contains(JobOptions.ARCHIVE_PATH)) {
+            String archive = options.get(JobOptions.ARCHIVE_PATH);
+            sinks.archive(EventArchive.events(archive), EventArchive.chainHeads(archive));
+        }
+        return sinks.build();
+    }
+
+    /** The store path's source: the raw topic from the job's consumer group, offsets committed on each checkpoint. */
+    public static KafkaSource<ParsedRecord> kafkaSource(Configuration options) {
+        return kafkaSourceBuilder(options).setDeserializer(new AuditRecordDeserializer(
+                options.get(JobOptions.EVENT_TIME_MAX_AHEAD), JobOptions.compliance(options))).build();
+    }
+
+    /**
+     * The alert rules' source: the same topic, from where the job's consumer group stands the first
+     * time (then from its own checkpointed offsets), committing nothing to the group (the group's
+     * committed offsets are the store path's, which {@code auditpipe status} reports as lag).
+     */
+    public static KafkaSource<ParsedRecord> alertKafkaSource(Configuration options) {
+        return kafkaSourceBuilder(options)
+                .setDeserializer(AuditRecordDeserializer.forAlerts(options.get(JobOptions.EVENT_TIME_MAX_AHEAD),
+                        JobOptions.compliance(options)))
+                .setClientIdPrefix(options.get(JobOptions.KAFKA_GROUP_ID) + "-alerts")
+                .setProperty("commit.offsets.on.checkpoint", "false")
+                .build();
+    }
+
+    private static KafkaSourceBuilder<ParsedRecord> kafkaSourceBuilder(Configuration options) {
+        KafkaSourceBuilder<ParsedRecord> builder = KafkaSource.<ParsedRecord>builder()
+                .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
+                .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
+                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setProperty("partition.discovery.interval.ms", "60000");
+        JobOptions.kafkaClientProperties(options).forEach(builder::setProperty);
+        return builder;
+    }
+
+    private static MongoSinkSettings store(Configuration options, org.apache.flink.configuration.ConfigOption<String> collection) {
+        return MongoSinkSettings.forCollection(options, options.get(collection));
+    }
+
+    /** Every Kafka client's properties: the security settings and the bootstrap servers. */
+    private static Map<String, String> kafkaClient(Configuration options) {
+        Map<String, String> client = new HashMap<>(JobOptions.kafkaClientProperties(options));
+        client.put("bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS));
+        return client;
+    }
+
+    private static Properties producer(Map<String, String> client) {
+        Properties p = new Properties();
+        p.putAll(client);
+        return p;
+    }
+}

@@ -1,0 +1,99 @@
+package io.auditpipe.flink;
+
+import io.auditpipe.flink.alerts.Alert;
+import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.StatsRow;
+
+import org.apache.flink.api.connector.sink2.Sink;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Where the pipeline writes, as one value. The store's five outputs are required (a test that does
+ * not look at one passes a discarding sink, saying so); the others are optional outputs, and an
+ * absent one adds no operator to the graph. Built with {@link #builder()}, which names every
+ * required sink left out.
+ */
+public record PipelineSinks(
+        Sink<IngestedEvent> events,
+        Sink<StatsRow> stats,
+        Sink<DeadLetter> deadLetters,
+        Sink<Alert> alerts,
+        Sink<ChainHead> chainHeads,
+        Optional<Sink<DeadLetter>> deadLetterTopic,
+        Optional<Sink<Alert>> alertTopic,
+        Optional<Sink<Alert>> alertWebhook,
+        Optional<Sink<ChainHead>> servers,
+        Optional<Sink<ChainHead>> kafkaLag,
+        Optional<Archive> archive) {
+
+    /** The archive's two outputs (docs/archive.md): events as Parquet, chain heads in its manifest. */
+    public record Archive(Sink<IngestedEvent> events, Sink<ChainHead> chainHeads) {}
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public static final class Builder {
+        private Sink<IngestedEvent> events;
+        private Sink<StatsRow> stats;
+        private Sink<DeadLetter> deadLetters;
+        private Sink<Alert> alerts;
+        private Sink<ChainHead> chainHeads;
+        private Sink<DeadLetter> deadLetterTopic;
+        private Sink<Alert> alertTopic;
+        private Sink<Alert> alertWebhook;
+        private Sink<ChainHead> servers;
+        private Sink<ChainHead> kafkaLag;
+        private Archive archive;
+
+        private Builder() {}
+
+        /** Every stored event: the first copy of each, linked into its server's chain. */
+        public Builder events(Sink<IngestedEvent> s) { events = s; return this; }
+        /** The one-minute counts. */
+        public Builder stats(Sink<StatsRow> s) { stats = s; return this; }
+        /** Dead letters in the store. */
+        public Builder deadLetters(Sink<DeadLetter> s) { deadLetters = s; return this; }
+        /** Alerts in the store. */
+        public Builder alerts(Sink<Alert> s) { alerts = s; return this; }
+        /** Chain heads in the store. */
+        public Builder chainHeads(Sink<ChainHead> s) { chainHeads = s; return this; }
+        /** Optional: dead letters on a topic. */
+        public Builder deadLetterTopic(Sink<DeadLetter> s) { deadLetterTopic = s; return this; }
+        /** Optional: alerts on a topic. */
+        public Builder alertTopic(Sink<Alert> s) { alertTopic = s; return this; }
+        /** Optional: alerts to a webhook. */
+        public Builder alertWebhook(Sink<Alert> s) { alertWebhook = s; return this; }
+        /** Optional: each chain head updates its server's entry in the servers collection. */
+        public Builder servers(Sink<ChainHead> s) { servers = s; return this; }
+        /** Optional: samples the job's consumer lag into the store, driven by the chain heads (one subtask). */
+        public Builder kafkaLag(Sink<ChainHead> s) { kafkaLag = s; return this; }
+        /** Optional: the archive. */
+        public Builder archive(Sink<IngestedEvent> archivedEvents, Sink<ChainHead> archivedHeads) {
+            archive = new Archive(archivedEvents, archivedHeads);
+            return this;
+        }
+
+        /** @throws IllegalStateException naming each required sink not given */
+        public PipelineSinks build() {
+            List<String> missing = new ArrayList<>();
+            if (events == null) missing.add("events");
+            if (stats == null) missing.add("stats");
+            if (deadLetters == null) missing.add("deadLetters");
+            if (alerts == null) missing.add("alerts");
+            if (chainHeads == null) missing.add("chainHeads");
+            if (archive != null && (archive.events() == null || archive.chainHeads() == null)) missing.add("archive's two sinks");
+            if (!missing.isEmpty()) {
+                throw new IllegalStateException("the pipeline's sinks lack " + String.join(", ", missing));
+            }
+            return new PipelineSinks(events, stats, deadLetters, alerts, chainHeads, Optional.ofNullable(deadLetterTopic),
+                    Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
+                    Optional.ofNullable(kafkaLag), Optional.ofNullable(archive));
+        }
+    }
+}

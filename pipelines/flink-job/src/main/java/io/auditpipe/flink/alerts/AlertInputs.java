@@ -1,0 +1,95 @@
+package io.auditpipe.flink.alerts;
+
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.parser.AuditEvent;
+
+import org.apache.flink.api.common.functions.FilterFunction;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.util.Collector;
+
+/** What each alert rule reads and how it is keyed: the filters, projections and key selectors before the rules. */
+public final class AlertInputs {
+    private AlertInputs() {}
+
+    /** The event of each record; dead letters are left out (the store path reports them). */
+    public static final class EventsOfRecords implements FlatMapFunction<ParsedRecord, AuditEvent> {
+        @Override
+        public void flatMap(ParsedRecord r, Collector<AuditEvent> out) {
+            if (r.event != null) out.collect(r.event.event);
+        }
+    }
+
+    /** Logins of a known user, failed or not: what the login rules read. */
+    public static final class IsLogin implements FilterFunction<AuditEvent> {
+        @Override
+        public boolean filter(AuditEvent e) {
+            return e.isLoginEvent() && e.user != null;
+        }
+    }
+
+    /** Failed logins whose origin (ip, else host) is known: what the password-spray rule reads. */
+    public static final class IsFailedLoginWithOrigin implements FilterFunction<AuditEvent> {
+        @Override
+        public boolean filter(AuditEvent e) {
+            return e.isFailedLogin() && FailedLoginsPerOrigin.origin(e) != null;
+        }
+    }
+
+    /** {@link FailedLoginsPerAccount}'s key: server and account. */
+    public static final class ServerAndUser implements KeySelector<AuditEvent, String> {
+        @Override
+        public String getKey(AuditEvent e) {
+            return e.server + "\u0000" + e.user;
+        }
+    }
+
+    /** {@link FailedLoginsPerOrigin}'s key: server and origin. */
+    public static final class ServerAndOrigin implements KeySelector<AuditEvent, String> {
+        @Override
+        public String getKey(AuditEvent e) {
+            return e.server + "\u0000" + FailedLoginsPerOrigin.origin(e);
+        }
+    }
+
+    /** One event per data class a principal touched without being allowed to ({@link UnauthorizedAccess}). */
+    public static final class ViolationsPerClass implements FlatMapFunction<AuditEvent, AuditEvent> {
+        @Override
+        public void flatMap(AuditEvent e, Collector<AuditEvent> out) {
+            if (e.user != null) UnauthorizedAccess.perClass(e, out);
+        }
+    }
+
+    /** {@link UnauthorizedAccess}'s key: server, user and data class. */
+    public static final class ServerUserAndClass implements KeySelector<AuditEvent, String> {
+        @Override
+        public String getKey(AuditEvent e) {
+            return UnauthorizedAccess.key(e);
+        }
+    }
+
+    /** Records in a server's own sequence, as the few fields the gap rule reads. */
+    public static final class NumberedRecords implements FlatMapFunction<AuditEvent, RecordGaps.Numbered> {
+        @Override
+        public void flatMap(AuditEvent e, Collector<RecordGaps.Numbered> out) {
+            RecordGaps.Numbered r = RecordGaps.numbered(e);
+            if (r != null) out.collect(r);
+        }
+    }
+
+    /** {@link RecordGaps}' key: the server's sequence. */
+    public static final class RecordSequence implements KeySelector<RecordGaps.Numbered, String> {
+        @Override
+        public String getKey(RecordGaps.Numbered r) {
+            return r.sequence;
+        }
+    }
+
+    /** {@link AlertsOnce}' key: the alert id. */
+    public static final class AlertId implements KeySelector<Alert, String> {
+        @Override
+        public String getKey(Alert a) {
+            return a.id;
+        }
+    }
+}
