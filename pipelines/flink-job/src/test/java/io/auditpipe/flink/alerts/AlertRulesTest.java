@@ -141,6 +141,7 @@ class AlertRulesTest {
             for (int i = 0; i < 5; i++) feed(h, login("erin", "10.0.0.9", false, T0 + 500 * S + i)); // 500 s behind: too late
             assertEquals(1, alerts(h).size());
             assertEquals(0, h.numKeyedStateEntries(), "state cleared once the watermark passed window and lateness");
+            assertEquals(0, h.numEventTimeTimers(), "and its timers");
         }
     }
 
@@ -206,6 +207,9 @@ class AlertRulesTest {
             feed(h, login("p", "10.7.7.7", false, T0), login("q", "10.7.7.7", false, T0 + 100 * S),
                     login("r", "10.7.7.7", false, T0 + 200 * S), login("s", "10.7.7.7", false, T0 + 301 * S));
             assertEquals(1, alerts(h).size(), "4 accounts, but over 301 s: outside the 300 s window");
+            h.processWatermark(T0 + 301 * S + 300 * S + 120 * S);
+            assertEquals(0, h.numKeyedStateEntries(), "state cleared once the watermark passed window and lateness");
+            assertEquals(0, h.numEventTimeTimers(), "and its timers");
         }
     }
 
@@ -226,6 +230,9 @@ class AlertRulesTest {
             assertTrue(a.summary.contains("service_account") && a.summary.contains("clinic.patients"), a.summary);
             feed(h, query("etl_load", "SELECT * FROM clinic.patients", T0 + 700 * S));
             assertEquals(2, alerts(h).size(), "the next window alerts again");
+            h.processWatermark(T0 + 1200 * S + 120 * S);
+            assertEquals(0, h.numKeyedStateEntries(), "state cleared once the watermark passed window and lateness");
+            assertEquals(0, h.numEventTimeTimers(), "and its timers");
         }
     }
 
@@ -299,6 +306,9 @@ class AlertRulesTest {
             feed(h, record(105, T0 + 64 * S), record(109, T0 + 65 * S));
             h.processWatermark(T0 + 200 * S);
             assertEquals(1, alerts(h).size(), "a record given up on is not a new gap; 109 follows 108");
+            assertEquals(0, h.numEventTimeTimers(), "no record waits: no timer");
+            // what a sequence keeps for its life is its next number (the waiting records went with their timers)
+            assertEquals(1, h.numKeyedStateEntries());
             AuditEvent mariadb = record(1, T0);
             mariadb.format = "mariadb-audit";
             assertEquals(null, RecordGaps.sequenceKey(mariadb), "only Percona's numbered records form a sequence");

@@ -46,6 +46,7 @@ class AlertsOnceTest {
             assertEquals(2, h.numKeyedStateEntries());
             h.processWatermark(new Watermark(T0 + HOUR));
             assertEquals(0, h.numKeyedStateEntries(), "forgotten");
+            assertEquals(0, h.numEventTimeTimers(), "with its timer");
             h.processElement(new StreamRecord<>(alert("a", T0), T0));
             assertEquals(List.of("a", "b", "a"), out(h));
         }
