@@ -25,12 +25,12 @@ import json
 import os
 import platform
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
-import sqlite3
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -41,13 +41,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 
 from auditpipe import config, paths  # noqa: E402
-from auditpipe.components.collector import source_key  # noqa: E402
-from auditpipe.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
-from auditpipe.components.kafka import KAFKA_VERSION  # noqa: E402
-from auditpipe.components.store import (FERRETDB_VERSION, document_count, ferretdb_sqlite_file,  # noqa: E402
-                                        ferretdb_table)
-from auditpipe.simulate import simulate  # noqa: E402
-from auditpipe.topics import end_offsets, topic_name  # noqa: E402
+from auditpipe.stack.components.collector import source_key  # noqa: E402
+from auditpipe.stack.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
+from auditpipe.stack.components.kafka import KAFKA_VERSION  # noqa: E402
+from auditpipe.stack.components.store import FERRETDB_VERSION  # noqa: E402
+from auditpipe.stack.topics import end_offsets, topic_name  # noqa: E402
+from auditpipe.store.client import document_count  # noqa: E402
+from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
+from auditpipe.tools.simulate import simulate  # noqa: E402
 
 PORTS = {"kafka": 29092, "controller": 29093, "store": 27217, "flink": 28081}
 
@@ -376,7 +377,7 @@ def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
     """Records/s of each format's parser alone, and with enrichment (io.auditpipe.bench.
     ParserThroughputBenchmark): the simulator's Percona JSON, XML and CSV, and the fixtures of the
     formats it does not write."""
-    from auditpipe.simulate import STYLES
+    from auditpipe.tools.simulate import STYLES
 
     runs = []  # (label, format, file)
     for style, fmt in STYLES.items():
@@ -543,7 +544,7 @@ def jit_compile_seconds(pid: int) -> float | None:
 
 def remove_all_events(cfg) -> None:
     """Empties the local FerretDB's events table in its SQLite file, as the supervisor's trimming deletes
-    (components/store.py): FerretDB's own delete would read every document first."""
+    (cli/auditpipe/store/): FerretDB's own delete would read every document first."""
     con = sqlite3.connect(ferretdb_sqlite_file(cfg), timeout=60)
     try:
         table, _ = ferretdb_table(con, cfg.store["events_collection"])
@@ -638,7 +639,7 @@ def write_paced(lines: Path, log: Path, rate: float, rotate_on_size: int) -> Non
     simulator at full speed): making them as they are written took 36% of a core at 10,000 a second
     (measured), a load on the 2 cores the pipeline shares that a MySQL server's audit plugin does not
     put on the pipeline."""
-    from auditpipe.simulate import AuditLogWriter
+    from auditpipe.tools.simulate import AuditLogWriter
 
     writer = AuditLogWriter(log, rotate_on_size, rotations=9, late_writes=3)
     start = time.monotonic()

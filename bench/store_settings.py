@@ -31,9 +31,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 
 from auditpipe import config  # noqa: E402
+from auditpipe.stack.components.store import FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS, LocalStore  # noqa: E402
+from auditpipe.store.client import mongo_client  # noqa: E402
+from auditpipe.store.collections import BASE_INDEXES  # noqa: E402
 from pipeline_bench import store_bulk_rate_of  # noqa: E402
-from auditpipe.components.store import (BASE_INDEXES, FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS,  # noqa: E402
-                                        LocalStore, mongo_client)
 
 # (name, FerretDB flags, environment): its defaults, and what `auditpipe up` changes, one at a time
 SETTINGS = [

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from auditpipe import limits, paths
+from auditpipe import paths
+from auditpipe.stack import limits
 
 SHARED_INSTALL = paths.REPO.parent / "shared" / "fluentd" / "install"
 

@@ -15,12 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from auditpipe import config, paths
-
-# the fields enrichment adds to an event (StoreDocuments.ENRICHMENT_FIELDS) and its categories
-ENRICHMENT_FIELDS = ("category", "action", "tables", "tables_error", "data_classes", "principal_class",
-                     "access_violations", "in_change_window", "after_hours", "controls")
-ENRICHED_CATEGORIES = ("authentication", "account_management", "schema_change", "data_read", "data_write",
-                       "administration", "audit_system", "session", "other")
+from oracle import ENRICHED_CATEGORIES, ENRICHMENT_FIELDS, expected_document, expected_enterprise_document
 
 
 def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
@@ -109,7 +104,7 @@ class Stack:
     def estimate(self) -> int:
         """All events, cheaply ($collStats count; filtered counts make FerretDB read everything).
         Per test exact while one test writes at a time, which is how these tests run."""
-        from auditpipe.components.store import document_count
+        from auditpipe.store.client import document_count
 
         return document_count(self.db()[self.cfg.store["events_collection"]])
 
@@ -149,8 +144,8 @@ class Stack:
         Only once no event has arrived for 3 s: an insert between the drop and the creation would
         create the collection uncapped (a test that failed early can leave the job writing). If events
         keep arriving for a minute, they stay; if an insert slips in anyway, it is dropped again."""
-        from auditpipe.components.store import ensure_collections
         from auditpipe.errors import UserError
+        from auditpipe.store.collections import ensure_collections
 
         name = self.cfg.store["events_collection"]
         last, still_since, deadline = None, time.monotonic(), time.monotonic() + 60
@@ -192,9 +187,8 @@ class Stack:
 
     def topic_messages(self, role: str) -> list[dict]:
         """Every message on the topic of ``role`` (schemas/topics.yaml) so far, its JSON value, from the beginning."""
+        from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
         from confluent_kafka import Consumer, TopicPartition
-
-        from auditpipe.topics import QUIET_CLIENT, end_offsets, topic_name
 
         topic = topic_name(role)
         ends = end_offsets(self.cfg.kafka_client, topic)
@@ -250,7 +244,7 @@ class Stack:
         ids = [d["record_id"] for d in docs]
         generated = m.record_ids()
         if (fmt or self._format(server)) == "mysql-enterprise-json":  # ids of the class/event model
-            from auditpipe.simulate import expected_path
+            from auditpipe.tools.simulate import expected_path
 
             generated = {expected_enterprise_document(server, Path(m.log_path), collector, line)["record_id"]
                          for line in expected_path(Path(m.log_path)).read_bytes().splitlines()}
@@ -269,7 +263,7 @@ class Stack:
 
         The expectation is written here from the Percona JSON lines, independently of the job's
         parser: a field lost, renamed, mistyped or taken from another record fails the test."""
-        from auditpipe.simulate import expected_path
+        from auditpipe.tools.simulate import expected_path
 
         log = log or self.log_path(server)
         written = {}
@@ -315,7 +309,7 @@ class Stack:
 
     def assert_chain_intact(self, server: str, docs: list[dict] | None = None) -> None:
         """Every stored event of ``server`` is a link of its chain, 1..n, each following the one before."""
-        from auditpipe.chain import verify_links
+        from auditpipe.evidence.chain import verify_links
 
         docs = docs if docs is not None else list(self.db()[self.cfg.store["events_collection"]].find({"server": server}))
         report = verify_links(server, docs, {})
@@ -323,9 +317,9 @@ class Stack:
         assert report.first_seq == 1 and report.last_seq == len(docs), (report.first_seq, report.last_seq, len(docs))
 
     def archived(self, server: str) -> list[dict]:
-        from auditpipe import archive
+        from auditpipe.archive import reader
 
-        return archive.chain_rows(self.cfg.archive_path, server)
+        return reader.chain_rows(self.cfg.archive_path, server)
 
     def assert_archived_exactly(self, server: str, timeout: float = 120) -> list[dict]:
         """The archive holds exactly the stored events of ``server`` (no loss, no copy), with the same links."""
@@ -344,14 +338,13 @@ class Stack:
     def committed_raw_offsets(self) -> int:
         """Sum over audit.raw's partitions of the offsets the job committed: it commits on each completed
         checkpoint, so this says how much of the topic a checkpoint covers."""
+        from auditpipe.stack.job_settings import job_group_id
+        from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
         from confluent_kafka import Consumer, TopicPartition
-
-        from auditpipe.components.flink import JOB_GROUP_ID
-        from auditpipe.topics import QUIET_CLIENT, end_offsets, topic_name
 
         topic = topic_name("raw")
         partitions = end_offsets(self.cfg.kafka_client, topic)
-        c = Consumer({**self.cfg.kafka_client, "group.id": JOB_GROUP_ID,
+        c = Consumer({**self.cfg.kafka_client, "group.id": job_group_id(),
                       "enable.auto.commit": False, **QUIET_CLIENT})
         try:
             committed = c.committed([TopicPartition(topic, p) for p in partitions], timeout=5)
@@ -371,7 +364,7 @@ class Stack:
 
     def raw_messages(self) -> int:
         """Messages on audit.raw so far, all partitions (the sum of their end offsets)."""
-        from auditpipe.topics import end_offsets, topic_name
+        from auditpipe.stack.topics import end_offsets, topic_name
 
         return sum(end_offsets(self.cfg.kafka_client, topic_name("raw")).values())
 
@@ -395,169 +388,3 @@ class Stack:
 
     def status(self) -> list[dict]:
         return json.loads(self.cli("status", "--json", check=False).stdout)
-
-
-_STRING_FIELDS = ("command_class", "sqltext", "user", "priv_user", "os_user", "os_login", "proxy_user", "host",
-                  "ip", "db")
-
-
-_PAN_RUN = None
-US_SSN = r"(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])"  # the config's default masking pattern
-
-
-def _luhn_pan(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0 and digits[0] in "23456"
-
-
-def mask_sensitive(text: str) -> tuple[str, list[str]]:
-    """docs/compliance.md's masking, written here from the docs: card numbers (13-19 digits in groups
-    split by single spaces or hyphens, Luhn-valid, first digit 2-6: all digits but the last four
-    become '*') and the default us_ssn pattern (every digit '*'). Returns the text and what was found."""
-    import re
-
-    global _PAN_RUN
-    _PAN_RUN = _PAN_RUN or re.compile(r"(?<![0-9])[0-9](?:[ -]?[0-9]){12,}(?![0-9])")
-    chars = list(text)
-    found = set()
-    for m in _PAN_RUN.finditer(text):
-        groups = [(g.start() + m.start(), g.end() + m.start()) for g in re.finditer(r"[0-9]+", m.group())]
-        g = 0
-        while g < len(groups):
-            best = None
-            for h in range(g, len(groups)):
-                digits = "".join(text[a:b] for a, b in groups[g:h + 1])
-                if len(digits) > 19:
-                    break
-                if len(digits) >= 13 and _luhn_pan(digits):
-                    best = h
-            if best is None:
-                g += 1
-                continue
-            positions = [i for a, b in groups[g:best + 1] for i in range(a, b)]
-            for i in positions[:-4]:
-                chars[i] = "*"
-            found.add("pan")
-            g = best + 1
-    text = "".join(chars)
-    for m in re.finditer(US_SSN, text):
-        text = text[:m.start()] + "".join("*" if c.isalnum() else c for c in m.group()) + text[m.end():]
-        found.add("us_ssn")
-    return text, sorted(found)
-
-
-def expected_document(server: str, log_path: Path, collector: str, line: bytes) -> dict | None:
-    """The document a Percona JSON line must become (schemas/audit-event.schema.json); None for a
-    line that is not a readable record (those are dead letters, checked elsewhere). Sensitive data
-    is masked in the line first (mask_sensitive): the store holds the masked line and its digest."""
-    import hashlib
-    import re
-    from datetime import datetime
-
-    masked_text, masked = mask_sensitive(line.decode("latin-1"))
-    line = masked_text.encode("latin-1")
-    try:
-        rec = json.loads(line)["audit_record"]
-        record_id, name, ts = rec["record"], rec["name"], rec["timestamp"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return None
-    # what the plugin writes: text fields as strings, status and connection_id as integers (or digits)
-    if not all(isinstance(rec.get(k), (str, type(None))) for k in ("record", "name", "timestamp", *_STRING_FIELDS)):
-        return None
-    if not record_id or not name:
-        return None
-    if not all(isinstance(rec.get(k), (int, type(None))) or str(rec.get(k)).isdigit()
-               for k in ("status", "connection_id")):
-        return None
-    try:
-        event_time = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S UTC")
-    except (TypeError, ValueError):
-        return None
-    doc = {"_id": f"{server}/{record_id}", "server": server, "format": "percona-json", "source_file": str(log_path),
-           "collector": collector, "record_id": record_id, "event_name": name, "event_time": event_time,
-           "line_sha256": hashlib.sha256(line).hexdigest(), "original": line.decode("utf-8")}
-    extra = {}
-    for k, v in rec.items():
-        if k in ("record", "name", "timestamp"):
-            continue
-        if k in ("status", "connection_id"):
-            doc[k] = int(v)
-        elif k in _STRING_FIELDS:
-            doc[k] = v
-        else:
-            extra[k] = v
-    if extra:
-        doc["extra"] = extra
-    account = re.fullmatch(r"([^\[]*)\[([^\]]*)\] @ (\S*) \[([^\]]*)\]", doc.get("user", ""))
-    if account:  # the account string of query events: user[priv_user] @ host [ip]
-        doc["user_raw"] = doc["user"]
-        doc["user"] = account.group(1)
-        for field, value in zip(("priv_user", "host", "ip"), account.groups()[1:]):
-            doc[field] = doc.get(field) or value
-    if name in ("Connect", "Change user"):
-        doc["auth_outcome"] = "success" if doc.get("status", 0) == 0 else "failure"
-    if masked:
-        doc["masked"] = masked
-    return _with_outcome(doc)
-
-
-def expected_enterprise_document(server: str, log_path: Path, collector: str, line: bytes) -> dict:
-    """The document a MySQL Enterprise Audit JSON record (one per line, as the simulator's expected
-    file holds them) must become, after docs/formats.md's mapping table, written here independently
-    of the job's parser."""
-    from datetime import datetime
-
-    def text(v):  # what the parser keeps in extra: scalars as text, objects and arrays as compact JSON
-        if isinstance(v, (dict, list)):
-            return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
-        return v if isinstance(v, str) else json.dumps(v)
-
-    rec = json.loads(line)
-    record_id = rec["timestamp"].replace(" ", "T") + f"_{rec['id']}"
-    event = rec.get("event") or rec["class"]
-    doc = {"_id": f"{server}/{record_id}", "server": server, "format": "mysql-enterprise-json",
-           "source_file": str(log_path), "collector": collector, "record_id": record_id, "event_name": event,
-           "event_time": datetime.strptime(rec["timestamp"], "%Y-%m-%d %H:%M:%S"), "line_sha256": None,
-           "original": None}
-    extra = {}
-    for k, v in rec.items():
-        if k in ("timestamp", "id", "event"):
-            continue
-        if k == "class":
-            extra["class"] = v
-        elif k == "connection_id":
-            doc["connection_id"] = int(v)
-        elif k == "account":
-            doc["priv_user"] = v["user"]
-            extra["priv_host"] = v["host"]
-        elif k == "login":
-            doc.update(user=v["user"], os_login=v["os"], ip=v["ip"], proxy_user=v["proxy"])
-        elif k.endswith("_data") and isinstance(v, dict):
-            rest = {}
-            for field, value in v.items():
-                if field == "status":
-                    doc["status"] = int(value)
-                elif field in ("db", "query", "sql_command"):
-                    doc[{"db": "db", "query": "sqltext", "sql_command": "command_class"}[field]] = value
-                elif field == "table":
-                    extra["table"] = value
-                else:
-                    rest[field] = value
-            if rest:  # the object's other fields, as one JSON object (no dotted keys: the store refuses them)
-                extra[k] = text(rest)
-        else:
-            extra[k] = text(v)
-    doc["extra"] = extra
-    if rec["class"] == "connection" and event in ("connect", "change_user"):
-        doc["auth_outcome"] = "success" if doc.get("status", 0) == 0 else "failure"
-    return _with_outcome(doc)
-
-
-def _with_outcome(doc: dict) -> dict:
-    """PCI DSS 10.2.2's success or failure, for every event that says: the login's, else by status."""
-    if "auth_outcome" in doc or "status" in doc:
-        doc["outcome"] = doc.get("auth_outcome") or ("success" if doc["status"] == 0 else "failure")
-    return doc

@@ -254,15 +254,13 @@ def load(path: str | os.PathLike | None = None) -> Config:
         if port in seen:
             raise UserError(f"invalid configuration in {chosen}:\n  - {key}: port {port} is already used by {seen[port]}")
         seen[port] = key
-    from auditpipe.limits import MAX_OF_MAX_LINE, size_bytes
+    from auditpipe.stack.limits import MAX_OF_MAX_LINE, size_bytes
 
     if size_bytes(data["max_line_size"]) > MAX_OF_MAX_LINE:
         raise UserError(f"invalid configuration in {chosen}:\n  - max_line_size: {data['max_line_size']} is more than "
                         "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")
     cfg = Config(data=data, file=chosen)
-    from auditpipe import compliance
-
-    problems = _source_identity_problems(cfg) + _kafka_problems(cfg) + compliance.problems(cfg)
+    problems = _source_identity_problems(cfg) + _kafka_problems(cfg) + _compliance_problems(cfg)
     if problems:
         raise UserError(f"invalid configuration in {chosen}:\n" + "\n".join(f"  - {p}" for p in problems))
     return cfg
@@ -300,6 +298,23 @@ def _kafka_problems(cfg: Config) -> list[str]:
         problems.append(f"kafka.security.sasl_mechanism: the local broker serves PLAIN only, not "
                         f"{sec['sasl_mechanism']} (SCRAM needs a cluster: kafka.bootstrap_servers)")
     return problems
+
+
+def _compliance_problems(cfg: Config) -> list[str]:
+    """What the schema cannot check: time zones of the change windows and business hours."""
+    from zoneinfo import available_timezones
+
+    out = []
+    zones = None
+    for key in ("change_windows", "business_hours"):
+        for i, w in enumerate(cfg.data["compliance"][key]):
+            if w["timezone"] != "UTC":
+                zones = zones or available_timezones()
+                if w["timezone"] not in zones:
+                    out.append(f"compliance.{key}[{i}].timezone: '{w['timezone']}' is not an IANA time zone name")
+            if "*" in w["days"] and len(w["days"]) > 1:
+                out.append(f"compliance.{key}[{i}].days: '*' means every day; list days or '*', not both")
+    return out
 
 
 def _source_identity_problems(cfg: Config) -> list[str]:

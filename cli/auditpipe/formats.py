@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+
 @dataclass(frozen=True)
 class Framing:
     """How records are cut out of a file: one per line (no patterns), or several lines each. A

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from stack import running_stack
 
 PORTS = {"kafka": 19092, "controller": 19093, "store": 27117, "flink": 18081}

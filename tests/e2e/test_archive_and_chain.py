@@ -10,9 +10,9 @@ import json
 import os
 
 import pytest
-
-from auditpipe import archive, query
-from auditpipe.simulate import simulate
+from auditpipe.archive import mongo_sql, reader
+from auditpipe.evidence import query
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +41,7 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     stack.wait_for("a chain head at the last link", lambda: (
         (top := max([h["seq"] for h in heads.find({"server": server})], default=0)) == m.records, top), timeout=60)
     stack.wait_for("the same head in the archive's manifest", lambda: (
-        (top := max([h["seq"] for h in archive.chain_heads(stack.cfg.archive_path, server)], default=0)) == m.records,
+        (top := max([h["seq"] for h in reader.chain_heads(stack.cfg.archive_path, server)], default=0)) == m.records,
         top), timeout=60)
 
     alerts = db[stack.cfg.store["alerts_collection"]]
@@ -67,7 +67,7 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     assert tiers["hot tier"]["health"] == "ok" and "oldest event" in tiers["hot tier"]["detail"], tiers["hot tier"]
     assert tiers["archive"]["health"] == "ok" and "of 400 days kept" in tiers["archive"]["detail"], tiers["archive"]
     shown = stack.cli("archive", "status").stdout
-    assert f"{archive.span(stack.cfg.archive_path).events} events" in shown and "keeps 400 days" in shown, shown
+    assert f"{reader.span(stack.cfg.archive_path).events} events" in shown and "keeps 400 days" in shown, shown
 
     # the same saved queries over the store and the archive: the same answers
     compared = compared_with_rows = 0
@@ -77,7 +77,7 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
         pipeline = query.bind(q["pipeline"], {"since": query.EPOCH, "until": query.FAR_FUTURE, "servers": [server],
                                               "control": "PCI-DSS-10.2.1.4"})
         from_store = query.run_pipeline(stack.cfg, "events", pipeline)
-        from_archive = archive.run_pipeline(stack.cfg.archive_path, "events", pipeline, None, None)
+        from_archive = mongo_sql.run_pipeline(stack.cfg.archive_path, "events", pipeline, None, None)
         compared_with_rows += bool(from_store)  # some find nothing in this scenario (classified-ddl): equal still
         assert normalized(from_archive) == normalized(from_store), name
         compared += 1
@@ -103,8 +103,8 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     forged = {k: v for k, v in by_link[400].items() if k != "_id"}
     forged.update(_id=f"{server}/forged", sqltext="SELECT 'all is well'")
     events.insert_one(forged)
-    con = archive.connect()
-    files = archive.files_for(stack.cfg.archive_path, server=server)
+    con = reader.connect()
+    files = reader.files_for(stack.cfg.archive_path, server=server)
     source = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "], filename = true, hive_partitioning = false)"
     target = con.execute(f"SELECT filename FROM {source} WHERE _id = ?", [archived_edit["_id"]]).fetchone()[0]
     rewritten = target + ".tmp"

@@ -8,10 +8,9 @@ import hashlib
 import json
 
 import pytest
-
-from auditpipe import limits, topics
-from auditpipe.components.collector import source_key
-from auditpipe.simulate import simulate
+from auditpipe.stack import limits, topics
+from auditpipe.stack.components.collector import source_key
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 

@@ -11,8 +11,7 @@ import json
 import re
 
 import pytest
-
-from auditpipe.simulate import simulate
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +43,6 @@ def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
     assert raised() == expected, "each incident's alert once, and nothing from the clean traffic"
     by_rule = {a["rule"]: a for a in alerts.find({"server": server})}
     import jsonschema
-
     from auditpipe import paths
 
     schema = json.loads((paths.SCHEMAS / "alert.schema.json").read_text())

@@ -16,10 +16,9 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from auditpipe.evidence import dashboards, query
+from auditpipe.tools.simulate import simulate
 from bson import json_util
-
-from auditpipe import dashboards, query
-from auditpipe.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 
@@ -191,8 +190,8 @@ def test_the_kafka_lag_panel_shows_the_jobs_own_samples(stack, scenario, shown):
     """The job samples its consumer lag every kafka.lag-interval (15 s) into the store: the panel
     shows them in time order, and once the job has committed every record (`auditpipe status`'s
     figure is 0), the next sample says 0 with the topic's end offsets."""
-    from auditpipe import topics
-    from auditpipe.components.flink import JOB_GROUP_ID
+    from auditpipe.stack import topics
+    from auditpipe.stack.job_settings import job_group_id
 
     _, rows = shown["pipeline-health: Kafka lag"]
     assert rows, "no lag sample in the scenario's range: the job's kafka-lag reporter wrote none"
@@ -200,12 +199,12 @@ def test_the_kafka_lag_panel_shows_the_jobs_own_samples(stack, scenario, shown):
     assert all(set(r) == {"at", "lag"} and r["lag"] >= 0 for r in rows), rows[:5]
     topic = topics.topic_name("raw")
     stack.wait_for("the job's committed offsets at the topic's end", lambda: (
-        (lag := topics.consumer_lag(stack.cfg.kafka_client, topic, JOB_GROUP_ID)) == 0, lag), timeout=120)
+        (lag := topics.consumer_lag(stack.cfg.kafka_client, topic, job_group_id())) == 0, lag), timeout=120)
     ends = topics.end_offsets(stack.cfg.kafka_client, topic)
     caught_up = datetime.now(timezone.utc)
     samples = stack.db()[stack.cfg.store["kafka_lag_collection"]]
     stack.wait_for("a lag sample taken after that", lambda: (
         (d := samples.find_one({"at": {"$gt": caught_up}})) is not None, d), timeout=60)
     d = samples.find_one({"at": {"$gt": caught_up}})
-    assert d["topic"] == topic and d["group"] == JOB_GROUP_ID
+    assert d["topic"] == topic and d["group"] == job_group_id()
     assert d["lag"] == 0 and {p["partition"]: p["end"] for p in d["partitions"]} == ends, d

@@ -9,9 +9,9 @@ import subprocess
 
 import compose_project
 import pytest
-
-from auditpipe import config, deployment, paths, prereqs
-from auditpipe.components.flink import FlinkJob
+from auditpipe import config, paths, prereqs
+from auditpipe.stack import deployment
+from auditpipe.stack.components.flink import FlinkJob
 
 pytestmark = pytest.mark.e2e
 

@@ -15,12 +15,11 @@ import os
 import re
 import shutil
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
-
-from auditpipe import query, report
-from auditpipe.simulate import percona_time, simulate
+from auditpipe.evidence import query, report
+from auditpipe.tools.simulate import percona_time, simulate
 
 pytestmark = pytest.mark.e2e
 

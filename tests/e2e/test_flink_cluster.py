@@ -1,4 +1,4 @@
-"""The job on a local Flink cluster (``flink.mode: cluster``, components/flink_cluster.py): a
+"""The job on a local Flink cluster (``flink.mode: cluster``, stack/components/flink_cluster.py): a
 JobManager and two TaskManagers as JVMs of their own, the job jar submitted through the REST API.
 
 A TaskManager running the job's tasks is killed (-9) mid-stream: the job fails over to the other
@@ -14,8 +14,7 @@ import threading
 import urllib.request
 
 import pytest
-
-from auditpipe.simulate import simulate
+from auditpipe.tools.simulate import simulate
 from stack import running_stack
 
 pytestmark = pytest.mark.e2e

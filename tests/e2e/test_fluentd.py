@@ -9,10 +9,10 @@ import base64
 import threading
 
 import pytest
-
-from auditpipe import limits
-from auditpipe.simulate import simulate
-from fluentd import Fluentd, faults_mid_stream, fluentd_command as find_fluentd
+from auditpipe.stack import limits
+from auditpipe.tools.simulate import simulate
+from fluentd import Fluentd, faults_mid_stream
+from fluentd import fluentd_command as find_fluentd
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]
 
@@ -46,7 +46,7 @@ def test_fluentd_ships_a_rotating_log_with_late_writes_exactly_once(stack, fluen
 def test_fluentd_frames_multi_line_records_whole_through_rotations(stack, fluentd_command, tmp_path, style):
     """Records of several lines, framed by their first line (in_tail's multiline parser), the last one of
     each rotated file flushed after a second of quiet; the XML files' declaration and <AUDIT> are skipped."""
-    from auditpipe.simulate import STYLES
+    from auditpipe.tools.simulate import STYLES
 
     server = f"e2e-fluentd-{style}"
     fluentd = Fluentd(fluentd_command, stack, server, tmp_path, fmt=STYLES[style])

@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from auditpipe.simulate import simulate
+from auditpipe.tools.simulate import simulate
 from stack import running_stack
 
 pytestmark = pytest.mark.e2e

@@ -7,8 +7,7 @@ import threading
 from collections import Counter
 
 import pytest
-
-from auditpipe.simulate import MALFORMED_LINES, simulate
+from auditpipe.tools.simulate import MALFORMED_LINES, simulate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]
 
@@ -46,7 +45,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     """kill -9 of the job after a checkpoint of this run: the supervisor restarts it (nobody runs `up`),
     it restores the window state and offsets of that checkpoint, and every event is stored and counted once."""
     server = "e2e-crash"
-    from auditpipe.components.flink import FlinkJob
+    from auditpipe.stack.components.flink import FlinkJob
 
     flink = FlinkJob(stack.cfg)
     result = {}

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from auditpipe import query
-from auditpipe.components.store import (BASE_INDEXES, ID_LOOKUP_INDEX_SUFFIX, QUERY_INDEXES, ensure_collections,
-                                        TRIM_CHAIN_WINDOW, trim_capped_collections,
-                                        is_ferretdb)
 from auditpipe.config import Config
 from auditpipe.errors import UserError
-from auditpipe.simulate import simulate
+from auditpipe.evidence import query
+from auditpipe.store.client import is_ferretdb
+from auditpipe.store.collections import BASE_INDEXES, QUERY_INDEXES, ensure_collections
+from auditpipe.store.ferretdb import ID_LOOKUP_INDEX_SUFFIX
+from auditpipe.store.trimming import TRIM_CHAIN_WINDOW, trim_capped_collections
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 
@@ -81,7 +81,7 @@ def _id_lookup_plan(db, collection: str) -> str:
 
 def test_lookups_by_id_on_the_local_store_search_an_index(stack):
     """FerretDB 1.24 compares _id through an expression its own _id index is not on, so without the index
-    setup adds, every upsert of the stats writer reads the whole collection (components/store.py,
+    setup adds, every upsert of the stats writer reads the whole collection (cli/auditpipe/store/,
     docs/store.md). Checked in a scratch database: set up, filled, a collection dropped and set up again."""
     if not stack.cfg.store_uses_local_ferretdb:
         pytest.skip("only the local FerretDB needs it: MongoDB answers lookups by _id from its _id index")
@@ -167,7 +167,7 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
         pytest.skip("FerretDB's SQLite states: MongoDB has none of them")
     import sqlite3
 
-    from auditpipe.components.store import ferretdb_sqlite_file, ferretdb_table, refresh_ferretdb_connections
+    from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table, refresh_ferretdb_connections
 
     cfg, db = scratch_database(stack, "auditpipe_schema_states")
     stats = db[cfg.store["stats_collection"]]  # a collection that has a base index on FerretDB
@@ -209,9 +209,8 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
 
 
 def test_topics_have_the_configured_partitions_and_settings(stack):
+    from auditpipe.stack import topics
     from confluent_kafka.admin import ConfigResource
-
-    from auditpipe import topics
 
     client = topics.admin(stack.cfg.kafka_client)
     existing = client.list_topics(timeout=10).topics
@@ -308,7 +307,6 @@ def test_stored_documents_follow_their_schemas(stack):
     from datetime import datetime
 
     import jsonschema
-
     from auditpipe import paths
 
     def as_json(doc):

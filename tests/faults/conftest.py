@@ -4,7 +4,6 @@ cannot disturb the end-to-end tests."""
 from __future__ import annotations
 
 import pytest
-
 from stack import running_stack
 
 PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}

@@ -10,10 +10,9 @@ import json
 from collections import Counter
 
 import pytest
-
-from auditpipe import limits
-from auditpipe.catchup import cut_report
-from auditpipe.simulate import simulate
+from auditpipe.stack import limits
+from auditpipe.stack.catchup import cut_report
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.faults
 

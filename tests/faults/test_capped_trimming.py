@@ -10,8 +10,7 @@ about 250 events of FerretDB's ~4 KB each, so a few thousand events are mostly t
 from __future__ import annotations
 
 import pytest
-
-from auditpipe.simulate import simulate
+from auditpipe.tools.simulate import simulate
 from faults.conftest import PORTS
 from stack import running_stack
 

@@ -11,8 +11,7 @@ import threading
 import time
 
 import pytest
-
-from auditpipe.simulate import simulate
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.faults
 

@@ -1,7 +1,6 @@
 """Configuration: validation names the bad key, defaults come from the schema, docs are generated."""
 
 import pytest
-
 from auditpipe import config, paths
 from auditpipe.errors import UserError
 
@@ -55,7 +54,7 @@ def test_port_clash_is_refused(tmp_path):
 
 
 def test_cluster_mode_parts_in_start_order_and_its_rpc_port_checked(tmp_path):
-    from auditpipe.components import all_components
+    from auditpipe.stack.components import all_components
 
     assert [c.name for c in all_components(config.load(write(tmp_path, "")))] == ["kafka", "store", "flink", "collector"]
     cfg = config.load(write(tmp_path, "flink: {mode: cluster, taskmanagers: 3}\n"))
@@ -136,7 +135,7 @@ def test_a_source_named_like_the_demo_server_is_refused(tmp_path):
 
 
 def test_max_line_size_is_bounded_and_derives_every_limit(tmp_path):
-    from auditpipe import limits
+    from auditpipe.stack import limits
 
     with pytest.raises(UserError, match="max_line_size: 9m is more than 8m"):
         config.load(write(tmp_path, "max_line_size: 9m\n"))
@@ -192,8 +191,8 @@ def test_kafka_security_reaches_every_client_and_the_password_stays_in_the_envir
                                         'username="auditpipe" password="s3\\"cr\\\\t";')
     assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == str(ca)
 
-    from auditpipe.components.collector import render_config
-    from auditpipe.components.flink import FlinkJob
+    from auditpipe.stack.components.collector import render_config
+    from auditpipe.stack.components.flink import FlinkJob
 
     rsyslog = render_config(cfg, tmp_path / "work")
     assert '"sasl.mechanisms=SCRAM-SHA-512"' in rsyslog and 'broker=["k1:9093", "k2:9093"]' in rsyslog
@@ -208,9 +207,9 @@ def test_a_sources_time_zone_is_checked_and_travels_in_its_key(tmp_path):
         config.load(write(tmp_path, "sources:\n  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Mars/Olympus}\n"))
     cfg = config.load(write(tmp_path, "sources:\n  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Europe/Berlin}\n"
                                       "  - {path: /l/b.log, server: b}\n"))
-    from auditpipe.components.collector import _key_of
-
     import json
+
+    from auditpipe.stack.components.collector import _key_of
     keys = [json.loads(_key_of(s)) for s in cfg.collector_sources()]
     assert keys[0]["timezone"] == "Europe/Berlin" and keys[0]["format"] == "mariadb-audit"
     assert "timezone" not in keys[1], "UTC sources keep the key they always had"

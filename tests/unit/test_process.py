@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from auditpipe.errors import UserError
 from auditpipe.process import ManagedProcess, refuse_taken_port
 

@@ -31,7 +31,7 @@ import java.util.Map;
 /**
  * Archived events as Parquet (docs/archive.md): one row per stored event, one column per field of
  * the event document (schemas/audit-event.schema.json), with the same names, so that the saved
- * queries run over the archive (cli/auditpipe/archive.py) and {@code auditpipe verify} recomputes
+ * queries run over the archive (cli/auditpipe/archive/) and {@code auditpipe verify} recomputes
  * each row's chain link from exactly what the store holds. The row is made from the document the
  * store gets ({@link StoreDocuments#event}), so the two cannot differ. {@code extra} is its
  * canonical JSON text ({@link EventChain#canonical}); {@code ingest} a group of its four fields.

@@ -15,7 +15,7 @@ import java.util.Map;
  * It is the stored document without the two chain fields, as JSON with object keys sorted, no
  * whitespace, times as integer milliseconds since the epoch, and strings escaped as Python's
  * {@code json.dumps(..., ensure_ascii=False)} escapes them, so that {@code auditpipe verify}
- * (cli/auditpipe/chain.py) recomputes the same bytes from a document read back from the store or a
+ * (cli/auditpipe/evidence/chain.py) recomputes the same bytes from a document read back from the store or a
  * row of the archive. This class is the one definition on the job's side; the Python side is tested
  * against it (EventChainTest's vectors are in tests/unit/test_chain.py).
  *

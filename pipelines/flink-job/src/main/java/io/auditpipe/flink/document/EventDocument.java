@@ -30,7 +30,8 @@ public final class EventDocument {
 
     /** The fields enrichment adds to an event document (docs/compliance.md). */
     public static final List<String> ENRICHMENT_FIELDS = List.of("category", "action", "tables",
-            "tables_error", "data_classes", "principal_class", "access_violations", "controls");
+            "tables_error", "data_classes", "principal_class", "access_violations", "in_change_window", "after_hours",
+            "controls");
 
     /** The document of an event, with its chain fields when it has been linked. */
     public static Document of(IngestedEvent ie) {

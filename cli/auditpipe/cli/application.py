@@ -1,0 +1,36 @@
+"""The application object every command gets: the configuration (loaded once, when first asked
+for) and the output (results on stdout; progress and notes on stderr, silenced by --quiet)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from auditpipe import config, progress
+from auditpipe.config import Config
+
+
+class Application:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self._config: Config | None = None
+        progress.QUIET = bool(getattr(args, "quiet", False))
+
+    @property
+    def config(self) -> Config:
+        """The configuration: --config FILE, else $AUDITPIPE_CONFIG, else auditpipe.yaml of the repository."""
+        if self._config is None:
+            self._config = config.load(self.args.config)
+        return self._config
+
+    def out(self, text: str = "") -> None:
+        """A result line, on stdout."""
+        print(text)
+
+    def out_json(self, value: Any) -> None:
+        print(json.dumps(value, indent=2, default=str))
+
+    def info(self, text: str) -> None:
+        """Progress or a note, on stderr (not with --quiet)."""
+        progress.info(text)

@@ -1,0 +1,177 @@
+"""Commands of queries and evidence: saved queries, evidence reports, alerts, chain verification, dashboards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditpipe import contract
+from auditpipe.cli.application import Application
+from auditpipe.cli.arguments import add_servers, add_time_range, at_least_one, command
+from auditpipe.errors import UserError
+
+
+def cmd_query(app: Application) -> int:
+    from auditpipe.evidence import query
+
+    a = app.args
+    if a.list or (not a.name and not a.pipeline):
+        for name, q in query.saved_queries().items():
+            app.out(f"{name:<24} [{q['collection']}] {q['description']}")
+        return 0
+    cfg = app.config
+    if a.pipeline:
+        if a.name:
+            raise UserError("give either a saved query name or --pipeline, not both")
+        if a.servers or a.params:
+            raise UserError("--server and --param fill a saved query's parameters; put them into --pipeline yourself")
+        rows = query.run_pipeline(cfg, a.collection, query.parse_pipeline_json(a.pipeline))
+    elif a.archive:
+        rows = query.run_saved_on_archive(cfg, a.name, a.since, a.until, a.servers, query.parse_params(a.params))
+    else:
+        rows = query.run_saved(cfg, a.name, a.since, a.until, a.servers, query.parse_params(a.params))
+    app.out(query.format_json(rows) if a.json else query.format_table(rows))
+    return 0
+
+
+def cmd_report(app: Application) -> int:
+    from datetime import datetime, timedelta, timezone
+
+    from auditpipe import progress
+    from auditpipe.evidence import query, report
+
+    a, cfg = app.args, app.config
+    now = datetime.now(timezone.utc)
+    until = query.parse_time(a.until, now) if a.until else now
+    since = query.parse_time(a.since, until - timedelta(days=1)) if a.since else until - timedelta(days=1)
+    built = report.build(cfg, a.regime, since, until, a.servers, now=now, progress_step=progress.step)
+    out = Path(a.out) if a.out else report.default_path(cfg, a.regime, since, until)
+    report.write(built, out)
+    app.out(f"report: {out.resolve()}")
+    app.out(f"  open it: file://{out.resolve()}")
+    app.out(f"  evidence SHA-256: {built.digest()}")
+    if a.pdf:
+        pdf = out.with_suffix(".pdf")
+        with progress.step("printing the PDF with chromium"):
+            report.to_pdf(out, pdf)
+        app.out(f"  PDF: {pdf.resolve()}")
+    return 0
+
+
+def cmd_alerts(app: Application) -> int:
+    from auditpipe.evidence import alerts
+
+    a = app.args
+    rows = alerts.list_alerts(app.config, since=a.since, until=a.until, rule=a.rule, severity=a.severity,
+                              servers=a.servers, limit=a.limit)
+    app.out(alerts.format_alerts_json(rows) if a.json else alerts.format_alerts(rows))
+    return 0
+
+
+def cmd_verify(app: Application) -> int:
+    from auditpipe import progress
+    from auditpipe.evidence import query, verify
+
+    a = app.args
+    since = query.parse_time(a.since, None) if a.since else None
+    until = query.parse_time(a.until, None) if a.until else None
+    with progress.step("recomputing the chains"):
+        result = verify.verify(app.config, servers=a.servers, since=since, until=until,
+                               store=a.where in ("both", "store"), in_archive=a.where in ("both", "archive"))
+    app.out(verify.format_report(result))
+    return 0 if result.clean else 1
+
+
+def cmd_dashboards(app: Application) -> int:
+    from auditpipe.evidence import dashboards
+
+    a = app.args
+    if a.check:
+        stale = dashboards.stale()
+        if stale:
+            app.out(f"stale dashboards in {dashboards.OUT_DIR}: {', '.join(stale)} (regenerate: auditpipe dashboards --write)")
+            return 1
+        app.out(f"dashboards in {dashboards.OUT_DIR} are up to date")
+        return 0
+    if a.write:
+        for path in dashboards.write():
+            app.out(f"wrote {path}")
+        return 0
+    for name, text in dashboards.render().items():
+        app.out(f"# {name}")
+        print(text, end="")
+    return 0
+
+
+def register(sub) -> None:
+    s = command(sub, "query", "run a saved query of the catalog, or an ad-hoc pipeline, on the store or the archive",
+                "Saved queries are in schemas/queries.yaml (list them with --list; docs/queries.md): the one "
+                "place every figure of the reports and dashboards comes from. They run on the store, or with "
+                "--archive on the archive (Parquet, DuckDB): every day it keeps, not only the capped collection's.",
+                ("./auditpipe query --list", "./auditpipe query failed-logins --from 1h --server demo-db",
+                 "./auditpipe query events-by-control --archive --from 2026-01-01 --to 2026-02-01",
+                 "./auditpipe query events-for-control --param control=PCI-DSS-10.2.1.4 --json"), cmd_query)
+    s.add_argument("name", nargs="?", help="saved query name")
+    s.add_argument("--list", action="store_true", help="list the saved queries")
+    add_time_range(s, "the time range", "the beginning", "now and later")
+    add_servers(s)
+    s.add_argument("--param", action="append", dest="params", metavar="NAME=VALUE",
+                   help="another parameter of the saved query, e.g. control=PCI-DSS-10.2.1.4 for events-for-control "
+                        "(the catalog's parameters: schemas/queries.yaml)")
+    s.add_argument("--archive", action="store_true",
+                   help="run the saved query over the archive (Parquet, with DuckDB) instead of the store: the "
+                        "events of every day the archive keeps, not only the capped collection's (docs/archive.md)")
+    s.add_argument("--pipeline", help="an ad-hoc aggregation pipeline as JSON")
+    s.add_argument("--collection", default="events", choices=["events", "stats", "dead_letters"],
+                   help="collection for --pipeline (default events)")
+    s.add_argument("--json", action="store_true", help="JSON output instead of a table")
+
+    s = command(sub, "report", "write an evidence report for a PCI DSS, HIPAA or SOX review (one HTML file)",
+                "One self-contained HTML file (no request to any network: styles, charts and data inline): each "
+                "control of the regime with its evidence count, exceptions (failed logins and their alerts, "
+                "account and privilege changes, access to classified data, DDL on classified tables, audit stopped "
+                "and record gaps), coverage per server with silence periods, retention against what the regime "
+                "asks, and a SHA-256 of the evidence. Every figure comes from the query catalog (docs/queries.md); "
+                "docs/reports.md.",
+                ("./auditpipe report pci --from 7d", "./auditpipe report sox --from 2026-10-01 --to 2026-11-01 --pdf",
+                 "./auditpipe report hipaa --from 1d --server db-01 --server db-02 --out hipaa.html"), cmd_report)
+    s.add_argument("regime", choices=["pci", "hipaa", "sox"], help="which review the report is for")
+    add_time_range(s, "the period", "a day before --to", "now")
+    add_servers(s, "evidence")
+    s.add_argument("--out", help="the HTML file to write (default: <state_dir>/reports/<regime>-<from>-<to>.html)")
+    s.add_argument("--pdf", action="store_true", help="also print it to a PDF next to it, with Chromium (headless)")
+
+    s = command(sub, "alerts", "list the alerts the job raised (brute force, spraying, privilege changes, ...)",
+                "Lists alerts from the store's alerts collection, newest first: when their first evidence event "
+                "happened, severity, rule, server and a summary; --json gives every field, with the ids of the "
+                "evidence events (look them up with `auditpipe query --pipeline`). Rules and thresholds: "
+                "docs/alerts.md.",
+                ("./auditpipe alerts --from 1h", "./auditpipe alerts --rule brute_force --server db-01 --json"),
+                cmd_alerts)
+    add_time_range(s, "the alerts' first events", "the beginning", "now and later")
+    s.add_argument("--rule", choices=contract.alert_rules(), help="only this rule")
+    s.add_argument("--severity", choices=contract.alert_severities(), help="only this severity")
+    add_servers(s, "alerts")
+    s.add_argument("--limit", type=at_least_one, default=100, help="at most this many (default 100)")
+    s.add_argument("--json", action="store_true", help="JSON with every field")
+
+    s = command(sub, "verify", "recompute each server's tamper-evidence chain over the store and the archive",
+                "Every stored event is a link in its server's hash chain (docs/archive.md). verify recomputes "
+                "the links from the documents in the store and the rows of the archive, checks them against the "
+                "chain heads the job recorded every minute, and reports each broken link: EDITED, DELETED, "
+                "INSERTED, REORDERED or HEAD_MISMATCH, with the event. Links the capped collection trimmed are not "
+                "an alarm. Exit 0: clean; 1: findings.",
+                ("./auditpipe verify", "./auditpipe verify --server db-01 --from 7d --where archive"), cmd_verify)
+    add_servers(s, "chain")
+    add_time_range(s, "the events whose links are checked", "the first", "the last")
+    s.add_argument("--where", choices=("both", "store", "archive"), default="both",
+                   help="what to verify (default both, and that they agree)")
+
+    g = command(sub, "dashboards", "generate the Grafana dashboards (PCI DSS 10, HIPAA, SOX, pipeline health)",
+                "The Grafana dashboards are code (cli/auditpipe/evidence/dashboards.py): every panel runs a saved "
+                "query of the catalog with the MongoDB data source's time-range and server macros. Without an "
+                "option, print them; --write regenerates dashboards/grafana/*.json, which dashboards/provisioning "
+                "loads into Grafana (docs/dashboards.md).",
+                ("./auditpipe dashboards --check", "./auditpipe dashboards --write"),
+                cmd_dashboards).add_mutually_exclusive_group()
+    g.add_argument("--write", action="store_true", help="write dashboards/grafana/*.json")
+    g.add_argument("--check", action="store_true", help="exit 1 if the committed JSON differs from the code")

@@ -1,0 +1,253 @@
+"""Saved aggregations (schemas/queries.yaml) and ad-hoc pipelines against the store."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import yaml
+
+from auditpipe import paths
+from auditpipe.config import Config, redact_uri
+from auditpipe.errors import UserError
+from auditpipe.store.client import mongo_client
+
+COLLECTION_ROLES = {"events": "events_collection", "stats": "stats_collection", "servers": "servers_collection",
+                    "kafka_lag": "kafka_lag_collection",
+                    "dead_letters": "dead_letter_collection", "alerts": "alerts_collection"}
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
+
+
+def catalog() -> dict:
+    return yaml.safe_load((paths.SCHEMAS / "queries.yaml").read_text())
+
+
+def saved_queries() -> dict[str, dict]:
+    return catalog()["queries"]
+
+
+def parameters() -> dict[str, dict]:
+    """The catalog's parameters: kind (time, list, string, int), optional, description."""
+    return catalog()["parameters"]
+
+
+def parse_time(text: str | None, default: datetime, now: datetime | None = None) -> datetime:
+    """'15m', '2h', '7d' (that long before now) or an ISO-8601 date-time (UTC unless it says otherwise)."""
+    if text is None:
+        return default
+    now = now or datetime.now(timezone.utc)
+    m = re.fullmatch(r"(\d+)([smhd])", text)
+    if m:
+        n = int(m.group(1))
+        return now - timedelta(**{{"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]: n})
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UserError(f"'{text}' is neither a duration like 15m, 2h, 7d nor an ISO-8601 time") from None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+UNSET = _Unset()  # an optional parameter not given: the condition it stands in is removed
+
+
+def bind(pipeline: Any, params: dict[str, Any], declared: dict[str, dict] | None = None) -> Any:
+    """Replaces every {"$param": name} in the pipeline with its value. An optional parameter
+    (``declared``, default the catalog's) that is not given removes the field condition holding it."""
+    declared = parameters() if declared is None else declared
+    return _prune(_bind(pipeline, params, declared))
+
+
+def _bind(value: Any, params: dict[str, Any], declared: dict[str, dict]) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$param"}:
+            name = value["$param"]
+            if params.get(name) is not None:
+                return params[name]
+            if declared.get(name, {}).get("optional"):
+                return UNSET
+            about = declared.get(name, {}).get("description")
+            raise UserError(f"the query needs parameter '{name}'" + (f": {about}" if about else ""))
+        return {k: _bind(v, params, declared) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bind(v, params, declared) for v in value]
+    return value
+
+
+def _holds_unset(value: Any) -> bool:
+    if value is UNSET:
+        return True
+    if isinstance(value, dict):
+        return any(_holds_unset(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_unset(v) for v in value)
+    return False
+
+
+def _prune(value: Any) -> Any:
+    """Removes each field condition of a $match that holds an unset optional parameter."""
+    if isinstance(value, list):
+        return [_prune(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"$match"} and isinstance(value["$match"], dict):
+            return {"$match": {k: v for k, v in value["$match"].items() if not _holds_unset(v)}}
+        return {k: _prune(v) for k, v in value.items()}
+    return value
+
+
+def parse_params(pairs: list[str] | None) -> dict[str, Any]:
+    """--param name=value pairs, checked against the catalog's parameters (ints as ints)."""
+    declared = parameters()
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise UserError(f"--param '{pair}': write it as name=value")
+        if name not in declared:
+            raise UserError(f"--param '{name}': no such parameter; the catalog's: {', '.join(declared)}")
+        kind = declared[name]["kind"]
+        if kind in ("time", "list"):
+            raise UserError(f"--param '{name}' is set by its own option (--since/--until, --server)")
+        if kind == "int":
+            try:
+                out[name] = int(text)
+            except ValueError:
+                raise UserError(f"--param '{name}={text}': a whole number is needed") from None
+        else:
+            out[name] = text
+    return out
+
+
+def collection_name(cfg: Config, role: str) -> str:
+    if role not in COLLECTION_ROLES:
+        raise UserError(f"unknown collection '{role}' (one of: {', '.join(COLLECTION_ROLES)})")
+    return cfg.store[COLLECTION_ROLES[role]]
+
+
+def _saved(name: str) -> dict:
+    queries = saved_queries()
+    if name not in queries:
+        raise UserError(f"no saved query '{name}'; saved queries: {', '.join(queries)}")
+    return queries[name]
+
+
+def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None,
+              servers: list[str] | None = None, params: dict[str, Any] | None = None) -> list[dict]:
+    q = _saved(name)
+    if servers and "servers" not in params_used(q["pipeline"]):
+        raise UserError(f"'{name}' is not per server (its {q['collection']} collection has no server field): "
+                        "leave out --server")
+    bound = {**(params or {}), "since": parse_time(since, EPOCH), "until": parse_time(until, FAR_FUTURE),
+             "servers": servers or None}
+    return run_pipeline(cfg, q["collection"], bind(q["pipeline"], bound))
+
+
+# Collections whose documents belong to no server: their queries cannot be narrowed to servers.
+SERVERLESS_COLLECTIONS = {"kafka_lag"}
+
+
+def params_used(pipeline: Any) -> set[str]:
+    """The names of the parameters a pipeline refers to."""
+    if isinstance(pipeline, dict):
+        if set(pipeline) == {"$param"}:
+            return {pipeline["$param"]}
+        return set().union(*(params_used(v) for v in pipeline.values())) if pipeline else set()
+    if isinstance(pipeline, list):
+        return set().union(*(params_used(v) for v in pipeline)) if pipeline else set()
+    return set()
+
+
+def run_saved_on_archive(cfg: Config, name: str, since: str | None = None, until: str | None = None,
+                         servers: list[str] | None = None, params: dict[str, Any] | None = None) -> list[dict]:
+    """A saved query over the archive's Parquet files (DuckDB), over the days the time range covers."""
+    from auditpipe.archive import mongo_sql
+
+    q = _saved(name)
+    lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
+    bound = {**(params or {}), "since": lo, "until": hi, "servers": servers or None}
+    return mongo_sql.run_pipeline(cfg.archive_path, q["collection"], bind(q["pipeline"], bound),
+                                lo if since else None, hi if until else None)
+
+
+# Stages that write: a query must never overwrite the evidence it reads (events, stats, dead letters).
+WRITE_STAGES = {"$out", "$merge"}
+
+
+def _write_stages(value: Any) -> set[str]:
+    """Every write stage anywhere in the pipeline, sub-pipelines ($facet, $lookup, $unionWith) included."""
+    found = set()
+    if isinstance(value, dict):
+        found |= WRITE_STAGES & set(value)
+        for v in value.values():
+            found |= _write_stages(v)
+    elif isinstance(value, list):
+        for v in value:
+            found |= _write_stages(v)
+    return found
+
+
+def run_pipeline(cfg: Config, role: str, pipeline: list) -> list[dict]:
+    if not isinstance(pipeline, list) or not all(isinstance(s, dict) and len(s) == 1 for s in pipeline):
+        raise UserError("a pipeline is a JSON list of stages, each an object with one key like {\"$match\": {...}}")
+    writes = _write_stages(pipeline)
+    if writes:
+        raise UserError(f"queries only read: {', '.join(sorted(writes))} would write into the store "
+                        "(export with --json instead)")
+    db = mongo_client(cfg)[cfg.store["database"]]
+    try:
+        return list(db[collection_name(cfg, role)].aggregate(pipeline))
+    except Exception as e:  # noqa: BLE001 - the store's own message says what is wrong
+        raise UserError(f"the store rejected the pipeline: {redact_uri(str(e))}") from None
+
+
+def parse_pipeline_json(text: str) -> list:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"--pipeline is not valid JSON: {e}") from None
+
+
+def _flatten(doc: dict, prefix: str = "") -> dict:
+    """Nested fields become dotted columns; the fields of a group's _id become columns of their own."""
+    out = {}
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, "" if k == "_id" else f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, datetime):
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    return "" if v is None else str(v)
+
+
+def format_table(rows: list[dict]) -> str:
+    if not rows:
+        return "(no rows)"
+    flat = [_flatten(r) for r in rows]
+    columns: list[str] = []
+    for r in flat:
+        for k in r:
+            if k not in columns:
+                columns.append(k)
+    cells = [[_cell(r.get(c)) for c in columns] for r in flat]
+    widths = [min(max(len(c), *(len(row[i]) for row in cells)), 60) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(columns)),
+             "  ".join("-" * w for w in widths)]
+    for row in cells:
+        lines.append("  ".join(v[:60].ljust(widths[i]) for i, v in enumerate(row)))
+    return "\n".join(lines)
+
+
+def format_json(rows: list[dict]) -> str:
+    return json.dumps(rows, default=lambda v: v.isoformat() if isinstance(v, datetime) else str(v), indent=2)

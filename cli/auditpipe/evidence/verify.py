@@ -1,0 +1,179 @@
+"""`auditpipe verify`: recompute every server's chain over the store and the archive (docs/archive.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from auditpipe.archive import reader
+from auditpipe.config import Config
+from auditpipe.evidence.chain import (
+    DIGEST,
+    SEQ,
+    Finding,
+    ServerReport,
+    _plain,
+    compare_copies,
+    explain_repeats,
+    verify_links,
+)
+from auditpipe.store.client import mongo_client
+
+
+@dataclass
+class Verification:
+    reports: list[tuple[str, ServerReport]] = field(default_factory=list)  # (where, report)
+    findings: list[tuple[str, Finding]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    source_gaps: list[dict] = field(default_factory=list)  # record_gap alerts: the server's sequence, not our chain
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+
+def _in_range(doc: dict, since: datetime | None, until: datetime | None) -> bool:
+    t = doc.get("event_time")
+    if t is None:
+        return False
+    ms = _plain(t)  # a datetime from the store, integer milliseconds from the archive
+    return (since is None or ms >= _plain(since)) and (until is None or ms < _plain(until))
+
+
+def _seq_window(docs: list[dict], since, until) -> tuple[int | None, int | None]:
+    if since is None and until is None:
+        return None, None
+    seqs = [d[SEQ] for d in docs if isinstance(d.get(SEQ), int) and _in_range(d, since, until)]
+    return (min(seqs), max(seqs)) if seqs else (0, -1)
+
+
+def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None = None,
+           until: datetime | None = None, store: bool = True, in_archive: bool = True) -> Verification:
+    """Every server's chain, or only those of ``servers``."""
+    only = set(servers) if servers else None
+    s = cfg.store
+    db = mongo_client(cfg)[s["database"]]
+    events = db[s["events_collection"]]
+    root = cfg.archive_path
+    result = Verification()
+
+    def unreadable(e: reader.Unreadable, name: str | None) -> None:
+        # evidence that cannot be read cannot be verified: a finding, never a crash and never a pass
+        result.findings.append(("archive", Finding("unreadable", name or "?", None, None,
+                                                          f"{e.reason}: its links cannot be checked")))
+
+    manifest_heads = []
+    if in_archive:
+        try:
+            manifest_heads = (reader.chain_heads(root) if only is None
+                              else [h for name in sorted(only) for h in reader.chain_heads(root, name)])
+        except reader.Unreadable as e:
+            unreadable(e, ", ".join(sorted(only)) if only else None)
+    heads_by_server: dict[str, dict[int, str]] = {}
+    by_server = {} if only is None else {"server": {"$in": sorted(only)}}
+    for where, heads in (("chain_heads", list(db[s["chain_heads_collection"]].find(by_server))),
+                         ("archive manifest", manifest_heads)):
+        for h in heads:
+            known = heads_by_server.setdefault(h["server"], {})
+            if h["seq"] in known and known[h["seq"]] != h["digest"]:
+                result.findings.append((where, Finding("head_mismatch", h["server"], h["seq"], None,
+                                                       "the chain-heads collection and the archive's manifest"
+                                                       " disagree about this head: one of them was changed")))
+            known.setdefault(h["seq"], h["digest"])
+
+    names = set(heads_by_server)
+    if store:
+        names |= {x for x in events.distinct("server") if isinstance(x, str)}
+    if in_archive:
+        names |= set(reader.servers(root))
+    if only is not None:
+        names &= only
+    for name in sorted(names):
+        heads = heads_by_server.get(name, {})
+        digests: dict[str, dict[int, str]] = {}
+        loaded: dict[str, tuple[list[dict], ServerReport]] = {}
+        sources = []
+        if store:
+            docs = list(events.find({"server": name}))
+            refused = _refused_by_store(db[s["dead_letter_collection"]], s["events_collection"], name)
+            if refused:
+                result.notes.append(f"{name}: {len(refused)} event(s) the store refused are links too; they are"
+                                    " kept as dead letters of stage store, and verified from there")
+            sources.append(("store", docs + refused))
+        if in_archive:
+            try:
+                sources.append(("archive", reader.chain_rows(root, name)))
+            except reader.Unreadable as e:
+                unreadable(e, name)
+        for where, docs in sources:
+            first, last = _seq_window(docs, since, until)
+            report = verify_links(name, docs, heads, first, last)
+            loaded[where] = (docs, report)
+            result.reports.append((where, report))
+            digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
+        if "store" in loaded and "archive" in loaded:
+            store_docs, store_report = loaded["store"]
+            store_report.findings, explained = explain_repeats(store_report.findings, store_docs, loaded["archive"][0])
+            result.notes.extend(explained)
+        for where, (_, report) in loaded.items():
+            result.findings.extend((where, f) for f in report.findings)
+        if "store" in digests and "archive" in digests:
+            result.findings.extend(("store/archive", f) for f in compare_copies(name, digests["store"], digests["archive"]))
+    if not names:
+        result.notes.append("nothing to verify: no events in the store or the archive")
+    gaps = {"rule": "record_gap", **by_server}
+    result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
+    return result
+
+
+def _refused_by_store(dead_letters, events_collection: str, server: str) -> list[dict]:
+    """Events the store refused (FerretDB: '$' or '.' in a field name): their links are in the chain, their
+    documents in dead letters of stage store (MongoBulkWriter.reject), as a document or as JSON text."""
+    from bson import json_util
+
+    prefix = f"store:{events_collection}:{server}/"
+    out = []
+    for d in dead_letters.find({"stage": "store"}):
+        if not str(d.get("_id", "")).startswith(prefix):
+            continue
+        original = d.get("original") or {}
+        doc = original.get("document")
+        if doc is None and "text" in original and not original.get("truncated"):
+            try:
+                doc = json_util.loads(original["text"])
+            except ValueError:
+                doc = None
+        if isinstance(doc, dict) and SEQ in doc:
+            out.append(doc)
+    return out
+
+
+def format_report(v: Verification) -> str:
+    lines = []
+    for where, r in v.reports:
+        if r.first_seq is None:
+            lines.append(f"{where:<8} {r.server}: no links")
+            continue
+        trimmed = (f"; links 1 to {r.first_seq - 1} are not here (trimmed by the capped collection, or before"
+                   " this archive): not judged" if r.first_seq > 1 else "")
+        anchor = (f", confirmed by {r.heads_checked} chain heads up to link {r.anchored_to}" if r.anchored_to
+                  else (f", {r.heads_checked} chain heads" if r.heads_checked else ", no chain head yet"))
+        state = "OK" if not r.findings else f"{len(r.findings)} finding(s)"
+        if r.before_chain:
+            state += (f" ({r.before_chain} events shipped before the chain began, stored by an earlier auditpipe:"
+                      " not judged)")
+        if r.identical_copies:
+            state += f" ({r.identical_copies} links present twice, identical: read during a compaction?)"
+        lines.append(f"{where:<8} {r.server}: links {r.first_seq} to {r.last_seq} ({r.links} present){anchor}{trimmed}: {state}")
+    for where, f in v.findings:
+        lines.append(f.line(where))
+    lines.extend(v.notes)
+    if v.source_gaps:
+        lines.append(f"Gaps in the servers' own record sequences ({len(v.source_gaps)}, alert record_gap): records the "
+                     "server numbered that never reached the pipeline. Not a change to what was stored, so not a "
+                     "broken link; see docs/alerts.md.")
+        for a in v.source_gaps:
+            lines.append(f"  SOURCE GAP {a['server']}: {a['summary']}")
+    lines.append("RESULT: " + ("the chains verify: nothing edited, deleted, inserted or reordered" if v.clean
+                               else f"TAMPERING OR LOSS DETECTED ({len(v.findings)} finding(s))"))
+    return "\n".join(lines)

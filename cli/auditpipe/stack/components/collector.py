@@ -1,0 +1,190 @@
+"""The collector: our own rsyslogd (imfile in inotify mode -> omkafka), separate from any system one.
+
+imfile follows a file through rename-rotation (the Percona plugin renames audit.log to
+audit.log.01 and opens a new audit.log) and reads what is still written to the renamed file; its
+read positions persist in the work directory. What it cannot read after being down (files rotated
+meanwhile, lines its queue lost when killed) the catch-up ships at every start
+(cli/auditpipe/stack/catchup.py); a restart may re-send up to persistStateInterval lines, which the
+store and the stats absorb by event id.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from string import Template
+
+from auditpipe import formats, paths, prereqs, progress
+from auditpipe.errors import ComponentError, UserError
+from auditpipe.process import wait_until
+from auditpipe.stack import catchup, limits, topics
+from auditpipe.stack.components.base import Component, StatusRow
+
+OMKAFKA_PATHS = [Path("/usr/lib/x86_64-linux-gnu/rsyslog/omkafka.so"), Path("/usr/lib/aarch64-linux-gnu/rsyslog/omkafka.so"),
+                 Path("/usr/lib/rsyslog/omkafka.so")]
+
+
+def source_key(server: str, fmt: str, path: str, collector: str = "rsyslog", timezone: str = "UTC") -> str:
+    """The Kafka message key of a source (schemas/audit-raw-message.md). The time zone is in it only
+    when it is not UTC, so keys of UTC sources stay what they always were (the catch-up finds a
+    source's last line by its key)."""
+    key = {"v": 1, "server": server, "format": fmt, "source": path, "collector": collector}
+    if timezone != "UTC":
+        key["timezone"] = timezone
+    return json.dumps(key, separators=(",", ":"))
+
+
+def _key_of(src: dict) -> str:
+    return source_key(src["server"], src["format"], src["path"], timezone=src.get("timezone", "UTC"))
+
+
+def _rsyslog_string(text: str) -> str:
+    """``text`` inside a double-quoted rsyslog config string."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def shipped_sources(cfg) -> list[dict]:
+    """The sources as the collector ships them: ``format: auto`` replaced by the format detected
+    from the file (cli/auditpipe/formats.py), which is said; a file that cannot tell stops here."""
+    out = []
+    for i, src in enumerate(cfg.collector_sources()):
+        if src["format"] == "auto":
+            found, how = formats.detect_file(Path(src["path"]))
+            if found is None:
+                raise UserError(f"sources[{i}].format is auto, but {how}: name its format in {cfg.file} "
+                                f"({', '.join(formats.FORMATS)})")
+            progress.info(f"  collector: {src['path']}: format {found} ({how})")
+            src = {**src, "format": found}
+        out.append(src)
+    return out
+
+
+def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str:
+    raw_topic = topics.topic_name("raw")
+    lim = limits.from_config(cfg)
+    head = Template((paths.COLLECTORS / "rsyslog" / "auditpipe.conf.tmpl").read_text()).substitute(
+        raw_topic=raw_topic, work_dir=work_dir, max_line_bytes=lim.max_line_bytes,
+        max_message_bytes=lim.max_line_bytes + 1)
+    block = Template((paths.COLLECTORS / "rsyslog" / "source.conf.tmpl").read_text())
+    # TLS and SASL (config kafka.security): librdkafka's names, as the CLI's own clients use them
+    security = "".join(f', "{_rsyslog_string(f"{k}={v}")}"' for k, v in cfg.kafka_client.items()
+                       if k != "bootstrap.servers")
+    brokers = ", ".join(f'"{b}"' for b in cfg.kafka_bootstrap.split(","))
+    action = Template((paths.COLLECTORS / "rsyslog" / "kafka-action.conf.tmpl").read_text()).substitute(
+        brokers=brokers, raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes, security=security).rstrip("\n")
+    parts = [head]
+    for i, src in enumerate(sources if sources is not None else shipped_sources(cfg)):
+        key = _key_of(src)
+        parts.append(block.substitute(
+            index=i, server=src["server"], format=src["format"], path=src["path"], key=_rsyslog_string(key),
+            # a list template's constant is unescaped twice: once as a config string, once as a constant
+            cut_key_prefix=_rsyslog_string(_rsyslog_string(key[:-1])),
+            work_dir=work_dir, max_line_bytes=lim.max_line_bytes, kafka_action=action,
+            framing=_imfile_framing(src["format"])))
+    return "".join(parts)
+
+
+def _imfile_framing(fmt: str) -> str:
+    """imfile parameters that frame a multi-line format's records (formats.FRAMING), or ''.
+
+    A record ends with the line its end pattern matches (endmsg.regex): shipped as soon as it is
+    written, and without a read timeout, since a record is never cut in two however long the server
+    takes to write its last line. The lines are joined with a real LF (escapeLF off), as the parsers
+    and the catch-up expect; rsyslog keeps an unfinished record in its state file across restarts
+    (prev_msg_segment).
+    """
+    framing = formats.FRAMING[fmt]
+    if not framing.multi_line:
+        return ""
+    return (f'  # {fmt}: records span several lines; one ends with the line this matches\n'
+            f'  endmsg.regex="{_rsyslog_string(framing.end)}"\n  escapeLF="off"\n')
+
+
+class RsyslogCollector(Component):
+    name = "collector"
+
+    def install(self) -> None:
+        if shutil.which("rsyslogd") and any(p.exists() for p in OMKAFKA_PATHS):
+            return
+        if not prereqs.is_root() or not shutil.which("apt-get"):
+            raise UserError("the collector needs rsyslog with its Kafka output: "
+                            "sudo apt-get install rsyslog rsyslog-kafka")
+        log = self.cfg.tools_dir / "install.log"
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        with progress.step("install rsyslog and rsyslog-kafka (Debian packages)"):
+            progress.run_logged(["apt-get", "update", "-qq"], log, "apt-get update", env=env)
+            progress.run_logged(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "rsyslog",
+                                 "rsyslog-kafka"], log, "installing rsyslog", env=env)
+
+    @property
+    def conf_file(self) -> Path:
+        return self.home / "rsyslog.conf"
+
+    def start(self) -> None:
+        work = self.home / "work"
+        work.mkdir(exist_ok=True)
+        for src in self.cfg.collector_sources():
+            Path(src["path"]).parent.mkdir(parents=True, exist_ok=True)
+        sources = shipped_sources(self.cfg)
+        text = render_config(self.cfg, work, sources)
+        if self.proc.running():
+            if self.conf_file.exists() and self.conf_file.read_text() == text:
+                return
+            progress.info("  collector: sources changed, restarting rsyslogd")
+            self.proc.stop()
+        self.conf_file.touch(mode=0o600)  # may hold the Kafka password
+        self.conf_file.chmod(0o600)
+        self.conf_file.write_text(text)
+        raw_topic = topics.topic_name("raw")
+        try:
+            before = catchup.before_start(self.cfg.kafka_client, raw_topic, sources, _key_of, work)
+        except Exception as e:  # noqa: BLE001
+            raise ComponentError(f"the collector starts once Kafka answers: it first looks up the last line shipped "
+                                 f"for each source, to catch up on what was rotated while it was down ({e})") from None
+        # rsyslogd refuses to start while its pid file exists ("pidfile ... already exist"); after a
+        # kill -9 the file outlives the process. We know it is not running: the file is stale.
+        (self.home / "rsyslogd.pid").unlink(missing_ok=True)
+        check = subprocess.run(["rsyslogd", "-N1", "-f", str(self.conf_file)], capture_output=True, text=True)
+        if check.returncode != 0:
+            raise ComponentError(f"rsyslog rejected {self.conf_file}:\n{check.stdout}{check.stderr}")
+        self.proc.start(["rsyslogd", "-n", "-f", str(self.conf_file), "-i", str(self.home / "rsyslogd.pid")])
+        # rsyslogd -n writes its pid file once its configuration is loaded; it exits at once on errors
+        wait_until(lambda: (self.home / "rsyslogd.pid").exists(), 15, "waiting for rsyslogd to start", self.proc,
+                   interval=0.1)
+        lim = limits.from_config(self.cfg)
+        for report in catchup.catch_up(self.cfg.kafka_client, raw_topic, sources, _key_of, before,
+                                       lim.max_line_bytes, lim.raw_message_bytes):
+            if report.summary():
+                progress.info(f"  collector: {report.summary()}")
+            if report.gap:
+                self.record_gap(report)
+
+    @property
+    def gaps_file(self) -> Path:
+        return self.cfg.state_dir / "logs" / "collector-gaps.log"
+
+    def record_gap(self, report) -> None:
+        """A gap the collector could not close is never silent: it is kept here and shown by status."""
+        import time
+
+        self.gaps_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.gaps_file, "a") as f:
+            f.write(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source": report.source,
+                                "gap": report.gap}) + "\n")
+
+    def healthy(self) -> bool:
+        return self.proc.running()
+
+    def status(self) -> StatusRow:
+        pid = self.proc.pid()
+        sources = self.cfg.collector_sources()
+        detail = f"rsyslog, {len(sources)} source(s): " + ", ".join(f"{s['server']}" for s in sources)
+        try:
+            gaps = len(self.gaps_file.read_text().splitlines())
+        except OSError:
+            gaps = 0
+        if gaps:
+            detail += f"; {gaps} GAP(S) the collector could not close, see {self.gaps_file}"
+        return StatusRow(self.name, pid, f"-> {self.cfg.kafka_bootstrap}", "ok" if pid else "stopped", detail)

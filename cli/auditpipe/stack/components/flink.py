@@ -1,0 +1,187 @@
+"""The Flink job, run locally in an embedded MiniCluster (web UI on 127.0.0.1:flink.rest_port);
+``flink.mode: cluster`` runs it on a local standalone cluster instead (stack/components/flink_cluster.py).
+
+The job jar (pipelines/flink-job) is the same artifact a real cluster runs; locally it runs with
+the Flink runtime (the jar's provided dependencies, copied into tools_dir) on its classpath and
+Flink settings passed as ``flink.*`` entries of its properties file. Checkpoints are retained in
+the state directory; every start restores from the newest complete one, so a killed job resumes
+where its last checkpoint was and the idempotent sinks absorb the replay.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+from pathlib import Path
+
+from auditpipe import paths, prereqs, progress
+from auditpipe.process import refuse_taken_port, wait_until
+from auditpipe.stack import job_settings, topics
+from auditpipe.stack.components.base import Component, StatusRow, log4j2_properties, made_from
+
+FLINK_VERSION = "2.2.0"
+JAVA_OPENS = [
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.time=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+]
+# MetricGroup: Flink 2.2's sink committers register their pendingCommittables gauge again at every
+# checkpoint (FLINK-35321, fixed after 2.2), a "Name collision" warning each time, 20 a checkpoint
+# here: two thirds of a day's log. SourceCoordinator: a line per source per checkpoint.
+LOG4J2 = log4j2_properties({"org.apache.kafka": "WARN", "org.mongodb": "WARN",
+                            "org.apache.flink.metrics.MetricGroup": "ERROR",
+                            "org.apache.flink.runtime.source.coordinator.SourceCoordinator": "WARN"})
+
+
+def runtime_id() -> str:
+    """What the runtime folder was made from: the Flink version and the poms that list its jars."""
+    return made_from(FLINK_VERSION, paths.PIPELINES / "pom.xml", paths.PIPELINES / "flink-job" / "pom.xml")
+
+
+def _newest_source_mtime() -> float:
+    newest = 0.0
+    for p in paths.PIPELINES.rglob("*"):
+        if p.is_file() and "target" not in p.parts and (p.suffix in (".java", ".xml", ".properties")):
+            newest = max(newest, p.stat().st_mtime)
+    return newest
+
+
+def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The newest complete checkpoint (a chk-N folder with its _metadata written last).
+
+    Flink deletes older checkpoints while it runs, so a folder may vanish while we look.
+    """
+    best, best_time = None, -1.0
+    for meta in checkpoint_dir.glob("*/chk-*/_metadata"):
+        try:
+            t = meta.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if t > best_time:
+            best, best_time = meta.parent, t
+    return best
+
+
+class FlinkJob(Component):
+    name = "flink"
+
+    @property
+    def runtime_lib(self) -> Path:
+        return self.cfg.tools_dir / f"flink-{FLINK_VERSION}" / "lib"
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """The same folder in both flink.mode's (stack/components/flink_cluster.py): either restores the other's."""
+        d = self.cfg.state_dir / "flink" / "checkpoints"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    @property
+    def rest_url(self) -> str:
+        return f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+
+    def install(self) -> None:
+        newest = _newest_source_mtime()
+        jar_fresh = all(j.exists() and j.stat().st_mtime >= newest for j in (paths.JOB_JAR, paths.BENCH_JAR))
+        marker = self.runtime_lib / ".complete"
+        # a pom change (a new provided jar, such as the file connector the archive needs) refreshes it
+        runtime_ok = marker.exists() and marker.read_text().strip() == runtime_id()
+        if jar_fresh and runtime_ok:
+            return
+        prereqs.require_java17()
+        mvn = prereqs.require_maven()
+        goals = ["-DskipTests", "package"]
+        if not runtime_ok:
+            if self.runtime_lib.exists():
+                shutil.rmtree(self.runtime_lib)
+            goals += ["dependency:copy-dependencies", "-DincludeScope=provided", f"-DoutputDirectory={self.runtime_lib}"]
+        title = "build the Flink job" + ("" if runtime_ok else f" and fetch the Flink {FLINK_VERSION} runtime")
+        with progress.step(title):
+            progress.run_logged([mvn, "-q", "-B", "-f", str(paths.PIPELINES / "pom.xml"), *goals],
+                                self.cfg.tools_dir / "install.log", "building the Flink job")
+        if not runtime_ok:
+            marker.write_text(runtime_id())
+
+    def job_properties(self, restore_from: Path | None, target: job_settings.Target | None = None) -> str:
+        """The job's properties file (stack/job_settings.py): for the local MiniCluster, or with
+        ``target`` for a Flink cluster (the deployment)."""
+        target = target or job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
+                                               archive_path=self.cfg.archive_path.as_uri(), local=True)
+        return job_settings.properties_text(job_settings.job_properties(self.cfg, target, restore_from))
+
+    def start(self) -> None:
+        if self.proc.running():
+            return
+        self._refuse_taken_ports("rest_port")
+        java = prereqs.require_java17()
+        restore = self._checkpoint_to_restore()
+        props = self._write_job_properties(self.job_properties(restore))
+        log4j = self.home / "log4j2.properties"
+        log4j.write_text(LOG4J2)
+        if restore:
+            progress.info(f"  flink: restoring from checkpoint {restore}")
+        self.proc.start([java, f"-Xmx{self.cfg.flink['heap']}", *JAVA_OPENS,
+                         f"-Dlog4j2.configurationFile={log4j}",
+                         "-cp", f"{paths.JOB_JAR}:{self.runtime_lib}/*",
+                         "io.auditpipe.flink.AuditPipelineJob", "--config", str(props)])
+        wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
+
+    def _refuse_taken_ports(self, *keys: str) -> None:
+        for key in keys:
+            refuse_taken_port("127.0.0.1", self.cfg.flink[key], f"flink.{key}", self.cfg.file)
+
+    def _checkpoint_to_restore(self) -> Path | None:
+        """The newest complete checkpoint, the folders of earlier runs pruned."""
+        restore = latest_checkpoint(self.checkpoint_dir)
+        self._prune_old_checkpoints(keep=restore)
+        return restore
+
+    def _write_job_properties(self, text: str) -> Path:
+        props = self.home / "job.properties"
+        props.touch(mode=0o600)  # may hold the Kafka password and the store URI's
+        props.chmod(0o600)
+        props.write_text(text)
+        return props
+
+    def _prune_old_checkpoints(self, keep: Path | None) -> None:
+        """Drops the checkpoint folders of earlier job runs, keeping the one being restored."""
+        if keep is None or not self.checkpoint_dir.exists():
+            return
+        for job_dir in self.checkpoint_dir.iterdir():
+            if job_dir.is_dir() and job_dir != keep.parent:
+                shutil.rmtree(job_dir, ignore_errors=True)
+
+    def jobs(self) -> list[dict]:
+        with urllib.request.urlopen(f"{self.rest_url}/jobs/overview", timeout=3) as r:
+            return json.loads(r.read())["jobs"]
+
+    def job_state(self) -> str | None:
+        try:
+            jobs = self.jobs()
+        except Exception:  # noqa: BLE001
+            return None
+        states = [j["state"] for j in jobs]
+        return "RUNNING" if "RUNNING" in states else (states[0] if states else None)
+
+    def healthy(self) -> bool:
+        return self.job_state() == "RUNNING"
+
+    def status(self) -> StatusRow:
+        pid = self.proc.pid()
+        if pid is None:
+            return StatusRow(self.name, None, self.rest_url, "stopped", "")
+        state = self.job_state()
+        try:
+            lag = topics.consumer_lag(self.cfg.kafka_client, topics.topic_name("raw"), job_settings.job_group_id())
+            lag_text = f", lag {lag} records (as of the last checkpoint)"
+        except Exception as e:  # noqa: BLE001 - e.g. no offsets committed yet right after the start
+            lag_text = f", lag not available yet ({str(e)[:60]})"
+        return StatusRow(self.name, pid, self.rest_url, "ok" if state == "RUNNING" else "unhealthy",
+                         f"job {state or 'not answering'}{lag_text}")

@@ -1,0 +1,253 @@
+"""The job on a local Flink standalone session cluster (``flink.mode: cluster``).
+
+A JobManager (``StandaloneSessionClusterEntrypoint``) and ``flink.taskmanagers`` TaskManagers
+(``TaskManagerRunner``), each a JVM of its own, started from the same Flink jars as the
+MiniCluster (tools_dir/flink-2.2.0/lib, from Maven Central) plus the two libraries the Flink
+distribution bundles and no Maven artifact of Flink brings (commons-lang3, commons-math3: Flink's
+flink-dist is not served here). Their JVM options come from Flink's own memory model, through
+the ``BashJavaUtils`` that Flink's start scripts call; one ``config.yaml`` serves them all.
+
+The job jar is uploaded through the JobManager's REST API (``POST /jars/upload``) and run from
+there (``POST /jars/<id>/run``) with the same options file as the MiniCluster's, restoring from
+the newest retained checkpoint (``savepointPath``). Checkpoints go to the same folder in both
+modes, so ``flink.mode`` can change between runs and the job carries on where it was.
+
+What survives what:
+- a TaskManager killed: the job fails over within the JobManager (restart strategy) to the
+  slots left (each TaskManager has ``flink.parallelism`` slots), restoring its last completed
+  checkpoint; the supervisor starts the TaskManager again, which registers by itself;
+- the JobManager killed: a standalone session cluster keeps no job across that (no HA
+  services); the supervisor starts it again and this module submits the job anew from the newest
+  checkpoint, as the MiniCluster does after a kill. The TaskManagers reconnect by themselves.
+
+Start order (``components.all_components``): TaskManagers, then the JobManager, whose start
+waits for the job to run, which needs their slots. Everything binds to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+import uuid
+from pathlib import Path
+
+from auditpipe import prereqs, progress
+from auditpipe.config import Config
+from auditpipe.errors import ComponentError
+from auditpipe.process import wait_until
+from auditpipe.stack import job_settings
+from auditpipe.stack.components.base import Component, StatusRow
+from auditpipe.stack.components.flink import FLINK_VERSION, JAVA_OPENS, LOG4J2, FlinkJob
+
+# What flink-dist bundles that no Flink artifact on Maven Central depends on (versions of Flink 2.2.0's pom)
+DIST_LIBRARIES = ("org.apache.commons:commons-lang3:3.18.0", "org.apache.commons:commons-math3:3.6.1")
+ACTIVE_JOB_STATES = ("INITIALIZING", "CREATED", "RUNNING", "RESTARTING", "FAILING", "CANCELLING", "RECONCILING")
+JOB_NAME = "auditpipe"
+
+
+def cluster_home(cfg: Config) -> Path:
+    d = cfg.state_dir / "flink-cluster"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def dist_lib(cfg: Config) -> Path:
+    return cfg.tools_dir / f"flink-{FLINK_VERSION}" / "cluster-lib"
+
+
+def classpath(cfg: Config) -> str:
+    return f"{cfg.tools_dir / f'flink-{FLINK_VERSION}' / 'lib'}/*:{dist_lib(cfg)}/*"
+
+
+def install_dist_libraries(cfg: Config) -> None:
+    marker = dist_lib(cfg) / ".complete"
+    if marker.exists() and marker.read_text().strip() == " ".join(DIST_LIBRARIES):
+        return
+    mvn = prereqs.require_maven()
+    dist_lib(cfg).mkdir(parents=True, exist_ok=True)
+    with progress.step("fetch the libraries of the Flink distribution for the local cluster"):
+        for artifact in DIST_LIBRARIES:
+            progress.run_logged([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
+                                 f"-DoutputDirectory={dist_lib(cfg)}"],
+                                cfg.tools_dir / "install.log", f"fetching {artifact}")
+    marker.write_text(" ".join(DIST_LIBRARIES))
+
+
+def write_cluster_config(cfg: Config) -> Path:
+    """conf/config.yaml for the JobManager and every TaskManager; returns the conf folder."""
+    f = cfg.flink
+    home = cluster_home(cfg)
+    conf = home / "conf"
+    conf.mkdir(exist_ok=True)
+    (home / "tmp").mkdir(exist_ok=True)
+    settings = {
+        "jobmanager.rpc.address": "127.0.0.1",
+        "jobmanager.rpc.port": f["rpc_port"],
+        "jobmanager.bind-host": "127.0.0.1",
+        "jobmanager.memory.process.size": "768m",
+        "rest.address": "127.0.0.1",
+        "rest.bind-address": "127.0.0.1",
+        "rest.port": f["rest_port"],
+        "web.upload.dir": str(home / "upload"),
+        "taskmanager.host": "127.0.0.1",
+        "taskmanager.bind-host": "127.0.0.1",
+        "taskmanager.numberOfTaskSlots": f["parallelism"],
+        "taskmanager.memory.process.size": f["taskmanager_memory"],
+        # the job keeps its state on the heap (hashmap backend): little managed memory
+        "taskmanager.memory.managed.fraction": 0.05,
+        "taskmanager.memory.network.max": "128m",
+        "parallelism.default": f["parallelism"],
+        "io.tmp.dirs": str(home / "tmp"),
+        # a killed TaskManager is noticed within seconds, not Flink's default 50
+        "heartbeat.interval": 2000,
+        "heartbeat.timeout": 10000,
+    }
+    (conf / "config.yaml").write_text("".join(f"{k}: {json.dumps(v) if isinstance(v, str) else v}\n"
+                                              for k, v in settings.items()))
+    (conf / "log4j2.properties").write_text(LOG4J2)
+    return conf
+
+
+def resource_params(java: str, cfg: Config, conf: Path, which: str) -> tuple[list[str], list[str]]:
+    """(JVM options, dynamic -D properties) from Flink's memory model, as Flink's start scripts get them."""
+    import subprocess
+
+    r = subprocess.run([java, "-cp", classpath(cfg), "org.apache.flink.runtime.util.bash.BashJavaUtils",
+                        f"GET_{which}_RESOURCE_PARAMS", "--configDir", str(conf)],
+                       capture_output=True, text=True, timeout=120)
+    results = [line.split(":", 1)[1] for line in r.stdout.splitlines() if line.startswith("BASH_JAVA_UTILS_EXEC_RESULT:")]
+    if r.returncode != 0 or len(results) < 2:
+        raise ComponentError(f"Flink could not work out the {which} memory from {conf / 'config.yaml'} "
+                             f"(check flink.taskmanager_memory):\n{(r.stdout + r.stderr)[-2000:]}")
+    return results[-2].split(), results[-1].split()
+
+
+class FlinkTaskManager(Component):
+    """One TaskManager of the local cluster, ``flink-taskmanager-<n>``."""
+
+    def __init__(self, cfg: Config, number: int):
+        self.number = number
+        self.name = f"flink-taskmanager-{number}"
+        super().__init__(cfg)
+
+    def start(self) -> None:
+        if self.proc.running():
+            return
+        java = prereqs.require_java17()
+        conf = write_cluster_config(self.cfg)
+        jvm, dynamic = resource_params(java, self.cfg, conf, "TM")
+        self.proc.start([java, *jvm, *JAVA_OPENS, f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
+                         "-cp", classpath(self.cfg), "org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
+                         "--configDir", str(conf), *dynamic, "-D", f"taskmanager.resource-id={self.name}"])
+        # registering needs the JobManager, which may start after this: wait for the JVM to be up only
+        wait_until(lambda: "Starting TaskManager with ResourceID" in self.proc.log_file.read_text(errors="replace")
+                   .rsplit("=== ", 1)[-1], 60, f"waiting for {self.name} to start", self.proc)
+
+    def registered(self) -> dict | None:
+        """This TaskManager as the JobManager lists it, or None."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.cfg.flink['rest_port']}/taskmanagers", timeout=3) as r:
+                return next((t for t in json.loads(r.read())["taskmanagers"] if t["id"] == self.name), None)
+        except (OSError, ValueError):
+            return None
+
+    def healthy(self) -> bool:
+        return self.registered() is not None
+
+    def status(self) -> StatusRow:
+        pid = self.proc.pid()
+        if pid is None:
+            return StatusRow(self.name, None, "-", "stopped", "")
+        tm = self.registered()
+        if tm is None:
+            return StatusRow(self.name, pid, "-", "unhealthy", "not registered with the JobManager")
+        return StatusRow(self.name, pid, "-", "ok",
+                         f"registered, {tm['slotsNumber'] - tm['freeSlots']} of {tm['slotsNumber']} slots in use")
+
+
+class FlinkJobManager(FlinkJob):
+    """The JobManager of the local cluster, and the job it runs (submitted by ``start``)."""
+
+    name = "flink-jobmanager"
+
+    def install(self) -> None:
+        super().install()
+        install_dist_libraries(self.cfg)
+
+    def start(self) -> None:
+        if not self.proc.running():
+            self._refuse_taken_ports("rest_port", "rpc_port")
+            java = prereqs.require_java17()
+            conf = write_cluster_config(self.cfg)
+            shutil.rmtree(cluster_home(self.cfg) / "upload", ignore_errors=True)  # jars of earlier runs
+            jvm, dynamic = resource_params(java, self.cfg, conf, "JM")
+            self.proc.start([java, *jvm, *JAVA_OPENS, f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}",
+                             "-cp", classpath(self.cfg), "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
+                             "--configDir", str(conf), *dynamic])
+            wait_until(lambda: self._get("/overview") is not None, 120, "waiting for the JobManager's REST API", self.proc)
+        if not self.active_job():
+            self.submit()
+        wait_until(lambda: self.job_state() == "RUNNING", 180,
+                   f"waiting for the job to run on the cluster (TaskManagers registered: {self._taskmanager_count()})",
+                   self.proc)
+
+    def _get(self, path: str):
+        try:
+            with urllib.request.urlopen(f"{self.rest_url}{path}", timeout=5) as r:
+                return json.loads(r.read())
+        except (OSError, ValueError):
+            return None
+
+    def _post(self, path: str, body: bytes, content_type: str, timeout: float = 120) -> dict:
+        req = urllib.request.Request(f"{self.rest_url}{path}", data=body, method="POST",
+                                     headers={"Content-Type": content_type})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode(errors="replace")
+            try:
+                detail = "\n".join(json.loads(detail).get("errors", [detail]))
+            except ValueError:
+                pass
+            raise ComponentError(f"the JobManager refused POST {path} ({e.code}):\n{detail[:3000]}") from None
+
+    def _taskmanager_count(self) -> int:
+        return len((self._get("/taskmanagers") or {}).get("taskmanagers", []))
+
+    def active_job(self) -> dict | None:
+        jobs = (self._get("/jobs/overview") or {}).get("jobs", [])
+        return next((j for j in jobs if j["name"] == JOB_NAME and j["state"] in ACTIVE_JOB_STATES), None)
+
+    def submit(self) -> str:
+        """Uploads the job jar and runs it, from the newest checkpoint if there is one; returns the job id."""
+        from auditpipe import paths
+
+        restore = self._checkpoint_to_restore()
+        target = job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
+                                     archive_path=self.cfg.archive_path.as_uri(), local=False)
+        # the restore goes in the run request (savepointPath), not in the options
+        props = self._write_job_properties(self.job_properties(None, target))
+        boundary = uuid.uuid4().hex
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{paths.JOB_JAR.name}\"\r\n"
+                "Content-Type: application/x-java-archive\r\n\r\n").encode() + paths.JOB_JAR.read_bytes() + \
+            f"\r\n--{boundary}--\r\n".encode()
+        jar_id = Path(self._post("/jars/upload", body, f"multipart/form-data; boundary={boundary}")["filename"]).name
+        run = {"programArgsList": ["--config", str(props)], "parallelism": self.cfg.flink["parallelism"]}
+        if restore:
+            progress.info(f"  {self.name}: restoring the job from checkpoint {restore}")
+            # an operator a newer version dropped must not block the restore (as in the MiniCluster's options)
+            run.update(savepointPath=restore.as_uri(), allowNonRestoredState=True)
+        return self._post(f"/jars/{jar_id}/run", json.dumps(run).encode(), "application/json")["jobid"]
+
+    def jobs(self) -> list[dict]:
+        return [j for j in super().jobs() if j["name"] == JOB_NAME]
+
+    def status(self) -> StatusRow:
+        row = super().status()
+        if row.pid is not None:
+            overview = self._get("/overview") or {}
+            row.detail = (f"{row.detail}; {overview.get('taskmanagers', 0)} TaskManager(s), "
+                          f"{overview.get('slots-available', 0)} of {overview.get('slots-total', 0)} slots free")
+        return row

@@ -1,0 +1,275 @@
+"""`auditpipe demo`: the whole pipeline, watched end to end on the local stack.
+
+up -> generate a few minutes of audit traffic (rotations, late writes, a failed-login burst, a
+few malformed lines, the incidents of simulate.INCIDENTS) into the demo log that the collector
+ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
+summary, with the alerts next to the ones expected -> wait until the archive holds the run, then
+`verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
+of the run (`auditpipe report pci` over the run's minutes) and print where to open it. The stack
+keeps running afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from auditpipe import progress
+from auditpipe.config import Config
+from auditpipe.stack import lifecycle
+from auditpipe.stack.components.flink import FlinkJob
+from auditpipe.store.client import document_count, mongo_client, wait_for_documents
+from auditpipe.tools.simulate import Manifest, percona_time, simulate
+
+
+@dataclass
+class EvidenceReportWritten:
+    path: Path
+    digest: str  # SHA-256 of the evidence rows (auditpipe.report.Report.digest)
+    command: str  # the `auditpipe report` command that writes the same report again
+    seconds: float
+
+
+@dataclass
+class DemoResult:
+    manifest: Manifest
+    stored: int
+    duplicates: int
+    dead_letters: int
+    failed_logins_by_user: dict
+    seconds_to_store_all: float
+    alerts: list = field(default_factory=list)  # the alerts raised during the run (documents)
+    archived: int | None = None  # the run's events in the archive (None: archive disabled)
+    verification: object = None  # auditpipe.verify.Verification of the demo server
+    report: "EvidenceReportWritten | None" = None  # the PCI DSS report of the run
+
+    def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
+        """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
+        left = list(self.alerts)
+        pairs = []
+        for want in self.manifest.expected_alerts:
+            got = next((a for a in left if a["rule"] == want["rule"] and a.get("subject") == want["subject"]), None)
+            if got is not None:
+                left.remove(got)
+            pairs.append((want, got))
+        return pairs, left
+
+    @property
+    def alerts_ok(self) -> bool:
+        pairs, unexpected = self.alert_matches()
+        return all(got is not None for _, got in pairs) and not unexpected
+
+    @property
+    def ok(self) -> bool:
+        return (self.stored == self.manifest.records and self.duplicates == 0
+                and self.dead_letters == self.manifest.malformed and self.alerts_ok
+                and self.archived in (None, self.manifest.records)
+                and (self.verification is None or self.verification.clean))
+
+
+def run_filter(cfg: Config, m: Manifest) -> dict:
+    """The events of one simulate run: its server and the log-start suffix of its record ids."""
+    return {"server": cfg.demo_server, "record_id": {"$regex": f"_{re.escape(m.log_start)}$"}}
+
+
+def count_run(cfg: Config, m: Manifest) -> int:
+    db = mongo_client(cfg)[cfg.store["database"]]
+    return db[cfg.store["events_collection"]].count_documents(run_filter(cfg, m))
+
+
+def events_estimate(cfg: Config) -> int:
+    """All events, cheaply (a filtered count makes FerretDB read every document)."""
+    db = mongo_client(cfg)[cfg.store["database"]]
+    return document_count(db[cfg.store["events_collection"]])
+
+
+def wait_for_store(cfg: Config, m: Manifest, baseline: int, timeout: float) -> tuple[int, float]:
+    """Polls the cheap count until the run's records could all be there, then counts them exactly."""
+    start = time.monotonic()
+    bar = progress.Bar(m.records, "records", "stored")
+    db = mongo_client(cfg)[cfg.store["database"]]
+    wait_for_documents(db[cfg.store["events_collection"]], baseline + m.records, timeout, every=1,
+                       on_sample=lambda _t, c: bar.update(min(max(c - baseline, 0), m.records)))
+    stored = count_run(cfg, m)
+    while stored < m.records and time.monotonic() - start < timeout:  # others' writes made the count reach it
+        time.sleep(2)
+        stored = count_run(cfg, m)
+    bar.update(stored)
+    bar.close()
+    return stored, time.monotonic() - start
+
+
+def summarize(cfg: Config, m: Manifest, since_epoch: float, seconds: float) -> DemoResult:
+    from datetime import datetime, timezone
+
+    db = mongo_client(cfg)[cfg.store["database"]]
+    events = db[cfg.store["events_collection"]]
+    flt = run_filter(cfg, m)
+    # One scan, counted here: FerretDB's $group slows down badly with tens of thousands of groups.
+    ids = [d["record_id"] for d in events.find(flt, {"record_id": 1, "_id": 0})]
+    duplicates = len(ids) - len(set(ids))
+    dead = db[cfg.store["dead_letter_collection"]].count_documents(
+        {"server": cfg.demo_server, "stage": "parse",
+         "detected_at": {"$gte": datetime.fromtimestamp(since_epoch, timezone.utc)}})
+    failed = {r["_id"]: r["n"] for r in events.aggregate([
+        {"$match": {**flt, "auth_outcome": "failure"}}, {"$group": {"_id": "$user", "n": {"$sum": 1}}},
+        {"$sort": {"n": -1}}])}
+    return DemoResult(m, len(ids), duplicates, dead, failed, seconds, alerts_raised(cfg, since_epoch))
+
+
+def alerts_raised(cfg: Config, since_epoch: float) -> list[dict]:
+    """The demo server's alerts raised since the run started (raised_at is the job's clock)."""
+    from datetime import datetime, timezone
+
+    db = mongo_client(cfg)[cfg.store["database"]]
+    return list(db[cfg.store["alerts_collection"]].find(
+        {"server": cfg.demo_server, "raised_at": {"$gte": datetime.fromtimestamp(since_epoch, timezone.utc)}}))
+
+
+def wait_for_alerts(cfg: Config, m: Manifest, since_epoch: float, timeout: float = 60) -> None:
+    """Alerts are written a moment after their events: wait until the expected ones are there."""
+    deadline = time.monotonic() + timeout
+    want = {(a["rule"], a["subject"]) for a in m.expected_alerts}
+    while time.monotonic() < deadline:
+        got = {(a["rule"], a.get("subject")) for a in alerts_raised(cfg, since_epoch)}
+        if want <= got:
+            return
+        time.sleep(1)
+
+
+def wait_for_archive(cfg: Config, m: Manifest, timeout: float = 120) -> int | None:
+    """The archive commits on checkpoints, a few seconds after the store: the run's events there."""
+    from auditpipe.archive import reader
+
+    if not cfg.archive["enabled"]:
+        return None
+    suffix = f"_{m.log_start}"
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = reader.chain_rows(cfg.archive_path, cfg.demo_server)
+        n = sum(1 for r in rows if str(r.get("record_id", "")).endswith(suffix))
+        if n >= m.records or time.monotonic() > deadline:
+            return n
+        time.sleep(2)
+
+
+def write_evidence_report(cfg: Config, m: Manifest, regime: str = "pci") -> EvidenceReportWritten:
+    """The regime's evidence report over the run's minutes, for the demo server, in the default place."""
+    from auditpipe.evidence import report
+
+    since = percona_time(m.first_event_time).replace(second=0)
+    until = percona_time(m.last_event_time).replace(second=0) + timedelta(minutes=2)
+    started = time.monotonic()
+    built = report.build(cfg, regime, since, until, [cfg.demo_server], progress_step=progress.step)
+    out = report.write(built, report.default_path(cfg, regime, since, until))
+    command = (f"./auditpipe report {regime} --server {cfg.demo_server} "
+               f"--from {report._plain(since)} --to {report._plain(until)}")
+    return EvidenceReportWritten(out.resolve(), built.digest(), command, round(time.monotonic() - started, 1))
+
+
+def summary(cfg: Config, r: DemoResult) -> str:
+    m = r.manifest
+    flink = FlinkJob(cfg)
+    lines = [
+        "",
+        "auditpipe demo: summary",
+        f"  generated records      {m.records}  (+{m.malformed} malformed lines, {m.rotations} rotations, "
+        f"{m.late_writes} late writes to rotated files)",
+        f"  stored in {cfg.store['events_collection']:<12} {r.stored}",
+        f"  duplicates             {r.duplicates}",
+        f"  dead letters           {r.dead_letters}  (expected {m.malformed}: the malformed lines)",
+        f"  failed logins by user  " + (", ".join(f"{u}: {n}" for u, n in r.failed_logins_by_user.items()) or "none"),
+        f"  generated failed logins {m.failed_logins}",
+        *alert_lines(r),
+        *tamper_evidence_lines(cfg, r),
+        *evidence_report_lines(r),
+        f"  throughput             {m.records / max(m.wall_seconds + r.seconds_to_store_all, 1e-6):,.0f} records/s "
+        f"end to end ({m.records} records written in {m.wall_seconds:.1f}s, all stored "
+        f"{r.seconds_to_store_all:.1f}s after the last write)",
+        "",
+        "RESULT: " + ("OK, generated == stored == archived, no duplicates, the expected alerts and no others, "
+                      "the chain verifies" if r.ok
+                      else "MISMATCH (see above)"),
+        "",
+        "The stack keeps running:",
+        f"  Flink web UI   {flink.rest_url}",
+        f"  store          {cfg.store_uri_for_display}  (database {cfg.store['database']})",
+        f"  Kafka          {cfg.kafka_bootstrap}",
+        f"  demo log       {cfg.demo_log}",
+        f"  archive        {cfg.archive_path}",
+        "Try:  ./auditpipe status   ./auditpipe alerts   ./auditpipe query failed-logins   "
+        "./auditpipe parse <log> --enrich",
+        "      ./auditpipe verify   ./auditpipe query failed-logins --archive   ./auditpipe report hipaa --from 1h",
+        "      ./auditpipe down",
+    ]
+    if r.report is not None:
+        lines += ["", f"Open the PCI DSS evidence report of this run in a browser:  file://{r.report.path}"]
+    return "\n".join(lines)
+
+
+def evidence_report_lines(r: DemoResult) -> list[str]:
+    if r.report is None:
+        return []
+    return [f"  evidence report        PCI DSS, written in {r.report.seconds:.1f}s, evidence SHA-256 "
+            f"{r.report.digest[:16]}...",
+            f"    {r.report.path}",
+            f"    again: {r.report.command}"]
+
+
+def tamper_evidence_lines(cfg: Config, r: DemoResult) -> list[str]:
+    if r.archived is None:
+        return ["  archive                disabled (archive.enabled)"]
+    lines = [f"  archived               {r.archived}  (Parquet under {cfg.archive_path / 'events'})"]
+    v = r.verification
+    if v is not None:
+        for where, rep in v.reports:
+            lines.append(f"  verify {where:<15} links {rep.first_seq} to {rep.last_seq}, {rep.heads_checked} chain heads: "
+                         + ("clean" if not rep.findings else f"{len(rep.findings)} finding(s)"))
+        for where, f in v.findings[:10]:
+            lines.append("    " + f.line(where))
+    return lines
+
+
+def alert_lines(r: DemoResult) -> list[str]:
+    pairs, unexpected = r.alert_matches()
+    lines = [f"  alerts                 {len(r.alerts)} raised, {len(pairs)} expected from the incidents "
+             f"(`./auditpipe alerts` lists them)"]
+    for want, got in pairs:
+        if got is None:
+            lines.append(f"    MISSING   {want['rule']:<25} {want['subject']}")
+        else:
+            lines.append(f"    expected  {got['rule']:<25} {got['severity']:<8} {got['summary'][:110]}")
+    for a in unexpected:
+        lines.append(f"    UNEXPECTED {a['rule']:<24} {a['severity']:<8} {a['summary'][:110]}")
+    return lines
+
+
+def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout: float) -> DemoResult:
+    lifecycle.up(cfg)
+    progress.info(f"demo: writing {int(duration)}s of audit traffic at {rate:g} records/s "
+                  f"({speedup:g}x faster than real time) to {cfg.demo_log}")
+    bar = progress.Bar(int(rate * duration), "records", "generated")
+    started = time.time()
+    baseline = events_estimate(cfg)
+    m = simulate(cfg.demo_log, rate=rate, duration=duration, speedup=speedup, rotate_on_size=1024 * 1024,
+                 rotations=9, late_writes=3, failed_login_burst=40, malformed=5, incidents=True,
+                 progress=lambda done, total: bar.update(done))
+    bar.close()
+    stored, seconds = wait_for_store(cfg, m, baseline, timeout)
+    with progress.step("waiting for the alerts the incidents raise"):
+        wait_for_alerts(cfg, m, started)
+    with progress.step("checking the stored run: duplicates, dead letters, failed logins"):
+        result = summarize(cfg, m, started, seconds)
+    with progress.step("waiting for the archive to hold the run"):
+        result.archived = wait_for_archive(cfg, m)
+    from auditpipe.evidence import verify
+
+    with progress.step(f"verifying {cfg.demo_server}'s chain over the store and the archive"):
+        result.verification = verify.verify(cfg, servers=[cfg.demo_server], in_archive=cfg.archive["enabled"])
+    progress.info("demo: writing the PCI DSS evidence report of the run")
+    result.report = write_evidence_report(cfg, m)
+    progress.info(summary(cfg, result))
+    return result

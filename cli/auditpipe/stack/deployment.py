@@ -1,0 +1,133 @@
+"""`auditpipe init`: prepares Kafka and the store for services auditpipe does not run itself.
+
+The docker-compose deployment (docker-compose.yml, docs/deployment.md) runs this once from the
+CLI's own image before the Flink job starts, so the deployment creates its topics, its capped
+events collection, the other collections and their indexes with the very code that `auditpipe up`
+uses and the tests cover (topics.ensure_topics, components.store.ensure_collections): the two
+cannot drift apart. It also creates the store's least-privilege users and writes the job's
+options for the Flink cluster.
+
+Store users (MongoDB only; FerretDB 1.24 manages no users): the init connects with an
+administrator's connection string (store.uri_env) and creates or updates, in the `admin`
+database (so every client authenticates with authSource=admin, as the Grafana data source's
+provisioning says), users whose only role is on the auditpipe database:
+
+| user (environment) | role on the auditpipe database | who |
+|---|---|---|
+| AUDITPIPE_JOB_STORE_USER / _PASSWORD | readWrite | the Flink job |
+| AUDITPIPE_READER_STORE_USER / _PASSWORD | read | Grafana, `auditpipe report` and `query` |
+
+The job's options then name the job's user, never the administrator.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditpipe import progress
+from auditpipe.config import Config
+from auditpipe.errors import UserError
+from auditpipe.process import wait_until
+from auditpipe.stack import job_settings, topics
+from auditpipe.stack.components.flink import FlinkJob
+from auditpipe.store.client import is_ferretdb, mongo_client
+from auditpipe.store.collections import ensure_collections
+
+
+@dataclass(frozen=True)
+class StoreUser:
+    name_env: str
+    password_env: str
+    role: str
+    who: str
+
+
+STORE_USERS = {
+    "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", "readWrite", "the Flink job"),
+    "reader": StoreUser("AUDITPIPE_READER_STORE_USER", "AUDITPIPE_READER_STORE_PASSWORD", "read",
+                        "Grafana and the reports"),
+}
+
+
+def credentials(user: StoreUser) -> tuple[str, str] | None:
+    """(name, password) from the environment, None when neither is set; one without the other is an error."""
+    name, password = os.environ.get(user.name_env), os.environ.get(user.password_env)
+    if not name and not password:
+        return None
+    if not name or not password:
+        missing = user.password_env if name else user.name_env
+        raise UserError(f"{missing} is not set: the store user of {user.who} needs both {user.name_env} and "
+                        f"{user.password_env}")
+    return name, password
+
+
+USERS_DATABASE = "admin"  # where init creates the users (their roles name the auditpipe database)
+
+
+def with_user(uri: str, name: str, password: str, database: str = USERS_DATABASE) -> str:
+    """``uri`` with another user, who authenticates against ``database`` (where init created it)."""
+    parts = urllib.parse.urlsplit(uri)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    userinfo = f"{urllib.parse.quote(name, safe='')}:{urllib.parse.quote(password, safe='')}"
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True) if k != "authSource"]
+    query.append(("authSource", database))
+    return urllib.parse.urlunsplit((parts.scheme, f"{userinfo}@{host}", parts.path or "/",
+                                    urllib.parse.urlencode(query), parts.fragment))
+
+
+def ensure_store_users(cfg: Config) -> list[str]:
+    """Creates or updates the users of STORE_USERS that the environment names; returns notes."""
+    db = mongo_client(cfg)[USERS_DATABASE]
+    wanted = {key: c for key, user in STORE_USERS.items() if (c := credentials(user)) is not None}
+    if not wanted:
+        return ["no store users in the environment (AUDITPIPE_JOB_STORE_USER ...): every client uses the "
+                "connection string it is given"]
+    if is_ferretdb(db):
+        return ["the store is FerretDB, which manages no users here: the store users were not created"]
+    notes = []
+    for key, (name, password) in wanted.items():
+        user = STORE_USERS[key]
+        roles = [{"role": user.role, "db": cfg.store["database"]}]
+        exists = db.command("usersInfo", name).get("users")
+        db.command("updateUser" if exists else "createUser", name, pwd=password, roles=roles)
+        notes.append(f"store user {name}: {user.role} on {cfg.store['database']} ({user.who}), "
+                     + ("updated" if exists else "created"))
+    return notes
+
+
+def cluster_target(cfg: Config, checkpoint_dir: str, archive_path: str) -> job_settings.Target:
+    job = credentials(STORE_USERS["job"])
+    uri = with_user(cfg.store_uri, *job) if job else cfg.store_uri
+    return job_settings.Target(store_uri=uri, checkpoint_dir=checkpoint_dir, archive_path=archive_path, local=False)
+
+
+def write_job_properties(cfg: Config, out: Path, target: job_settings.Target) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.touch(mode=0o600)  # holds the job user's password
+    out.chmod(0o600)
+    out.write_text(FlinkJob(cfg).job_properties(None, target))
+    return out
+
+
+def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_path: str,
+         wait_seconds: float = 120) -> None:
+    with progress.step(f"waiting for Kafka at {cfg.kafka_bootstrap}"):
+        wait_until(lambda: bool(topics.admin(cfg.kafka_client).list_topics(timeout=5)), wait_seconds,
+                   f"waiting for Kafka at {cfg.kafka_bootstrap}")
+    with progress.step("topics"):
+        notes = topics.ensure_configured_topics(cfg)
+    with progress.step(f"waiting for the store at {cfg.store_uri_for_display}"):
+        wait_until(lambda: bool(mongo_client(cfg, 3000).admin.command("ping")), wait_seconds,
+                   f"waiting for the store at {cfg.store_uri_for_display}")
+    with progress.step("collections and indexes"):
+        notes += ensure_collections(cfg)
+    with progress.step("store users"):
+        notes += ensure_store_users(cfg)
+    if job_properties is not None:
+        with progress.step(f"the job's options: {job_properties}"):
+            write_job_properties(cfg, job_properties, cluster_target(cfg, checkpoint_dir, archive_path))
+    for note in notes:
+        progress.info(f"  ! {note}")

@@ -1,0 +1,146 @@
+"""The Flink job's settings as the CLI writes them from the configuration: the one table of them.
+
+Every option key here is the job's own, checked against schemas/job-contract.json (which the job
+prints; auditpipe.contract), and written nowhere else in the CLI
+(tests/unit/stack/test_job_settings.py). The job is where they mean something
+(docs/job-options.md); this module only writes them, for the local MiniCluster, a Flink cluster
+(the deployment) and ``auditpipe parse --enrich``, so that all of them see the same settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from auditpipe import contract
+from auditpipe.config import Config, duration_seconds
+from auditpipe.stack import limits, topics
+from auditpipe.stack.components.base import properties_value
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the job runs: what differs between the local MiniCluster and a Flink cluster."""
+    store_uri: str  # the job's own store user on a cluster
+    checkpoint_dir: str  # a URI every JobManager and TaskManager reaches
+    archive_path: str  # a URI every TaskManager reaches
+    local: bool  # the local MiniCluster: its REST endpoint is set here (a cluster's own configuration says it)
+
+
+def _millis(text: str) -> str:
+    return f"{int(duration_seconds(text) * 1000)}ms"
+
+
+def _store(key: str) -> Callable[[Config, Target], str]:
+    return lambda cfg, t: cfg.store[key]
+
+
+# (job option, its value from the configuration and the target; None: not set, the job's default holds)
+OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
+    ("kafka.bootstrap-servers", lambda cfg, t: cfg.kafka_bootstrap),
+    ("kafka.topic.raw", lambda cfg, t: topics.topic_name("raw")),
+    ("kafka.topic.dead-letter", lambda cfg, t: topics.topic_name("deadletter")),
+    ("kafka.topic.alerts", lambda cfg, t: topics.topic_name("alerts")),
+    ("kafka.group-id", lambda cfg, t: job_group_id()),
+    ("kafka.dead-letter.max-message-bytes", lambda cfg, t: str(limits.from_config(cfg).dead_letter_message_bytes)),
+    ("store.uri", lambda cfg, t: t.store_uri),
+    ("store.database", _store("database")),
+    ("store.collection.events", _store("events_collection")),
+    ("store.collection.stats", _store("stats_collection")),
+    ("store.collection.dead-letters", _store("dead_letter_collection")),
+    ("store.collection.alerts", _store("alerts_collection")),
+    ("store.collection.chain-heads", _store("chain_heads_collection")),
+    ("store.collection.servers", _store("servers_collection")),
+    ("store.collection.kafka-lag", _store("kafka_lag_collection")),
+    ("checkpoint.interval", lambda cfg, t: _millis(cfg.flink["checkpoint_interval"])),
+    ("archive.path", lambda cfg, t: t.archive_path if cfg.archive["enabled"] else None),
+)
+
+# Flink's own settings, passed through the job's `flink.` family (docs/job-options.md)
+FLINK: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
+    ("flink.rest.address", lambda cfg, t: "127.0.0.1" if t.local else None),
+    ("flink.rest.bind-address", lambda cfg, t: "127.0.0.1" if t.local else None),
+    ("flink.rest.port", lambda cfg, t: str(cfg.flink["rest_port"]) if t.local else None),
+    ("flink.parallelism.default", lambda cfg, t: str(cfg.flink["parallelism"])),
+    ("flink.execution.checkpointing.dir", lambda cfg, t: t.checkpoint_dir),
+    ("flink.execution.checkpointing.num-retained", lambda cfg, t: "2"),
+    ("flink.restart-strategy.type", lambda cfg, t: "exponential-delay"),
+    ("flink.taskmanager.memory.network.max", lambda cfg, t: "128m"),
+)
+
+
+def job_group_id() -> str:
+    """The consumer group of the job's store path: where its committed offsets (the lag) are."""
+    return next(o["default"] for o in contract.contract()["options"] if o["key"] == "kafka.group-id")
+
+
+def job_properties(cfg: Config, target: Target, restore_from: Path | None = None) -> dict[str, str]:
+    """The job's properties file, as entries: options, Flink settings, Kafka client security,
+    compliance and alert settings, then the config's own flink.job_options."""
+    entries: dict[str, str] = {}
+    for key, value in (*OPTIONS, *FLINK):
+        v = value(cfg, target)
+        if v is not None:
+            entries[key] = v
+    for key, value in cfg.kafka_java_client.items():
+        if key != "bootstrap.servers":
+            entries[f"kafka.client.{key}"] = value  # security: TLS and SASL (config kafka.security)
+    entries.update(compliance_properties(cfg))
+    entries.update(alert_properties(cfg))
+    for key, value in cfg.flink["job_options"].items():
+        entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    if restore_from is not None:
+        entries["flink.execution.state-recovery.path"] = restore_from.as_uri()
+        # a checkpoint of an earlier version may hold state of an operator this version no longer has:
+        # restore the rest rather than refuse to start; every kept operator keeps its uid
+        entries["flink.execution.state-recovery.ignore-unclaimed-state"] = "true"
+    return entries
+
+
+def compliance_properties(cfg: Config) -> dict[str, str]:
+    """The config's ``compliance`` section as the job's compliance keys (docs/compliance.md)."""
+    c = cfg.data["compliance"]
+    key = contract.compliance_key
+    out: dict[str, str] = {}
+    for name in contract.data_classes():
+        dc = c["data_classes"][name]
+        if dc["tables"]:
+            out[key("compliance.data-class.<class>.tables", class_=name)] = ",".join(dc["tables"])
+        if "allowed_principals" in dc:
+            out[key("compliance.data-class.<class>.allowed-principals", class_=name)] = ",".join(dc["allowed_principals"])
+    if c["principals"]["administrators"]:
+        out[key("compliance.principals.administrators")] = ",".join(c["principals"]["administrators"])
+    if c["principals"]["service_accounts"]:
+        out[key("compliance.principals.service-accounts")] = ",".join(c["principals"]["service_accounts"])
+    out[key("compliance.masking.pan")] = "true" if c["masking"]["pan"] else "false"
+    for name, regex in c["masking"]["patterns"].items():
+        out[key("compliance.masking.pattern.<name>", name=name)] = regex
+    for section, template in (("change_windows", "compliance.change-windows"), ("business_hours", "compliance.business-hours")):
+        if c[section]:
+            out[key(template)] = "; ".join(f"{','.join(w['days'])} {w['from']}-{w['to']} {w['timezone']}" for w in c[section])
+    return out
+
+
+def alert_properties(cfg: Config) -> dict[str, str]:
+    """The config's ``alerts`` section as the job's ``alerts.*`` options: each setting's path, with
+    dashes for underscores, is the option's key (alerts.brute_force.window -> alerts.brute-force.window)."""
+    out: dict[str, str] = {}
+
+    def walk(section: dict, path: str) -> None:
+        for name, value in section.items():
+            key = f"{path}.{name.replace('_', '-')}"
+            if isinstance(value, dict):
+                walk(value, key)
+            else:
+                if key not in contract.option_keys():
+                    raise KeyError(f"config {key.replace('-', '_')}: the job has no option {key} ({contract.FILE.name})")
+                out[key] = str(value)
+
+    walk(cfg.data["alerts"], "alerts")
+    return out
+
+
+def properties_text(entries: dict[str, str]) -> str:
+    """Entries as a Java properties file."""
+    return "".join(f"{k}={properties_value(v)}\n" for k, v in entries.items())

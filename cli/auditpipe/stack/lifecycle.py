@@ -1,0 +1,72 @@
+"""The local stack as a whole: setup (install), up (install + start), down, status."""
+
+from __future__ import annotations
+
+import json
+
+from auditpipe import progress
+from auditpipe.config import Config
+from auditpipe.stack import supervisor
+from auditpipe.stack.components import StatusRow, all_components
+
+
+def setup(cfg: Config) -> None:
+    cfg.tools_dir.mkdir(parents=True, exist_ok=True)
+    progress.info(f"setup: installing into {cfg.tools_dir}")
+    for c in all_components(cfg):
+        c.install()
+
+
+def up(cfg: Config) -> None:
+    """Installs what is missing, starts every part that is not running, then the supervisor.
+    Safe to run at any time: running parts are left alone (the lock keeps the supervisor out)."""
+    setup(cfg)
+    cfg.state_dir.mkdir(parents=True, exist_ok=True)
+    progress.info(f"up: starting the local stack (state in {cfg.state_dir})")
+    with supervisor.stack_lock(cfg):
+        for c in all_components(cfg):
+            already = c.is_managed() and c.proc.running()
+            with progress.step(f"{c.name}: {'already running' if already else 'start'}"):
+                c.start()
+    with progress.step("supervisor: " + ("already running" if supervisor.process(cfg).running() else "start")):
+        supervisor.start(cfg)
+
+
+def down(cfg: Config) -> list[str]:
+    """Stops the supervisor, then what `up` started, in reverse order; returns what was stopped."""
+    stopped = ["supervisor"] if supervisor.stop(cfg) else []
+    with supervisor.stack_lock(cfg):
+        for c in reversed(all_components(cfg)):
+            if c.stop():
+                stopped.append(c.name)
+    return stopped
+
+
+def status(cfg: Config) -> list[StatusRow]:
+    rows = []
+    for c in all_components(cfg):
+        row = c.status()
+        if c.is_managed():
+            note = supervisor.describe(cfg, c.name, running=c.proc.running())
+            if note:
+                row.detail = f"{row.detail}; {note}" if row.detail else note
+        rows.append(row)
+    sup = supervisor.process(cfg)
+    pid = sup.pid()
+    rows.append(StatusRow("supervisor", pid, "-", "ok" if pid else "stopped",
+                          "restarts any part that dies" if pid else
+                          "not running: parts that die stay down; run ./auditpipe up"))
+    from auditpipe.stack import tiers
+
+    rows.extend(tiers.tier_rows(cfg))  # hot tier and archive: spans and warnings (docs/archive.md)
+    return rows
+
+
+def format_status(rows: list[StatusRow], as_json: bool = False) -> str:
+    if as_json:
+        return json.dumps([r.__dict__ for r in rows], indent=2)
+    header = ("COMPONENT", "PID", "ENDPOINT", "HEALTH", "DETAIL")
+    table = [header] + [(r.component, str(r.pid or "-"), r.endpoint, r.health, r.detail) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(4)]
+    return "\n".join("  ".join(cell.ljust(widths[i]) if i < 4 else cell for i, cell in enumerate(row))
+                     for row in table)

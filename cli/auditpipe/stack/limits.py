@@ -1,0 +1,82 @@
+"""Every size limit on the way of one audit line, derived from one value: ``max_line_size``.
+
+A line is shipped whole up to ``max_line_size`` (default 4 MiB, at most 8 MiB). Each hop must
+accept what the one before it may send, or a single long line stops the pipeline: a dead letter
+larger than the job's Kafka producer allows fails the job, which replays the line from its
+checkpoint and fails again, for ever. So the CLI computes every limit of the collectors, the topics
+and the broker here, from ``max_line_size`` and the job's own limits (schemas/job-contract.json,
+read through auditpipe.contract; tests/unit/test_contract.py checks that they fit):
+
+=============================  ==========================================================
+raw_message_bytes              collectors (rsyslog maxMessageSize is the line itself; its
+                               producer's message.max.bytes; Fluentd's batches) and topic
+                               audit.raw
+dead_letter_message_bytes      the job's dead-letter producer (max.request.size), topic
+                               audit.deadletter; the job never writes a larger dead letter
+broker_message_bytes           the broker's message.max.bytes: the larger of the two
+=============================  ==========================================================
+
+A dead letter keeps its line whole as base64 (4/3 of it) plus a reading copy of at most 64 KiB,
+the key, and the other fields, hence its allowance. The 8 MiB cap keeps a dead letter of the
+longest line (about 10.7 MiB) within the job's largest dead-letter document (15 MiB, under
+MongoDB's 16 MiB). What happens to a line longer than max_line_size depends on the collector
+(docs/collectors.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from auditpipe import contract
+from auditpipe.errors import UserError
+
+MAX_OF_MAX_LINE = 8 * 1024 * 1024
+KEY_AND_FRAMING = 64 * 1024        # the source key (small) and Kafka's record and batch framing
+# Fluentd (collectors/fluentd) sends each buffer chunk as one Kafka batch: a chunk holds up to
+# max_line_size + 64 KiB of lines and at most FLUENTD_CHUNK_RECORDS records, each of which also
+# carries the source key (~150 bytes) and record framing in the batch. Without this room a backlog
+# after a restart makes batches larger than the topic allows (MessageSizeTooLarge, retried for ever:
+# the collector stands still; measured).
+FLUENTD_CHUNK_RECORDS = 5000
+BATCH_ALLOWANCE = 2 * 1024 * 1024
+DEAD_LETTER_TEXT_COPY = contract.limit("dead_letter_text_excerpt_bytes")  # the job's reading copy of the line
+DEAD_LETTER_FIELDS = 64 * 1024     # reason, ids, the key in base64 and as text
+
+
+def size_bytes(text: str) -> int:
+    """'512k' / '4m' -> bytes."""
+    m = re.fullmatch(r"([0-9]+)([km])", text)
+    if not m:
+        raise UserError(f"'{text}' is not a size like 512k or 4m")
+    return int(m.group(1)) * {"k": 1024, "m": 1024 * 1024}[m.group(2)]
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_line_bytes: int
+
+    @property
+    def raw_message_bytes(self) -> int:
+        return self.max_line_bytes + KEY_AND_FRAMING + BATCH_ALLOWANCE
+
+    @property
+    def dead_letter_message_bytes(self) -> int:
+        base64 = (self.max_line_bytes + 2) // 3 * 4
+        return base64 + DEAD_LETTER_TEXT_COPY + DEAD_LETTER_FIELDS + KEY_AND_FRAMING
+
+    @property
+    def broker_message_bytes(self) -> int:
+        return max(self.raw_message_bytes, self.dead_letter_message_bytes)
+
+    def topic_max_message_bytes(self, role: str) -> int:
+        # an alert is a few KiB at most (a summary of <= 600 characters, <= 50 evidence ids): the default
+        return {"raw": self.raw_message_bytes, "deadletter": self.dead_letter_message_bytes,
+                "alerts": ALERT_MESSAGE_BYTES}[role]
+
+
+ALERT_MESSAGE_BYTES = 1024 * 1024
+
+
+def from_config(cfg) -> Limits:
+    return Limits(size_bytes(cfg.data["max_line_size"]))

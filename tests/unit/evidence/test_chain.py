@@ -1,0 +1,130 @@
+"""The verifier's chain against the job's (EventChainTest has the same vectors), and what it finds."""
+
+import copy
+from datetime import datetime
+
+from auditpipe.evidence.chain import canonical, link, verify_links
+
+# EventChainTest.vector(): the same document as the job builds it
+VECTOR = {"_id": "db-01/1_2026-11-22T10:00:00", "server": "db-01",
+          "event_time": datetime(2026, 11, 28, 10, 0, 0, 123000),  # 1795860000123 ms, naive UTC as pymongo gives it
+          "status": 1045, "connection_id": 12345678901, "sqltext": "SELECT \"x\"\\n\t\u0001 é ✓ 𝄞",
+          "tables": ["shop.cards", "shop.orders"], "extra": {"z": "1", "a": "2"}, "event_time_trusted": False,
+          "ingest": {"topic": "audit.raw", "partition": 0, "offset": 7, "timestamp": 1795860001000},
+          "chain_seq": 9, "chain_digest": "ignored"}
+
+
+def test_canonical_form_and_digests_are_the_jobs():
+    assert canonical(VECTOR) == (
+        '{"_id":"db-01/1_2026-11-22T10:00:00","connection_id":12345678901,"event_time":1795860000123,'
+        '"event_time_trusted":false,"extra":{"a":"2","z":"1"},"ingest":{"offset":7,"partition":0,'
+        '"timestamp":1795860001000,"topic":"audit.raw"},"server":"db-01",'
+        '"sqltext":"SELECT \\"x\\"\\\\n\\t\\u0001 é ✓ 𝄞","status":1045,"tables":["shop.cards","shop.orders"]}')
+    first = link("", VECTOR)
+    assert first == "2360ea144295777db0366420633febcc8d745d532dec04b3153e0c1c26c8457e"
+    assert link(first, VECTOR) == "fabb91cf8fbe4d2f9f8744f60377f4dffb41af5d79cd9916416cb63c4acccf1f"
+
+
+def chain(n, server="db-01"):
+    docs, previous = [], ""
+    for i in range(1, n + 1):
+        d = {"_id": f"{server}/{i}", "server": server, "event_time": datetime(2026, 11, 22, 10, 0, i % 60),
+             "sqltext": f"select {i}", "line_sha256": f"line-of-{server}/{i}", "chain_seq": i}
+        d["chain_digest"] = previous = link(previous, d)
+        docs.append(d)
+    return docs
+
+
+def kinds(report):
+    return [(f.kind, f.seq, f.event_id) for f in report.findings]
+
+
+def test_an_untouched_chain_verifies_and_heads_anchor_it():
+    docs = chain(10)
+    r = verify_links("db-01", docs, {5: docs[4]["chain_digest"], 10: docs[9]["chain_digest"]})
+    assert kinds(r) == [] and r.links == 10 and r.anchored_to == 10 and r.heads_checked == 2
+
+
+def test_trimmed_oldest_links_are_no_alarm():
+    docs = chain(10)[4:]
+    r = verify_links("db-01", docs, {})
+    assert kinds(r) == [] and r.first_seq == 5
+
+
+def test_an_edited_event_is_named():
+    docs = chain(10)
+    docs[3]["sqltext"] = "select nothing"
+    assert kinds(verify_links("db-01", docs, {})) == [("edited", 4, "db-01/4")]
+
+
+def test_an_edit_with_its_digest_recomputed_breaks_the_next_link_and_the_head():
+    docs = chain(10)
+    docs[3]["sqltext"] = "select nothing"
+    docs[3]["chain_digest"] = link(docs[2]["chain_digest"], docs[3])
+    r = verify_links("db-01", docs, {10: chain(10)[9]["chain_digest"]})
+    assert kinds(r)[0] == ("edited", 5, "db-01/5")
+    assert "db-01/4" in r.findings[0].detail
+
+
+def test_a_rewritten_chain_does_not_match_its_head():
+    original = chain(10)
+    docs = copy.deepcopy(original)
+    docs[3]["sqltext"] = "select nothing"
+    previous = docs[2]["chain_digest"]
+    for d in docs[3:]:
+        d["chain_digest"] = previous = link(previous, d)
+    assert kinds(verify_links("db-01", docs, {10: original[9]["chain_digest"]})) == [("head_mismatch", 10, "db-01/10")]
+
+
+def test_a_deleted_event_is_a_missing_link():
+    docs = chain(10)
+    del docs[6]
+    r = verify_links("db-01", docs, {})
+    assert kinds(r) == [("deleted", 7, None)]
+    assert "db-01/6" in r.findings[0].detail and "db-01/8" in r.findings[0].detail
+
+
+def test_inserted_documents_are_named():
+    docs = chain(10)
+    forged = {"_id": "db-01/forged", "server": "db-01", "sqltext": "select 1"}
+    copied_link = dict(docs[2], _id="db-01/forged2", sqltext="drop table x")
+    r = verify_links("db-01", docs + [forged, copied_link], {})
+    assert sorted(kinds(r), key=str) == sorted([("inserted", None, "db-01/forged"), ("inserted", 3, "db-01/forged2")], key=str)
+
+
+def test_swapped_events_are_reordered():
+    docs = chain(10)
+    docs[4]["chain_seq"], docs[5]["chain_seq"] = 6, 5
+    r = verify_links("db-01", docs, {})
+    assert kinds(r)[0][0] == "reordered" and kinds(r)[0][1] == 5
+
+
+def test_a_copy_linked_again_is_explained_by_the_archive_not_called_a_deletion():
+    from auditpipe.evidence.chain import explain_repeats
+
+    docs = chain(10)
+    # link 8 was a copy of event 3, re-sent late: the store kept event 3 at link 3, the archive has both
+    copy = dict(docs[2], chain_seq=8, line_sha256=docs[2]["line_sha256"])
+    archived = docs[:7] + [copy] + docs[8:]
+    stored = docs[:7] + docs[8:]
+    report = verify_links("db-01", stored, {})
+    assert kinds(report) == [("deleted", 8, None)]
+    left, notes = explain_repeats(report.findings, stored, archived)
+    assert left == [] and "copies of events stored earlier (db-01/3)" in notes[0]
+    # a real deletion stays one: the archive's row there is no copy of a stored event
+    left, _ = explain_repeats(report.findings, stored, docs)
+    assert [f.kind for f in left] == ["deleted"]
+
+
+def test_events_stored_before_the_chain_began_are_not_judged_but_a_later_unlinked_one_is():
+    docs = chain(5)
+    for i, d in enumerate(docs):
+        d["ingest"] = {"timestamp": 2_000_000 + i}
+    previous = ""
+    for d in docs:  # links over the content with ingest
+        d["chain_digest"] = previous = link(previous, d)
+    old = {"_id": "db-01/old", "server": "db-01", "ingest": {"timestamp": 1_000_000}}
+    late = {"_id": "db-01/late", "server": "db-01", "ingest": {"timestamp": 3_000_000}}
+    r = verify_links("db-01", docs + [old, late], {})
+    assert r.before_chain == 1
+    assert kinds(r) == [("inserted", None, "db-01/late")]

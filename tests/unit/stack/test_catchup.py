@@ -1,0 +1,177 @@
+"""The collector's catch-up plan (cli/auditpipe/stack/catchup.py) on files laid out as Percona rotates them.
+(Against the real rsyslog and Kafka: tests/faults/test_killed_parts.py, kill -9 during rotation.)"""
+
+import json
+from pathlib import Path
+
+from auditpipe.stack.catchup import ResumePoint, cut_key, cut_report, plan, rotated_files
+from auditpipe.stack.components.collector import source_key
+
+
+def lines(a: int, b: int) -> list[bytes]:
+    return [f"line {i}".encode() for i in range(a, b)]
+
+
+def write(path: Path, ls: list[bytes], partial: bytes = b"") -> None:
+    path.write_bytes(b"".join(x + b"\n" for x in ls) + partial)
+
+
+def layout(tmp_path: Path) -> Path:
+    """audit.log.03 (oldest) .. .01, then the live file: lines 0-99 in order."""
+    live = tmp_path / "audit.log"
+    write(tmp_path / "audit.log.03", lines(0, 20))
+    write(tmp_path / "audit.log.02", lines(20, 40))
+    write(tmp_path / "audit.log.01", lines(40, 60))
+    write(live, lines(60, 100), partial=b"line 100 still being writ")
+    return live
+
+
+def shipped(batches) -> list[bytes]:
+    return [x for _, ls in batches for x in ls]
+
+
+def resume_after(f: Path, line: bytes) -> ResumePoint:
+    """rsyslog's saved position in ``f``: just after ``line``."""
+    data = f.read_bytes()
+    return ResumePoint(f.stat().st_ino, data.index(line + b"\n") + len(line) + 1)
+
+
+def test_rotated_files_newest_first(tmp_path):
+    live = layout(tmp_path)
+    (tmp_path / "audit.log.manifest.json").write_text("{}")
+    assert [p.name for p in rotated_files(live)] == ["audit.log.01", "audit.log.02", "audit.log.03"]
+
+
+def test_files_rotated_while_down_are_shipped_from_the_last_shipped_line_on(tmp_path):
+    live = layout(tmp_path)
+    # shipped up to line 25 (in .02); rsyslog will resume the live file at line 70
+    batches, gap = plan(live, b"line 25", resume_after(live, b"line 69"))
+    assert gap == ""
+    assert shipped(batches) == lines(26, 70), "rest of .02, all of .01, live file up to rsyslog's position"
+    assert [f.name for f, _ in batches] == ["audit.log.02", "audit.log.01", "audit.log"]
+
+
+def test_lines_its_queue_lost_in_the_live_file_are_shipped(tmp_path):
+    live = layout(tmp_path)
+    batches, gap = plan(live, b"line 80", resume_after(live, b"line 95"))
+    assert shipped(batches) == lines(81, 96) and gap == ""
+
+
+def test_nothing_when_rsyslog_resumes_before_the_last_shipped_line(tmp_path):
+    live = layout(tmp_path)
+    batches, _ = plan(live, b"line 90", resume_after(live, b"line 85"))
+    assert batches == []
+
+
+def test_a_live_file_without_saved_position_is_left_to_rsyslog(tmp_path):
+    live = layout(tmp_path)
+    batches, _ = plan(live, b"line 55", None)
+    assert shipped(batches) == lines(56, 60), "rsyslog reads the new live file from its start"
+
+
+def test_a_last_line_no_longer_on_disk_is_a_gap_and_everything_kept_is_shipped(tmp_path):
+    live = layout(tmp_path)
+    batches, gap = plan(live, b"line -5", None)
+    assert "in none of its files any more" in gap
+    assert shipped(batches) == lines(0, 60)
+
+
+def test_a_file_rotated_after_rsyslog_looked_is_still_resumed_by_rsyslog(tmp_path):
+    live = layout(tmp_path)
+    resume = resume_after(live, b"line 70")
+    # the server rotates after step 1: the file rsyslog resumes is now audit.log.01
+    for n in (3, 2, 1):
+        (tmp_path / f"audit.log.{n:02d}").rename(tmp_path / f"audit.log.{n + 1:02d}")
+    live.rename(tmp_path / "audit.log.01")
+    write(live, lines(101, 110))
+    batches, _ = plan(live, b"line 65", resume)
+    assert shipped(batches) == lines(66, 71), "up to rsyslog's offset in that file; the newer ones are rsyslog's"
+
+
+def test_first_start_ships_no_history(tmp_path):
+    live = layout(tmp_path)
+    assert plan(live, None, None) == ([], "")
+
+
+def test_a_line_is_matched_whole_not_as_a_suffix(tmp_path):
+    live = tmp_path / "audit.log"
+    write(tmp_path / "audit.log.01", [b"xline 5", b"a"])
+    write(live, [b"line 5", b"b"])
+    batches, _ = plan(live, b"line 5", resume_after(live, b"b"))
+    assert shipped(batches) == [b"b"]
+
+
+def test_lines_know_where_they_start_in_their_file(tmp_path):
+    live = tmp_path / "audit.log"
+    write(tmp_path / "audit.log.01", [b"first", b"second", b"", b"third"])
+    write(live, [b"fourth"])
+    batches, _ = plan(live, b"first", None)
+    assert [f.name for f, _ in batches] == ["audit.log.01"] and batches[0][1] == [b"second", b"third"]
+    for f, lines in batches:
+        data = f.read_bytes()
+        for line in lines:
+            assert data[line.offset:line.offset + len(line)] == line
+
+
+def test_a_line_rsyslog_cannot_ship_whole_is_reported_the_way_rsyslog_reports_it():
+    assert cut_report(b"x" * 10, 10) is None
+    assert cut_report(b"ab\0cd", 10) == ("nul-byte", b"ab", 5)
+    assert cut_report(b"y" * 30, 10) == ("too-long", b"y" * 11, 11), "rsyslog reads max_line_size + 1 bytes"
+    key = source_key("db-01", "percona-json", "/logs/audit.log").encode()
+    report = json.loads(cut_key(key, "nul-byte", 5, Path("/logs/audit.log.02"), 640))
+    assert report == {**json.loads(key), "cut": {"problem": "nul-byte", "line_bytes": 5,
+                                                 "file": "/logs/audit.log.02", "offset": 640}}
+
+
+def xml_record(i: int) -> bytes:
+    return f'<AUDIT_RECORD\n  NAME="Query"\n  RECORD="{i}_2026-11-22T09:00:00"\n  SQLTEXT="a&#10;b"\n/>'.encode()
+
+
+def test_multi_line_records_are_shipped_whole_as_rsyslog_frames_them(tmp_path):
+    """XML: the declaration and <AUDIT> go with a file's first record, </AUDIT> alone at its end; the
+    last record shipped is found in the files as written; rsyslog resumes at the start of a record
+    (its state file's strt_offs when one was unfinished)."""
+    from auditpipe.stack.catchup import resume_point
+
+    live = tmp_path / "audit.log"
+    head, foot = b'<?xml version="1.0" encoding="UTF-8"?>\n<AUDIT>\n', b"</AUDIT>\n"
+    (tmp_path / "audit.log.01").write_bytes(head + b"\n".join(xml_record(i) for i in range(1, 5)) + b"\n" + foot)
+    live.write_bytes(head + b"\n".join(xml_record(i) for i in range(5, 9)) + b"\n" + xml_record(9)[:30])
+    # rsyslog's saved state: it resumes at record 7, which it had begun to read (strt_offs); 3-6 are ours
+    data = live.read_bytes()
+    strt = data.index(b"<AUDIT_RECORD\n  NAME=\"Query\"\n  RECORD=\"7_")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / f"imfile-state:{live.stat().st_ino}:1").write_text(json.dumps(
+        {"filename": str(live), "prev_was_nl": 0, "curr_offs": strt + 40, "strt_offs": strt,
+         "prev_msg_segment": "<AUDIT_RECORD"}))
+    resume = resume_point(work, live)
+    assert resume.offset == strt, "an unfinished record is rsyslog's from its start"
+    batches, gap = plan(live, xml_record(2), resume, "percona-xml")
+    assert gap == ""
+    assert shipped(batches) == [xml_record(3), xml_record(4), b"</AUDIT>", head.rstrip(b"\n") + b"\n" + xml_record(5),
+                                xml_record(6)]
+    assert [b.offset for _, b in batches for b in b][:1] == [(tmp_path / "audit.log.01").read_bytes().index(xml_record(3))]
+
+
+def test_csv_records_end_with_their_last_columns_even_with_a_statement_of_several_lines(tmp_path):
+    from auditpipe.formats import frame
+
+    recs = [b'"Audit","1_2026-11-22T09:00:00","2026-11-22T09:00:00 UTC","8.0","--x","x86_64-Linux"',
+            b'"Query","2_2026-11-22T09:00:00","2026-11-22T09:00:01 UTC","insert","11",0,"INSERT INTO t\nVALUES (""a"",\n""b"")","app[app] @ h [10.0.0.5]","h","","10.0.0.5","shop"',
+            b'"Connect","3_2026-11-22T09:00:00","2026-11-22T09:00:02 UTC","12",1045,"bob","","","","h","::1",""']
+    lines = b"\n".join(recs).split(b"\n")
+    assert [b"\n".join(r) for r in frame(lines, "percona-csv")] == recs
+
+
+def test_timestamp_renamed_files_are_found_newest_first_and_shipped_from_the_last_line(tmp_path):
+    live = tmp_path / "audit.log"
+    write(tmp_path / "audit.20261122T085959.log", lines(0, 20))
+    write(tmp_path / "audit.20261122T090000.log", lines(20, 40))
+    write(tmp_path / "audit.20261122T090000-2.log", lines(40, 60))
+    write(live, lines(60, 100))
+    (tmp_path / "audit.manifest.json").write_text("{}")
+    assert [p.name for p in rotated_files(live)] == ["audit.20261122T090000-2.log", "audit.20261122T090000.log",
+                                                      "audit.20261122T085959.log"]
+    batches, gap = plan(live, b"line 25", resume_after(live, b"line 69"))
+    assert gap == "" and shipped(batches) == lines(26, 70)

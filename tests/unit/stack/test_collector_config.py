@@ -1,0 +1,77 @@
+"""The rendered rsyslog configuration: our key contract, one input per source, accepted by rsyslogd."""
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+from auditpipe import config
+from auditpipe.stack.components.collector import render_config, source_key
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text("sources:\n  - {path: /var/lib/mysql/audit.log, server: db-01}\n")
+    return config.load(f)
+
+
+def test_source_key_follows_the_contract():
+    key = json.loads(source_key("db-01", "percona-json", "/a/audit.log"))
+    assert key == {"v": 1, "server": "db-01", "format": "percona-json", "source": "/a/audit.log", "collector": "rsyslog"}
+
+
+def test_one_input_and_action_per_source(cfg, tmp_path):
+    text = render_config(cfg, tmp_path / "work")
+    assert text.count('type="imfile"') == 2  # the configured source and the demo log
+    assert 'file="/var/lib/mysql/audit.log"' in text
+    assert 'topic="audit.raw"' in text
+    assert '"enable.idempotence=true"' in text and '"acks=all"' in text
+    assert 'queue.saveOnShutdown="on"' in text and 'queue.filename=' in text
+    keys = [k for k in re.findall(r'key="((?:[^"\\]|\\.)*)"', text) if k.startswith("{")]
+    assert json.loads(keys[0].replace('\\"', '"'))["server"] == "db-01"
+    assert 'dynaKey="on"' in text and 'key="auditpipe_cut_key_0"' in text, "lines that cannot ship whole: a report"
+    assert 'parser.escapeControlCharactersOnReceive="off"' in text
+
+
+@pytest.mark.skipif(not shutil.which("rsyslogd"), reason="rsyslogd is not installed (./auditpipe setup installs it)")
+def test_rsyslogd_accepts_the_rendered_config(cfg, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    conf = tmp_path / "rsyslog.conf"
+    conf.write_text(render_config(cfg, work))
+    check = subprocess.run(["rsyslogd", "-N1", "-f", str(conf)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
+    from auditpipe.errors import UserError
+    from auditpipe.stack.components.collector import shipped_sources
+
+    mdb, percona, empty = tmp_path / "server_audit.log", tmp_path / "audit.log", tmp_path / "new.log"
+    mdb.write_bytes(b"20261122 19:15:00,db-host,root,localhost,3,0,CONNECT,,,0\n")
+    percona.write_bytes(b'{"audit_record":{"name":"Audit","record":"1_2026-11-22T09:00:00"}}\n')
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text(f"sources:\n  - {{path: {mdb}, server: a, format: auto}}\n  - {{path: {percona}, server: b, format: auto}}\n")
+    sources = shipped_sources(config.load(f))
+    assert [s["format"] for s in sources[:2]] == ["mariadb-audit", "percona-json"]
+    assert "format mariadb-audit (line 1 of" in capsys.readouterr().err
+    f.write_text(f"sources:\n  - {{path: {empty}, server: c, format: auto}}\n")
+    with pytest.raises(UserError, match=r"sources\[0\].format is auto, but .*new.log does not exist yet"):
+        shipped_sources(config.load(f))
+
+
+@pytest.mark.parametrize("line,expected", [
+    (b'{"audit_record":{"name":"Query"}}', "percona-json"),
+    (b'  { "audit_record" : {}}', "percona-json"),
+    (b"20261122 19:15:00,db-host,bob,localhost,4,0,FAILED_CONNECT,,,1045", "mariadb-audit"),
+    (b"20261122 19:15:00,db-host,root,localhost,3,3,QUERY,shop,'SELECT 1',0", "mariadb-audit"),
+    (b'<?xml version="1.0" encoding="utf-8"?>', None),
+    (b"2026-11-22 19:15:00,h,u,h,3,1,QUERY,,'x',0", None),
+    (b"", None),
+])
+def test_a_line_tells_its_format(line, expected):
+    from auditpipe.formats import detect_line
+
+    assert detect_line(line) == expected

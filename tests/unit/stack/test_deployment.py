@@ -1,0 +1,193 @@
+"""The deployment's files (docker-compose.yml, .env, .env.example, deploy/): loaded by compose-go,
+the library `docker compose` uses (deploy/compose-check), and checked against the repository and
+the code they run. No Docker engine runs on the build machines, so no container is started here:
+what this proves is that compose accepts the file, every file it mounts or builds from exists,
+the wiring between services agrees, and `auditpipe init` makes the job's options from the
+deployment's configuration. The job validates those options in tests/e2e/test_deployment_job_options.py."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import compose_project
+import pytest
+import yaml
+from auditpipe import config, paths
+from auditpipe.errors import UserError
+from auditpipe.stack import deployment
+from auditpipe.stack.components.flink import FlinkJob
+from compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_check, env_file, load
+
+ONE_SHOT = {"init", "audit-log-dir", "load", "cli"}  # run to completion; nothing waits for them to be healthy
+OUTPUT_MOUNTS = {"/reports"}  # written by a service: compose creates the host directory
+
+
+@pytest.fixture(scope="session")
+def compose_check(tmp_path_factory) -> Path:
+    return build_compose_check(tmp_path_factory.mktemp("compose-check"))
+
+
+@pytest.fixture(scope="session")
+def project(compose_check) -> dict:
+    return compose_project.project(compose_check, "demo", "tools", "direct")
+
+
+def test_compose_accepts_the_file_with_each_profile(compose_check):
+    for profiles in [(), ("demo",), ("tools",), ("direct",)]:
+        r = load(compose_check, *profiles)
+        assert r.returncode == 0, (profiles, r.stderr)
+    services = set(json.loads(load(compose_check).stdout)["services"])
+    assert services == {"kafka", "mongodb", "init", "jobmanager", "taskmanager", "fluentd", "grafana"}
+
+
+def test_without_the_passwords_compose_refuses_naming_each(compose_check):
+    r = load(compose_check, "demo", secrets=False)
+    assert r.returncode != 0
+    for name in env_file(SECRETS_EXAMPLE):
+        assert f"required variable {name} is missing a value" in r.stderr, name
+    assert not set(env_file(SECRETS_EXAMPLE)) & set(env_file(ENV)), "a password in the committed .env"
+    assert all(v.startswith("replace-me") for v in env_file(SECRETS_EXAMPLE).values())
+
+
+def test_every_mounted_file_and_build_context_exists(project):
+    for name, s in project["services"].items():
+        for v in s.get("volumes", []):
+            if v["type"] == "bind":
+                source = Path(v["source"])
+                assert source.is_relative_to(paths.REPO), f"{name}: {source}"
+                assert source.exists() or v["target"] in OUTPUT_MOUNTS, f"{name}: {source}"
+            else:
+                assert v["source"] in project["volumes"], f"{name}: volume {v['source']} is not declared"
+        if "build" in s:
+            context = Path(s["build"]["context"])
+            assert (context / s["build"].get("dockerfile", "Dockerfile")).is_file(), name
+
+
+def test_health_and_start_order(project):
+    services = project["services"]
+    for name, s in services.items():
+        if name not in ONE_SHOT:
+            assert s.get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
+        for dep, how in s.get("depends_on", {}).items():
+            assert dep in services, (name, dep)
+            wanted = "service_completed_successfully" if dep in ONE_SHOT else "service_healthy"
+            assert how["condition"] == wanted, (name, dep, how)
+    # the job starts only after init made the topics, collections and its options
+    assert services["jobmanager"]["depends_on"]["init"]["condition"] == "service_completed_successfully"
+    assert services["fluentd"]["depends_on"]["init"]["condition"] == "service_completed_successfully"
+
+
+def test_state_that_must_survive_a_restart_is_on_named_volumes(project):
+    s = project["services"]
+
+    def volume_at(service: str, target: str) -> str | None:
+        return next((v["source"] for v in s[service]["volumes"] if v["target"] == target and v["type"] == "volume"), None)
+
+    assert volume_at("kafka", s["kafka"]["environment"]["KAFKA_LOG_DIRS"])
+    assert volume_at("mongodb", "/data/db")
+    assert volume_at("fluentd", s["fluentd"]["environment"]["AUDITPIPE_STATE_DIR"])
+    assert volume_at("grafana", "/var/lib/grafana")
+    checkpoints = yaml.safe_load(s["jobmanager"]["environment"]["FLINK_PROPERTIES"])["execution.checkpointing.dir"]
+    assert checkpoints == "file:///flink/checkpoints"
+    for flink in ("jobmanager", "taskmanager"):
+        assert volume_at(flink, "/flink/checkpoints") == "flink-checkpoints"
+        assert volume_at(flink, "/flink/archive") == "archive"
+
+
+def test_ports_are_published_on_loopback_only(project):
+    for name, s in project["services"].items():
+        for p in s.get("ports", []):
+            assert p.get("host_ip") == "127.0.0.1", (name, p)
+
+
+def test_the_services_agree_on_kafka_the_store_and_the_job_options(project):
+    s = project["services"]
+    deploy_cfg = yaml.safe_load(DEPLOY_CONFIG.read_text())
+    bootstrap = deploy_cfg["kafka"]["bootstrap_servers"]
+    assert f"INTERNAL://{bootstrap}" in s["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"].split(",")
+    assert s["fluentd"]["environment"]["AUDITPIPE_KAFKA_BROKERS"] == bootstrap
+    # init reads the deployment's config where compose mounts it, and writes the options where the JobManager reads them
+    command = s["init"]["command"]
+    mounted = {v["target"]: v for v in s["init"]["volumes"]}
+    assert Path(mounted[command[command.index("--config") + 1]]["source"]) == DEPLOY_CONFIG
+    job_properties = command[command.index("--job-properties") + 1]
+    job_dir = str(Path(job_properties).parent)
+    assert mounted[job_dir]["source"] == "job-config"
+    jm_mounts = {v["target"]: v for v in s["jobmanager"]["volumes"]}
+    assert jm_mounts[job_dir]["source"] == "job-config" and jm_mounts[job_dir].get("read_only")
+    entrypoint = (paths.REPO / "deploy" / "docker" / "auditpipe-jobmanager").read_text()
+    assert f'PROPERTIES="${{AUDITPIPE_JOB_PROPERTIES:-{job_properties}}}"' in entrypoint
+    assert s["init"]["environment"][deploy_cfg["store"]["uri_env"]].startswith("mongodb://")
+    assert s["cli"]["environment"][deploy_cfg["store"]["uri_env"]].startswith(
+        f"mongodb://{s['init']['environment']['AUDITPIPE_READER_STORE_USER']}:")
+
+
+def test_fluentd_is_built_from_the_tested_collector(project):
+    build = project["services"]["fluentd"]["build"]
+    assert Path(build["context"]) == paths.COLLECTORS / "fluentd"
+    dockerfile = (paths.COLLECTORS / "fluentd" / "Dockerfile").read_text()
+    assert "COPY fluent.conf run /fluentd/etc/" in dockerfile  # the files tests/e2e/test_fluentd.py runs
+    # the direct path: the files tests/e2e/test_fluentd_direct.py runs, in mongo mode
+    direct = project["services"]["fluentd-direct"]
+    assert Path(direct["build"]["context"]) == paths.COLLECTORS / "fluentd"
+    dockerfile = (paths.COLLECTORS / "fluentd" / direct["build"]["dockerfile"]).read_text()
+    assert "COPY fluent.conf mongo-direct.conf run /fluentd/etc/" in dockerfile
+    assert "COPY plugins /fluentd/etc/plugins" in dockerfile and "AUDITPIPE_OUTPUT=mongo" in dockerfile
+    assert "fluent-plugin-mongo -v '1.6.3'" in dockerfile  # the version ../shared/fluentd installs for the test
+    assert direct["environment"]["AUDITPIPE_MONGO_URI"].startswith("mongodb://")
+    assert set(direct["depends_on"]) == {"mongodb"}  # no Kafka, no Flink
+
+
+def test_grafana_gets_the_provisioning_and_every_variable_it_names(project):
+    g = project["services"]["grafana"]
+    mounts = {v["target"]: Path(v["source"]) for v in g["volumes"] if v["type"] == "bind"}
+    assert mounts["/etc/grafana/provisioning/datasources"] == paths.REPO / "dashboards" / "provisioning" / "datasources"
+    provider = yaml.safe_load((paths.REPO / "dashboards/provisioning/dashboards/auditpipe.yaml").read_text())
+    assert mounts[provider["providers"][0]["options"]["path"]] == paths.REPO / "dashboards" / "grafana"
+    datasource = (paths.REPO / "dashboards/provisioning/datasources/auditpipe-store.yaml").read_text()
+    for name in re.findall(r"\$\{(\w+)\}", datasource):
+        assert g["environment"].get(name), name
+    assert g["environment"]["AUDITPIPE_GRAFANA_STORE_USER"] == project["services"]["init"]["environment"][
+        "AUDITPIPE_READER_STORE_USER"]
+    assert "haohanyang-mongodb-datasource" in g["environment"]["GF_INSTALL_PLUGINS"]
+
+
+def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypatch, project):
+    init_env = project["services"]["init"]["environment"]
+    for key, value in init_env.items():
+        monkeypatch.setenv(key, value)
+    cfg = config.load(DEPLOY_CONFIG)
+    target = deployment.cluster_target(cfg, "file:///flink/checkpoints", "file:///flink/archive")
+    out = deployment.write_job_properties(cfg, tmp_path / "job.properties", target)
+    assert out.stat().st_mode & 0o077 == 0
+    props = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert props["kafka.bootstrap-servers"] == cfg.kafka_bootstrap
+    uri = props["store.uri"].replace("\\:", ":").replace("\\=", "=")
+    assert uri.startswith(f"mongodb://{init_env['AUDITPIPE_JOB_STORE_USER']}:{init_env['AUDITPIPE_JOB_STORE_PASSWORD']}@mongodb:27017/")
+    assert "authSource=admin" in uri and "root" not in uri
+    assert props["flink.execution.checkpointing.dir"].replace("\\:", ":") == "file:///flink/checkpoints"
+    assert props["archive.path"].replace("\\:", ":") == "file:///flink/archive"
+    assert not [k for k in props if k.startswith("flink.rest.")]
+    # the same entries as the local job's, but for the cluster's
+    local = FlinkJob(cfg).job_properties(None)
+    local_keys = {line.split("=", 1)[0] for line in local.splitlines()}
+    assert local_keys - set(props) == {"flink.rest.address", "flink.rest.bind-address", "flink.rest.port"}
+
+
+def test_store_users_come_in_pairs(monkeypatch):
+    monkeypatch.setenv("AUDITPIPE_JOB_STORE_USER", "job")
+    monkeypatch.delenv("AUDITPIPE_JOB_STORE_PASSWORD", raising=False)
+    with pytest.raises(UserError, match="AUDITPIPE_JOB_STORE_PASSWORD is not set"):
+        deployment.credentials(deployment.STORE_USERS["job"])
+    assert deployment.with_user("mongodb://root:pw@mongodb:27017/?authSource=admin&tls=false", "j@b", "p:w/") == \
+        "mongodb://j%40b:p%3Aw%2F@mongodb:27017/?tls=false&authSource=admin"
+
+
+def test_init_refuses_the_local_stack(tmp_path):
+    (tmp_path / "auditpipe.yaml").write_text("")
+    r = subprocess.run([str(paths.REPO / "auditpipe"), "--config", str(tmp_path / "auditpipe.yaml"), "init"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "init prepares a Kafka and a store that auditpipe does not run" in r.stderr

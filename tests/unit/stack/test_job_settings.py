@@ -1,0 +1,117 @@
+"""The job's settings as the CLI writes them: one table (cli/auditpipe/stack/job_settings.py), every key
+checked against the job's own contract (schemas/job-contract.json), no key written anywhere else."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from auditpipe import config, contract, paths
+from auditpipe.errors import UserError
+from auditpipe.stack import job_settings
+from auditpipe.stack.components.flink import FlinkJob
+
+EVERYTHING = """
+archive: {enabled: true}
+alerts:
+  brute_force: {failures: 7, window: 2m}
+  webhook: {url: 'http://127.0.0.1:9/x'}
+compliance:
+  data_classes:
+    pci_cardholder: {tables: [shop.cards], allowed_principals: [app]}
+  principals: {administrators: [root], service_accounts: [etl_*]}
+  masking: {patterns: {ssn: '[0-9]{3}-[0-9]{2}-[0-9]{4}'}}
+  change_windows:
+    - {days: [sat, sun], from: '02:00', to: '06:00'}
+  business_hours:
+    - {days: [mon], from: '08:00', to: '18:00', timezone: Europe/Berlin}
+flink:
+  job_options: {sink.batch-size: 2000}
+"""
+
+
+def load(tmp_path, text: str):
+    f = tmp_path / "c.yaml"
+    f.write_text(text)
+    return config.load(f)
+
+
+def test_every_key_the_cli_writes_is_one_the_job_reads(tmp_path):
+    cfg = load(tmp_path, EVERYTHING)
+    for target in (job_settings.Target("mongodb://u:p@h/", "file:///c", "file:///a", local=True),
+                   job_settings.Target("mongodb://u:p@h/", "file:///c", "file:///a", local=False)):
+        entries = job_settings.job_properties(cfg, target)
+        unknown = [k for k in entries if not contract.is_job_key(k)]
+        assert unknown == []
+        assert entries["alerts.webhook.url"] == "http://127.0.0.1:9/x"
+        assert entries["compliance.masking.pattern.ssn"]
+        assert entries["sink.batch-size"] == "2000"
+    assert not contract.is_job_key("alerts.brute-force.failure"), "a misspelt option is caught"
+    assert not contract.is_job_key("compliance.data-class.pci_cardholder.table")
+
+
+def test_every_option_the_table_writes_is_the_jobs():
+    for key, _ in job_settings.OPTIONS:
+        assert key in contract.option_keys(), key
+    for key, _ in job_settings.FLINK:
+        assert key.startswith("flink."), key
+
+
+def test_no_option_key_is_written_anywhere_else_in_the_cli():
+    """Each of the job's option keys and compliance keys appears as a string in one module only."""
+    keys = set(contract.option_keys()) | {k["key"] for k in contract.contract()["compliance_keys"]}
+    elsewhere = []
+    for f in (paths.REPO / "cli" / "auditpipe").rglob("*.py"):
+        if f.name == "job_settings.py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in keys:
+                elsewhere.append(f"{f.relative_to(paths.REPO)}:{node.lineno}: {node.value}")
+    assert elsewhere == []
+
+
+def test_the_alerts_section_becomes_job_options(tmp_path):
+    props = job_settings.alert_properties(load(tmp_path, EVERYTHING))
+    assert props["alerts.brute-force.failures"] == "7"
+    assert props["alerts.brute-force.window"] == "2m"
+    assert props["alerts.password-spray.accounts"] == "5"
+    assert props["alerts.webhook.url"] == "http://127.0.0.1:9/x"
+    assert props["alerts.webhook.retries"] == "3"
+    assert "alerts.webhook.url" not in job_settings.alert_properties(load(tmp_path, "")), "no webhook configured"
+
+
+def test_compliance_settings_become_job_properties(tmp_path):
+    props = job_settings.compliance_properties(load(tmp_path, EVERYTHING))
+    assert props["compliance.data-class.pci_cardholder.tables"] == "shop.cards"
+    assert props["compliance.data-class.pci_cardholder.allowed-principals"] == "app"
+    assert "compliance.data-class.hipaa_ephi.allowed-principals" not in props, "absent: not enforced"
+    assert props["compliance.change-windows"] == "sat,sun 02:00-06:00 UTC"
+    assert props["compliance.business-hours"] == "mon 08:00-18:00 Europe/Berlin"
+    assert props["compliance.masking.pan"] == "true"
+
+
+def test_the_group_whose_lag_status_reads_is_the_jobs_default():
+    assert job_settings.job_group_id() == "auditpipe-flink"
+
+
+def test_bad_alert_and_compliance_settings_name_the_key(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("alerts:\n  brute_force: {failures: 0}\ncompliance:\n  change_windows:\n"
+                 "    - {days: [sat], from: '02:00', to: '04:00', timezone: Mars/Olympus}\n")
+    with pytest.raises(UserError) as e:
+        config.load(f)
+    assert "alerts.brute_force.failures" in str(e.value)
+    f.write_text("compliance:\n  change_windows:\n    - {days: [sat], from: '02:00', to: '04:00', timezone: Mars/Olympus}\n")
+    with pytest.raises(UserError) as e:
+        config.load(f)
+    assert "compliance.change_windows[0].timezone" in str(e.value)
+
+
+def test_the_local_job_gets_its_rest_endpoint_and_a_cluster_does_not(tmp_path):
+    cfg = load(tmp_path, "")
+    local = FlinkJob(cfg).job_properties(None)
+    assert "flink.rest.port=" in local and "flink.rest.address=127.0.0.1" in local
+    cluster = job_settings.properties_text(job_settings.job_properties(
+        cfg, job_settings.Target("mongodb://job@h/", "file:///c", "file:///a", local=False)))
+    assert "flink.rest." not in cluster and "store.uri=mongodb\\://job@h/" not in cluster
+    assert "store.uri=mongodb://job@h/" in cluster

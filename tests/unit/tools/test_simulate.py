@@ -1,0 +1,83 @@
+"""The workload generator: Percona's rename-chain rotation, late writes, manifest that adds up."""
+
+import json
+from collections import Counter
+
+from auditpipe.tools.simulate import Manifest, manifest_path, simulate
+
+
+def records_in(directory):
+    ids = Counter()
+    malformed = 0
+    for f in sorted(directory.glob("audit.log*")):
+        for line in f.read_bytes().splitlines():
+            try:
+                ids[json.loads(line)["audit_record"]["record"]] += 1
+            except (ValueError, KeyError):
+                malformed += 1
+    return ids, malformed
+
+
+def test_every_record_is_written_once_across_rotations(tmp_path):
+    log = tmp_path / "audit.log"
+    m = simulate(log, rate=1000, duration=20, speedup=10_000, seed=7, rotate_on_size=64 * 1024,
+                 rotations=99, late_writes=3, malformed=4, failed_login_burst=25)
+    ids, malformed = records_in(tmp_path)
+    assert m.records == 20_000
+    assert len(ids) == m.records and max(ids.values()) == 1
+    assert malformed == m.malformed == 4
+    assert m.rotations > 10
+    assert m.late_writes == 3 * m.rotations
+    assert Manifest.read(manifest_path(log)) == m
+    assert m.failed_logins_by_user["admin"] == 25
+    assert sum(m.events_by_name.values()) == m.records
+
+
+def test_rotation_is_a_rename_chain_keeping_n_files(tmp_path):
+    log = tmp_path / "audit.log"
+    m = simulate(log, rate=1000, duration=10, speedup=10_000, seed=1, rotate_on_size=32 * 1024,
+                 rotations=3, late_writes=0)
+    names = sorted(p.name for p in tmp_path.glob("audit.log*"))
+    assert names == ["audit.log", "audit.log.01", "audit.log.02", "audit.log.03"]
+    assert m.rotations > 3
+    # the chain moves older files up: .01 holds the newest rotated records, .03 the oldest kept
+    first = lambda p: int(json.loads(p.read_bytes().splitlines()[0])["audit_record"]["record"].split("_")[0])
+    assert first(tmp_path / "audit.log.03") < first(tmp_path / "audit.log.02") < first(tmp_path / "audit.log.01")
+
+
+def test_late_writes_land_in_the_renamed_file(tmp_path):
+    log = tmp_path / "audit.log"
+    simulate(log, rate=1000, duration=5, speedup=10_000, seed=2, rotate_on_size=16 * 1024, rotations=50,
+             late_writes=3)
+    rotated = sorted(tmp_path.glob("audit.log.*[0-9]"), key=lambda p: int(p.suffix[1:]), reverse=True)
+    last_of_previous = None
+    for f in rotated:  # oldest first
+        seqs = [int(json.loads(l)["audit_record"]["record"].split("_")[0]) for l in f.read_bytes().splitlines()]
+        assert seqs == sorted(seqs)
+        if last_of_previous is not None:
+            assert seqs[0] == last_of_previous + 1
+        last_of_previous = seqs[-1]
+    assert f.stat().st_size > 16 * 1024, "the late lines come after the size that triggered rotation"
+
+
+def test_lines_are_percona_json_with_sessions(tmp_path):
+    log = tmp_path / "audit.log"
+    simulate(log, rate=1000, duration=3, speedup=10_000, seed=3, rotate_on_size=0)
+    recs = [json.loads(l)["audit_record"] for l in log.read_bytes().splitlines()]
+    assert recs[0]["name"] == "Audit"
+    assert list(recs[1])[:3] == ["name", "record", "timestamp"]
+    assert recs[1]["timestamp"].endswith(" UTC")
+    names = Counter(r["name"] for r in recs)
+    assert names["Connect"] > 0 and names["Quit"] > 0 and names["Query"] > names["Connect"]
+    classes = {r.get("command_class") for r in recs if r["name"] == "Query"}
+    assert {"select", "update", "insert", "delete", "begin", "commit"} <= classes
+    assert any("\n" in r.get("sqltext", "") for r in recs), "multi-line SQL is escaped in JSON, one record per line"
+
+
+def test_same_seed_same_log(tmp_path):
+    a, b = tmp_path / "a" / "audit.log", tmp_path / "b" / "audit.log"
+    from datetime import datetime, timezone
+    t0 = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
+    simulate(a, rate=1000, duration=2, speedup=10_000, seed=9, start_time=t0, rotate_on_size=0)
+    simulate(b, rate=1000, duration=2, speedup=10_000, seed=9, start_time=t0, rotate_on_size=0)
+    assert a.read_bytes() == b.read_bytes()
