@@ -11,13 +11,14 @@ from auditpipe.stack.components.base import StatusRow
 from auditpipe.store.client import mongo_client
 
 
-def hot_tier(oldest: datetime, used: int, cap: int, wanted_hours: float, now: datetime) -> tuple[str, str]:
+def hot_tier(oldest: datetime, used: int, cap: int, wanted_hours: float | None, now: datetime) -> tuple[str, str]:
     """(health, detail) of the capped collection: a warning when it is full (90% of its size: the
-    store trims in the background) and its oldest event is younger than the hours it should hold."""
+    store trims in the background) and its oldest event is younger than the hours it should hold
+    (``wanted_hours``, store.events_hot_hours; None: not judged)."""
     t = oldest.replace(tzinfo=timezone.utc) if oldest.tzinfo is None else oldest
     hours = (now - t).total_seconds() / 3600
     detail = f"oldest event {t:%Y-%m-%d %H:%M:%S} UTC ({hours:.1f} h); {used / 1048576:.0f} of {cap / 1048576:.0f} MiB used"
-    if used >= 0.9 * cap and hours < wanted_hours:
+    if wanted_hours is not None and used >= 0.9 * cap and hours < wanted_hours:
         needed = int(cap / 1048576 * wanted_hours / max(hours, 0.01)) + 1
         return "warning", (f"{detail}: full, and holds less than store.events_hot_hours ({wanted_hours:g} h); "
                            f"raise store.events_capped_size_mb to about {needed} (docs/archive.md)")
@@ -43,7 +44,7 @@ def tier_rows(cfg: Config) -> list:
         stats = db.command("collStats", s["events_collection"])
         used = int(stats.get("size", 0))
         cap = s["events_capped_size_mb"] * 1024 * 1024
-        wanted = float(s["events_hot_hours"])
+        wanted = float(s["events_hot_hours"]) if "events_hot_hours" in s else None
         if oldest is None or "event_time" not in oldest:
             rows.append(StatusRow("hot tier", None, s["events_collection"], "ok", "empty"))
         else:

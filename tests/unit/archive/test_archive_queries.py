@@ -108,6 +108,8 @@ def test_the_hot_tier_warns_only_when_full_and_younger_than_wanted():
     health, detail = tiers.hot_tier(two_hours_ago, gib, gib, 24, now)
     assert health == "warning" and "raise store.events_capped_size_mb to about 12289" in detail, detail
     assert tiers.hot_tier(two_hours_ago, gib, gib, 1, now)[0] == "ok"
+    health, detail = tiers.hot_tier(two_hours_ago, gib, gib, None, now)
+    assert health == "ok" and "(2.0 h)" in detail, "store.events_hot_hours unset: the hours are shown, not judged"
 
 
 def test_a_damaged_or_foreign_file_is_named_not_a_traceback(tmp_path, parquet):
