@@ -67,7 +67,7 @@ class LocalStore(Component):
             s = self.cfg.store
             refuse_taken_port(s["host"], s["port"], "store.port", self.cfg.file)
             data = ferretdb_data_dir(self.cfg)
-            data.mkdir(exist_ok=True)
+            data.mkdir(parents=True, exist_ok=True)
             # its own capped cleanup off: the supervisor trims (auditpipe.store.trimming)
             self.proc.start([str(self.binary), "--handler=sqlite", f"--sqlite-url=file:{data}/",
                              f"--listen-addr={s['host']}:{s['port']}", f"--state-dir={self.home}",
