@@ -197,9 +197,9 @@ def fill_topic(bootstrap: str, topic: str, log: Path, n: int) -> None:
     p.flush()
 
 
-# Passes of the job alone over its topic in one JVM, the last one measured. In three full runs the
-# four passes over 500,000 events ran at 31-36k, 45-50k, 63-81k and 70-86k events/s: the JIT
-# compiler settles in the third (bench/README.md).
+# Passes of the job alone over its topic in one JVM, the last one measured. In three full runs on
+# 2026-11-24 the four passes over 500,000 events ran at 31-36k, 45-50k, 63-81k and 70-86k events/s:
+# the JIT compiler settles in the third.
 JOB_ALONE_PASSES = 4
 
 
@@ -488,7 +488,7 @@ class StoredCount:
     and even a find by _id took 0.5-0.8 s for a missing id among 40,000 (FerretDB 1.24's pushdown misses
     its own _id index; setup adds a matching one to the uncapped collections only: docs/store.md).
     Nor through Flink's metrics: refreshing them every 0.2 s raised the job's CPU per event from about
-    510 to 725 us in a 40,000-record run (bench/README.md).
+    510 to 725 us in a 40,000-record run (2026-11-24).
     The store's own count is taken once at the end, to check this one.
     """
 
@@ -668,7 +668,7 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
     # records far behind them (the simulator's default, the run's length before now) are late for
     # their minute's stats once the bursts move the partition's watermark on; each late event fires its
     # window at once (EarlyFiringEventTimeTrigger), a stats upsert per batch of the stats writer for
-    # every key, and in this session's runs the store took 107-110 us of CPU per event in the latency
+    # every key: in such runs (2026-11-25) the store took 107-110 us of CPU per event in the latency
     # run against 85-88 in the end-to-end run before it.
     records = log.parent.parent / "latency-records.log"
     begin = datetime.now(timezone.utc) + timedelta(seconds=LATENCY_RECORDS_LEAD_S)
@@ -809,8 +809,8 @@ sources:
         recording_job = job_recording.start()
         # Warm-up: the job's JVM compiles its hot code under load. Measured cold, the JIT compiler
         # threads took 12.6 of the job's 32 CPU seconds in a 200,000-record run; after a warm-up of
-        # 100,000 records they still had about half of the job's CPU in the measured run (bench/README.md,
-        # seventh session): a one-time cost of every start, not the steady state a busy server meets. So
+        # 100,000 records they still had about half of the job's CPU in the measured run (2026-11-25):
+        # a one-time cost of every start, not the steady state a busy server meets. So
         # rounds of records until the compiler's time in a round is under JIT_SETTLED of it, then the
         # warm-up's events are removed, so that the measured run starts on an empty collection as the
         # bulk-insert ceiling does (and the capped collection's trimming does not run during it).

@@ -12,7 +12,7 @@ two writers as the events' writer with two batches in flight) and prints documen
 CPU per document. The settings alternate, R rounds (default 3): this machine's speed moves by up to a
 half within an hour, so compare within a round. About 20 s a run at 60,000 documents.
 
-Why these settings: docs/store.md "insert batches", bench/README.md (eighth session).
+Why these settings: docs/store.md "insert batches".
 """
 
 from __future__ import annotations

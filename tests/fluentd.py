@@ -1,7 +1,7 @@
 """A real Fluentd collector for tests (collectors/fluentd/run), like tests/stack.py for the stack.
 
-Fluentd is in no package registry these machines reach. Build and CI machines have
-`../shared/fluentd/install`, which installs a real Fluentd 1.16.11 with fluent-plugin-kafka 0.19.7;
+Fluentd is in no package registry the project's machines reach. Where the clone has
+`../shared/fluentd/install` beside it, that installs a real Fluentd 1.16.11 with fluent-plugin-kafka 0.19.7;
 the tests install it from there once (into tools_dir) and run for real. They skip, with that
 reason, only where neither it nor a `fluentd` on PATH exists (a user's clone).
 """
@@ -31,8 +31,8 @@ def fluentd_command(tools_dir: Path) -> str:
     binary = dest / "bin" / "fluentd"
     if not binary.exists():
         if not SHARED_INSTALL.exists():
-            pytest.skip(f"no fluentd on PATH and no {SHARED_INSTALL} (Fluentd is in no registry these machines "
-                        "reach; build and CI machines have that installer)")
+            pytest.skip(f"no fluentd on PATH and no {SHARED_INSTALL} (Fluentd is in no registry the project's "
+                        "machines reach; the installer is beside the clone where the tests run for real)")
         r = subprocess.run([str(SHARED_INSTALL), str(dest)], capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, f"installing Fluentd failed:\n{r.stdout}\n{r.stderr}"
     return str(binary)
@@ -75,7 +75,7 @@ class Fluentd:
     def where_missing(self, record_ids: set[str]) -> str:
         """For a run that lost records: which log files held them, what the position file says of
         each (its inode's position against the file's size), Fluentd's warnings and any chunk it set
-        aside; so a failure in CI explains itself (the files are gone once the test ends)."""
+        aside; so a failed run explains itself (the files are gone once the test ends)."""
         out, state = [], Path(self.env["AUDITPIPE_STATE_DIR"])
         positions: dict[int, list[str]] = {}
         pos_file = state / "audit.log.pos"
@@ -111,8 +111,8 @@ class Fluentd:
         """Log lines that would mean a record was dropped or stuck (each was seen before the fixes).
 
         One error is not: in_tail's "closed stream" from update_pos while Fluentd shuts down after a
-        SIGTERM (its position file is closed while a rotation is still being handled; seen once in
-        CI, the run's records all stored exactly once). A position not saved then is a re-read after
+        SIGTERM (its position file is closed while a rotation is still being handled; seen, with the
+        run's records all stored exactly once). A position not saved then is a re-read after
         the restart, which the store absorbs by id. It is left out only between the shutdown and the
         next start."""
         signs = ("[error]", "BufferChunkOverflowError", "MessageSizeTooLarge", "is longer than",
@@ -127,7 +127,7 @@ class Fluentd:
                 if stopping and "closed stream" in line:
                     in_race = True
                     continue
-                # its backtrace, which other plugins' shutdown lines may come between (seen in CI)
+                # its backtrace, which other plugins' shutdown lines may come between
                 if in_race and "[error]: #0 /" in line:
                     continue
                 in_race = False

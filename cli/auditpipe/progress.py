@@ -1,6 +1,6 @@
 """Progress output on stderr: steps with a live elapsed-time line, and progress bars.
 
-On a terminal the line redraws in place; elsewhere (CI, pipes) a start and an end line are
+On a terminal the line redraws in place; elsewhere (a log file, a pipe) a start and an end line are
 printed, so logs stay readable.
 """
 

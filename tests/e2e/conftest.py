@@ -31,8 +31,9 @@ def session_stack(tmp_path_factory):
 def stack(session_stack):
     """The session's stack, its events collection emptied for each module: FerretDB reads every event
     for every filtered query (docs/store.md): about 14 s each at the 54,000 events of the demo, and
-    the session holds up to 160,000, whoever's events a query looks for (the suite ran past CI's 90
-    minutes; with this, each formats test took 11-17 s instead of about 3 minutes). Other collections (stats, dead letters, alerts) are small and kept."""
+    the session holds up to 160,000, whoever's events a query looks for (each formats test takes
+    11-17 s with this, about 3 minutes without). Other collections (stats, dead letters, alerts) are
+    small and kept."""
     session_stack.empty_events()
     yield session_stack
 

@@ -131,9 +131,8 @@ def test_a_record_that_cannot_be_bson_is_a_dead_letter_and_what_follows_is_store
 
 
 def test_a_document_the_store_refuses_is_a_dead_letter_in_the_store_and_on_the_topic(stack):
-    """FerretDB refuses field names that start with '$' (error 2, BadValue: permanent). Such a record
-    used to leave only a store copy of the dead letter; the topic is where consumers of dead letters
-    look, so it goes there too."""
+    """FerretDB refuses field names that start with '$' (error 2, BadValue: permanent). Such a record's
+    dead letter goes to the store and to the topic, where consumers of dead letters look."""
     server = "e2e-rejected"
     m = simulate(stack.log_path(server), rate=1000, duration=2, speedup=20, seed=71, rotate_on_size=0)
     refused = json.dumps({"audit_record": {"name": "Query", "record": "refused_1", "timestamp": "2026-11-22T10:00:00 UTC",

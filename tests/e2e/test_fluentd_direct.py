@@ -85,8 +85,8 @@ def test_direct_path_stores_each_record_once_through_rotations(stack, fluentd_co
     fluentd = direct_fluentd(fluentd_command, stack, server, tmp_path)
     fluentd.start()
     try:
-        # a rotation every ~1.5 s (see the restart test below: faster, this Fluentd read a rotated file from a
-        # wrong offset; seen here too once, as a sixth dead letter of half a line, after other e2e modules)
+        # a rotation every ~1.5 s (see the restart test below: faster, this Fluentd can read a rotated file
+        # from a wrong offset, which shows as a dead letter of half a line)
         m = simulate(fluentd.log, rate=2000, duration=30, speedup=1, seed=61, rotate_on_size=1024 * 1024,
                      rotations=90, late_writes=3, malformed=len(MALFORMED_LINES))
         assert m.rotations >= 15
@@ -119,9 +119,9 @@ def test_direct_path_restarted_and_killed_mid_stream_loses_nothing(stack, fluent
     fluentd = direct_fluentd(fluentd_command, stack, server, tmp_path)
     fluentd.start()
     result = {}
-    # a rotation every ~2 s, not every ~0.2 s: at that pace two CI runs lost one rotated file's records
-    # (812 and 809), Fluentd's in_tail (follow_inodes) having read it from a wrong offset while this busier
-    # Fluentd (parser and record_transformer) ran: a limit of Fluentd, docs/deployment.md says so
+    # a rotation every ~2 s, not every ~0.2 s: at that pace Fluentd's in_tail (follow_inodes) can read a
+    # rotated file from a wrong offset and lose its records while this busier Fluentd (parser and
+    # record_transformer) runs: a limit of Fluentd, docs/deployment.md says so
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
         fluentd.log, rate=1500, duration=50, speedup=1, seed=62, rotate_on_size=1024 * 1024, rotations=300,
         late_writes=3)))

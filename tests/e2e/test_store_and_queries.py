@@ -158,8 +158,8 @@ def test_trimming_removes_a_prefix_of_each_servers_chain_when_batches_arrived_ou
 
 
 def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(stack):
-    """CI saw `empty_events` fail for good with "index audit_events_..._event_time already exists": one of
-    FerretDB's pooled SQLite connections still had the schema from before the drop (SQLite checks it when
+    """`empty_events` can fail for good with "index audit_events_..._event_time already exists": one of
+    FerretDB's pooled SQLite connections still has the schema from before the drop (SQLite checks it when
     a statement runs, not when a CREATE INDEX is parsed). And FerretDB makes an index
     before its own record of it, so a failed record leaves the index unlisted. These states made here by
     hand, in a scratch database: the file changed straight, behind FerretDB's connections' backs."""

@@ -54,7 +54,7 @@ def test_a_port_another_program_listens_on_is_refused():
 
 def test_a_port_held_by_a_connection_is_refused():
     """The kernel gives outgoing connections ports of the ephemeral range: nothing listens there, yet
-    the broker's bind would fail (what stopped a CI run's Kafka)."""
+    the broker's bind would fail."""
     with socket.socket() as server, socket.socket() as client:
         server.bind(("127.0.0.1", 0))
         server.listen()

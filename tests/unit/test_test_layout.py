@@ -1,6 +1,6 @@
 """The test tree itself: pytest imports test modules by basename (rootdir import mode, no
 __init__.py files), so two test files with the same name in different folders stop the whole
-run at collection. CI once failed in its first minute on exactly that."""
+run at collection."""
 from collections import Counter
 from pathlib import Path
 

@@ -4,8 +4,8 @@ rsyslog's imfile follows the live file (``audit.log``) by its exact path. While 
 renamed file to its end, so rotations lose nothing. While it is down it sees nothing: files that
 the server rotated in the meantime (``audit.log.01``, ``.02`` ...) are never opened after the
 restart, and lines it had read but not yet handed to Kafka when it was killed (its queue is in
-memory; its saved read position is ahead of them) are never read again. Measured before this
-existed: two kill -9 of the collector during fast rotation lost 8,819 of 120,000 records.
+memory; its saved read position is ahead of them) are never read again. Measured without the
+catch-up: two kill -9 of the collector during fast rotation lose 8,819 of 120,000 records.
 
 So every start of the collector (``up``, or the supervisor after a crash) does this per source:
 

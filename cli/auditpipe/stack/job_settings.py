@@ -92,8 +92,8 @@ def job_properties(cfg: Config, target: Target, restore_from: Path | None = None
         entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
     if restore_from is not None:
         entries["flink.execution.state-recovery.path"] = restore_from.as_uri()
-        # a checkpoint of an earlier version may hold state of an operator this version no longer has:
-        # restore the rest rather than refuse to start; every kept operator keeps its uid
+        # a checkpoint of an older job may hold state of an operator this job does not have: restore
+        # the rest rather than refuse to start; every kept operator keeps its uid
         entries["flink.execution.state-recovery.ignore-unclaimed-state"] = "true"
     return entries
 

@@ -163,9 +163,8 @@ def retry_on_stale_ferretdb_schema(cfg: Config, db, action, already_there, on_re
     not there (``already_there()`` false) is a stale schema: FerretDB keeps a pool of SQLite
     connections, and SQLite checks a connection's cached schema against the file when a statement
     runs, not when a CREATE INDEX is parsed (a CREATE TABLE does check); a connection last used
-    before a collection was dropped still "sees" the old table's indexes (seen in CI: the tests'
-    `empty_events` drops and re-creates the events collection; reproduced with two sqlite3
-    connections). Any read on that connection refreshes it, so the action is tried again after reads
+    before a collection was dropped still "sees" the old table's indexes (the tests' `empty_events`
+    drops and re-creates the events collection; reproduced with two sqlite3 connections). Any read on that connection refreshes it, so the action is tried again after reads
     on several connections at once (in the e2e test a second try already found a fresh connection;
     the reads are for a pool under load, where a stale one comes back)."""
     from pymongo.errors import OperationFailure

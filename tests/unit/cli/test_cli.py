@@ -51,7 +51,7 @@ def test_simulate_rejects_nonsense_flags(tmp_path):
 
 def test_a_copied_checkout_runs_its_own_code_config_and_state(tmp_path):
     """The Python environment is an editable install that records the directory it was made in; a
-    copied clone (with its .venv) once silently ran the original's code, config and state."""
+    copied clone (with its .venv) must run its own code, config and state, not the original's."""
     import os
     import shutil
 

@@ -1,10 +1,9 @@
 """The real Kafka from the installed jars: formatting its storage for every kind of cluster id, and
 a broker that cannot start saying why in its log.
 
-CI failed once because the random id began with '-' (one id in 64) and the tool's argument parser
-read it as an option: every stack on that machine then failed to start. It failed again when an
-outgoing connection held the broker's port: the broker exited with an empty log, because the jars
-paired slf4j-api 1.7 with log4j's binding for slf4j 2 and every log line went nowhere."""
+A random cluster id begins with '-' once in 64, and the tool's argument parser must not read it as
+an option (every stack on the machine would fail to start). A broker that cannot bind its port must
+say so in its log: slf4j-api 1.7 paired with log4j's binding for slf4j 2 sends every line nowhere."""
 
 import shutil
 import socket

@@ -120,7 +120,7 @@ public final class ControlTags implements Serializable {
     /**
      * The controls the (classified) event evidences, sorted. They depend on six fields with few
      * values between them, so each combination's answer is remembered (matching the table's globs
-     * for every event was 5-6% of the job alone's samples, bench/README.md); past
+     * for every event was 5-6% of the job alone's samples, profiled 2026-11-24); past
      * {@link #MAX_REMEMBERED} combinations the memory starts again.
      */
     public List<String> controlsOf(AuditEvent e) {

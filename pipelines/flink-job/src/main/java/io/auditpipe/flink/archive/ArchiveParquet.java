@@ -97,7 +97,7 @@ public final class ArchiveParquet {
      * Columns whose values are (nearly) all different: no dictionary encoding. Parquet tries a
      * dictionary per column until the page's dictionary is too large, and for these it never pays:
      * its hash lookups (Binary.hashCode/equals) were a quarter of the chain subtask's time in a
-     * profile of a 200,000-record run (bench/README.md). Snappy still compresses them.
+     * profile of a 200,000-record run (2026-11-24). Snappy still compresses them.
      */
     static final List<String> WITHOUT_DICTIONARY = List.of("_id", "record_id", "event_time", "sqltext", "extra",
             "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD);

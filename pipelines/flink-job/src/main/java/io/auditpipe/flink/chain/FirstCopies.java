@@ -16,12 +16,12 @@ import java.security.NoSuchAlgorithmException;
  * a fingerprint of its first line and when to forget it: 32 bytes per id in open-addressing tables
  * of longs kept at most 3/4 full (43-64 bytes of heap per id), and 32 bytes per id in a checkpoint.
  *
- * <p><b>Why not a {@code MapState<String, ...>}.</b> That is what this replaced: about 260 bytes of
+ * <p><b>Why not a {@code MapState<String, ...>}.</b> It would take about 260 bytes of
  * heap per id (a hash-map node, the id string, a tuple, a boxed long and the 64-character digest),
  * about 110 bytes per id in every checkpoint, and, on the heap state backend, a deep copy of the
  * whole map at the first access after each checkpoint (copy-on-write of a state value). State holds
  * the ids of (1 minute + the stats' allowed lateness) of events: at 10,000 events/s and 15 minutes
- * of lateness, 9.6 million ids, about 2.5 GB of heap. Measured in bench/README.md.
+ * of lateness, 9.6 million ids, about 2.5 GB of heap (FirstCopiesFootprint, pipelines/job-bench).
  *
  * <p><b>Identity by a 128-bit hash of the id.</b> An id is the first 128 bits of the SHA-256 of
  * its UTF-8 bytes. Two different ids remembered at once share those bits with a probability of

@@ -25,9 +25,9 @@ import java.util.Map;
 
 /**
  * How an {@link IngestedEvent} crosses a shuffle (the whole event goes to its server's chain,
- * AuditPipeline). Flink's own choice, a PojoSerializer, set each of some forty fields by
- * reflection and wrote every string a char at a time (StringValue): together 12-18% of the job
- * alone's samples (bench/README.md). Here the fields are written in a fixed order, and a string
+ * AuditPipeline). Flink's own choice, a PojoSerializer, sets each of some forty fields by
+ * reflection and writes every string a char at a time (StringValue): together 12-18% of the job
+ * alone's samples (profiled 2026-11-24). Here the fields are written in a fixed order, and a string
  * that is all ASCII, as nearly all of an audit record is, goes as its bytes (the JDK's encoding and
  * decoding of ASCII are intrinsics); any other string goes as StringValue writes it, so every
  * string, a lone surrogate included, comes back as it went.

@@ -12,14 +12,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Batches of a {@link MongoBulkWriter} being written, on threads of their own, while the task's
- * thread fills the next one. Before this, the task's thread waited for every bulk write, and
- * neither the job nor the store kept a core busy (bench/README.md, issue 11).
+ * thread fills the next one, so that the job and the store work at the same time: with the task's
+ * thread waiting for every bulk write, neither kept a core busy (measured 2026-11-24).
  *
  * <p>At most {@code maxInFlight} at once. With one (the default), batches are written one after
  * another, in the order they were started (a batch starts only when the one before it has
  * finished), so the latest upsert of a row is the one stored: every writer of upserts keeps one.
  * A writer of inserts only may have two: an insert by {@code _id} lands once whatever the order, and
- * the store can decode one request while it commits the other (the events' writer, issue 11:
+ * the store can decode one request while it commits the other (the events' writer on FerretDB:
  * {@link MongoSinkSettings#withBatchesInFlight}).
  *
  * <p>A batch's failure (its retries exhausted) is thrown in the task's thread, by the next

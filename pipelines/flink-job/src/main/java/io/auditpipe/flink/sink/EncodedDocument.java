@@ -21,10 +21,10 @@ import java.util.Map;
 /**
  * A store document with its BSON, encoded where the document is built (the task's thread, for
  * events: StoreDocuments.eventInsert), so that the thread writing a batch to the store only copies
- * bytes. That thread writes one batch at a time, and the store waits while it encodes: in an
- * end-to-end profile it spent about half its time in the driver's encoding of documents (codec
- * lookups per nested document, field names, strings) with the store idle, while the task's thread
- * itself waited for the store most of the run (bench/README.md). Here the store documents' value
+ * bytes. The store waits while that thread encodes: left to the driver, encoding (codec lookups
+ * per nested document, field names, strings) took about half of that thread's time with the store
+ * idle, while the task's thread waited for the store most of the run (an end-to-end profile,
+ * 2026-11-24). Here the store documents' value
  * types are written without the codec lookups, and ASCII strings a string at a time.
  *
  * <p>The bytes are what the driver itself writes for the document (its default codec for
