@@ -59,8 +59,8 @@ sources:
 {sources}
 {COMPLIANCE}""")
     cfg = config.load(cfg_file)
-    cli(cfg_file, "up")
     try:
+        cli(cfg_file, "up")  # inside: a part that failed to start must not outlive the test run
         yield Stack(cfg_file, cfg, logs)
     finally:
         cli(cfg_file, "down", check=False)
