@@ -79,6 +79,19 @@ def redact_uri(uri: str) -> str:
     return re.sub(r"(mongodb(?:\+srv)?://[^:/@\s]*):[^@/\s]*@", r"\1:***@", uri)
 
 
+# the largest max_line_size: a dead letter keeps the line whole, and must fit a 16 MiB MongoDB
+# document (cli/auditpipe/stack/limits.py derives every other limit)
+MAX_OF_MAX_LINE = 8 * 1024 * 1024
+
+
+def size_bytes(text: str) -> int:
+    """'512k' / '4m' -> bytes."""
+    m = re.fullmatch(r"([0-9]+)([km])", text)
+    if not m:
+        raise UserError(f"'{text}' is not a size like 512k or 4m")
+    return int(m.group(1)) * {"k": 1024, "m": 1024 * 1024}[m.group(2)]
+
+
 def duration_seconds(text: str) -> float:
     m = re.fullmatch(r"([0-9]+)(ms|s|m|h)", text)
     if not m:
@@ -254,8 +267,6 @@ def load(path: str | os.PathLike | None = None) -> Config:
         if port in seen:
             raise UserError(f"invalid configuration in {chosen}:\n  - {key}: port {port} is already used by {seen[port]}")
         seen[port] = key
-    from auditpipe.stack.limits import MAX_OF_MAX_LINE, size_bytes
-
     if size_bytes(data["max_line_size"]) > MAX_OF_MAX_LINE:
         raise UserError(f"invalid configuration in {chosen}:\n  - max_line_size: {data['max_line_size']} is more than "
                         "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")

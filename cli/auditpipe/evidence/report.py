@@ -288,14 +288,13 @@ def silences(minutes: list[datetime], since: datetime, until: datetime,
 def retention_rows(cfg: Config, regime: Regime, now: datetime) -> list[dict]:
     """What the store (hot, immediately available) and the archive hold, against what the regime asks."""
     from auditpipe.archive import reader
-    from auditpipe.stack import tiers
+    from auditpipe.store.client import mongo_client, oldest_insert
 
     rows = []
-    from auditpipe.store.client import mongo_client
 
     # where the hot tier begins: its oldest insert, as `auditpipe status` shows it (no sort of the whole store)
     events = mongo_client(cfg)[cfg.store["database"]][cfg.store["events_collection"]]
-    oldest = (tiers.oldest_insert(events) or {}).get("event_time")
+    oldest = (oldest_insert(events) or {}).get("event_time")
     if oldest is not None:
         held = now - (oldest.replace(tzinfo=timezone.utc) if oldest.tzinfo is None else oldest)
         asked = regime.immediate_days

@@ -25,13 +25,11 @@ MongoDB's 16 MiB). What happens to a line longer than max_line_size depends on t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from auditpipe import contract
-from auditpipe.errors import UserError
+from auditpipe.config import MAX_OF_MAX_LINE, size_bytes  # noqa: F401 (read from here too)
 
-MAX_OF_MAX_LINE = 8 * 1024 * 1024
 KEY_AND_FRAMING = 64 * 1024        # the source key (small) and Kafka's record and batch framing
 # Fluentd (collectors/fluentd) sends each buffer chunk as one Kafka batch: a chunk holds up to
 # max_line_size + 64 KiB of lines and at most FLUENTD_CHUNK_RECORDS records, each of which also
@@ -42,14 +40,6 @@ FLUENTD_CHUNK_RECORDS = 5000
 BATCH_ALLOWANCE = 2 * 1024 * 1024
 DEAD_LETTER_TEXT_COPY = contract.limit("dead_letter_text_excerpt_bytes")  # the job's reading copy of the line
 DEAD_LETTER_FIELDS = 64 * 1024     # reason, ids, the key in base64 and as text
-
-
-def size_bytes(text: str) -> int:
-    """'512k' / '4m' -> bytes."""
-    m = re.fullmatch(r"([0-9]+)([km])", text)
-    if not m:
-        raise UserError(f"'{text}' is not a size like 512k or 4m")
-    return int(m.group(1)) * {"k": 1024, "m": 1024 * 1024}[m.group(2)]
 
 
 @dataclass(frozen=True)

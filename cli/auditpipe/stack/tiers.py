@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from auditpipe.archive.reader import Unreadable, span
 from auditpipe.config import Config
 from auditpipe.stack.components.base import StatusRow
-from auditpipe.store.client import mongo_client
+from auditpipe.store.client import mongo_client, oldest_insert
 
 
 def hot_tier(oldest: datetime, used: int, cap: int, wanted_hours: float | None, now: datetime) -> tuple[str, str]:
@@ -23,12 +23,6 @@ def hot_tier(oldest: datetime, used: int, cap: int, wanted_hours: float | None, 
         return "warning", (f"{detail}: full, and holds less than store.events_hot_hours ({wanted_hours:g} h); "
                            f"raise store.events_capped_size_mb to about {needed} (docs/archive.md)")
     return "ok", detail
-
-
-def oldest_insert(events) -> dict | None:
-    """The capped collection's oldest insert (natural order, no sort: cheap on a store of any size),
-    with its event_time: where the hot tier begins, since a capped collection trims by insertion."""
-    return next(iter(events.find({}, {"event_time": 1}).limit(1)), None)
 
 
 def tier_rows(cfg: Config) -> list:

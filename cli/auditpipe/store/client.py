@@ -56,3 +56,9 @@ def wait_for_documents(collection, target: int, timeout: float, exact=None, on_s
         if c >= target or now - start >= timeout:
             return c, now
         time.sleep(every)
+
+
+def oldest_insert(events) -> dict | None:
+    """The capped collection's oldest insert (natural order, no sort: cheap on a store of any size),
+    with its event_time: where the hot tier begins, since a capped collection trims by insertion."""
+    return next(iter(events.find({}, {"event_time": 1}).limit(1)), None)

@@ -62,7 +62,7 @@ def cmd_supervise(app: Application) -> int:
 
 
 def cmd_demo(app: Application) -> int:
-    from auditpipe.stack.demo import run_demo
+    from auditpipe.demo import run_demo
 
     a = app.args
     result = run_demo(app.config, duration=a.duration, rate=a.rate, speedup=a.speedup, timeout=a.timeout)
