@@ -33,6 +33,14 @@ def alert_rules() -> tuple[str, ...]:
     return tuple(r["rule"] for r in contract()["alert_rules"])
 
 
+def rule(name: str) -> str:
+    """An alert rule's name, checked against the job's rules: how the CLI writes one (a misspelt or
+    removed rule is an error here, not a query that silently finds nothing)."""
+    if name not in alert_rules():
+        raise KeyError(f"the job has no alert rule {name!r} ({FILE.name}: {', '.join(alert_rules())})")
+    return name
+
+
 def alert_severities() -> tuple[str, ...]:
     return tuple(contract()["alert_severities"])
 

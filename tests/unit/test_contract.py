@@ -61,3 +61,24 @@ def test_the_test_oracle_knows_the_events_fields():
             b'"user":"app[app] @ web [10.0.0.1]","host":"web","os_user":"","ip":"10.0.0.1","db":"shop"}}')
     doc = oracle.expected_document("db-01", paths.REPO / "audit.log", "rsyslog", line)
     assert set(doc) <= set(schema), set(doc) - set(schema)
+
+
+def test_the_cli_names_a_rule_only_through_the_contract():
+    """A rule's name in the CLI's code is always contract.rule("..."), which fails for a name the job
+    does not have; no bare string spells one."""
+    import ast
+
+    rules = set(contract.alert_rules())
+    bare = []
+    for f in (paths.REPO / "cli" / "auditpipe").rglob("*.py"):
+        tree = ast.parse(f.read_text())
+        checked = {id(call.args[0]) for call in ast.walk(tree) if isinstance(call, ast.Call)
+                   and isinstance(call.func, ast.Attribute) and call.func.attr == "rule" and call.args}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in rules and id(node) not in checked:
+                bare.append(f"{f.relative_to(paths.REPO)}:{node.lineno}: {node.value}")
+    assert bare == []
+    import pytest
+
+    with pytest.raises(KeyError):
+        contract.rule("brute_forse")

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from auditpipe import __version__
+from auditpipe import __version__, contract
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.evidence import query
@@ -186,8 +186,8 @@ def rows_for_control(by_controls: list[dict], control: str) -> list[dict]:
             for text, (key, n) in sorted(merged.items(), key=lambda kv: (-kv[1][1], kv[0]))]
 
 
-AUTH_RULES = ["brute_force", "password_spray", "login_after_failures"]
-AUDIT_TRAIL_RULES = ["audit_stopped", "record_gap"]
+AUTH_RULES = [contract.rule("brute_force"), contract.rule("password_spray"), contract.rule("login_after_failures")]
+AUDIT_TRAIL_RULES = [contract.rule("audit_stopped"), contract.rule("record_gap")]
 
 
 def build(cfg: Config, regime_key: str, since: datetime, until: datetime, servers: list[str] | None = None,

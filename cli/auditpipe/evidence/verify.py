@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from auditpipe import contract
 from auditpipe.archive import reader
 from auditpipe.config import Config
 from auditpipe.evidence.chain import (
@@ -121,7 +122,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             result.findings.extend(("store/archive", f) for f in compare_copies(name, digests["store"], digests["archive"]))
     if not names:
         result.notes.append("nothing to verify: no events in the store or the archive")
-    gaps = {"rule": "record_gap", **by_server}
+    gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
     return result
 

@@ -36,6 +36,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable, Sequence
 
+from auditpipe import contract
+
 USERS = ["app", "app", "app", "reporting", "batch", "dba_alice", "dba_bob", "svc_payments"]
 HOSTS = [("app-1", "10.0.1.11"), ("app-2", "10.0.1.12"), ("batch-1", "10.0.2.21"), ("bastion", "10.0.9.5")]
 SCHEMA = "sbtest"
@@ -333,7 +335,7 @@ SPRAY_ACCOUNTS = ["alice", "bob", "carol", "dave", "erin", "frank"]
 CARD_NUMBERS = ["4111 1111 1111 1111", "5500-0000-0000-0004", "340000000000009"]
 INCIDENTS = [
     (0.20, "deleted_record"),
-    (0.30, "password_spray"),
+    (0.30, "spray"),
     (0.40, "privilege_escalation"),
     (0.60, "card_numbers"),
     (0.70, "phi_by_service_account"),
@@ -360,17 +362,17 @@ def _incident(name: str, emit: Callable[[dict, datetime], None], t: datetime, co
         emit({"name": "Quit", "connection_id": cid, "status": 0, "user": user, "priv_user": user, "os_login": "",
               "proxy_user": "", "host": host, "ip": ip, "db": db}, t + timedelta(milliseconds=10 * (len(statements) + 1)))
 
-    if name == "password_spray":
+    if name == "spray":
         host, ip = SPRAY_ORIGIN
         for i, user in enumerate(SPRAY_ACCOUNTS):
             conn_seq += 1
             emit({"name": "Connect", "connection_id": str(conn_seq), "status": 1045, "user": user, "priv_user": "",
                   "os_login": "", "proxy_user": "", "host": host, "ip": ip, "db": ""}, t + timedelta(milliseconds=50 * i))
-        m.expected_alerts.append({"rule": "password_spray", "subject": ip})
+        m.expected_alerts.append({"rule": contract.rule("password_spray"), "subject": ip})
     elif name == "privilege_escalation":
         session("reporting", "bastion", "10.0.9.5", SCHEMA,
                 [("grant", "GRANT ALL PRIVILEGES ON *.* TO 'reporting'@'%' WITH GRANT OPTION")])
-        m.expected_alerts.append({"rule": "account_change", "subject": "reporting@bastion"})
+        m.expected_alerts.append({"rule": contract.rule("account_change"), "subject": "reporting@bastion"})
     elif name == "card_numbers":
         pan1, pan2, pan3 = CARD_NUMBERS
         session("svc_payments", "app-1", "10.0.1.11", "shop",
@@ -381,10 +383,10 @@ def _incident(name: str, emit: Callable[[dict, datetime], None], t: datetime, co
     elif name == "phi_by_service_account":
         session("batch", "batch-1", "10.0.2.21", "clinic",
                 [("select", "SELECT name, diagnosis FROM patients WHERE id = 42")])
-        m.expected_alerts.append({"rule": "unauthorized_data_access", "subject": "batch@batch-1"})
+        m.expected_alerts.append({"rule": contract.rule("unauthorized_data_access"), "subject": "batch@batch-1"})
     elif name == "audit_stop":
         session("dba_bob", "bastion", "10.0.9.5", SCHEMA, [("set_option", "SET GLOBAL audit_log_policy = 'NONE'")])
-        m.expected_alerts.append({"rule": "audit_stopped", "subject": "dba_bob@bastion"})
+        m.expected_alerts.append({"rule": contract.rule("audit_stopped"), "subject": "dba_bob@bastion"})
     return conn_seq
 
 
@@ -432,7 +434,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     malformed_at = sorted(r.sample(range(max(total, 1)), min(malformed, max(total, 1)))) if malformed else []
     burst_at = total // 2 if failed_login_burst else -1
     if failed_login_burst >= 5:  # the default brute_force threshold
-        m.expected_alerts.append({"rule": "brute_force", "subject": "admin"})
+        m.expected_alerts.append({"rule": contract.rule("brute_force"), "subject": "admin"})
     incidents_at = [(int(total * f), name) for f, name in INCIDENTS] if incidents else []
     last_failure: dict = {}  # user or ip -> simulated time of its last failed login
 
@@ -492,10 +494,10 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
             if name == "deleted_record":  # a record removed from the log: its number is missing
                 seq += 1
                 m.deleted_records.append(seq)
-                m.expected_alerts.append({"rule": "record_gap", "subject": log_start})
+                m.expected_alerts.append({"rule": contract.rule("record_gap"), "subject": log_start})
                 continue
             conn_seq = _incident(name, emit, sim_t, conn_seq, m)
-            failed_by_user.update({u: 1 for u in SPRAY_ACCOUNTS} if name == "password_spray" else {})
+            failed_by_user.update({u: 1 for u in SPRAY_ACCOUNTS} if name == "spray" else {})
             continue
         if session is None:
             conn_seq += 1
