@@ -71,3 +71,53 @@ def test_a_copied_checkout_runs_its_own_code_config_and_state(tmp_path):
     r = subprocess.run([str(copy / "auditpipe"), "config", "check"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"{copy / 'auditpipe.yaml'}: valid", "the copy's own config, so its own code and state"
+
+
+def subcommands():
+    """Every subcommand's parser, by its full name ("archive prune")."""
+    import argparse
+
+    from auditpipe.cli import build_parser
+
+    out = {}
+
+    def walk(parser, prefix):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    full = f"{prefix} {name}".strip()
+                    if any(isinstance(a, argparse._SubParsersAction) for a in sub._actions):
+                        walk(sub, full)
+                    else:
+                        out[full] = sub
+
+    walk(build_parser(), "")
+    return out
+
+
+def test_every_subcommand_has_a_description_and_an_example():
+    commands = subcommands()
+    assert {"up", "down", "status", "query", "report", "alerts", "verify", "archive prune", "config check",
+            "parse", "simulate"} <= set(commands)
+    for name, parser in commands.items():
+        assert parser.description, name
+        assert parser.epilog and parser.epilog.startswith("examples:") and "./auditpipe" in parser.epilog, name
+
+
+def test_periods_and_servers_are_the_same_options_everywhere():
+    for name, parser in subcommands().items():
+        flags = {s: a for a in parser._actions for s in a.option_strings}
+        if "--since" in flags or "--from" in flags:
+            assert flags["--from"] is flags["--since"] and flags["--to"] is flags["--until"], name
+        if "--server" in flags and name != "parse":  # parse's names the events it makes: one server
+            assert flags["--server"].dest == "servers" and flags["--server"].nargs is None \
+                and type(flags["--server"]).__name__ == "_AppendAction", name
+
+
+def test_the_supervisor_is_not_offered_and_archive_actions_have_their_own_help():
+    top = run("--help").stdout
+    assert "supervise" not in top
+    prune = run("archive", "prune", "--help").stdout
+    assert "--dry-run" in prune and "--retention-days" in prune
+    status = run("archive", "status", "--help").stdout
+    assert "--dry-run" not in status
