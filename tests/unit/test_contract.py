@@ -33,6 +33,8 @@ def test_docs_alerts_describe_every_rule_with_its_severities():
         assert row, f"docs/alerts.md has no row for {rule['rule']}"
         for severity in rule["severities"]:
             assert severity in row.group(1), (rule["rule"], severity)
+        line = doc[row.start():doc.index("\n", row.start())]
+        assert line.rstrip().endswith(f"| {', '.join(rule['controls'])} |"), (rule["rule"], "its controls, last")
 
 
 def test_the_config_schemas_data_classes_are_the_jobs():
