@@ -14,6 +14,7 @@ HISTORY = re.compile("|".join((
     r"\bround [0-9]+\b",
     r"\bissues? #?[0-9]+\b",
     r"\bbefore this(,| change\b| existed\b| fix\b)",
+    r"(^|\"\"\"|# )Before: ",
     r"\bused to\b",
     r"\bearlier version\b",
     r"(?-i:\bCI\b)",
@@ -43,7 +44,7 @@ def test_no_text_tells_the_projects_history():
 
 def test_the_pattern_finds_what_it_is_for():
     for text in ("the ninth session's runs", "issue 11", "CI once failed", "Before this, the job",
-                 "on our build machines", "round 3"):
+                 "on our build machines", "round 3", '"""Before: a restart lost'):
         assert HISTORY.search(text), text
     for text in ("a database session", "java.ci.totalTime", "the sessions of a server"):
         assert HISTORY.search(text) is None, text
