@@ -200,7 +200,7 @@ def register(sub) -> None:
                 "Starts a stack of its own on other ports and measures the store's bulk-insert rate, the Flink job "
                 "alone (at parallelism 1 and 2, with the top frames of a profile), each format's parser, end-to-end "
                 "throughput with each component's CPU per event, memory and a profile of the job, and latency and "
-                "alert latency at 10,000 events/s. Prints figures beside their targets; asserts nothing. About 9-13 "
+                "alert latency at 10,000 events/s. Prints figures beside their targets; asserts nothing. About 7-13 "
                 "minutes on 2 cores, up to 2 of them warming the job up until its JIT compiler settles (--quick: 5).",
                 ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr"), cmd_bench)
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000)")
