@@ -7,7 +7,7 @@ import csv
 import json
 import re
 
-from auditpipe import contract, paths
+from auditpipe import config, contract, paths
 from auditpipe.cli import build_parser
 from auditpipe.stack import limits
 
@@ -45,10 +45,10 @@ def test_the_config_schemas_data_classes_are_the_jobs():
 
 def test_the_size_limits_the_cli_derives_fit_the_jobs():
     assert limits.DEAD_LETTER_TEXT_COPY == contract.limit("dead_letter_text_excerpt_bytes")
-    longest = limits.Limits(limits.MAX_OF_MAX_LINE)
+    longest = limits.Limits(config.MAX_OF_MAX_LINE)
     assert longest.dead_letter_message_bytes <= contract.limit("store_max_dead_letter_bytes"), \
         "a dead letter of the longest line fits a store document"
-    shortest = limits.Limits(limits.size_bytes("1k"))
+    shortest = limits.Limits(config.size_bytes("1k"))
     assert shortest.dead_letter_message_bytes >= contract.limit("dead_letter_min_message_bytes")
 
 

@@ -4,8 +4,6 @@ for) and the output (results on stdout; progress and notes on stderr, silenced b
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
 from auditpipe import config, progress
 from auditpipe.config import Config
@@ -27,9 +25,6 @@ class Application:
     def out(self, text: str = "") -> None:
         """A result line, on stdout."""
         print(text)
-
-    def out_json(self, value: Any) -> None:
-        print(json.dumps(value, indent=2, default=str))
 
     def info(self, text: str) -> None:
         """Progress or a note, on stderr (not with --quiet)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditpipe import contract
-from auditpipe.config import MAX_OF_MAX_LINE, size_bytes  # noqa: F401 (read from here too)
+from auditpipe.config import size_bytes
 
 KEY_AND_FRAMING = 64 * 1024        # the source key (small) and Kafka's record and batch framing
 # Fluentd (collectors/fluentd) sends each buffer chunk as one Kafka batch: a chunk holds up to
