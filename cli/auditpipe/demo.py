@@ -181,7 +181,7 @@ def summary(cfg: Config, r: DemoResult) -> str:
         f"  stored in {cfg.store['events_collection']:<12} {r.stored}",
         f"  duplicates             {r.duplicates}",
         f"  dead letters           {r.dead_letters}  (expected {m.malformed}: the malformed lines)",
-        f"  failed logins by user  " + (", ".join(f"{u}: {n}" for u, n in r.failed_logins_by_user.items()) or "none"),
+        "  failed logins by user  " + (", ".join(f"{u}: {n}" for u, n in r.failed_logins_by_user.items()) or "none"),
         f"  generated failed logins {m.failed_logins}",
         *alert_lines(r),
         *tamper_evidence_lines(cfg, r),
@@ -202,7 +202,7 @@ def summary(cfg: Config, r: DemoResult) -> str:
         f"  archive        {cfg.archive_path}",
         "Try:  ./auditpipe status   ./auditpipe alerts   ./auditpipe query failed-logins   "
         "./auditpipe parse <log> --enrich",
-        "      ./auditpipe verify   ./auditpipe query failed-logins --archive   ./auditpipe report hipaa --from 1h",
+        "      ./auditpipe verify   ./auditpipe query events-by-control --from 90d   ./auditpipe report hipaa --from 1h",
         "      ./auditpipe down",
     ]
     if r.report is not None:

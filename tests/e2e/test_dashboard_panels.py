@@ -92,6 +92,10 @@ def shown(stack, scenario) -> dict[str, tuple[dict, list[dict]]]:
     return out
 
 
+def as_text(rows: list[dict]) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
 def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown):
     """The panels' texts are the catalog's pipelines bound to the same values (unit-tested, every
     panel); here a sample is run both ways on the store, so the macros' expansion is checked against
@@ -104,8 +108,8 @@ def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown
     for title in sample:
         t, rows = shown[title]
         same = query.run_saved(stack.cfg, t["auditpipeQuery"], since.isoformat(), until.isoformat(), servers=[SERVER],
-                               params=t["auditpipeParams"])
-        assert rows == same, title
+                               params=t["auditpipeParams"], tier="store")
+        assert as_text(rows) == as_text(same), title  # the same rows; ties in either order
     for title, (t, rows) in shown.items():
         for r in rows:  # the plugin makes an embedded group key one JSON column; extractFields splits it
             if isinstance(r.get("_id"), dict):

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from auditpipe.archive.reader import _source, connect, files_for, mongo_like
+from auditpipe.archive.reader import connect, files_for, mongo_like, parquet_source
 from auditpipe.errors import UserError
 
 
@@ -142,9 +142,14 @@ def run_pipeline(root: Path, collection: str, pipeline: list[dict], since: datet
     files = files_for(root, since, until)
     if not files:
         return []
+    return run_on(connect(), parquet_source(files), pipeline)
+
+
+def run_on(con, source: str, pipeline: list[dict]) -> list[dict]:
+    """The pipeline over ``source`` (a DuckDB table expression) on the connection ``con``."""
     # DuckDB keeps the order of a sorted CTE through the projections and limits after it
     # (preserve_insertion_order, on by default)
-    sql, params = to_sql(pipeline, _source(files))
-    cur = connect().execute(sql, params)
+    sql, params = to_sql(pipeline, source)
+    cur = con.execute(sql, params)
     names = [d[0] for d in cur.description]
     return [{n: mongo_like(v) for n, v in zip(names, row) if v is not None} for row in cur.fetchall()]

@@ -110,6 +110,10 @@ class _Connection:
         self._con = duckdb.connect()
         self._con.execute("SET TimeZone='UTC'")
 
+    def register(self, name: str, table) -> None:
+        """A table (pyarrow) the statements can name."""
+        self._con.register(name, table)
+
     def execute(self, sql: str, params: list | None = None):
         import duckdb
 
@@ -126,7 +130,7 @@ def connect() -> _Connection:
     return _Connection()
 
 
-def _source(files: list[Path]) -> str:
+def parquet_source(files: list[Path]) -> str:
     listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
     return f"read_parquet([{listed}], union_by_name = true, hive_partitioning = false)"
 
@@ -142,7 +146,7 @@ def chain_rows(root: Path, server: str) -> list[dict]:
     cur = con.execute(f"""SELECT * REPLACE (epoch_ms(event_time) AS event_time,
         struct_pack(topic := ingest.topic, "partition" := ingest."partition", "offset" := ingest."offset",
                     "timestamp" := epoch_ms(ingest."timestamp")) AS ingest)
-        FROM {_source(files)}""")
+        FROM {parquet_source(files)}""")
     names = [d[0] for d in cur.description]
     out = []
     for row in cur.fetchall():
@@ -210,9 +214,9 @@ def span(root: Path, count_events: bool = True) -> Span:
     last_day = max(p.day for p, _ in with_files)
     edge_files = [f for p, fs in with_files if p.day in (first_day, last_day) for f in fs]
     con = connect()
-    lo, hi = con.execute(f"SELECT min(event_time), max(event_time) FROM {_source(edge_files)}").fetchone()
+    lo, hi = con.execute(f"SELECT min(event_time), max(event_time) FROM {parquet_source(edge_files)}").fetchone()
     all_files = [f for _, fs in with_files for f in fs]
-    events = con.execute(f"SELECT count(*) FROM {_source(all_files)}").fetchone()[0] if count_events else None
+    events = con.execute(f"SELECT count(*) FROM {parquet_source(all_files)}").fetchone()[0] if count_events else None
     return Span(len({p.server for p, _ in with_files}), len({p.day for p, _ in with_files}), mongo_like(lo),
                 mongo_like(hi), events, len(all_files))
 

@@ -8,7 +8,7 @@ import shutil
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
-from auditpipe.archive.reader import _source, connect, partitions
+from auditpipe.archive.reader import connect, parquet_source, partitions
 from auditpipe.errors import UserError
 
 
@@ -23,7 +23,7 @@ def prune(root: Path, retention_days: int, today: date | None = None, dry_run: b
         entry = {"removed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "server": p.server,
                  "date": p.day.isoformat(), "files": len(files),
                  "bytes": sum(f.stat().st_size for f in files), "retention_days": retention_days,
-                 "events": (connect().execute(f"SELECT count(*) FROM {_source(files)}").fetchone()[0] if files else 0)}
+                 "events": (connect().execute(f"SELECT count(*) FROM {parquet_source(files)}").fetchone()[0] if files else 0)}
         if not dry_run:
             log.parent.mkdir(parents=True, exist_ok=True)
             with log.open("a", encoding="utf-8") as out:  # recorded before the files go
@@ -53,10 +53,10 @@ def compact(root: Path, closed_after_days: int = 2, today: date | None = None) -
         name = f"part-compacted-{uuid.uuid4()}.parquet"
         hidden = p.path / f".{name}.inprogress"
         con = connect()
-        expected = con.execute(f"SELECT count(*) FROM {_source(files)}").fetchone()[0]
-        con.execute(f"COPY (SELECT * FROM {_source(files)} ORDER BY chain_seq) TO '{hidden}' "
+        expected = con.execute(f"SELECT count(*) FROM {parquet_source(files)}").fetchone()[0]
+        con.execute(f"COPY (SELECT * FROM {parquet_source(files)} ORDER BY chain_seq) TO '{hidden}' "
                     "(FORMAT parquet, COMPRESSION snappy)")
-        got = con.execute(f"SELECT count(*) FROM {_source([hidden])}").fetchone()[0]
+        got = con.execute(f"SELECT count(*) FROM {parquet_source([hidden])}").fetchone()[0]
         if got != expected:
             hidden.unlink()
             raise UserError(f"compacting {p.path}: wrote {got} rows for {expected}; nothing changed")

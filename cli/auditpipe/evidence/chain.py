@@ -103,7 +103,7 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
     linked = [d for d in docs if _linked(d)]
     chain_began = min((_shipped(d) for d in linked if _shipped(d) is not None), default=None)
     for doc in docs:
-        seq, digest = doc.get(SEQ), doc.get(DIGEST)
+        seq = doc.get(SEQ)
         if not _linked(doc):
             shipped = _shipped(doc)
             if chain_began is not None and shipped is not None and shipped < chain_began:

@@ -138,15 +138,61 @@ def _saved(name: str) -> dict:
     return queries[name]
 
 
+TIERS = ("auto", "store", "archive")  # who answers an events query: docs/queries.md "Tiers"
+
+
 def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None,
-              servers: list[str] | None = None, params: dict[str, Any] | None = None) -> list[dict]:
+              servers: list[str] | None = None, params: dict[str, Any] | None = None, tier: str = "auto",
+              tiers_read: list[str] | None = None) -> list[dict]:
+    """A saved query. Events queries: ``tier`` auto reads the archive and the store's events not archived
+    yet (auditpipe.evidence.tiers), store or archive that one alone; other collections are in the store
+    only. ``tiers_read``, when given, gets a line per tier read saying what it held for the range."""
     q = _saved(name)
     if servers and "servers" not in params_used(q["pipeline"]):
         raise UserError(f"'{name}' is not per server (its {q['collection']} collection has no server field): "
                         "leave out --server")
-    bound = {**(params or {}), "since": parse_time(since, EPOCH), "until": parse_time(until, FAR_FUTURE),
-             "servers": servers or None}
-    return run_pipeline(cfg, q["collection"], bind(q["pipeline"], bound))
+    if tier not in TIERS:
+        raise UserError(f"no tier '{tier}'; one of: {', '.join(TIERS)}")
+    lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
+    pipeline = bind(q["pipeline"], {**(params or {}), "since": lo, "until": hi, "servers": servers or None})
+    if q["collection"] == "events" and tier != "store":
+        from auditpipe.evidence.tiers import EventTiers
+
+        tiers = EventTiers.open(cfg, lo, hi, servers, tier)
+        rows = tiers.run(pipeline)
+        if tiers_read is not None:
+            tiers_read.extend(tiers.describe())
+        return stable_order(rows, pipeline)
+    if tier == "archive":
+        raise UserError(f"the archive holds events only; '{name}' reads '{q['collection']}' (run it without --archive)")
+    if tiers_read is not None:
+        tiers_read.append(f"store: the {q['collection']} collection")
+    return stable_order(run_pipeline(cfg, q["collection"], pipeline), pipeline)
+
+
+def stable_order(rows: list[dict], pipeline: list[dict]) -> list[dict]:
+    """The rows in the order of the pipeline's last $sort, ties broken by the rows' JSON (their _id
+    first, where they have one): the store and DuckDB each leave ties in an order of their own, and
+    the same evidence must read the same (a report's digest). Rows cut by a $limit keep what the
+    tier chose; only their order is fixed."""
+    sorts = [st["$sort"] for st in pipeline if "$sort" in st]
+    if not sorts:
+        return rows
+
+    def field(row: dict, path: str):
+        value: Any = row
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def key(value: Any):
+        return (value is not None, str(type(value)), value if isinstance(value, (int, float, str, datetime)) else
+                json.dumps(value, sort_keys=True, default=str))
+
+    out = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+    for path, direction in reversed(list(sorts[-1].items())):
+        out.sort(key=lambda r: key(field(r, path)), reverse=direction == -1)
+    return out
 
 
 # Collections whose documents belong to no server: their queries cannot be narrowed to servers.
@@ -162,18 +208,6 @@ def params_used(pipeline: Any) -> set[str]:
     if isinstance(pipeline, list):
         return set().union(*(params_used(v) for v in pipeline)) if pipeline else set()
     return set()
-
-
-def run_saved_on_archive(cfg: Config, name: str, since: str | None = None, until: str | None = None,
-                         servers: list[str] | None = None, params: dict[str, Any] | None = None) -> list[dict]:
-    """A saved query over the archive's Parquet files (DuckDB), over the days the time range covers."""
-    from auditpipe.archive import mongo_sql
-
-    q = _saved(name)
-    lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
-    bound = {**(params or {}), "since": lo, "until": hi, "servers": servers or None}
-    return mongo_sql.run_pipeline(cfg.archive_path, q["collection"], bind(q["pipeline"], bound),
-                                lo if since else None, hi if until else None)
 
 
 # Stages that write: a query must never overwrite the evidence it reads (events, stats, dead letters).

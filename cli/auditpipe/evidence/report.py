@@ -61,6 +61,7 @@ class Section:
     rows: list[dict]
     columns: list[str]
     limit: int | None = None  # the query's own $limit: rows == limit means there may be more
+    tiers: list[str] = field(default_factory=list)  # what each tier it read held for the range
 
     @property
     def command(self) -> str:
@@ -88,6 +89,7 @@ class Report:
     sections: list[Section] = field(default_factory=list)
     control_details: list[Section] = field(default_factory=list)
     coverage: list[ServerCoverage] = field(default_factory=list)
+    coverage_tiers: list[str] = field(default_factory=list)
     retention: list[dict] = field(default_factory=list)  # tier, holds, asked, ok, detail
     charts: dict[str, str] = field(default_factory=dict)  # name -> inline SVG
 
@@ -153,22 +155,40 @@ def controls_of(framework: str) -> list[tuple[str, str]]:
 
 
 class _Runner:
-    """Runs catalog queries with the report's range and servers; lists are passed as catalog lists."""
+    """Runs catalog queries with the report's range and servers; lists are passed as catalog lists. The
+    events queries read the tiers that hold the range (auditpipe.evidence.tiers), opened once."""
 
     def __init__(self, cfg: Config, since: datetime, until: datetime, servers: list[str] | None):
         self.cfg, self.since, self.until, self.servers = cfg, since, until, servers
+        self._events = None
 
     def params(self, **extra) -> dict[str, Any]:
         return {"since": self.since, "until": self.until, "servers": self.servers, **extra}
 
+    def events(self):
+        if self._events is None:
+            from auditpipe.evidence.tiers import EventTiers
+
+            self._events = EventTiers.open(self.cfg, self.since, self.until, self.servers)
+        return self._events
+
+    def tiers(self, name: str) -> list[str]:
+        """What the query ``name`` reads: the event tiers with what each held, or its store collection."""
+        collection = query.saved_queries()[name]["collection"]
+        return self.events().describe() if collection == "events" else [f"store: the {collection} collection"]
+
     def rows(self, name: str, **extra) -> list[dict]:
         q = query.saved_queries()[name]
-        return query.run_pipeline(self.cfg, q["collection"], query.bind(q["pipeline"], self.params(**extra)))
+        pipeline = query.bind(q["pipeline"], self.params(**extra))
+        if q["collection"] == "events":
+            return query.stable_order(self.events().run(pipeline), pipeline)
+        return query.stable_order(query.run_pipeline(self.cfg, q["collection"], pipeline), pipeline)
 
     def section(self, key: str, title: str, description: str, name: str, columns: list[str], **extra) -> Section:
         q = query.saved_queries()[name]
         limit = next((st["$limit"] for st in q["pipeline"] if "$limit" in st), None)
-        return Section(key, title, description, name, self.params(**extra), self.rows(name, **extra), columns, limit)
+        return Section(key, title, description, name, self.params(**extra), self.rows(name, **extra), columns, limit,
+                       self.tiers(name))
 
 
 def rows_for_control(by_controls: list[dict], control: str) -> list[dict]:
@@ -203,6 +223,8 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
     report = Report(regime, since, until, servers, now)
     classes = list(regime.data_classes)
 
+    with step("the tiers that hold the period"):
+        run.events()
     with step("the controls' evidence"):
         # one scan for every control (FerretDB scans the whole collection per query): rows by list of
         # controls, user, category and action, split here into what events-for-control gives per control
@@ -212,7 +234,8 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
             report.controls.append({"control": c, "requirement": req, "events": sum(r["events"] for r in rows)})
             report.control_details.append(Section(
                 f"control-{c}", req, "The events that evidence it, by user, category and action.",
-                "events-for-control", run.params(control=c), rows, ["user", "category", "action", "events"]))
+                "events-for-control", run.params(control=c), rows, ["user", "category", "action", "events"],
+                tiers=run.tiers("events-for-control")))
 
     with step("the exceptions"):
         report.sections = [
@@ -254,12 +277,12 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
         by_server = {r["_id"]: r["events"] for r in run.rows("events-by-server")}
         names = sorted(set(by_server) | set(servers or []))
         for name in names:
-            one = _Runner(cfg, since, until, [name])
-            first = next(iter(one.rows("first-event")), {}).get("event_time")
-            last = next(iter(one.rows("last-event")), {}).get("event_time")
+            first = next(iter(run.rows("first-event", servers=[name])), {}).get("event_time")
+            last = next(iter(run.rows("last-event", servers=[name])), {}).get("event_time")
             minutes = sorted({r["_id"]["minute"] for r in per_minute if r["_id"]["server"] == name})
             report.coverage.append(ServerCoverage(name, by_server.get(name, 0), first, last,
                                                   silences(minutes, since, min(until, now))))
+        report.coverage_tiers = run.tiers("events-by-server") + run.tiers("first-event")
         report.retention = retention_rows(cfg, regime, now)
 
     with step("the charts"):
@@ -286,43 +309,50 @@ def silences(minutes: list[datetime], since: datetime, until: datetime,
 
 
 def retention_rows(cfg: Config, regime: Regime, now: datetime) -> list[dict]:
-    """What the store (hot, immediately available) and the archive hold, against what the regime asks."""
+    """How far back each tier reaches, against what the regime asks: the store (the capped collection,
+    the newest events), the archive (kept archive.retention_days), and the two together as the
+    immediately available tier: reports and `auditpipe query` answer from both (docs/queries.md "Tiers")."""
     from auditpipe.archive import reader
     from auditpipe.store.client import mongo_client, oldest_insert
 
-    rows = []
+    def days(since: datetime | None) -> float:
+        return round((now - _aware(since)).total_seconds() / 86400, 2) if since else 0
 
+    rows = []
     # where the hot tier begins: its oldest insert, as `auditpipe status` shows it (no sort of the whole store)
     events = mongo_client(cfg)[cfg.store["database"]][cfg.store["events_collection"]]
-    oldest = (oldest_insert(events) or {}).get("event_time")
-    if oldest is not None:
-        held = now - (oldest.replace(tzinfo=timezone.utc) if oldest.tzinfo is None else oldest)
-        asked = regime.immediate_days
-        rows.append({"tier": "store (immediately available)", "holds_days": round(held.total_seconds() / 86400, 2),
-                     "since": oldest, "asked_days": asked,
-                     "ok": None if asked is None else held >= timedelta(days=asked)})
-    else:
-        rows.append({"tier": "store (immediately available)", "holds_days": 0, "since": None,
-                     "asked_days": regime.immediate_days, "ok": False if regime.immediate_days else None})
+    store_since = (oldest_insert(events) or {}).get("event_time")
+    rows.append({"tier": "store (the capped collection: the newest events)", "holds_days": days(store_since),
+                 "since": store_since, "asked_days": None, "ok": None})
+    archive_since, archive_ok = None, False
     if cfg.archive["enabled"]:
+        keep = cfg.archive["retention_days"]
         try:
             sp = reader.span(cfg.archive_path, count_events=False)
         except reader.Unreadable as e:
             rows.append({"tier": "archive", "holds_days": None, "since": None, "asked_days": regime.keep_days,
                          "ok": False, "detail": str(e)})
         else:
-            first = sp.first.replace(tzinfo=timezone.utc) if sp.first else None
-            held_days = (now - first).total_seconds() / 86400 if first else 0
-            rows.append({"tier": "archive", "holds_days": round(held_days, 2), "since": sp.first,
-                         "asked_days": regime.keep_days, "ok": held_days >= regime.keep_days,
-                         "configured_days": cfg.archive["retention_days"],
-                         "detail": (f"archive.retention_days is {cfg.archive['retention_days']}, shorter than the "
-                                    f"{regime.keep_days} days asked" if cfg.archive["retention_days"] < regime.keep_days
-                                    else "")})
+            archive_since, archive_ok = sp.first, True
+            rows.append({"tier": "archive", "holds_days": days(sp.first), "since": sp.first,
+                         "asked_days": regime.keep_days, "ok": days(sp.first) >= regime.keep_days,
+                         "configured_days": keep,
+                         "detail": (f"archive.retention_days is {keep}, shorter than the {regime.keep_days} days asked"
+                                    if keep < regime.keep_days else "")})
     else:
         rows.append({"tier": "archive", "holds_days": None, "since": None, "asked_days": regime.keep_days,
                      "ok": False, "detail": "disabled (archive.enabled): events leave when the store trims them"})
+    reach = min((t for t in (store_since, archive_since) if t is not None), key=_aware, default=None)
+    asked = regime.immediate_days
+    tiers = "the archive and the store (reports and auditpipe query read both)" if archive_ok else "the store"
+    rows.insert(0, {"tier": f"immediately available: {tiers}",
+                    "holds_days": days(reach), "since": reach, "asked_days": asked,
+                    "ok": None if asked is None else days(reach) >= asked})
     return rows
+
+
+def _aware(t: datetime) -> datetime:
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
 
 
 # --- charts: Vega-Lite specs rendered to SVG ------------------------------------------------------

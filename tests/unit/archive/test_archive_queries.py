@@ -33,7 +33,7 @@ def parquet(tmp_path):
 
 
 def run(parquet, pipeline):
-    sql, params = mongo_sql.to_sql(pipeline, reader._source([parquet]))
+    sql, params = mongo_sql.to_sql(pipeline, reader.parquet_source([parquet]))
     cur = reader.connect().execute(sql, params)
     names = [d[0] for d in cur.description]
     return [{n: reader.mongo_like(v) for n, v in zip(names, row) if v is not None} for row in cur.fetchall()]

@@ -25,10 +25,12 @@ def cmd_query(app: Application) -> int:
         if a.servers or a.params:
             raise UserError("--server and --param fill a saved query's parameters; put them into --pipeline yourself")
         rows = query.run_pipeline(cfg, a.collection, query.parse_pipeline_json(a.pipeline))
-    elif a.archive:
-        rows = query.run_saved_on_archive(cfg, a.name, a.since, a.until, a.servers, query.parse_params(a.params))
     else:
-        rows = query.run_saved(cfg, a.name, a.since, a.until, a.servers, query.parse_params(a.params))
+        read: list[str] = []
+        rows = query.run_saved(cfg, a.name, a.since, a.until, a.servers, query.parse_params(a.params),
+                               tier="archive" if a.archive else "store" if a.store else "auto", tiers_read=read)
+        for line in read:
+            app.info(f"read: {line}")
     app.out(query.format_json(rows) if a.json else query.format_table(rows))
     return 0
 
@@ -103,12 +105,14 @@ def cmd_dashboards(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "query", "run a saved query of the catalog, or an ad-hoc pipeline, on the store or the archive",
+    s = command(sub, "query", "run a saved query of the catalog, or an ad-hoc pipeline, over every tier that holds the range",
                 "Saved queries are in schemas/queries.yaml (list them with --list; docs/queries.md): the one "
-                "place every figure of the reports and dashboards comes from. They run on the store, or with "
-                "--archive on the archive (Parquet, DuckDB): every day it keeps, not only the capped collection's.",
+                "place every figure of the reports and dashboards comes from. An events query reads the archive "
+                "(Parquet, DuckDB: every day it keeps) and the store's events not archived yet, each event once, "
+                "and says on stderr what each tier held for the range; --archive or --store reads that tier alone. "
+                "Queries of the other collections (stats, alerts, dead letters) read the store.",
                 ("./auditpipe query --list", "./auditpipe query failed-logins --from 1h --server demo-db",
-                 "./auditpipe query events-by-control --archive --from 2026-01-01 --to 2026-02-01",
+                 "./auditpipe query events-by-control --from 2026-01-01 --to 2026-04-01",
                  "./auditpipe query events-for-control --param control=PCI-DSS-10.2.1.4 --json"), cmd_query)
     s.add_argument("name", nargs="?", help="saved query name")
     s.add_argument("--list", action="store_true", help="list the saved queries")
@@ -117,9 +121,11 @@ def register(sub) -> None:
     s.add_argument("--param", action="append", dest="params", metavar="NAME=VALUE",
                    help="another parameter of the saved query, e.g. control=PCI-DSS-10.2.1.4 for events-for-control "
                         "(the catalog's parameters: schemas/queries.yaml)")
-    s.add_argument("--archive", action="store_true",
-                   help="run the saved query over the archive (Parquet, with DuckDB) instead of the store: the "
-                        "events of every day the archive keeps, not only the capped collection's (docs/archive.md)")
+    tier = s.add_mutually_exclusive_group()
+    tier.add_argument("--archive", action="store_true",
+                      help="an events query over the archive alone (Parquet, with DuckDB; docs/archive.md)")
+    tier.add_argument("--store", action="store_true",
+                      help="an events query over the store's capped collection alone (the newest events)")
     s.add_argument("--pipeline", help="an ad-hoc aggregation pipeline as JSON")
     s.add_argument("--collection", default="events", choices=["events", "stats", "dead_letters"],
                    help="collection for --pipeline (default events)")
