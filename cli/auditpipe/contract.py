@@ -2,7 +2,7 @@
 
 schemas/job-contract.json is printed by the job (``AuditPipelineJob --print-contract``) and kept
 current by its JobContractTest: its options with types and defaults, the compliance keys, the alert
-rules with their severities and controls, the dead-letter stages, the size limits the CLI derives
+rules with their severities and controls, the evidence kinds, the dead-letter stages, the size limits the CLI derives
 its own from, and where the event's fields are defined. Nothing here is copied by hand from the
 job's code; the CLI's tests check every key it writes against this file.
 """
@@ -39,6 +39,12 @@ def rule(name: str) -> str:
     if name not in alert_rules():
         raise KeyError(f"the job has no alert rule {name!r} ({FILE.name}: {', '.join(alert_rules())})")
     return name
+
+
+def evidence_kinds() -> dict[str, dict]:
+    """The events the job keeps in the evidence collection, by kind: each kind's condition on the stored
+    event document (one field, MongoDB's query language)."""
+    return {k["kind"]: k["condition"] for k in contract()["evidence_kinds"]}
 
 
 def alert_severities() -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from auditpipe import contract
 from auditpipe.evidence import dashboards, query
 from auditpipe.tools.simulate import simulate
 from bson import json_util
@@ -76,8 +77,9 @@ def run_panel(stack, target: dict, since: datetime, until: datetime) -> list[dic
     text = dashboards.expand_macros(target["queryText"], int(since.timestamp() * 1000), int(until.timestamp() * 1000),
                                     [SERVER])
     pipeline = json_util.loads(text, json_options=EJSON)
-    # the panel names a default collection; this stack may name its collections otherwise
-    role = query.saved_queries()[target["auditpipeQuery"]]["collection"]
+    # the panel names a default collection (the evidence collection for an evidence query); this stack may
+    # name its collections otherwise
+    role = {name: role for role, name in dashboards.default_collections().items()}[target["collection"]]
     return query.run_pipeline(stack.cfg, role, pipeline)
 
 
@@ -99,7 +101,8 @@ def as_text(rows: list[dict]) -> list[str]:
 def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown):
     """The panels' texts are the catalog's pipelines bound to the same values (unit-tested, every
     panel); here a sample is run both ways on the store, so the macros' expansion is checked against
-    real documents (dates, the server list) without scanning the store twice for every panel."""
+    real documents (dates, the server list) without scanning the store twice for every panel. The
+    evidence panels read the evidence collection, and answer what the events collection answers."""
     _, since, until = scenario
     assert len(shown) >= 19
     sample = ["pci-dss-10: Invalid logical access attempts", "pipeline-health: Events per minute by server",
@@ -110,10 +113,30 @@ def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown
         same = query.run_saved(stack.cfg, t["auditpipeQuery"], since.isoformat(), until.isoformat(), servers=[SERVER],
                                params=t["auditpipeParams"], tier="store")
         assert as_text(rows) == as_text(same), title  # the same rows; ties in either order
+    evidence = dashboards.default_collections()["evidence"]
+    on_evidence = {title for title, (t, _) in shown.items() if t["collection"] == evidence}
+    assert len(on_evidence) >= 10 and {title for title in sample if query.evidence_kind(shown[title][0]["auditpipeQuery"])
+                                       } <= on_evidence
+    assert all(shown[title][1] for title in sample), "each sampled panel shows the scenario's rows"
     for title, (t, rows) in shown.items():
         for r in rows:  # the plugin makes an embedded group key one JSON column; extractFields splits it
             if isinstance(r.get("_id"), dict):
                 assert json.loads(json.dumps(r["_id"], default=str)).keys() == r["_id"].keys()
+
+
+def test_the_evidence_collection_holds_exactly_the_evidence_events(stack, scenario):
+    """The job writes every stored event of an evidence kind (the contract's conditions) to the evidence
+    collection too, the same document, and no other event."""
+    db = stack.db()
+    kinds = contract.evidence_kinds()
+    stored = {d["_id"]: d for d in db[stack.cfg.store["events_collection"]].find(
+        {"server": SERVER, "$or": list(kinds.values())})}
+    evidence = db[stack.cfg.store["evidence_collection"]]
+    kept = stack.wait_for("the evidence of every kind", lambda: (
+        len(r := {d["_id"]: d for d in evidence.find({"server": SERVER})}) >= len(stored), r), timeout=60)
+    assert kept.keys() == stored.keys() and kept == stored
+    for kind, condition in kinds.items():
+        assert evidence.count_documents({"server": SERVER, **condition}) > 0, kind
 
 
 def test_the_panels_show_the_scenarios_known_answers(stack, scenario, shown):

@@ -84,7 +84,9 @@ class CatalogQuery(cogbuilder.Builder[MongoQuery]):
         bound = query.bind(saved["pipeline"], {**self.params, "since": FROM, "until": TO,
                                                "servers": _SERVERS_PLACEHOLDER})
         text_ = json.dumps(bound, indent=2).replace(json.dumps(_SERVERS_PLACEHOLDER), SERVERS_MACRO)
-        return MongoQuery(self.ref_id, default_collections()[saved["collection"]], text_, self.name, self.params)
+        # an evidence query reads the evidence collection: the whole retention, not the capped collection's minutes
+        return MongoQuery(self.ref_id, default_collections()[query.source_collection(self.name)], text_, self.name,
+                          self.params)
 
 
 def expand_macros(query_text: str, from_ms: int, to_ms: int, servers: list[str]) -> str:

@@ -14,7 +14,8 @@ from auditpipe.config import Config, redact_uri
 from auditpipe.errors import UserError
 from auditpipe.store.client import mongo_client
 
-COLLECTION_ROLES = {"events": "events_collection", "stats": "stats_collection", "servers": "servers_collection",
+COLLECTION_ROLES = {"events": "events_collection", "evidence": "evidence_collection",
+                    "stats": "stats_collection", "servers": "servers_collection",
                     "kafka_lag": "kafka_lag_collection",
                     "dead_letters": "dead_letter_collection", "alerts": "alerts_collection"}
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -32,6 +33,29 @@ def saved_queries() -> dict[str, dict]:
 def parameters() -> dict[str, dict]:
     """The catalog's parameters: kind (time, list, string, int), optional, description."""
     return catalog()["parameters"]
+
+
+def evidence_kind(name: str) -> str | None:
+    """The evidence kind (the job contract's evidence_kinds) whose condition the events query's first
+    $match holds word for word, or None. Such a query only ever counts or lists evidence, so the
+    evidence collection (the same documents, kept for the evidence retention) answers it unchanged:
+    the dashboards read it there."""
+    from auditpipe import contract
+
+    q = saved_queries()[name]
+    if q["collection"] != "events":
+        return None
+    first = q["pipeline"][0].get("$match", {})
+    for kind, condition in contract.evidence_kinds().items():
+        if all(field in first and first[field] == value for field, value in condition.items()):
+            return kind
+    return None
+
+
+def source_collection(name: str) -> str:
+    """The collection a dashboard panel of the saved query reads: evidence for an evidence query
+    (``evidence_kind``), else the query's own."""
+    return "evidence" if evidence_kind(name) else saved_queries()[name]["collection"]
 
 
 def parse_time(text: str | None, default: datetime, now: datetime | None = None) -> datetime:
@@ -159,7 +183,7 @@ def run_saved(cfg: Config, name: str, since: str | None = None, until: str | Non
         from auditpipe.evidence.tiers import EventTiers
 
         tiers = EventTiers.open(cfg, lo, hi, servers, tier)
-        rows = tiers.run(pipeline)
+        rows = tiers.run(pipeline, name)
         if tiers_read is not None:
             tiers_read.extend(tiers.describe())
         return stable_order(rows, pipeline)

@@ -181,7 +181,7 @@ class _Runner:
         q = query.saved_queries()[name]
         pipeline = query.bind(q["pipeline"], self.params(**extra))
         if q["collection"] == "events":
-            return query.stable_order(self.events().run(pipeline), pipeline)
+            return query.stable_order(self.events().run(pipeline, name), pipeline)
         return query.stable_order(query.run_pipeline(self.cfg, q["collection"], pipeline), pipeline)
 
     def section(self, key: str, title: str, description: str, name: str, columns: list[str], **extra) -> Section:

@@ -16,8 +16,9 @@ event the chain emitted before it, so an event with a link at or below the newes
 archived itself, in the day of its event time. Read once per report: the store's part is fetched
 with one request (FerretDB reads the whole capped collection for any filtered request, so one
 request instead of one per query), loaded into DuckDB beside the Parquet files, and every query
-then runs there. With the archive disabled or empty, the store answers alone, as it holds
-everything there is.
+then runs there. With the archive disabled or empty, the store answers alone: the evidence
+collection for the queries that only ever match evidence (auditpipe.evidence.query.evidence_kind),
+the capped collection for the others.
 
 Collections other than events (stats, alerts, dead letters, servers, Kafka lag) are only in the store.
 """
@@ -70,6 +71,7 @@ class EventTiers:
     _con: Any = None  # the DuckDB connection that holds the store's part
     _has_store_part: bool = False
     _store_only: bool = False
+    _evidence_too: bool = False  # with the store alone: the evidence queries read the evidence collection
 
     @classmethod
     def open(cls, cfg: Config, since: datetime, until: datetime, servers: list[str] | None = None,
@@ -81,8 +83,10 @@ class EventTiers:
             t._read_archive(with_store=tier == "auto")
         else:
             t._store_only = True
-            why = ("the store alone, as asked" if tier == "store" else "the archive is disabled (archive.enabled)"
-                   if not cfg.archive["enabled"] else "the archive holds nothing yet")
+            t._evidence_too = tier == "auto"
+            why = ("the capped collection alone, as asked" if tier == "store" else
+                   ("the archive is disabled (archive.enabled)" if not cfg.archive["enabled"] else
+                    "the archive holds nothing yet") + "; the evidence queries read the evidence collection")
             t.reads.append(TierRead("store", -1, None, None, why))
         return t
 
@@ -171,12 +175,16 @@ class EventTiers:
 
     # --- answering -------------------------------------------------------------------------------
 
-    def run(self, pipeline: list[dict]) -> list[dict]:
-        """An events pipeline (the catalog's language, bound) over the tiers."""
+    def run(self, pipeline: list[dict], name: str | None = None) -> list[dict]:
+        """An events pipeline (the catalog's language, bound) over the tiers. With the store alone, the
+        saved query ``name`` reads the evidence collection if it is an evidence query (it holds the
+        evidence retention, the capped collection minutes), unless the capped collection alone was
+        asked for; else the capped collection."""
         if self._store_only:
             from auditpipe.evidence import query
 
-            return query.run_pipeline(self.cfg, "events", pipeline)
+            where = "evidence" if self._evidence_too and name and query.evidence_kind(name) else "events"
+            return query.run_pipeline(self.cfg, where, pipeline)
         parts = []
         if self._files:
             parts.append(f"SELECT * FROM {reader.parquet_source(self._files)}")

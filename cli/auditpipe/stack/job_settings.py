@@ -47,6 +47,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("store.uri", lambda cfg, t: t.store_uri),
     ("store.database", _store("database")),
     ("store.collection.events", _store("events_collection")),
+    ("store.collection.evidence", _store("evidence_collection")),
     ("store.collection.stats", _store("stats_collection")),
     ("store.collection.dead-letters", _store("dead_letter_collection")),
     ("store.collection.alerts", _store("alerts_collection")),

@@ -14,7 +14,9 @@ restart, last error, next attempt) and shown by ``auditpipe status``; each resta
 
 It also trims the local FerretDB's capped collections every ``store.capped_cleanup_interval``
 (``trim_capped_collections``: FerretDB's own cleanup cannot hold a cap under load, docs/store.md),
-and logs what it removed at most every ``TRIM_LOG_EVERY`` seconds.
+and logs what it removed at most every ``TRIM_LOG_EVERY`` seconds; and every ``EVIDENCE_EXPIRY_EVERY``
+seconds it deletes the evidence older than ``store.evidence_retention_days`` (FerretDB has no TTL
+indexes: ``delete_expired_evidence``), logging what it deleted.
 
 It keeps each part's log (``<state_dir>/logs/<part>.log``, and its own) under ``LOG_CAP_BYTES``:
 every ``CAP_LOGS_EVERY`` seconds a log over it becomes ``<part>.log.1`` (replacing the one before)
@@ -157,10 +159,13 @@ def run(cfg: Config) -> int:
     _log(f"supervising {', '.join(c.name for c in parts)} (pid {os.getpid()})")
     state.save(cfg)
     trimmer = CappedTrimming(cfg) if cfg.store_uses_local_ferretdb else None
+    expiry = EvidenceExpiry(cfg) if cfg.store_uses_local_ferretdb else None
     log_capping = LogCapping(cfg, [c.proc.log_file for c in parts] + [process(cfg).log_file])
     while not stopping:
         if trimmer is not None:
             trimmer.maybe_run()
+        if expiry is not None:
+            expiry.maybe_run()
         log_capping.maybe_run()
         changed = False
         now = time.time()
@@ -261,6 +266,38 @@ def cap_log(log_file: Path, cap: int = LOG_CAP_BYTES) -> bool:
     shutil.copyfile(log_file, previous)
     os.truncate(log_file, 0)
     return True
+
+
+EVIDENCE_EXPIRY_EVERY = 3600.0
+
+
+class EvidenceExpiry:
+    """Deletes the expired evidence every ``EVIDENCE_EXPIRY_EVERY`` seconds, the first time a minute
+    after the start; a failure is logged and tried again next time."""
+
+    def __init__(self, cfg: Config, every: float = EVIDENCE_EXPIRY_EVERY):
+        self.cfg, self.every = cfg, every
+        self.next_run = time.monotonic() + 60
+        self.last_error = ""
+
+    def maybe_run(self) -> None:
+        from auditpipe.store.trimming import delete_expired_evidence
+
+        now = time.monotonic()
+        if now < self.next_run:
+            return
+        self.next_run = now + self.every
+        try:
+            deleted = delete_expired_evidence(self.cfg)
+            self.last_error = ""
+        except Exception as e:  # noqa: BLE001 - logged once per kind, tried again at the next interval
+            if str(e) != self.last_error:
+                _log(f"store: deleting expired evidence failed, trying again every {self.every:.0f}s: {e}")
+            self.last_error = str(e)
+            return
+        if deleted:
+            _log(f"store: deleted {deleted:,} events of {self.cfg.store['evidence_collection']} older than "
+                 f"store.evidence_retention_days ({self.cfg.store['evidence_retention_days']})")
 
 
 class LogCapping:

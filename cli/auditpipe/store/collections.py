@@ -46,6 +46,10 @@ KAFKA_LAG_CAPPED_MB = 16  # samples of about 250 bytes every 15 s: about 60 days
 # alone and failed logins (auth_outcome) by time
 QUERY_INDEXES = [
     ("events_collection", [("event_time", 1)], "event_time"),
+    ("evidence_collection", [("server", 1), ("event_time", 1)], "server_event_time"),
+    ("evidence_collection", [("auth_outcome", 1), ("event_time", 1)], "auth_outcome_event_time"),
+    ("evidence_collection", [("category", 1), ("event_time", 1)], "category_event_time"),
+    ("evidence_collection", [("data_classes", 1), ("event_time", 1)], "data_classes_event_time"),
     ("events_collection", [("auth_outcome", 1), ("event_time", 1)], "auth_outcome_event_time"),
     ("events_collection", [("server", 1), ("event_time", 1)], "server_event_time"),
     ("events_collection", [("controls", 1), ("event_time", 1)], "controls_event_time"),
@@ -83,8 +87,8 @@ def ensure_collections(cfg: Config) -> list[str]:
                          "place (re-create the collection to apply it)")
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
-    for name in (s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"], s["chain_heads_collection"],
-                 s["servers_collection"]):
+    for name in (s["evidence_collection"], s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"],
+                 s["chain_heads_collection"], s["servers_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:
@@ -94,6 +98,8 @@ def ensure_collections(cfg: Config) -> list[str]:
         notes += create_index(cfg, db[s[role]], key, name)
     if ferretdb:
         notes += drop_indexes_that_serve_no_query(cfg, db)
+    else:
+        notes += expire_evidence(db[s["evidence_collection"]], s["evidence_retention_days"])
     if cfg.store_uses_local_ferretdb:
         try:
             index_id_lookups(cfg)
@@ -133,6 +139,27 @@ def create_index(cfg: Config, collection, key: list[tuple[str, int]], name: str)
     retry_on_stale_ferretdb_schema(cfg, collection.database, lambda: collection.create_index(key, name=name),
                                    lambda: name in {i["name"] for i in collection.list_indexes()}, drop_a_leftover)
     return notes
+
+
+EVIDENCE_TTL_INDEX = "event_time_ttl"
+
+
+def expire_evidence(collection, days: int) -> list[str]:
+    """MongoDB: a TTL index on the evidence's event_time, removing each event ``days`` after it happened
+    (store.evidence_retention_days); a changed retention is applied to the index in place (collMod).
+    FerretDB 1.24 has no TTL indexes: the supervisor deletes instead (``delete_expired_evidence``)."""
+    seconds = days * 86400
+    existing = {i["name"]: i for i in collection.list_indexes()}
+    current = existing.get(EVIDENCE_TTL_INDEX)
+    if current is None:
+        collection.create_index([("event_time", 1)], name=EVIDENCE_TTL_INDEX, expireAfterSeconds=seconds)
+        return []
+    if current.get("expireAfterSeconds") != seconds:
+        collection.database.command("collMod", collection.name,
+                                    index={"name": EVIDENCE_TTL_INDEX, "expireAfterSeconds": seconds})
+        return [f"{collection.name} keeps events {days} days now (store.evidence_retention_days; it kept "
+                f"{int(current.get('expireAfterSeconds', 0)) // 86400})"]
+    return []
 
 
 def drop_indexes_that_serve_no_query(cfg: Config, db) -> list[str]:

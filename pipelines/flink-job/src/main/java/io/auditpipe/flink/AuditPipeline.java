@@ -15,6 +15,7 @@ import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitStatsRow;
+import io.auditpipe.flink.functions.IsEvidence;
 import io.auditpipe.flink.functions.SplitDeadLetters;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.functions.TooLateForStats;
@@ -49,6 +50,7 @@ import java.util.Objects;
  * records --SplitDeadLetters--> events
  *   |        \--> keyBy(server): first copy only, linked into the server's chain
  *   |             |--> events sink (the capped collection, insert by deterministic _id)
+ *   |             |--> the evidence kinds only --> evidence sink (uncapped, the same documents)
  *   |             |--> archive: Parquet per server and day (FileSink, exactly once)
  *   |             |--> keyBy(server,user,event,class,status)
  *   |             |      1-minute event-time windows --> stats sink (upsert full count)
@@ -134,6 +136,8 @@ public final class AuditPipeline {
                         options.get(JobOptions.CHAIN_HEAD_INTERVAL)))
                 .name("first-copies-in-chain").uid("first-copies-in-chain");
         firstCopies.sinkTo(sinks.events()).name("store-events").uid("store-events");
+        firstCopies.filter(new IsEvidence()).name("evidence-kinds").uid("evidence-kinds")
+                .sinkTo(sinks.evidence()).name("store-evidence").uid("store-evidence");
         DataStream<ChainHead> heads = firstCopies.getSideOutput(ChainEvents.HEADS);
         heads.sinkTo(sinks.chainHeads()).name("store-chain-heads").uid("store-chain-heads");
         sinks.servers().ifPresent(s -> heads.sinkTo(s).name("store-servers").uid("store-servers"));

@@ -1,6 +1,7 @@
 package io.auditpipe.flink;
 
 import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.EvidenceKind;
 import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.alerts.AlertRule;
 import io.auditpipe.flink.document.EventDocument;
@@ -20,7 +21,7 @@ import java.util.Map;
 /**
  * What the CLI and the docs know of the job, published by the job: its options (type, default,
  * whether required, description) and key families, the compliance keys, the alert rules with their
- * severities and controls, the dead-letter stages, the size limits the CLI derives its own from,
+ * severities and controls, the evidence kinds with their conditions on the stored document, the dead-letter stages, the size limits the CLI derives its own from,
  * and where the event's fields are defined. {@code AuditPipelineJob --print-contract} prints it;
  * schemas/job-contract.json is that output, and JobContractTest fails when the file is stale. The
  * CLI reads the file instead of copying any of it by hand.
@@ -44,6 +45,7 @@ public final class JobContract {
                 .append("data_classes", ComplianceSettings.DATA_CLASSES)
                 .append("alert_rules", alertRules())
                 .append("alert_severities", AlertRule.SEVERITIES)
+                .append("evidence_kinds", evidenceKinds())
                 .append("dead_letter_stages", List.of(DeadLetter.STAGE_COLLECT, DeadLetter.STAGE_PARSE,
                         DeadLetter.STAGE_STATS, DeadLetter.STAGE_STORE))
                 .append("limits", new Document()
@@ -74,6 +76,15 @@ public final class JobContract {
         for (AlertRule r : AlertRule.values()) {
             out.add(new Document("rule", r.id).append("severities", r.severities).append("controls", r.controls)
                     .append("description", r.description));
+        }
+        return out;
+    }
+
+    private static List<Document> evidenceKinds() {
+        List<Document> out = new ArrayList<>();
+        for (EvidenceKind k : EvidenceKind.values()) {
+            out.add(new Document("kind", k.id).append("condition", new Document(k.condition()))
+                    .append("description", k.description));
         }
         return out;
     }

@@ -60,6 +60,9 @@ public final class JobWiring {
                         .withDigestField(EventDocument.LINE_DIGEST_FIELD)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer)
                         .withBatchesInFlight(EVENT_BATCHES_IN_FLIGHT), StoreDocuments::eventInsert))
+                // a duplicate _id here is the event stored already: collisions are the events writer's to report
+                .evidence(new MongoBulkSink<>(store(options, JobOptions.EVIDENCE_COLLECTION)
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert))
                 .stats(new MongoBulkSink<>(store(options, JobOptions.STATS_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::statsUpsert))
                 .deadLetters(new MongoBulkSink<>(store(options, JobOptions.DEAD_LETTER_COLLECTION),

@@ -13,13 +13,14 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Where the pipeline writes, as one value. The store's five outputs are required (a test that does
+ * Where the pipeline writes, as one value. The store's six outputs are required (a test that does
  * not look at one passes a discarding sink, saying so); the others are optional outputs, and an
  * absent one adds no operator to the graph. Built with {@link #builder()}, which names every
  * required sink left out.
  */
 public record PipelineSinks(
         Sink<IngestedEvent> events,
+        Sink<IngestedEvent> evidence,
         Sink<StatsRow> stats,
         Sink<DeadLetter> deadLetters,
         Sink<Alert> alerts,
@@ -40,6 +41,7 @@ public record PipelineSinks(
 
     public static final class Builder {
         private Sink<IngestedEvent> events;
+        private Sink<IngestedEvent> evidence;
         private Sink<StatsRow> stats;
         private Sink<DeadLetter> deadLetters;
         private Sink<Alert> alerts;
@@ -55,6 +57,8 @@ public record PipelineSinks(
 
         /** Every stored event: the first copy of each, linked into its server's chain. */
         public Builder events(Sink<IngestedEvent> s) { events = s; return this; }
+        /** The stored events that are evidence of some kind (EvidenceKind), the same documents. */
+        public Builder evidence(Sink<IngestedEvent> s) { evidence = s; return this; }
         /** The one-minute counts. */
         public Builder stats(Sink<StatsRow> s) { stats = s; return this; }
         /** Dead letters in the store. */
@@ -83,6 +87,7 @@ public record PipelineSinks(
         public PipelineSinks build() {
             List<String> missing = new ArrayList<>();
             if (events == null) missing.add("events");
+            if (evidence == null) missing.add("evidence");
             if (stats == null) missing.add("stats");
             if (deadLetters == null) missing.add("deadLetters");
             if (alerts == null) missing.add("alerts");
@@ -91,7 +96,7 @@ public record PipelineSinks(
             if (!missing.isEmpty()) {
                 throw new IllegalStateException("the pipeline's sinks lack " + String.join(", ", missing));
             }
-            return new PipelineSinks(events, stats, deadLetters, alerts, chainHeads, Optional.ofNullable(deadLetterTopic),
+            return new PipelineSinks(events, evidence, stats, deadLetters, alerts, chainHeads, Optional.ofNullable(deadLetterTopic),
                     Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
                     Optional.ofNullable(kafkaLag), Optional.ofNullable(archive));
         }

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.enrich.EvidenceKind;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
@@ -101,6 +102,7 @@ class AuditPipelineTest {
         Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
                 "store.uri", "mongodb://unused/"), "test").job;
         CollectingSink<IngestedEvent> events = new CollectingSink<>("events");
+        CollectingSink<IngestedEvent> evidence = new CollectingSink<>("evidence");
         CollectingSink<StatsRow> stats = new CollectingSink<>("stats");
         CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("dead-letters");
         DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
@@ -113,7 +115,7 @@ class AuditPipelineTest {
         CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
         CollectingSink<ChainHead> heads = new CollectingSink<>("heads");
         new AuditPipeline(options, new PipelineSources(source, source), PipelineSinks.builder()
-                .events(events).stats(stats).deadLetters(deadLetters).alerts(alerts).chainHeads(heads)
+                .events(events).evidence(evidence).stats(stats).deadLetters(deadLetters).alerts(alerts).chainHeads(heads)
                 .archive(EventArchive.events(archive.toUri().toString()), EventArchive.chainHeads(archive.toUri().toString()))
                 .build())
                 .execute(env);
@@ -123,6 +125,15 @@ class AuditPipelineTest {
         Set<String> ids = new HashSet<>();
         stored.forEach(e -> ids.add(e.event.id));
         assertEquals(2 * PER_SERVER + 3, ids.size(), "one event per record id");
+
+        // the evidence: exactly the stored events of some evidence kind, once each (the failed logins and the
+        // grant here), the same documents
+        List<String> expected = stored.stream().filter(e -> EvidenceKind.any(e.event)).map(e -> e.event.id).sorted()
+                .collect(java.util.stream.Collectors.toList());
+        assertEquals(2 * (PER_SERVER / 50) + 1, expected.size(), "a failed login in fifty lines, and the grant");
+        assertEquals(expected, evidence.received().stream().map(e -> e.event.id).sorted()
+                .collect(java.util.stream.Collectors.toList()));
+        assertTrue(evidence.received().stream().allMatch(e -> e.chainSeq > 0 && e.chainDigest != null), "linked");
 
         // one chain per server, 1..n without a gap, each link following the one before
         for (String server : List.of("db-01", "db-02")) {

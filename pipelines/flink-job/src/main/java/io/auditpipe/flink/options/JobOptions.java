@@ -96,6 +96,12 @@ public final class JobOptions {
     public static final ConfigOption<String> EVENTS_COLLECTION = ConfigOptions.key("store.collection.events")
             .stringType().defaultValue("audit_events")
             .withDescription("Capped collection of normalized events, one document per audit record.");
+    public static final ConfigOption<String> EVIDENCE_COLLECTION = ConfigOptions.key("store.collection.evidence")
+            .stringType().defaultValue("audit_evidence")
+            .withDescription("Uncapped collection of the events a reviewer must see one by one (failed logins, account"
+                    + " and privilege changes, events touching classified data, the audit system's own events:"
+                    + " docs/compliance.md \"Evidence\"), the same documents as in the events collection, kept for the"
+                    + " evidence retention.");
     public static final ConfigOption<String> STATS_COLLECTION = ConfigOptions.key("store.collection.stats")
             .stringType().defaultValue("audit_stats_1m")
             .withDescription("Event-time one-minute counts by server, user, event, command class and status.");
