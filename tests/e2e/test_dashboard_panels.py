@@ -49,6 +49,12 @@ def scenario(stack):
     servers = db[stack.cfg.store["servers_collection"]]
     stack.wait_for("the server's entry at its last event", lambda: (
         (d := servers.find_one({"_id": SERVER})) is not None and d["last_seq"] == m.records, d), timeout=150)
+    # the day's rollups count every event that evidences a control or that an administrator did
+    counted = db[stack.cfg.store["events_collection"]].count_documents(
+        {"server": SERVER, "$or": [{"controls.0": {"$exists": True}}, {"principal_class": "administrator"}]})
+    rollups = db[stack.cfg.store["rollups_collection"]]
+    stack.wait_for("the rollups of every counted event", lambda: (
+        (n := sum(r["events"] for r in rollups.find({"server": SERVER}))) == counted and n > 0, n), timeout=60)
     since = percona_time(m.first_event_time) - timedelta(minutes=5)
     until = percona_time(m.last_event_time) + timedelta(minutes=5)
     return m, since, until
@@ -122,6 +128,30 @@ def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown
         for r in rows:  # the plugin makes an embedded group key one JSON column; extractFields splits it
             if isinstance(r.get("_id"), dict):
                 assert json.loads(json.dumps(r["_id"], default=str)).keys() == r["_id"].keys()
+
+
+def test_each_rollup_form_gives_its_events_forms_rows_over_whole_days(stack, scenario):
+    """docs/queries.md "Rollups": over the UTC days that hold the scenario, a query's rollup form (the
+    daily counts the job writes) answers what its events form answers from the stored events."""
+    _, since, until = scenario
+    first_day = since.replace(hour=0, minute=0, second=0, microsecond=0)
+    last_day = until.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+    controls = {c for d in stack.db()[stack.cfg.store["events_collection"]].find({"server": SERVER}, {"controls": 1})
+                for c in d.get("controls", [])}
+    assert {"PCI-DSS-10.2.1.2", "PCI-DSS-10.2.1.4", "SOX-ITGC-ACCESS"} <= controls, controls
+    compared = 0
+    for name, q in query.saved_queries().items():
+        if "rollup" not in q:
+            continue
+        for params in ([{"control": c} for c in sorted(controls)] if "control" in query.params_used(q["pipeline"])
+                       else [{}]):
+            bound = {**params, "since": since, "until": until, "servers": [SERVER]}
+            from_rollups = query.run_pipeline(stack.cfg, "rollups", query.bind(q["rollup"], bound))
+            from_events = query.run_pipeline(stack.cfg, "events", query.bind(
+                q["pipeline"], {**bound, "since": first_day, "until": last_day}))
+            assert as_text(from_rollups) == as_text(from_events), (name, params)
+            compared += bool(from_events)
+    assert compared >= len(controls), compared
 
 
 def test_the_evidence_collection_holds_exactly_the_evidence_events(stack, scenario):

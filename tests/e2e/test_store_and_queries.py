@@ -9,7 +9,7 @@ from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.evidence import query
 from auditpipe.store.client import is_ferretdb
-from auditpipe.store.collections import BASE_INDEXES, QUERY_INDEXES, ensure_collections
+from auditpipe.store.collections import BASE_INDEXES, EXPIRING, QUERY_INDEXES, ensure_collections
 from auditpipe.store.ferretdb import ID_LOOKUP_INDEX_SUFFIX
 from auditpipe.store.trimming import TRIM_CHAIN_WINDOW, trim_capped_collections
 from auditpipe.tools.simulate import simulate
@@ -43,7 +43,8 @@ def test_setup_creates_the_indexes_this_store_uses(stack):
         for role in {r for r, _, _ in BASE_INDEXES + QUERY_INDEXES}:
             collection = stack.cfg.store[role]
             have = {i["name"]: list(i["key"].items()) for i in db[collection].list_indexes() if i["name"] != "_id_"}
-            assert have == {name: key for r, key, name in wanted if r == role}, collection
+            ttl = {} if ferretdb else {f"{field}_ttl": [(field, 1)] for r, field in EXPIRING if r == role}
+            assert have == {name: key for r, key, name in wanted if r == role} | ttl, collection
 
     check()
     if ferretdb:  # a store set up by an older auditpipe: its events indexes go, an index of the user's stays
@@ -61,8 +62,8 @@ def test_setup_creates_the_indexes_this_store_uses(stack):
         check()
 
 
-UNCAPPED_ROLES = ["stats_collection", "dead_letter_collection", "alerts_collection", "chain_heads_collection",
-                  "servers_collection"]
+UNCAPPED_ROLES = ["evidence_collection", "rollups_collection", "stats_collection", "dead_letter_collection",
+                  "alerts_collection", "chain_heads_collection", "servers_collection"]
 
 
 def _id_lookup_plan(db, collection: str) -> str:
@@ -221,6 +222,29 @@ def test_topics_have_the_configured_partitions_and_settings(stack):
         settings = client.describe_configs([resource])[resource].result()
         assert settings["min.insync.replicas"].value == str(stack.cfg.kafka["min_insync_replicas"]), t.name
         assert settings["retention.ms"].value == str(t.retention_ms), t.name
+
+
+def test_the_evidence_and_rollups_keep_the_retention_and_no_more(stack):
+    """store.evidence_retention_days: on the local FerretDB (no TTL indexes) the supervisor's deletion
+    removes the evidence older than it by event time and the rollups by their day's end, nothing newer."""
+    from datetime import datetime, timedelta, timezone
+
+    from auditpipe.store.trimming import delete_expired_evidence
+
+    cfg, db = scratch_database(stack, "auditpipe_expiry")
+    try:
+        ensure_collections(cfg)
+        now = datetime(2026, 11, 25, 12, tzinfo=timezone.utc)
+        keep = timedelta(days=cfg.store["evidence_retention_days"])
+        evidence, rollups = db[cfg.store["evidence_collection"]], db[cfg.store["rollups_collection"]]
+        evidence.insert_many([{"_id": "old", "event_time": now - keep - timedelta(minutes=1)},
+                              {"_id": "kept", "event_time": now - keep + timedelta(minutes=1)}])
+        rollups.insert_many([{"_id": "old-day", "day_end": now - keep - timedelta(hours=1)},
+                             {"_id": "kept-day", "day_end": now - keep + timedelta(hours=1)}])
+        assert delete_expired_evidence(cfg, now) == 2
+        assert [d["_id"] for d in evidence.find()] == ["kept"] and [d["_id"] for d in rollups.find()] == ["kept-day"]
+    finally:
+        db.client.drop_database("auditpipe_expiry")
 
 
 def test_an_uncapped_events_collection_stops_startup(stack):

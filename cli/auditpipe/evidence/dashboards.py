@@ -80,13 +80,12 @@ class CatalogQuery(cogbuilder.Builder[MongoQuery]):
         self.ref_id = ref_id
 
     def build(self) -> MongoQuery:
-        saved = query.saved_queries()[self.name]
-        bound = query.bind(saved["pipeline"], {**self.params, "since": FROM, "until": TO,
-                                               "servers": _SERVERS_PLACEHOLDER})
+        # the rollups or the evidence collection where they answer: the whole retention, not the capped
+        # collection's minutes
+        role, pipeline = query.panel_form(self.name)
+        bound = query.bind(pipeline, {**self.params, "since": FROM, "until": TO, "servers": _SERVERS_PLACEHOLDER})
         text_ = json.dumps(bound, indent=2).replace(json.dumps(_SERVERS_PLACEHOLDER), SERVERS_MACRO)
-        # an evidence query reads the evidence collection: the whole retention, not the capped collection's minutes
-        return MongoQuery(self.ref_id, default_collections()[query.source_collection(self.name)], text_, self.name,
-                          self.params)
+        return MongoQuery(self.ref_id, default_collections()[role], text_, self.name, self.params)
 
 
 def expand_macros(query_text: str, from_ms: int, to_ms: int, servers: list[str]) -> str:
@@ -99,7 +98,9 @@ def expand_macros(query_text: str, from_ms: int, to_ms: int, servers: list[str])
 
 def _description(requirement: str, name: str) -> str:
     about = query.saved_queries()[name]["description"]
-    return f"{requirement}\n\n{about}\n\nQuery: `auditpipe query {name}` (schemas/queries.yaml)."
+    days = (" Counted from the daily rollups: the whole UTC days that overlap the time range."
+            if "rollup" in query.saved_queries()[name] else "")
+    return f"{requirement}\n\n{about}{days}\n\nQuery: `auditpipe query {name}` (schemas/queries.yaml)."
 
 
 def _split_group_key() -> gmodel.DataTransformerConfig:

@@ -15,7 +15,7 @@ from auditpipe.errors import UserError
 from auditpipe.store.client import mongo_client
 
 COLLECTION_ROLES = {"events": "events_collection", "evidence": "evidence_collection",
-                    "stats": "stats_collection", "servers": "servers_collection",
+                    "stats": "stats_collection", "rollups": "rollups_collection", "servers": "servers_collection",
                     "kafka_lag": "kafka_lag_collection",
                     "dead_letters": "dead_letter_collection", "alerts": "alerts_collection"}
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -52,10 +52,15 @@ def evidence_kind(name: str) -> str | None:
     return None
 
 
-def source_collection(name: str) -> str:
-    """The collection a dashboard panel of the saved query reads: evidence for an evidence query
-    (``evidence_kind``), else the query's own."""
-    return "evidence" if evidence_kind(name) else saved_queries()[name]["collection"]
+def panel_form(name: str) -> tuple[str, list]:
+    """What a dashboard panel of the saved query reads, as (collection role, pipeline): the query's
+    rollup form on the daily rollups where it has one (whole UTC days: docs/queries.md "Rollups"),
+    the evidence collection for an evidence query (``evidence_kind``), else its own collection. The
+    first two keep their rows for the evidence retention, the capped collection for minutes."""
+    q = saved_queries()[name]
+    if "rollup" in q:
+        return "rollups", q["rollup"]
+    return ("evidence" if evidence_kind(name) else q["collection"]), q["pipeline"]
 
 
 def parse_time(text: str | None, default: datetime, now: datetime | None = None) -> datetime:

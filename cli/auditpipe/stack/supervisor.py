@@ -15,8 +15,8 @@ restart, last error, next attempt) and shown by ``auditpipe status``; each resta
 It also trims the local FerretDB's capped collections every ``store.capped_cleanup_interval``
 (``trim_capped_collections``: FerretDB's own cleanup cannot hold a cap under load, docs/store.md),
 and logs what it removed at most every ``TRIM_LOG_EVERY`` seconds; and every ``EVIDENCE_EXPIRY_EVERY``
-seconds it deletes the evidence older than ``store.evidence_retention_days`` (FerretDB has no TTL
-indexes: ``delete_expired_evidence``), logging what it deleted.
+seconds it deletes the evidence and rollups older than ``store.evidence_retention_days`` (FerretDB
+has no TTL indexes: ``delete_expired_evidence``), logging what it deleted.
 
 It keeps each part's log (``<state_dir>/logs/<part>.log``, and its own) under ``LOG_CAP_BYTES``:
 every ``CAP_LOGS_EVERY`` seconds a log over it becomes ``<part>.log.1`` (replacing the one before)
@@ -296,8 +296,9 @@ class EvidenceExpiry:
             self.last_error = str(e)
             return
         if deleted:
-            _log(f"store: deleted {deleted:,} events of {self.cfg.store['evidence_collection']} older than "
-                 f"store.evidence_retention_days ({self.cfg.store['evidence_retention_days']})")
+            _log(f"store: deleted {deleted:,} documents of {self.cfg.store['evidence_collection']} and "
+                 f"{self.cfg.store['rollups_collection']} older than store.evidence_retention_days "
+                 f"({self.cfg.store['evidence_retention_days']})")
 
 
 class LogCapping:

@@ -47,6 +47,9 @@ KAFKA_LAG_CAPPED_MB = 16  # samples of about 250 bytes every 15 s: about 60 days
 QUERY_INDEXES = [
     ("events_collection", [("event_time", 1)], "event_time"),
     ("evidence_collection", [("server", 1), ("event_time", 1)], "server_event_time"),
+    ("rollups_collection", [("server", 1), ("day", 1)], "server_day"),
+    ("rollups_collection", [("controls", 1), ("day", 1)], "controls_day"),
+    ("rollups_collection", [("principal_class", 1), ("day", 1)], "principal_class_day"),
     ("evidence_collection", [("auth_outcome", 1), ("event_time", 1)], "auth_outcome_event_time"),
     ("evidence_collection", [("category", 1), ("event_time", 1)], "category_event_time"),
     ("evidence_collection", [("data_classes", 1), ("event_time", 1)], "data_classes_event_time"),
@@ -87,7 +90,7 @@ def ensure_collections(cfg: Config) -> list[str]:
                          "place (re-create the collection to apply it)")
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
-    for name in (s["evidence_collection"], s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"],
+    for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"],
                  s["chain_heads_collection"], s["servers_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)
@@ -99,7 +102,8 @@ def ensure_collections(cfg: Config) -> list[str]:
     if ferretdb:
         notes += drop_indexes_that_serve_no_query(cfg, db)
     else:
-        notes += expire_evidence(db[s["evidence_collection"]], s["evidence_retention_days"])
+        for role, field in EXPIRING:
+            notes += expire_after(db[s[role]], field, s["evidence_retention_days"])
     if cfg.store_uses_local_ferretdb:
         try:
             index_id_lookups(cfg)
@@ -141,23 +145,23 @@ def create_index(cfg: Config, collection, key: list[tuple[str, int]], name: str)
     return notes
 
 
-EVIDENCE_TTL_INDEX = "event_time_ttl"
+# what store.evidence_retention_days removes: the evidence by its event time, a rollup by its day's end
+EXPIRING = (("evidence_collection", "event_time"), ("rollups_collection", "day_end"))
 
 
-def expire_evidence(collection, days: int) -> list[str]:
-    """MongoDB: a TTL index on the evidence's event_time, removing each event ``days`` after it happened
+def expire_after(collection, field: str, days: int) -> list[str]:
+    """MongoDB: a TTL index on ``field``, removing each document ``days`` after that time
     (store.evidence_retention_days); a changed retention is applied to the index in place (collMod).
     FerretDB 1.24 has no TTL indexes: the supervisor deletes instead (``delete_expired_evidence``)."""
+    name = f"{field}_ttl"
     seconds = days * 86400
-    existing = {i["name"]: i for i in collection.list_indexes()}
-    current = existing.get(EVIDENCE_TTL_INDEX)
+    current = {i["name"]: i for i in collection.list_indexes()}.get(name)
     if current is None:
-        collection.create_index([("event_time", 1)], name=EVIDENCE_TTL_INDEX, expireAfterSeconds=seconds)
+        collection.create_index([(field, 1)], name=name, expireAfterSeconds=seconds)
         return []
     if current.get("expireAfterSeconds") != seconds:
-        collection.database.command("collMod", collection.name,
-                                    index={"name": EVIDENCE_TTL_INDEX, "expireAfterSeconds": seconds})
-        return [f"{collection.name} keeps events {days} days now (store.evidence_retention_days; it kept "
+        collection.database.command("collMod", collection.name, index={"name": name, "expireAfterSeconds": seconds})
+        return [f"{collection.name} keeps {days} days now (store.evidence_retention_days; it kept "
                 f"{int(current.get('expireAfterSeconds', 0)) // 86400})"]
     return []
 

@@ -163,14 +163,15 @@ def trim_capped_collections(cfg: Config) -> list[Trimmed]:
 
 def delete_expired_evidence(cfg: Config, now=None) -> int:
     """The local FerretDB's part of store.evidence_retention_days (it has no TTL indexes; MongoDB's TTL
-    index does this there, ``expire_evidence``): deletes the evidence whose event time is older. One
-    request, which FerretDB answers by reading the whole collection; the supervisor runs it hourly.
-    Returns how many it deleted."""
+    indexes do this there, ``expire_after``): deletes the evidence whose event time and the rollups
+    whose day ended longer ago. One request each, which FerretDB answers by reading the whole
+    collection; the supervisor runs it hourly. Returns how many documents it deleted."""
     from datetime import datetime, timedelta, timezone
 
     from auditpipe.store.client import mongo_client
+    from auditpipe.store.collections import EXPIRING
 
     now = now or datetime.now(timezone.utc)
     cutoff = now - timedelta(days=int(cfg.store["evidence_retention_days"]))
-    evidence = mongo_client(cfg, socket_timeout_ms=600_000)[cfg.store["database"]][cfg.store["evidence_collection"]]
-    return evidence.delete_many({"event_time": {"$lt": cutoff}}).deleted_count
+    db = mongo_client(cfg, socket_timeout_ms=600_000)[cfg.store["database"]]
+    return sum(db[cfg.store[role]].delete_many({field: {"$lt": cutoff}}).deleted_count for role, field in EXPIRING)

@@ -30,8 +30,8 @@ def test_every_panel_runs_a_catalog_query_with_the_dashboards_macros():
     for name, title, t in targets:
         q = catalog[t["auditpipeQuery"]]
         assert t["datasource"] == {"type": dashboards.PLUGIN, "uid": dashboards.DATASOURCE_UID}, title
-        # an evidence query's panel reads the evidence collection (the whole retention)
-        role = "evidence" if query.evidence_kind(t["auditpipeQuery"]) else q["collection"]
+        # a rollup form reads the rollups, an evidence query the evidence collection (the whole retention)
+        role = "rollups" if "rollup" in q else "evidence" if query.evidence_kind(t["auditpipeQuery"]) else q["collection"]
         assert t["collection"] == dashboards.default_collections()[role], title
         assert t["queryLanguage"] == "json"
         text = t["queryText"]
@@ -46,15 +46,15 @@ def test_every_panel_runs_a_catalog_query_with_the_dashboards_macros():
         expanded = json_util.loads(dashboards.expand_macros(text, int(t0.timestamp() * 1000), int(t1.timestamp() * 1000),
                                                             ["db-01", "db-02"]),
                                    json_options=json_util.JSONOptions(tz_aware=True, tzinfo=timezone.utc))
-        assert expanded == query.bind(q["pipeline"], {**t["auditpipeParams"], "since": t0, "until": t1,
-                                                      "servers": ["db-01", "db-02"]}), title
+        assert expanded == query.bind(query.panel_form(t["auditpipeQuery"])[1], {
+            **t["auditpipeParams"], "since": t0, "until": t1, "servers": ["db-01", "db-02"]}), title
 
 
 def test_grouped_panels_split_the_group_key_into_columns():
     for d in committed().values():
         for p in d["panels"]:
             for t in p.get("targets", []):
-                groups = any("$group" in stage for stage in query.saved_queries()[t["auditpipeQuery"]]["pipeline"])
+                groups = any("$group" in stage for stage in query.panel_form(t["auditpipeQuery"])[1])
                 ids = [x["id"] for x in p.get("transformations", [])]
                 assert ("extractFields" in ids) == groups, p["title"]
 

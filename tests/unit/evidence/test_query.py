@@ -140,3 +140,28 @@ def test_a_query_not_per_server_refuses_server(tmp_path):
 
     with pytest.raises(UserError, match="'kafka-lag' is not per server"):
         query.run_saved(Config(data={}, file=tmp_path / "auditpipe.yaml"), "kafka-lag", servers=["db-1"])
+
+
+def test_a_rollup_form_gives_the_rows_of_its_events_form():
+    """A query's rollup form (docs/queries.md "Rollups") groups, sums and sorts as its events form does,
+    over the rollups' day bounds instead of event_time, with the same other conditions; and it only
+    asks about events the rollups count (those evidencing a control, and what administrators do)."""
+    forms = {n: q for n, q in query.saved_queries().items() if "rollup" in q}
+    assert {"events-for-control", "privileged-activity"} <= set(forms)
+    for name, q in forms.items():
+        events, rollup = q["pipeline"], q["rollup"]
+        assert q["collection"] == "events" and len(events) == len(rollup), name
+        e_match, r_match = dict(events[0]["$match"]), dict(rollup[0]["$match"])
+        assert e_match.pop("event_time") == {"$gte": {"$param": "since"}, "$lt": {"$param": "until"}}, name
+        assert r_match.pop("day_end") == {"$gt": {"$param": "since"}} and r_match.pop("day") == {"$lt": {"$param": "until"}}
+        assert e_match == r_match, name
+        assert "controls" in e_match or e_match.get("principal_class") == "administrator", name
+        assert set(e_match) <= {"server", "user", "principal_class", "category", "action", "controls"}, name
+        for e_stage, r_stage in zip(events[1:], rollup[1:]):
+            if "$group" in e_stage:
+                e_group, r_group = dict(e_stage["$group"]), dict(r_stage["$group"])
+                assert e_group.pop("_id") == r_group.pop("_id"), name
+                assert all(v == {"$sum": 1} for v in e_group.values()) and r_group == {k: {"$sum": "$events"} for k in e_group}
+                assert set(e_stage["$group"]["_id"].values()) <= {"$user", "$principal_class", "$category", "$action"}
+            else:
+                assert e_stage == r_stage, name

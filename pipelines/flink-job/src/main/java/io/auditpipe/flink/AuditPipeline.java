@@ -14,6 +14,7 @@ import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
+import io.auditpipe.flink.functions.EmitRollupRow;
 import io.auditpipe.flink.functions.EmitStatsRow;
 import io.auditpipe.flink.functions.IsEvidence;
 import io.auditpipe.flink.functions.SplitDeadLetters;
@@ -24,6 +25,8 @@ import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.records.RollupKey;
+import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.parser.AuditEvent;
@@ -54,6 +57,8 @@ import java.util.Objects;
  *   |             |--> archive: Parquet per server and day (FileSink, exactly once)
  *   |             |--> keyBy(server,user,event,class,status)
  *   |             |      1-minute event-time windows --> stats sink (upsert full count)
+ *   |             |--> control and administrator events, keyBy(server,user,class,category,action,controls)
+ *   |             |      1-day event-time windows --> rollups sink (upsert full count)
  *   |             \--> chain heads (each head interval) --> chain heads sink, archive manifest,
  *   |                  servers (last event per server), the Kafka lag sampler
  *   \--> dead letters (+ id collisions, events too late for the stats) --> dead letters sinks
@@ -110,6 +115,7 @@ public final class AuditPipeline {
                 .name("split-dead-letters").uid("split-dead-letters");
         SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
+        rollups(firstCopies);
         alerts(env.fromSource(sources.recordsForAlerts(), watermarks, "audit-raw-source-for-alerts")
                 .uid("audit-raw-source-for-alerts")
                 .flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"));
@@ -160,10 +166,30 @@ public final class AuditPipeline {
                 .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
                 .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
                 .sideOutputLateData(TOO_LATE_FOR_STATS)
-                .aggregate(new CountEvents(), new EmitStatsRow())
+                .aggregate(new CountEvents<>(), new EmitStatsRow())
                 .name("stats-1m").uid("stats-1m");
         stats.sinkTo(sinks.stats()).name("store-stats").uid("store-stats");
         return stats;
+    }
+
+    /**
+     * Daily counts of the events a review counts over its whole period (those evidencing a control,
+     * and what administrators do), by server, user, principal class, category, action and controls:
+     * a UTC day's event-time window, written early and updated by late events like the stats. An
+     * event too late for its day is too late for its minute too (a day ends no earlier than its last
+     * minute), so the stats' dead letter already names it; the window drops it without a second one.
+     */
+    private void rollups(DataStream<IngestedEvent> firstCopies) {
+        firstCopies
+                .filter(e -> RollupKey.counts(e.event)).name("rollup-events").uid("rollup-events")
+                .map(RollupKey::of, TypeInformation.of(RollupKey.class)).name("rollup-fields").uid("rollup-fields")
+                .keyBy(new RollupKey.Itself())
+                .window(TumblingEventTimeWindows.of(RollupRow.WINDOW))
+                .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
+                .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
+                .aggregate(new CountEvents<>(), new EmitRollupRow())
+                .name("rollups-1d").uid("rollups-1d")
+                .sinkTo(sinks.rollups()).name("store-rollups").uid("store-rollups");
     }
 
     /** The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once, and the alerts' sinks. */

@@ -65,6 +65,8 @@ public final class JobWiring {
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert))
                 .stats(new MongoBulkSink<>(store(options, JobOptions.STATS_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::statsUpsert))
+                .rollups(new MongoBulkSink<>(store(options, JobOptions.ROLLUPS_COLLECTION)
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::rollupUpsert))
                 .deadLetters(new MongoBulkSink<>(store(options, JobOptions.DEAD_LETTER_COLLECTION),
                         dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes)))
                 .deadLetterTopic(KafkaSink.<DeadLetter>builder()

@@ -4,6 +4,7 @@ import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsRow;
 
 import org.apache.flink.api.connector.sink2.Sink;
@@ -13,7 +14,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Where the pipeline writes, as one value. The store's six outputs are required (a test that does
+ * Where the pipeline writes, as one value. The store's seven outputs are required (a test that does
  * not look at one passes a discarding sink, saying so); the others are optional outputs, and an
  * absent one adds no operator to the graph. Built with {@link #builder()}, which names every
  * required sink left out.
@@ -22,6 +23,7 @@ public record PipelineSinks(
         Sink<IngestedEvent> events,
         Sink<IngestedEvent> evidence,
         Sink<StatsRow> stats,
+        Sink<RollupRow> rollups,
         Sink<DeadLetter> deadLetters,
         Sink<Alert> alerts,
         Sink<ChainHead> chainHeads,
@@ -43,6 +45,7 @@ public record PipelineSinks(
         private Sink<IngestedEvent> events;
         private Sink<IngestedEvent> evidence;
         private Sink<StatsRow> stats;
+        private Sink<RollupRow> rollups;
         private Sink<DeadLetter> deadLetters;
         private Sink<Alert> alerts;
         private Sink<ChainHead> chainHeads;
@@ -61,6 +64,8 @@ public record PipelineSinks(
         public Builder evidence(Sink<IngestedEvent> s) { evidence = s; return this; }
         /** The one-minute counts. */
         public Builder stats(Sink<StatsRow> s) { stats = s; return this; }
+        /** The daily rollups. */
+        public Builder rollups(Sink<RollupRow> s) { rollups = s; return this; }
         /** Dead letters in the store. */
         public Builder deadLetters(Sink<DeadLetter> s) { deadLetters = s; return this; }
         /** Alerts in the store. */
@@ -89,6 +94,7 @@ public record PipelineSinks(
             if (events == null) missing.add("events");
             if (evidence == null) missing.add("evidence");
             if (stats == null) missing.add("stats");
+            if (rollups == null) missing.add("rollups");
             if (deadLetters == null) missing.add("deadLetters");
             if (alerts == null) missing.add("alerts");
             if (chainHeads == null) missing.add("chainHeads");
@@ -96,7 +102,7 @@ public record PipelineSinks(
             if (!missing.isEmpty()) {
                 throw new IllegalStateException("the pipeline's sinks lack " + String.join(", ", missing));
             }
-            return new PipelineSinks(events, evidence, stats, deadLetters, alerts, chainHeads, Optional.ofNullable(deadLetterTopic),
+            return new PipelineSinks(events, evidence, stats, rollups, deadLetters, alerts, chainHeads, Optional.ofNullable(deadLetterTopic),
                     Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
                     Optional.ofNullable(kafkaLag), Optional.ofNullable(archive));
         }

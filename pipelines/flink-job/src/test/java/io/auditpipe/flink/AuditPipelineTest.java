@@ -15,6 +15,8 @@ import io.auditpipe.enrich.EvidenceKind;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.records.RollupKey;
+import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsRow;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -103,6 +105,7 @@ class AuditPipelineTest {
                 "store.uri", "mongodb://unused/"), "test").job;
         CollectingSink<IngestedEvent> events = new CollectingSink<>("events");
         CollectingSink<IngestedEvent> evidence = new CollectingSink<>("evidence");
+        CollectingSink<RollupRow> rollups = new CollectingSink<>("rollups");
         CollectingSink<StatsRow> stats = new CollectingSink<>("stats");
         CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("dead-letters");
         DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
@@ -115,7 +118,7 @@ class AuditPipelineTest {
         CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
         CollectingSink<ChainHead> heads = new CollectingSink<>("heads");
         new AuditPipeline(options, new PipelineSources(source, source), PipelineSinks.builder()
-                .events(events).evidence(evidence).stats(stats).deadLetters(deadLetters).alerts(alerts).chainHeads(heads)
+                .events(events).evidence(evidence).stats(stats).rollups(rollups).deadLetters(deadLetters).alerts(alerts).chainHeads(heads)
                 .archive(EventArchive.events(archive.toUri().toString()), EventArchive.chainHeads(archive.toUri().toString()))
                 .build())
                 .execute(env);
@@ -134,6 +137,13 @@ class AuditPipelineTest {
         assertEquals(expected, evidence.received().stream().map(e -> e.event.id).sorted()
                 .collect(java.util.stream.Collectors.toList()));
         assertTrue(evidence.received().stream().allMatch(e -> e.chainSeq > 0 && e.chainDigest != null), "linked");
+
+        // the rollups: the last count written for each (day, key) adds up to the stored events they count
+        Map<String, Long> days = new LinkedHashMap<>();
+        rollups.received().forEach(r -> days.put(r.id(), r.count));
+        long counted = stored.stream().filter(e -> RollupKey.counts(e.event)).count();
+        assertTrue(counted >= 2 * (PER_SERVER / 50), "the failed logins evidence PCI DSS 10.2.1.4, at least");
+        assertEquals(counted, days.values().stream().mapToLong(Long::longValue).sum());
 
         // one chain per server, 1..n without a gap, each link following the one before
         for (String server : List.of("db-01", "db-02")) {

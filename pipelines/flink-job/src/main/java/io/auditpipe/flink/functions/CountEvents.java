@@ -1,18 +1,16 @@
 package io.auditpipe.flink.functions;
 
-import io.auditpipe.flink.records.StatsEvent;
-
 import org.apache.flink.api.common.functions.AggregateFunction;
 
-/** Counts events; the window keeps one long per key and minute. */
-public class CountEvents implements AggregateFunction<StatsEvent, Long, Long> {
+/** Counts events; a window keeps one long per key and window (the stats' minute, the rollups' day). */
+public class CountEvents<T> implements AggregateFunction<T, Long, Long> {
     private static final long serialVersionUID = 1L;
 
     @Override
     public Long createAccumulator() { return 0L; }
 
     @Override
-    public Long add(StatsEvent value, Long acc) { return acc + 1; }
+    public Long add(T value, Long acc) { return acc + 1; }
 
     @Override
     public Long getResult(Long acc) { return acc; }

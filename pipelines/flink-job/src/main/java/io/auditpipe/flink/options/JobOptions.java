@@ -105,6 +105,11 @@ public final class JobOptions {
     public static final ConfigOption<String> STATS_COLLECTION = ConfigOptions.key("store.collection.stats")
             .stringType().defaultValue("audit_stats_1m")
             .withDescription("Event-time one-minute counts by server, user, event, command class and status.");
+    public static final ConfigOption<String> ROLLUPS_COLLECTION = ConfigOptions.key("store.collection.rollups")
+            .stringType().defaultValue("audit_rollups")
+            .withDescription("Daily event-time counts of the events a review counts over its whole period (those evidencing"
+                    + " a control, and what administrators do) by server, user, principal class, category, action and"
+                    + " controls (docs/queries.md \"Rollups\"), kept for the evidence retention.");
     public static final ConfigOption<String> DEAD_LETTER_COLLECTION = ConfigOptions.key("store.collection.dead-letters")
             .stringType().defaultValue("dead_letters")
             .withDescription("Dead letters: what could not be parsed or stored, with the reason and the original bytes.");

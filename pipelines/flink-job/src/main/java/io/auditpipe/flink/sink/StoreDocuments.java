@@ -3,6 +3,7 @@ package io.auditpipe.flink.sink;
 import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.parser.Digests;
 import io.auditpipe.parser.Utf8;
@@ -19,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Date;
+import java.util.List;
 
 /**
  * Where records become the store's write models: events ({@link EventDocument}), alerts, chain heads,
@@ -105,6 +107,26 @@ public final class StoreDocuments {
                 .append("command_class", row.key.commandClass)
                 .append("status", row.key.status)
                 .append("count", row.count)
+                .append("updated_at", new Date());
+        return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", set),
+                new UpdateOptions().upsert(true));
+    }
+
+    /**
+     * A day's rollup row as an upsert of its full count by its deterministic id: {@code day} and
+     * {@code day_end} bound the UTC day (a query over a range reads the days that overlap it).
+     */
+    public static WriteModel<Document> rollupUpsert(RollupRow row) {
+        Document set = new Document("day", new Date(row.dayStartMillis))
+                .append("day_end", new Date(row.dayStartMillis + RollupRow.WINDOW.toMillis()))
+                .append("server", row.key.server);
+        // a field the events lack is left out, as a group by it leaves it out of the events' rows
+        if (row.key.user != null) set.append("user", row.key.user);
+        if (row.key.principalClass != null) set.append("principal_class", row.key.principalClass);
+        if (row.key.category != null) set.append("category", row.key.category);
+        if (row.key.action != null) set.append("action", row.key.action);
+        set.append("controls", row.key.controls.isEmpty() ? List.of() : List.of(row.key.controls.split(",")))
+                .append("events", row.count)
                 .append("updated_at", new Date());
         return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", set),
                 new UpdateOptions().upsert(true));
