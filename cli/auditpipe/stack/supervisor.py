@@ -217,34 +217,53 @@ def run(cfg: Config) -> int:
     return 0
 
 
-class CappedTrimming:
-    """Runs ``trim_capped_collections`` every ``store.capped_cleanup_interval``; a failure (the store's
-    file locked, or not there yet) is logged and tried again next time, never the supervisor's end."""
+class _Periodic:
+    """Work the supervisor does every ``every`` seconds (the first time after ``first``); a failure
+    (the store's file locked, or not there yet) is logged once per kind and tried again next time,
+    never the supervisor's end."""
 
-    def __init__(self, cfg: Config):
-        self.cfg = cfg
-        self.every = duration_seconds(cfg.store["capped_cleanup_interval"])
-        self.next_run = time.monotonic() + self.every
-        self.removed: dict[str, int] = {}
-        self.last_log = float("-inf")  # the first removal is logged at once
+    what = "periodic work"
+
+    def __init__(self, cfg: Config, every: float, first: float):
+        self.cfg, self.every = cfg, every
+        self.next_run = time.monotonic() + first
         self.last_error = ""
 
-    def maybe_run(self) -> None:
-        from auditpipe.store.trimming import trim_capped_collections
+    def work(self) -> None:
+        raise NotImplementedError
 
+    def maybe_run(self) -> None:
         now = time.monotonic()
         if now < self.next_run:
             return
         self.next_run = now + self.every
         try:
-            for t in trim_capped_collections(self.cfg):
-                if t.removed:
-                    self.removed[t.collection] = self.removed.get(t.collection, 0) + t.removed
+            self.work()
             self.last_error = ""
         except Exception as e:  # noqa: BLE001 - logged once per kind, tried again at the next interval
             if str(e) != self.last_error:
-                _log(f"store: trimming capped collections failed, trying again every {self.every:.0f}s: {e}")
+                _log(f"store: {self.what} failed, trying again every {self.every:.0f}s: {e}")
             self.last_error = str(e)
+
+
+class CappedTrimming(_Periodic):
+    """Runs ``trim_capped_collections`` every ``store.capped_cleanup_interval``, logging what it removed
+    at most every ``TRIM_LOG_EVERY`` seconds."""
+
+    what = "trimming capped collections"
+
+    def __init__(self, cfg: Config):
+        every = duration_seconds(cfg.store["capped_cleanup_interval"])
+        super().__init__(cfg, every, every)
+        self.removed: dict[str, int] = {}
+        self.last_log = float("-inf")  # the first removal is logged at once
+
+    def work(self) -> None:
+        from auditpipe.store.trimming import trim_capped_collections
+
+        for t in trim_capped_collections(self.cfg):
+            if t.removed:
+                self.removed[t.collection] = self.removed.get(t.collection, 0) + t.removed
         if self.removed and time.monotonic() - self.last_log >= TRIM_LOG_EVERY:
             _log("store: trimmed the oldest documents of capped collections: " + ", ".join(
                 f"{n:,} from {c}" for c, n in sorted(self.removed.items())))
@@ -271,30 +290,19 @@ def cap_log(log_file: Path, cap: int = LOG_CAP_BYTES) -> bool:
 EVIDENCE_EXPIRY_EVERY = 3600.0
 
 
-class EvidenceExpiry:
-    """Deletes the expired evidence every ``EVIDENCE_EXPIRY_EVERY`` seconds, the first time a minute
-    after the start; a failure is logged and tried again next time."""
+class EvidenceExpiry(_Periodic):
+    """Deletes the expired evidence and rollups every ``EVIDENCE_EXPIRY_EVERY`` seconds, the first
+    time a minute after the start."""
+
+    what = "deleting expired evidence"
 
     def __init__(self, cfg: Config, every: float = EVIDENCE_EXPIRY_EVERY):
-        self.cfg, self.every = cfg, every
-        self.next_run = time.monotonic() + 60
-        self.last_error = ""
+        super().__init__(cfg, every, 60)
 
-    def maybe_run(self) -> None:
+    def work(self) -> None:
         from auditpipe.store.trimming import delete_expired_evidence
 
-        now = time.monotonic()
-        if now < self.next_run:
-            return
-        self.next_run = now + self.every
-        try:
-            deleted = delete_expired_evidence(self.cfg)
-            self.last_error = ""
-        except Exception as e:  # noqa: BLE001 - logged once per kind, tried again at the next interval
-            if str(e) != self.last_error:
-                _log(f"store: deleting expired evidence failed, trying again every {self.every:.0f}s: {e}")
-            self.last_error = str(e)
-            return
+        deleted = delete_expired_evidence(self.cfg)
         if deleted:
             _log(f"store: deleted {deleted:,} documents of {self.cfg.store['evidence_collection']} and "
                  f"{self.cfg.store['rollups_collection']} older than store.evidence_retention_days "
