@@ -137,16 +137,37 @@ class EventTiers:
         return match
 
     def _read_store(self, newest: dict[str, int]) -> None:
-        from auditpipe.store.client import mongo_client
+        if self.cfg.store_uses_local_ferretdb:
+            docs = self._newest_from_ferretdb()
+        else:
+            from auditpipe.store.client import mongo_client
 
-        db = mongo_client(self.cfg)[self.cfg.store["database"]]
-        docs = list(db[self.cfg.store["events_collection"]].find(
-            self.store_part_filter(newest), {f: 0 for f in NOT_QUERIED}))
+            db = mongo_client(self.cfg)[self.cfg.store["database"]]
+            docs = list(db[self.cfg.store["events_collection"]].find(
+                self.store_part_filter(newest), {f: 0 for f in NOT_QUERIED}))
         times = [d["event_time"] for d in docs if isinstance(d.get("event_time"), datetime)]
         self.reads.append(TierRead("store", len(docs), min(times, default=None), max(times, default=None),
                                    "not archived yet"))
         if docs:
             self._load_store_part(docs)
+
+    def _newest_from_ferretdb(self) -> list[dict]:
+        """The local FerretDB's events the archive does not hold, read newest first from its SQLite file
+        down to the archive's newest link of each server (``newest_unarchived``): FerretDB itself would
+        read the whole capped collection for the request. The archive holds a prefix of each chain, so
+        those are the events above its newest link anywhere; kept here: those in the range."""
+        from auditpipe.store.ferretdb import newest_unarchived
+        from auditpipe.store.trimming import TRIM_CHAIN_WINDOW
+
+        everywhere = [f for p in reader.partitions(self.cfg.archive_path)
+                      if self.servers is None or p.server in self.servers for f in p.files()]
+        archived = {s: int(n or 0) for s, n in reader.connect().execute(
+            f"SELECT server, max(chain_seq) FROM {reader.parquet_source(everywhere)} GROUP BY server").fetchall()
+        } if everywhere else {}
+        docs = newest_unarchived(self.cfg, self.cfg.store["events_collection"], archived, TRIM_CHAIN_WINDOW)
+        lo, hi = self.since.replace(tzinfo=None), self.until.replace(tzinfo=None)
+        return [d for d in docs if (self.servers is None or d.get("server") in self.servers)
+                and isinstance(d.get("event_time"), datetime) and lo <= d["event_time"] < hi]
 
     def _load_store_part(self, docs: list[dict]) -> None:
         """The store's documents as a DuckDB table with the archive's columns (less NOT_QUERIED), by way

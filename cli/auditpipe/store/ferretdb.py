@@ -105,3 +105,75 @@ def index_id_lookups(cfg: Config) -> list[str]:
     finally:
         con.close()
     return made
+
+
+def from_sjson(value, schema: dict):
+    """A value of FerretDB 1.24's stored JSON ("sjson") as pymongo gives it, by its schema entry:
+    dates are stored as epoch milliseconds; objects carry their own schema ($s), arrays one per item
+    (i). Naive UTC datetimes, as pymongo returns them."""
+    from datetime import datetime, timedelta
+
+    kind = schema.get("t")
+    if value is None or kind == "null":
+        return None
+    if kind == "date":
+        return datetime(1970, 1, 1) + timedelta(milliseconds=value)
+    if kind == "object":
+        return from_sjson_document(value, schema=schema.get("$s", {}))
+    if kind == "array":
+        return [from_sjson(v, s) for v, s in zip(value, schema.get("i", []))]
+    if kind in ("int", "long"):
+        return int(value)
+    if kind == "double":
+        return float(value)
+    return value  # string, bool
+
+
+def from_sjson_document(doc: dict, fields: set[str] | None = None, schema: dict | None = None) -> dict:
+    """A stored document (its sjson) as a dict of plain values; ``fields``: only those. The top-level
+    document carries its schema ($s); a nested one's is in its parent's (``schema``)."""
+    props = (doc.get("$s", {}) if schema is None else schema).get("p", {})
+    return {k: from_sjson(v, props.get(k, {})) for k, v in doc.items()
+            if k != "$s" and (fields is None or k in fields)}
+
+
+def newest_unarchived(cfg: Config, collection: str, archived: dict[str, int], slack: int,
+                      fields: set[str] | None = None, page: int = 5000) -> list[dict]:
+    """The documents of a capped collection of the local FerretDB whose chain link is above the newest
+    link the archive holds of their server (``archived``; a server missing from it has none there),
+    read newest first straight from FerretDB's SQLite file: one page of rows after another by record
+    id (insertion order), until every server met has shown a link at least ``slack`` below its
+    archived one (the writer's batches in flight can be inserted out of order, by up to ``slack``
+    links), so that what lies further back is archived. A server the archive has nothing of is read
+    to the oldest row. FerretDB answers any filtered request by reading every document (docs/store.md);
+    this reads the newest pages only. ``fields``: only these of each document."""
+    con = sqlite3.connect(f"file:{ferretdb_sqlite_file(cfg)}?mode=ro", uri=True, timeout=10)
+    try:
+        found = ferretdb_table(con, collection)
+        if found is None:
+            return []
+        table = found[0]
+        lowest: dict[str, int] = {}
+        out: list[dict] = []
+        before = None
+        while True:
+            rows = con.execute(
+                f'SELECT _ferretdb_record_id, _ferretdb_sjson FROM "{table}"'
+                + (" WHERE _ferretdb_record_id < ?" if before is not None else "")
+                + " ORDER BY _ferretdb_record_id DESC LIMIT ?", ((before, page) if before is not None else (page,))
+            ).fetchall()
+            if not rows:
+                return out
+            for record_id, text in rows:
+                doc = json.loads(text)
+                server, seq = doc.get("server"), doc.get("chain_seq")
+                if not isinstance(seq, int):
+                    continue
+                lowest[server] = min(lowest.get(server, seq), seq)
+                if seq > archived.get(server, 0):
+                    out.append(from_sjson_document(doc, fields))
+            before = rows[-1][0]
+            if all(archived.get(s, 0) > 0 and low <= archived[s] - slack for s, low in lowest.items()):
+                return out
+    finally:
+        con.close()

@@ -34,6 +34,18 @@ def test_unknown_saved_query_is_a_clear_error(tmp_path):
     assert r.returncode == 2 and "no saved query 'no-such-query'" in r.stderr
 
 
+def test_query_reads_one_tier_when_asked_never_two():
+    r = run("query", "failed-logins", "--archive", "--store")
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr, r.stderr
+
+
+def test_the_review_bench_refuses_the_pipeline_benchs_options(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("")
+    r = run("--config", str(cfg), "bench", "--review", "--recordings", str(tmp_path))
+    assert r.returncode == 2 and "--recordings belong to the pipeline's bench" in r.stderr, r.stderr
+
+
 def test_query_list_needs_no_store():
     r = run("query", "--list")
     assert r.returncode == 0 and "failed-logins" in r.stdout

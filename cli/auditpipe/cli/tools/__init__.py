@@ -110,8 +110,16 @@ def cmd_test(app: Application) -> int:
 
 
 def cmd_bench(app: Application) -> int:
-    """Runs bench/pipeline_bench.py: figures, not assertions."""
+    """Runs bench/pipeline_bench.py, or with --review bench/review_bench.py: figures beside targets."""
     a = app.args
+    if a.review:
+        if a.end_to_end_only or a.recordings:
+            raise UserError("--review measures reports and panels over a quarter: --end-to-end-only and --recordings "
+                            "belong to the pipeline's bench")
+        return subprocess.run([sys.executable, str(paths.REPO / "bench" / "review_bench.py"),
+                               *(["--quick"] if a.quick else []),
+                               *(["--json", str(Path(a.json).resolve())] if a.json else [])],
+                              cwd=paths.REPO).returncode
     return subprocess.run([sys.executable, str(paths.REPO / "bench" / "pipeline_bench.py"),
                            *(["--quick"] if a.quick else []),
                            *(["--end-to-end-only"] if a.end_to_end_only else []),
@@ -202,8 +210,14 @@ def register(sub) -> None:
                 "throughput with each component's CPU per event, memory and a profile of the job, and latency and "
                 "alert latency at 10,000 events/s. Prints figures beside their targets; asserts nothing. About 7-13 "
                 "minutes on 2 cores, up to 2 of them warming the job up until its JIT compiler settles (--quick: 5).",
-                ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr"), cmd_bench)
-    s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000)")
+                ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr",
+                 "./auditpipe bench --review --json review.json"), cmd_bench)
+    s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000; "
+                   "with --review 400,000 events, not 4 million)")
+    s.add_argument("--review", action="store_true",
+                   help="the review-scale bench instead: a quarter of 5 servers' history (4 million events) shipped "
+                        "through the job, then every report and every panel's query over the quarter, with their "
+                        "seconds beside the targets and their counts against the generator's (bench/README.md)")
     s.add_argument("--end-to-end-only", action="store_true",
                    help="only the store's bulk rate, the end-to-end run with its ceiling and the latency run "
                         "(about 7-9 minutes): to compare a change of the job's store writes or of the store, "

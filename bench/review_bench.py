@@ -1,0 +1,176 @@
+"""auditpipe review-scale benchmark: a quarter of a fleet's audit history, then every evidence report
+and every dashboard panel's query over the whole quarter. Prints figures beside targets; exits 1 when
+a count differs from the generator's. Run: ./auditpipe bench --review [--quick] [--json FILE]
+
+On a stack of its own (ports 3xxxx, state in a temporary folder):
+  1. the quarter: each server's audit log written by the simulator (sessions, the statement mix,
+     failed logins and bursts of them, the incidents) with timestamps spread over the last DAYS days,
+     all servers at once, and shipped by the collector through the job like any backlog: events/s
+     from the first line written to the last event archived;
+  2. every report regime (pci, hipaa, sox) over the DAYS days: seconds each (target: 30), and its
+     coverage (events per server) and failed logins per user equal to the generator's;
+  3. every panel of the dashboards over the DAYS days, its query as Grafana's data source sends it,
+     against the store: seconds each (target: 2), and the failed logins it counts equal to the
+     generator's where the panel counts them.
+Targets (2 cores): each report within 30 s, each panel query within 2 s, every count equal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "cli"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from auditpipe import config  # noqa: E402
+from auditpipe.archive import reader  # noqa: E402
+from auditpipe.evidence import dashboards, query, report  # noqa: E402
+from auditpipe.tools.simulate import simulate  # noqa: E402
+from pipeline_bench import cli, git_commit, machine  # noqa: E402
+
+PORTS = {"kafka": 39092, "controller": 39093, "store": 37217, "flink": 38081}
+REPORT_TARGET_S, PANEL_TARGET_S = 30.0, 2.0
+
+
+def write_quarter(logs: dict[str, Path], per_server: int, days: int, now: datetime) -> dict:
+    """Each server's log, all at once (threads), timestamps over the last ``days`` days; the manifests."""
+    start = (now - timedelta(days=days)).replace(minute=0, second=0, microsecond=0)
+    span = (now - start).total_seconds() - 3600  # the last hour left for the pipeline to catch up
+    manifests, errors = {}, []
+
+    def one(i: int, server: str, log: Path) -> None:
+        try:
+            manifests[server] = simulate(log, rate=per_server / span, duration=span, speedup=span / 120,
+                                         seed=1000 + i, rotate_on_size=0, failed_login_burst=12, incidents=True,
+                                         start_time=start)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(f"{server}: {e}")
+
+    threads = [threading.Thread(target=one, args=(i, s, p)) for i, (s, p) in enumerate(logs.items())]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise SystemExit("the simulator failed: " + "; ".join(errors))
+    return manifests
+
+
+def wait_archived(cfg, n: int, timeout: float) -> float:
+    deadline, last = time.monotonic() + timeout, -1
+    while time.monotonic() < deadline:
+        got = reader.span(cfg.archive_path).events or 0
+        if got >= n:
+            return time.monotonic()
+        if got != last:
+            print(f"  archived {got:,} of {n:,}", flush=True)
+            last = got
+        time.sleep(10)
+    raise SystemExit(f"timed out: the archive holds {last:,} of {n:,} events")
+
+
+def panel_rows(cfg, target: dict, since: datetime, until: datetime, servers: list[str]) -> list[dict]:
+    from bson import json_util
+
+    text = dashboards.expand_macros(target["queryText"], int(since.timestamp() * 1000), int(until.timestamp() * 1000),
+                                    servers)
+    pipeline = json_util.loads(text, json_options=json_util.JSONOptions(tz_aware=True, tzinfo=timezone.utc))
+    role = {name: role for role, name in dashboards.default_collections().items()}[target["collection"]]
+    return query.run_pipeline(cfg, role, pipeline)
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    json_out = Path(sys.argv[sys.argv.index("--json") + 1]) if "--json" in sys.argv else None
+    servers_n, total, days = (5, 400_000, 90) if quick else (5, 4_000_000, 90)
+    per_server = total // servers_n
+    root = Path(tempfile.mkdtemp(prefix="auditpipe-review-bench-"))
+    logs = {f"review-db-{i + 1:02d}": root / f"review-db-{i + 1:02d}" / "audit.log" for i in range(servers_n)}
+    sources = "\n".join(f"  - {{path: {log}, server: {s}}}" for s, log in logs.items())
+    cfg_file = root / "auditpipe.yaml"
+    cfg_file.write_text(f"""state_dir: {root / 'state'}
+tools_dir: {REPO / '.auditpipe' / 'tools'}
+kafka: {{port: {PORTS['kafka']}, controller_port: {PORTS['controller']}, heap: 1g}}
+store: {{port: {PORTS['store']}, database: review}}
+flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
+sources:
+{sources}
+""")
+    cfg = config.load(cfg_file)
+    figures: dict = {"run": {"quick": quick, "servers": servers_n, "events": total, "days": days},
+                     "machine": machine(), "commit": git_commit(),
+                     "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    print(f"machine: {machine()}; auditpipe {git_commit()}")
+    print(f"the quarter: {servers_n} servers, {total:,} events over {days} days")
+    cli(cfg_file, "up")
+    failures: list[str] = []
+    try:
+        now = datetime.now(timezone.utc)
+        written_at = time.monotonic()
+        manifests = write_quarter(logs, per_server, days, now)
+        records = sum(m.records for m in manifests.values())
+        print(f"  written: {records:,} records in {time.monotonic() - written_at:.0f} s", flush=True)
+        archived_at = wait_archived(cfg, records, timeout=4 * 3600)
+        rate = records / (archived_at - written_at)
+        figures["ingest_events_per_s"] = round(rate)
+        print(f"shipped through the job:  {rate:10,.0f} events/s  (first line written to last event archived)")
+
+        since, until = now - timedelta(days=days), now + timedelta(minutes=5)
+        failed_by_user: Counter = Counter()
+        for m in manifests.values():
+            failed_by_user.update(m.failed_logins_by_user)
+        figures["reports"] = {}
+        for regime in report.REGIMES:
+            started = time.monotonic()
+            built = report.build(cfg, regime, since, until)
+            report.write(built, root / f"{regime}.html")
+            seconds = time.monotonic() - started
+            coverage = {c.server: c.events for c in built.coverage}
+            by_user: Counter = Counter()
+            for row in next(s for s in built.sections if s.key == "failed-logins").rows:
+                by_user[row["_id"].get("user")] += row["attempts"]
+            exact = coverage == {s: m.records for s, m in manifests.items()} and dict(by_user) == dict(failed_by_user)
+            if not exact:
+                failures.append(f"report {regime}: coverage {coverage} or failed logins per user differ")
+            figures["reports"][regime] = {"seconds": round(seconds, 1), "exact": exact}
+            print(f"report {regime:<6}           {seconds:8.1f} s   (target {REPORT_TARGET_S:.0f} s){'' if exact else '  COUNTS DIFFER'}")
+
+        figures["panels"] = {}
+        names = list(logs)
+        for path in sorted(dashboards.OUT_DIR.glob("*.json")):
+            for title, target in dashboards.panel_targets(json.loads(path.read_text())):
+                started = time.monotonic()
+                rows = panel_rows(cfg, target, since, until, names)
+                seconds = time.monotonic() - started
+                key = f"{path.stem}: {title}"
+                figures["panels"][key] = {"seconds": round(seconds, 2), "rows": len(rows), "collection": target["collection"]}
+                note = ""
+                if target["auditpipeQuery"] == "failed-logins":
+                    counted = Counter()
+                    for r in rows:
+                        counted[r["_id"].get("user")] += r["attempts"]
+                    if dict(counted) != dict(failed_by_user):
+                        failures.append(f"panel {key}: failed logins per user differ")
+                        note = "  COUNTS DIFFER"
+                print(f"panel {seconds:6.2f} s (target {PANEL_TARGET_S:.0f} s)  {key} [{target['collection']}]{note}",
+                      flush=True)
+    finally:
+        cli(cfg_file, "down")
+    figures["failures"] = failures
+    if json_out:
+        json_out.write_text(json.dumps(figures, indent=2))
+    print("counts: " + ("every count equals the generator's" if not failures else "; ".join(failures)))
+    print(f"state kept in {root} (remove it when done)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
