@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "bench"))
 
+import yaml  # noqa: E402
 from auditpipe import config  # noqa: E402
 from auditpipe.archive import reader  # noqa: E402
 from auditpipe.evidence import dashboards, query, report  # noqa: E402
@@ -96,6 +97,8 @@ def main() -> None:
     logs = {f"review-db-{i + 1:02d}": root / f"review-db-{i + 1:02d}" / "audit.log" for i in range(servers_n)}
     sources = "\n".join(f"  - {{path: {log}, server: {s}}}" for s, log in logs.items())
     cfg_file = root / "auditpipe.yaml"
+    # the compliance settings of the repository's configuration: the simulator's tables, accounts and rules
+    compliance = yaml.safe_dump({"compliance": yaml.safe_load((REPO / "auditpipe.yaml").read_text())["compliance"]})
     cfg_file.write_text(f"""state_dir: {root / 'state'}
 tools_dir: {REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {PORTS['kafka']}, controller_port: {PORTS['controller']}, heap: 1g}}
@@ -103,7 +106,7 @@ store: {{port: {PORTS['store']}, database: review}}
 flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
 sources:
 {sources}
-""")
+{compliance}""")
     cfg = config.load(cfg_file)
     figures: dict = {"run": {"quick": quick, "servers": servers_n, "events": total, "days": days},
                      "machine": machine(), "commit": git_commit(),
