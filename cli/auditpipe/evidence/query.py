@@ -182,21 +182,17 @@ def run_saved(cfg: Config, name: str, since: str | None = None, until: str | Non
                         "leave out --server")
     if tier not in TIERS:
         raise UserError(f"no tier '{tier}'; one of: {', '.join(TIERS)}")
+    if tier == "archive" and q["collection"] != "events":
+        raise UserError(f"the archive holds events only; '{name}' reads '{q['collection']}' (run it without --archive)")
+    from auditpipe.evidence import tiers
+
     lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
     pipeline = bind(q["pipeline"], {**(params or {}), "since": lo, "until": hi, "servers": servers or None})
-    if q["collection"] == "events" and tier != "store":
-        from auditpipe.evidence.tiers import EventTiers
-
-        tiers = EventTiers.open(cfg, lo, hi, servers, tier)
-        rows = tiers.run(pipeline, name)
-        if tiers_read is not None:
-            tiers_read.extend(tiers.describe())
-        return stable_order(rows, pipeline)
-    if tier == "archive":
-        raise UserError(f"the archive holds events only; '{name}' reads '{q['collection']}' (run it without --archive)")
+    events = tiers.EventTiers.open(cfg, lo, hi, servers, tier) if q["collection"] == "events" else None
+    rows = tiers.answer(cfg, name, pipeline, events)
     if tiers_read is not None:
-        tiers_read.append(f"store: the {q['collection']} collection")
-    return stable_order(run_pipeline(cfg, q["collection"], pipeline), pipeline)
+        tiers_read.extend(tiers.read_from(name, events))
+    return rows
 
 
 def stable_order(rows: list[dict], pipeline: list[dict]) -> list[dict]:

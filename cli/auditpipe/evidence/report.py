@@ -21,7 +21,7 @@ from typing import Any
 from auditpipe import __version__, contract
 from auditpipe.config import Config
 from auditpipe.errors import UserError
-from auditpipe.evidence import query
+from auditpipe.evidence import query, tiers
 
 TABLE_ROWS_SHOWN = 200  # a table shows this many rows; the embedded evidence keeps every row fetched
 SILENCE_MINUTES = 10  # a server without events this long inside the range: a silence period
@@ -165,24 +165,21 @@ class _Runner:
     def params(self, **extra) -> dict[str, Any]:
         return {"since": self.since, "until": self.until, "servers": self.servers, **extra}
 
-    def events(self):
+    def events(self) -> tiers.EventTiers:
         if self._events is None:
-            from auditpipe.evidence.tiers import EventTiers
-
-            self._events = EventTiers.open(self.cfg, self.since, self.until, self.servers)
+            self._events = tiers.EventTiers.open(self.cfg, self.since, self.until, self.servers)
         return self._events
+
+    def _of(self, name: str) -> tiers.EventTiers | None:
+        return self.events() if query.saved_queries()[name]["collection"] == "events" else None
 
     def tiers(self, name: str) -> list[str]:
         """What the query ``name`` reads: the event tiers with what each held, or its store collection."""
-        collection = query.saved_queries()[name]["collection"]
-        return self.events().describe() if collection == "events" else [f"store: the {collection} collection"]
+        return tiers.read_from(name, self._of(name))
 
     def rows(self, name: str, **extra) -> list[dict]:
         q = query.saved_queries()[name]
-        pipeline = query.bind(q["pipeline"], self.params(**extra))
-        if q["collection"] == "events":
-            return query.stable_order(self.events().run(pipeline, name), pipeline)
-        return query.stable_order(query.run_pipeline(self.cfg, q["collection"], pipeline), pipeline)
+        return tiers.answer(self.cfg, name, query.bind(q["pipeline"], self.params(**extra)), self._of(name))
 
     def section(self, key: str, title: str, description: str, name: str, columns: list[str], **extra) -> Section:
         q = query.saved_queries()[name]
@@ -294,9 +291,7 @@ def silences(minutes: list[datetime], since: datetime, until: datetime,
              at_least: int = SILENCE_MINUTES) -> list[tuple[datetime, datetime]]:
     """Periods of ``at_least`` minutes or more without an event (from the minutes that have one),
     inside the range: before the first, between two, and after the last up to ``until``."""
-    def utc(t: datetime) -> datetime:
-        return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
-
+    utc = tiers.utc
     lo, hi = utc(since), utc(until)
     points = [utc(m) for m in minutes if lo - timedelta(minutes=1) < utc(m) < hi]
     out = []
@@ -316,7 +311,7 @@ def retention_rows(cfg: Config, regime: Regime, now: datetime) -> list[dict]:
     from auditpipe.store.client import mongo_client, oldest_insert
 
     def days(since: datetime | None) -> float:
-        return round((now - _aware(since)).total_seconds() / 86400, 2) if since else 0
+        return round((now - tiers.utc(since)).total_seconds() / 86400, 2) if since else 0
 
     rows = []
     # where the hot tier begins: its oldest insert, as `auditpipe status` shows it (no sort of the whole store)
@@ -342,17 +337,13 @@ def retention_rows(cfg: Config, regime: Regime, now: datetime) -> list[dict]:
     else:
         rows.append({"tier": "archive", "holds_days": None, "since": None, "asked_days": regime.keep_days,
                      "ok": False, "detail": "disabled (archive.enabled): events leave when the store trims them"})
-    reach = min((t for t in (store_since, archive_since) if t is not None), key=_aware, default=None)
+    reach = min((t for t in (store_since, archive_since) if t is not None), key=tiers.utc, default=None)
     asked = regime.immediate_days
-    tiers = "the archive and the store (reports and auditpipe query read both)" if archive_ok else "the store"
-    rows.insert(0, {"tier": f"immediately available: {tiers}",
+    answering = "the archive and the store (reports and auditpipe query read both)" if archive_ok else "the store"
+    rows.insert(0, {"tier": f"immediately available: {answering}",
                     "holds_days": days(reach), "since": reach, "asked_days": asked,
                     "ok": None if asked is None else days(reach) >= asked})
     return rows
-
-
-def _aware(t: datetime) -> datetime:
-    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
 
 
 # --- charts: Vega-Lite specs rendered to SVG ------------------------------------------------------

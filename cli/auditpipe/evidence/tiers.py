@@ -8,15 +8,15 @@ An events query runs over the union of
 
 - the archive's events in the range, and
 - the store's events in the range that the archive does not hold yet: for each server, those with
-  a chain link above the newest link the archive holds in the range's days.
+  a chain link above the newest link the archive holds of it.
 
 That second part is exact because the archive commits a prefix of each server's chain: the job
 links a server's events in order and the archive's file sink commits, at each checkpoint, every
 event the chain emitted before it, so an event with a link at or below the newest archived one is
-archived itself, in the day of its event time. Read once per report: the store's part is fetched
-with one request (FerretDB reads the whole capped collection for any filtered request, so one
-request instead of one per query), loaded into DuckDB beside the Parquet files, and every query
-then runs there. With the archive disabled or empty, the store answers alone: the evidence
+archived itself, in the day of its event time. Read once per report (one request on MongoDB; on the
+local FerretDB, which reads the whole capped collection for any filtered request, its SQLite file
+newest rows first), the store's part is loaded into DuckDB beside the Parquet files, and every
+query then runs there. With the archive disabled or empty, the store answers alone: the evidence
 collection for the queries that only ever match evidence (auditpipe.evidence.query.evidence_kind),
 the capped collection for the others.
 
@@ -30,14 +30,16 @@ from datetime import datetime, timezone
 from typing import Any
 
 from auditpipe.archive import mongo_sql, reader
-from auditpipe.config import Config
+from auditpipe.config import Config, redact_uri
+from auditpipe.errors import UserError
 
 # fields of the stored events that no catalog query reads, left out of the store's part: the largest
 # ones (the original line, unknown fields, the chain's digest and the record's)
 NOT_QUERIED = ("original", "extra", "ingest", "chain_digest", "line_sha256")
 
 
-def _utc(t: datetime | None) -> datetime | None:
+def utc(t: datetime | None) -> datetime | None:
+    """A time as an aware UTC datetime (a naive one is UTC, as pymongo and DuckDB give them)."""
     if t is None:
         return None
     return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
@@ -47,7 +49,7 @@ def _utc(t: datetime | None) -> datetime | None:
 class TierRead:
     """What one tier gave for the range: its events there, the first and last of them, and how it was read."""
     tier: str  # "archive" or "store"
-    events: int
+    events: int | None  # None: not counted (the store alone answers each query itself)
     first: datetime | None
     last: datetime | None
     detail: str = ""
@@ -77,7 +79,7 @@ class EventTiers:
     def open(cls, cfg: Config, since: datetime, until: datetime, servers: list[str] | None = None,
              tier: str = "auto") -> "EventTiers":
         """``tier``: auto (the archive and the store's newest), archive (the archive alone), store (the store alone)."""
-        t = cls(cfg, _utc(since), _utc(until), list(servers) if servers else None)
+        t = cls(cfg, utc(since), utc(until), list(servers) if servers else None)
         archive_files = cfg.archive["enabled"] and tier != "store" and _any_file(cfg.archive_path)
         if tier == "archive" or (archive_files and tier == "auto"):
             t._read_archive(with_store=tier == "auto")
@@ -87,7 +89,7 @@ class EventTiers:
             why = ("the capped collection alone, as asked" if tier == "store" else
                    ("the archive is disabled (archive.enabled)" if not cfg.archive["enabled"] else
                     "the archive holds nothing yet") + "; the evidence queries read the evidence collection")
-            t.reads.append(TierRead("store", -1, None, None, why))
+            t.reads.append(TierRead("store", None, None, None, why))
         return t
 
     # --- reading -------------------------------------------------------------------------------
@@ -100,29 +102,30 @@ class EventTiers:
 
     def _read_archive(self, with_store: bool) -> None:
         self._files = [f for p in self._partitions() for f in p.files()]
-        newest: dict[str, int] = {}
         if self._files:
-            cur = reader.connect().execute(
-                f"""SELECT server, max(chain_seq),
-                           count(*) FILTER (WHERE event_time >= ? AND event_time < ?),
-                           min(event_time) FILTER (WHERE event_time >= ? AND event_time < ?),
-                           max(event_time) FILTER (WHERE event_time >= ? AND event_time < ?)
-                    FROM {reader.parquet_source(self._files)} GROUP BY server""", [self.since, self.until] * 3)
-            rows = cur.fetchall()
-            newest = {s: int(seq or 0) for s, seq, *_ in rows}
-            n = sum(r[2] for r in rows)
-            firsts = [reader.mongo_like(r[3]) for r in rows if r[3] is not None]
-            lasts = [reader.mongo_like(r[4]) for r in rows if r[4] is not None]
-            self.reads.append(TierRead("archive", n, min(firsts, default=None), max(lasts, default=None),
+            n, first, last = reader.connect().execute(
+                f"""SELECT count(*), min(event_time), max(event_time) FROM {reader.parquet_source(self._files)}
+                    WHERE event_time >= ? AND event_time < ?""", [self.since, self.until]).fetchone()
+            self.reads.append(TierRead("archive", n, reader.mongo_like(first), reader.mongo_like(last),
                                        f"{len(self._files)} files"))
         else:
             self.reads.append(TierRead("archive", 0, None, None, "no files for the range's days"))
         if with_store:
-            self._read_store(newest)
+            self._read_store(self._archived_links())
+
+    def _archived_links(self) -> dict[str, int]:
+        """The newest link the archive holds of each server (of the range's servers), any day: every
+        link at or below it is archived (the archive holds a prefix of each chain)."""
+        files = [f for p in reader.partitions(self.cfg.archive_path)
+                 if self.servers is None or p.server in self.servers for f in p.files()]
+        if not files:
+            return {}
+        return {s: int(n or 0) for s, n in reader.connect().execute(
+            f"SELECT server, max(chain_seq) FROM {reader.parquet_source(files)} GROUP BY server").fetchall()}
 
     def store_part_filter(self, newest: dict[str, int]) -> dict:
         """The store's events in the range that the archive does not hold: per archived server, links
-        above its newest archived one; every event of a server the archive has none of in the range."""
+        above its newest archived one (``newest``); every event of a server the archive has none of."""
         either: list[dict] = [{"server": s, "chain_seq": {"$gt": n}} for s, n in sorted(newest.items())]
         others = [s for s in self.servers or [] if s not in newest]
         if self.servers is None:
@@ -136,38 +139,37 @@ class EventTiers:
             match["$or"] = either
         return match
 
-    def _read_store(self, newest: dict[str, int]) -> None:
-        if self.cfg.store_uses_local_ferretdb:
-            docs = self._newest_from_ferretdb()
-        else:
-            from auditpipe.store.client import mongo_client
+    def _read_store(self, archived: dict[str, int]) -> None:
+        """The store's events in the range above the archive's newest link of their server (``archived``):
+        one request on MongoDB; on the local FerretDB, which would read the whole capped collection for
+        it, its SQLite file newest first (``newest_unarchived``)."""
+        import sqlite3
 
-            db = mongo_client(self.cfg)[self.cfg.store["database"]]
-            docs = list(db[self.cfg.store["events_collection"]].find(
-                self.store_part_filter(newest), {f: 0 for f in NOT_QUERIED}))
+        from pymongo.errors import PyMongoError
+
+        try:
+            if self.cfg.store_uses_local_ferretdb:
+                from auditpipe.store.ferretdb import newest_unarchived
+                from auditpipe.store.trimming import TRIM_CHAIN_WINDOW
+
+                found = newest_unarchived(self.cfg, self.cfg.store["events_collection"], archived, TRIM_CHAIN_WINDOW)
+                lo, hi = self.since.replace(tzinfo=None), self.until.replace(tzinfo=None)
+                docs = [d for d in found if (self.servers is None or d.get("server") in self.servers)
+                        and isinstance(d.get("event_time"), datetime) and lo <= d["event_time"] < hi]
+            else:
+                from auditpipe.store.client import mongo_client
+
+                db = mongo_client(self.cfg)[self.cfg.store["database"]]
+                docs = list(db[self.cfg.store["events_collection"]].find(
+                    self.store_part_filter(archived), {f: 0 for f in NOT_QUERIED}))
+        except (sqlite3.Error, PyMongoError) as e:
+            raise UserError(f"the store's events not archived yet cannot be read: {redact_uri(str(e))} "
+                            "(`auditpipe status` shows the store; --archive reads the archive alone)") from None
         times = [d["event_time"] for d in docs if isinstance(d.get("event_time"), datetime)]
         self.reads.append(TierRead("store", len(docs), min(times, default=None), max(times, default=None),
                                    "not archived yet"))
         if docs:
             self._load_store_part(docs)
-
-    def _newest_from_ferretdb(self) -> list[dict]:
-        """The local FerretDB's events the archive does not hold, read newest first from its SQLite file
-        down to the archive's newest link of each server (``newest_unarchived``): FerretDB itself would
-        read the whole capped collection for the request. The archive holds a prefix of each chain, so
-        those are the events above its newest link anywhere; kept here: those in the range."""
-        from auditpipe.store.ferretdb import newest_unarchived
-        from auditpipe.store.trimming import TRIM_CHAIN_WINDOW
-
-        everywhere = [f for p in reader.partitions(self.cfg.archive_path)
-                      if self.servers is None or p.server in self.servers for f in p.files()]
-        archived = {s: int(n or 0) for s, n in reader.connect().execute(
-            f"SELECT server, max(chain_seq) FROM {reader.parquet_source(everywhere)} GROUP BY server").fetchall()
-        } if everywhere else {}
-        docs = newest_unarchived(self.cfg, self.cfg.store["events_collection"], archived, TRIM_CHAIN_WINDOW)
-        lo, hi = self.since.replace(tzinfo=None), self.until.replace(tzinfo=None)
-        return [d for d in docs if (self.servers is None or d.get("server") in self.servers)
-                and isinstance(d.get("event_time"), datetime) and lo <= d["event_time"] < hi]
 
     def _load_store_part(self, docs: list[dict]) -> None:
         """The store's documents as a DuckDB table with the archive's columns (less NOT_QUERIED), by way
@@ -217,12 +219,30 @@ class EventTiers:
 
     def describe(self) -> list[str]:
         """One line per tier read: what it gave for the range (``store`` alone: not counted here)."""
-        return [r.describe() if r.events >= 0 else f"{r.tier}: {r.detail}" for r in self.reads]
+        return [f"{r.tier}: {r.detail}" if r.events is None else r.describe() for r in self.reads]
+
+
+def answer(cfg: Config, name: str, pipeline: list[dict], events: EventTiers | None) -> list[dict]:
+    """The rows of the saved query ``name`` (its pipeline bound): an events query over ``events``, any
+    other on its store collection; in the order ``query.stable_order`` gives, the same from every tier."""
+    from auditpipe.evidence import query
+
+    collection = query.saved_queries()[name]["collection"]
+    rows = events.run(pipeline, name) if collection == "events" else query.run_pipeline(cfg, collection, pipeline)
+    return query.stable_order(rows, pipeline)
+
+
+def read_from(name: str, events: EventTiers | None) -> list[str]:
+    """What the saved query ``name`` reads: the event tiers with what each held, or its store collection."""
+    from auditpipe.evidence import query
+
+    collection = query.saved_queries()[name]["collection"]
+    return events.describe() if collection == "events" else [f"store: the {collection} collection"]
 
 
 def _json_value(v: Any) -> Any:
     if isinstance(v, datetime):
-        return _utc(v).isoformat()
+        return utc(v).isoformat()
     return str(v)
 
 

@@ -53,3 +53,18 @@ def test_what_a_tier_read_is_said_in_one_line():
         "archive: 53,999 events, 2026-01-01 12:00:00 to 2026-01-01 12:00:00 UTC (6 files)"
     assert TierRead("store", 0, None, None, "not archived yet").describe() == \
         "store: no events in the range (not archived yet)"
+
+
+def test_a_store_that_cannot_be_read_is_a_clear_error_naming_the_way_around(tmp_path):
+    """The local FerretDB's file missing (the store never set up there): a UserError, not a traceback."""
+    import pytest
+
+    from auditpipe.errors import UserError
+
+    from auditpipe import config
+
+    (tmp_path / "auditpipe.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n")
+    t = EventTiers(config.load(tmp_path / "auditpipe.yaml"), SINCE, UNTIL, None)
+    assert t.cfg.store_uses_local_ferretdb
+    with pytest.raises(UserError, match="events not archived yet cannot be read: .*--archive reads the archive alone"):
+        t._read_store({"db-1": 5})
