@@ -11,6 +11,7 @@ a fallback that says what it chose; naming the format in the config is the way t
 
 from __future__ import annotations
 
+import gzip
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +72,9 @@ def detect_line(line: bytes) -> str | None:
 
 
 def detect_file(path: Path, max_lines: int = 20) -> tuple[str | None, str]:
-    """(format, how it was decided) from the first non-empty lines of ``path``."""
+    """(format, how it was decided) from the first non-empty lines of ``path`` (through gzip for a .gz name)."""
     try:
-        with open(path, "rb") as f:
+        with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as f:
             for n, line in enumerate(f, 1):
                 if n > max_lines:
                     break
@@ -86,6 +87,8 @@ def detect_file(path: Path, max_lines: int = 20) -> tuple[str | None, str]:
         return None, f"none of the first {max_lines} lines of {path} looks like a known format ({', '.join(FORMATS)})"
     except FileNotFoundError:
         return None, f"{path} does not exist yet"
+    except (OSError, EOFError) as e:  # a .gz name on a file that is not gzip, or a truncated one
+        return None, f"{path} cannot be read: {e}"
 
 
 class Framer:

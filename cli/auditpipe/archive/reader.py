@@ -135,6 +135,21 @@ def parquet_source(files: list[Path]) -> str:
     return f"read_parquet([{listed}], union_by_name = true, hive_partitioning = false)"
 
 
+def newest_live_links(root: Path, servers: list[str] | None = None) -> dict[str, int]:
+    """The newest link of each server's live chain the archive holds (of ``servers``, or all), any
+    day: every live link at or below it is archived (the archive holds a prefix of each chain).
+    Imported history's chains (a ``chain`` column) are not the live one."""
+    files = [f for p in partitions(root) if servers is None or p.server in servers for f in p.files()]
+    if not files:
+        return {}
+    con = connect()
+    source = parquet_source(files)
+    columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    live = " WHERE chain IS NULL" if "chain" in columns else ""  # files written before imports existed lack it
+    return {s: int(n) for s, n in con.execute(
+        f"SELECT server, max(chain_seq) FROM {source}{live} GROUP BY server").fetchall() if n is not None}
+
+
 # --- rows for verify ------------------------------------------------------------------------------
 
 def chain_rows(root: Path, server: str) -> list[dict]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
+CHAIN = "chain"  # the imported chain an event or head belongs to; absent: the server's live chain
 SEQ = "chain_seq"
 DIGEST = "chain_digest"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -8,7 +8,8 @@ An events query runs over the union of
 
 - the archive's events in the range, and
 - the store's events in the range that the archive does not hold yet: for each server, those with
-  a chain link above the newest link the archive holds of it.
+  a chain link above the newest link of its live chain the archive holds (imported history is in
+  the archive alone, in chains of its own).
 
 That second part is exact because the archive commits a prefix of each server's chain: the job
 links a server's events in order and the archive's file sink commits, at each checkpoint, every
@@ -114,14 +115,8 @@ class EventTiers:
             self._read_store(self._archived_links())
 
     def _archived_links(self) -> dict[str, int]:
-        """The newest link the archive holds of each server (of the range's servers), any day: every
-        link at or below it is archived (the archive holds a prefix of each chain)."""
-        files = [f for p in reader.partitions(self.cfg.archive_path)
-                 if self.servers is None or p.server in self.servers for f in p.files()]
-        if not files:
-            return {}
-        return {s: int(n or 0) for s, n in reader.connect().execute(
-            f"SELECT server, max(chain_seq) FROM {reader.parquet_source(files)} GROUP BY server").fetchall()}
+        """The newest live link the archive holds of each of the range's servers (``newest_live_links``)."""
+        return reader.newest_live_links(self.cfg.archive_path, self.servers)
 
     def store_part_filter(self, newest: dict[str, int]) -> dict:
         """The store's events in the range that the archive does not hold: per archived server, links

@@ -9,6 +9,7 @@ from auditpipe import contract
 from auditpipe.archive import reader
 from auditpipe.config import Config
 from auditpipe.evidence.chain import (
+    CHAIN,
     DIGEST,
     SEQ,
     Finding,
@@ -70,19 +71,20 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                               else [h for name in sorted(only) for h in reader.chain_heads(root, name)])
         except reader.Unreadable as e:
             unreadable(e, ", ".join(sorted(only)) if only else None)
-    heads_by_server: dict[str, dict[int, str]] = {}
+    # by (server, chain): a server's live chain (None) and each chain of its imported history
+    heads_by_chain: dict[tuple[str, str | None], dict[int, str]] = {}
     by_server = {} if only is None else {"server": {"$in": sorted(only)}}
     for where, heads in (("chain_heads", list(db[s["chain_heads_collection"]].find(by_server))),
                          ("archive manifest", manifest_heads)):
         for h in heads:
-            known = heads_by_server.setdefault(h["server"], {})
+            known = heads_by_chain.setdefault((h["server"], h.get(CHAIN)), {})
             if h["seq"] in known and known[h["seq"]] != h["digest"]:
                 result.findings.append((where, Finding("head_mismatch", h["server"], h["seq"], None,
                                                        "the chain-heads collection and the archive's manifest"
                                                        " disagree about this head: one of them was changed")))
             known.setdefault(h["seq"], h["digest"])
 
-    names = set(heads_by_server)
+    names = {server for server, _ in heads_by_chain}
     if store:
         names |= {x for x in events.distinct("server") if isinstance(x, str)}
     if in_archive:
@@ -90,7 +92,8 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     if only is not None:
         names &= only
     for name in sorted(names):
-        heads = heads_by_server.get(name, {})
+        heads = heads_by_chain.get((name, None), {})
+        imported: dict[str, list[dict]] = {}
         digests: dict[str, dict[int, str]] = {}
         loaded: dict[str, tuple[list[dict], ServerReport]] = {}
         sources = []
@@ -103,9 +106,16 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             sources.append(("store", docs + refused))
         if in_archive:
             try:
-                sources.append(("archive", reader.chain_rows(root, name)))
+                rows = reader.chain_rows(root, name)
             except reader.Unreadable as e:
                 unreadable(e, name)
+            else:
+                for row in rows:
+                    if row.get(CHAIN) is not None:
+                        imported.setdefault(row[CHAIN], []).append(row)
+                sources.append(("archive", [r for r in rows if r.get(CHAIN) is None]))
+        if imported and not heads and not any(docs for _, docs in sources):
+            sources = []  # a server known from imported history alone: no live chain to report
         for where, docs in sources:
             first, last = _seq_window(docs, since, until)
             report = verify_links(name, docs, heads, first, last)
@@ -120,6 +130,14 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             result.findings.extend((where, f) for f in report.findings)
         if "store" in digests and "archive" in digests:
             result.findings.extend(("store/archive", f) for f in compare_copies(name, digests["store"], digests["archive"]))
+        # imported history: a chain of its own per import run, in the archive only (docs/archive.md)
+        for chain in sorted(set(imported) | {c for (server, c) in heads_by_chain if server == name and c is not None}
+                            if in_archive else ()):
+            docs = imported.get(chain, [])
+            first, last = _seq_window(docs, since, until)
+            report = verify_links(f"{name} {chain}", docs, heads_by_chain.get((name, chain), {}), first, last)
+            result.reports.append(("archive", report))
+            result.findings.extend(("archive", f) for f in report.findings)
     if not names:
         result.notes.append("nothing to verify: no events in the store or the archive")
     gaps = {"rule": contract.rule("record_gap"), **by_server}

@@ -110,7 +110,7 @@ def subcommands():
 def test_every_subcommand_has_a_description_and_an_example():
     commands = subcommands()
     assert {"up", "down", "status", "query", "report", "alerts", "verify", "archive prune", "config check",
-            "parse", "simulate"} <= set(commands)
+            "parse", "simulate", "import"} <= set(commands)
     for name, parser in commands.items():
         assert parser.description, name
         assert parser.epilog and parser.epilog.startswith("examples:") and "./auditpipe" in parser.epilog, name
@@ -121,7 +121,7 @@ def test_periods_and_servers_are_the_same_options_everywhere():
         flags = {s: a for a in parser._actions for s in a.option_strings}
         if "--since" in flags or "--from" in flags:
             assert flags["--from"] is flags["--since"] and flags["--to"] is flags["--until"], name
-        if "--server" in flags and name != "parse":  # parse's names the events it makes: one server
+        if "--server" in flags and name not in ("parse", "import"):  # theirs name the events they make: one server
             assert flags["--server"].dest == "servers" and flags["--server"].nargs is None \
                 and type(flags["--server"]).__name__ == "_AppendAction", name
 

@@ -1,4 +1,4 @@
-"""Commands of the archive: its span, compacting closed days, pruning days past the retention."""
+"""Commands of the archive: its span, compacting closed days, pruning days past the retention; importing history."""
 
 from __future__ import annotations
 
@@ -47,7 +47,80 @@ def cmd_prune(app: Application) -> int:
     return 0
 
 
+def cmd_import(app: Application) -> int:
+    """Checks the arguments, hands the job (io.auditpipe.flink.ImportJob, a JVM of its own) the ids
+    already held, runs it with its progress on stderr, and says what it imported (archive/history.py)."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from auditpipe import paths, prereqs
+    from auditpipe.archive import history
+    from auditpipe.errors import UserError
+    from auditpipe.stack.components.flink import JAVA_OPENS, LOG4J2, FlinkJob
+
+    cfg, a = app.config, app.args
+    files = [Path(f) for f in a.files]
+    fmt, tz = history.check_arguments(cfg, files, a.server, a.format, a.timezone)
+    job = FlinkJob(cfg)
+    job.install()
+    java = prereqs.require_java17()
+    chain = history.chain_name()
+    work = cfg.state_dir / "import" / chain
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "job.properties").write_text(job.job_properties(None), encoding="utf-8")
+    (work / "log4j2.properties").write_text(LOG4J2, encoding="utf-8")
+    known = history.write_known_ids(cfg, a.server, work / "known-ids.txt")
+    app.info(f"import: {len(files)} file(s) of server {a.server} as {fmt} (time zone {tz}), in chain {chain}; "
+             f"{known:,} of its events are held already")
+    argv = [java, f"-Xmx{cfg.flink['heap']}", *JAVA_OPENS, "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*",
+            f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}",
+            "io.auditpipe.flink.ImportJob", "--config", str(work / "job.properties"), "--server", a.server,
+            "--format", fmt, "--timezone", tz, "--chain", chain, "--work", str(work),
+            "--known-ids", str(work / "known-ids.txt"), *[str(f.resolve()) for f in files]]
+    with open(work / "import.log", "w", encoding="utf-8") as log:  # Flink's own lines; progress is on stderr
+        code = subprocess.run(argv, stdout=log).returncode
+    if code == 2:  # refused before anything ran: the job said why on stderr
+        shutil.rmtree(work, ignore_errors=True)
+        raise UserError("import refused (above)")
+    try:
+        summary = json.loads((work / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = {}
+    shutil.rmtree(work / "checkpoints", ignore_errors=True)
+    (work / "known-ids.txt").unlink(missing_ok=True)  # as large as the server's history; the summary stays
+    done = history.Imported(chain, files, summary, history.archived_events(cfg, a.server, chain),
+                            code == 0 and summary.get("done") is True)
+    for line in history.describe(done, a.server):
+        app.out(line)
+    return done.exit_code
+
+
 def register(sub) -> None:
+    from auditpipe import formats
+
+    s = command(sub, "import", "bring a server's existing audit logs (rotated, gzip too) into the archive and evidence",
+                "Runs FILEs through the job's own parse, enrich, mask and chain path (the same graph, over the "
+                "files instead of Kafka, in a Flink of its own) into the archive, the evidence collection, the "
+                "stats and the rollups: what a review over months reads (docs/archive.md \"Imported history\"). "
+                "Files are read oldest first whatever their order here; names ending in .gz are read through gzip. "
+                "A record the archive or the store already holds (shipped live, or imported before) is not imported "
+                "again; what is imported is linked in a chain of its own, which verify checks. Malformed records "
+                "become dead letters with their reason, as live. The stack's store must be running. Exit codes: 0 "
+                "imported, 3 imported with dead letters, 1 the import failed (importing again adds only the rest), "
+                "2 bad arguments.",
+                ("./auditpipe import /var/log/mysql/audit.log.*.gz --server db-01",
+                 "./auditpipe import server_audit.log.1 server_audit.log.2 --server maria-01 --format mariadb-audit "
+                 "--timezone Europe/Berlin"), cmd_import)
+    s.add_argument("files", nargs="+", metavar="FILE", help="audit log files of one server (gzip when named .gz)")
+    s.add_argument("--server", required=True, help="the server they are from: its events get the ids live shipping "
+                   "gives them (a configured source's name imports its history)")
+    s.add_argument("--format", choices=[f for f in formats.FORMATS if f != "auto"],
+                   help="their format (default: the server's configured source's, else detected from the first lines)")
+    s.add_argument("--timezone", help="the server's time zone, for times written without one (default: the "
+                   "configured source's, else UTC)")
+
     p = sub.add_parser("archive", help="the archive's span; compact closed days; prune days older than the retention",
                        description="The archive (Parquet per server and day, docs/archive.md). Run compact and prune "
                                    "daily (cron).")

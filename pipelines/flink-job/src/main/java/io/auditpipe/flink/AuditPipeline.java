@@ -67,6 +67,11 @@ import java.util.Objects;
  *                         per-event rules, record gaps --> each alert id once --> alert sinks
  * </pre>
  *
+ * <p>Imported history ({@link PipelineSources#history}, {@code auditpipe import}) runs the same graph
+ * over a bounded source without the events sink and the alert rules: its events are linked in a
+ * chain of their own and counted in stats and rollup documents of their own (the run's name in
+ * their ids), beside the live job's.
+ *
  * <p><b>Why the alert rules read the records a second time.</b> The store path goes as fast as the
  * store takes its writes; when it falls behind (a server writing faster than the store stores),
  * Flink's back-pressure slows the source, and every record read by that source subtask waits, the
@@ -116,13 +121,19 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
-        alerts(env.fromSource(sources.recordsForAlerts(), watermarks, "audit-raw-source-for-alerts")
+        sources.recordsForAlerts().ifPresent(forAlerts -> alerts(
+                env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
                 .uid("audit-raw-source-for-alerts")
-                .flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"));
+                .flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts")));
         deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
                 .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
                         .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats")));
+    }
+
+    /** The imported chain the records are linked in; null for the live job. */
+    private String chain() {
+        return sources.chain().orElse(null);
     }
 
     /** Event time from the records' own timestamps, trusted ones only moving the watermark. */
@@ -139,9 +150,9 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<IngestedEvent> firstCopies = events
                 .keyBy(new ServerOfEvent())
                 .process(new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
-                        options.get(JobOptions.CHAIN_HEAD_INTERVAL)))
+                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain()))
                 .name("first-copies-in-chain").uid("first-copies-in-chain");
-        firstCopies.sinkTo(sinks.events()).name("store-events").uid("store-events");
+        sinks.events().ifPresent(s -> firstCopies.sinkTo(s).name("store-events").uid("store-events"));
         firstCopies.filter(new IsEvidence()).name("evidence-kinds").uid("evidence-kinds")
                 .sinkTo(sinks.evidence()).name("store-evidence").uid("store-evidence");
         DataStream<ChainHead> heads = firstCopies.getSideOutput(ChainEvents.HEADS);
@@ -166,7 +177,7 @@ public final class AuditPipeline {
                 .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
                 .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
                 .sideOutputLateData(TOO_LATE_FOR_STATS)
-                .aggregate(new CountEvents<>(), new EmitStatsRow())
+                .aggregate(new CountEvents<>(), new EmitStatsRow(chain()))
                 .name("stats-1m").uid("stats-1m");
         stats.sinkTo(sinks.stats()).name("store-stats").uid("store-stats");
         return stats;
@@ -187,7 +198,7 @@ public final class AuditPipeline {
                 .window(TumblingEventTimeWindows.of(RollupRow.WINDOW))
                 .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
                 .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
-                .aggregate(new CountEvents<>(), new EmitRollupRow())
+                .aggregate(new CountEvents<>(), new EmitRollupRow(chain()))
                 .name("rollups-1d").uid("rollups-1d")
                 .sinkTo(sinks.rollups()).name("store-rollups").uid("store-rollups");
     }
@@ -221,7 +232,7 @@ public final class AuditPipeline {
                 .process(new AlertsOnce())
                 .name("each-alert-once").uid("each-alert-once");
         // a task of its own: a store that stops answering holds back this writer, not the topic's and the webhook's
-        alerts.sinkTo(sinks.alerts()).name("store-alerts").uid("store-alerts").disableChaining();
+        sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-alerts").uid("store-alerts").disableChaining());
         sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
         sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
     }

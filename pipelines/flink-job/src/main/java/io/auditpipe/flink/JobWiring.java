@@ -48,7 +48,20 @@ public final class JobWiring {
         return new PipelineSources(kafkaSource(options), alertKafkaSource(options));
     }
 
+    /** The live job's sinks. */
     public static PipelineSinks sinks(Configuration options) {
+        return sinks(options, false);
+    }
+
+    /**
+     * The sinks of imported history ({@code ImportJob}): the store's and the archive's, without the
+     * capped collection, the alerts, the servers collection and the lag sampler.
+     */
+    public static PipelineSinks historySinks(Configuration options) {
+        return sinks(options, true);
+    }
+
+    private static PipelineSinks sinks(Configuration options, boolean history) {
         int deadLetterMessageBytes = options.get(JobOptions.DEAD_LETTER_MAX_MESSAGE_BYTES);
         int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
         // store rejections go to the dead-letter topic too, like every other dead letter
@@ -56,10 +69,6 @@ public final class JobWiring {
         Map<String, String> rejectionProducer = kafkaClient(options);
         rejectionProducer.put("max.request.size", String.valueOf(deadLetterMessageBytes));
         PipelineSinks.Builder sinks = PipelineSinks.builder()
-                .events(new MongoBulkSink<>(store(options, JobOptions.EVENTS_COLLECTION)
-                        .withDigestField(EventDocument.LINE_DIGEST_FIELD)
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer)
-                        .withBatchesInFlight(EVENT_BATCHES_IN_FLIGHT), StoreDocuments::eventInsert))
                 // a duplicate _id here is the event stored already: collisions are the events writer's to report
                 .evidence(new MongoBulkSink<>(store(options, JobOptions.EVIDENCE_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert))
@@ -75,6 +84,18 @@ public final class JobWiring {
                         .setKafkaProducerConfig(producer(rejectionProducer))
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build())
+                .chainHeads(new MongoBulkSink<>(store(options, JobOptions.CHAIN_HEADS_COLLECTION), StoreDocuments::chainHeadInsert));
+        if (options.contains(JobOptions.ARCHIVE_PATH)) {
+            String archive = options.get(JobOptions.ARCHIVE_PATH);
+            sinks.archive(EventArchive.events(archive), EventArchive.chainHeads(archive));
+        }
+        if (history) {
+            return sinks.history().build();
+        }
+        sinks.events(new MongoBulkSink<>(store(options, JobOptions.EVENTS_COLLECTION)
+                        .withDigestField(EventDocument.LINE_DIGEST_FIELD)
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer)
+                        .withBatchesInFlight(EVENT_BATCHES_IN_FLIGHT), StoreDocuments::eventInsert))
                 .alerts(new MongoBulkSink<>(store(options, JobOptions.ALERTS_COLLECTION), StoreDocuments::alertInsert))
                 .alertTopic(KafkaSink.<Alert>builder()
                         .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
@@ -82,7 +103,6 @@ public final class JobWiring {
                         .setKafkaProducerConfig(producer(kafkaClient(options)))
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build())
-                .chainHeads(new MongoBulkSink<>(store(options, JobOptions.CHAIN_HEADS_COLLECTION), StoreDocuments::chainHeadInsert))
                 .servers(new MongoBulkSink<>(store(options, JobOptions.SERVERS_COLLECTION), StoreDocuments::serverUpsert));
         if (options.contains(JobOptions.ALERT_WEBHOOK_URL)) {
             sinks.alertWebhook(new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
@@ -92,10 +112,6 @@ public final class JobWiring {
             sinks.kafkaLag(new KafkaLagReporter<ChainHead>(kafkaClient(options), options.get(JobOptions.KAFKA_RAW_TOPIC),
                     options.get(JobOptions.KAFKA_GROUP_ID), options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
                     options.get(JobOptions.KAFKA_LAG_COLLECTION), options.get(JobOptions.KAFKA_LAG_INTERVAL)));
-        }
-        if (options.contains(JobOptions.ARCHIVE_PATH)) {
-            String archive = options.get(JobOptions.ARCHIVE_PATH);
-            sinks.archive(EventArchive.events(archive), EventArchive.chainHeads(archive));
         }
         return sinks.build();
     }

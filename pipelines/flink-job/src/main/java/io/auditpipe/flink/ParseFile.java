@@ -1,6 +1,7 @@
 package io.auditpipe.flink;
 
 import io.auditpipe.flink.document.EventDocument;
+import io.auditpipe.flink.history.FileRecords;
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.records.KafkaOrigin;
@@ -48,8 +49,8 @@ public final class ParseFile {
         if (args.length == 1 && "--formats".equals(args[0])) {
             for (String name : AuditFormats.names()) {
                 Framing f = AuditFormats.forName(name).framing();
-                System.out.println("{\"name\":" + quote(name) + ",\"start\":" + (f.start() == null ? "null" : quote(f.start()))
-                        + ",\"end\":" + (f.end() == null ? "null" : quote(f.end())) + "}");
+                System.out.println("{\"name\":" + FileRecords.quote(name) + ",\"start\":" + (f.start() == null ? "null" : FileRecords.quote(f.start()))
+                        + ",\"end\":" + (f.end() == null ? "null" : FileRecords.quote(f.end())) + "}");
             }
             return;
         }
@@ -104,9 +105,9 @@ public final class ParseFile {
         }
         RecordReader reader = new RecordReader(settings);
         Path path = Path.of(file);
-        byte[] key = ("{\"v\":1,\"server\":" + quote(server) + ",\"format\":" + quote(format) + ",\"source\":"
-                + quote(path.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-parse\",\"timezone\":"
-                + quote(timezone) + "}")
+        byte[] key = ("{\"v\":1,\"server\":" + FileRecords.quote(server) + ",\"format\":" + FileRecords.quote(format) + ",\"source\":"
+                + FileRecords.quote(path.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-parse\",\"timezone\":"
+                + FileRecords.quote(timezone) + "}")
                 .getBytes(StandardCharsets.UTF_8);
         long now = System.currentTimeMillis();
         long lineNumber = 0, events = 0, dead = 0, framing = 0;
@@ -115,7 +116,7 @@ public final class ParseFile {
         Framing.Framer framer = AuditFormats.forName(format).framing().framer();
         PrintStream out = new PrintStream(new BufferedOutputStream(System.out, 1 << 16), false, StandardCharsets.UTF_8);
         try (InputStream in = Files.newInputStream(path)) {
-            LineReader lines = new LineReader(in);
+            io.auditpipe.flink.history.Lines lines = new io.auditpipe.flink.history.Lines(in);
             byte[] line;
             boolean more = true;
             while (more) {
@@ -156,48 +157,5 @@ public final class ParseFile {
         System.err.println(events + " events, " + dead + " dead letters, " + lineNumber + " lines (" + format + ")"
                 + (framing > 0 ? "; " + framing + " pieces of the file's own framing (XML declaration, <AUDIT>, JSON brackets) skipped" : ""));
         System.exit(dead > 0 ? 1 : 0);
-    }
-
-    private static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') b.append('\\').append(c);
-            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-            else b.append(c);
-        }
-        return b.append('"').toString();
-    }
-
-    /** Lines split on LF, without it, as bytes. */
-    private static final class LineReader {
-        private final InputStream in;
-        private final byte[] buf = new byte[1 << 16];
-        private int pos, len;
-
-        LineReader(InputStream in) {
-            this.in = in;
-        }
-
-        byte[] next() throws IOException {
-            java.io.ByteArrayOutputStream line = null;
-            while (true) {
-                if (pos == len) {
-                    len = in.read(buf);
-                    pos = 0;
-                    if (len <= 0) {
-                        len = 0;
-                        return line == null ? null : line.toByteArray();
-                    }
-                }
-                int start = pos;
-                while (pos < len && buf[pos] != '\n') pos++;
-                if (line == null) line = new java.io.ByteArrayOutputStream();
-                line.write(buf, start, pos - start);
-                if (pos < len) {
-                    pos++; // the LF
-                    return line.toByteArray();
-                }
-            }
-        }
     }
 }

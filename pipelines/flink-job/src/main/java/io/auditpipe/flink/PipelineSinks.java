@@ -17,15 +17,16 @@ import java.util.Optional;
  * Where the pipeline writes, as one value. The store's seven outputs are required (a test that does
  * not look at one passes a discarding sink, saying so); the others are optional outputs, and an
  * absent one adds no operator to the graph. Built with {@link #builder()}, which names every
- * required sink left out.
+ * required sink left out. Imported history ({@link Builder#history()}) has no events sink (the
+ * capped collection holds the newest minutes, not the past) and no alerts.
  */
 public record PipelineSinks(
-        Sink<IngestedEvent> events,
+        Optional<Sink<IngestedEvent>> events,
         Sink<IngestedEvent> evidence,
         Sink<StatsRow> stats,
         Sink<RollupRow> rollups,
         Sink<DeadLetter> deadLetters,
-        Sink<Alert> alerts,
+        Optional<Sink<Alert>> alerts,
         Sink<ChainHead> chainHeads,
         Optional<Sink<DeadLetter>> deadLetterTopic,
         Optional<Sink<Alert>> alertTopic,
@@ -55,8 +56,15 @@ public record PipelineSinks(
         private Sink<ChainHead> servers;
         private Sink<ChainHead> kafkaLag;
         private Archive archive;
+        private boolean history;
 
         private Builder() {}
+
+        /** The sinks of imported history: events and alerts are neither required nor allowed. */
+        public Builder history() {
+            history = true;
+            return this;
+        }
 
         /** Every stored event: the first copy of each, linked into its server's chain. */
         public Builder events(Sink<IngestedEvent> s) { events = s; return this; }
@@ -91,18 +99,22 @@ public record PipelineSinks(
         /** @throws IllegalStateException naming each required sink not given */
         public PipelineSinks build() {
             List<String> missing = new ArrayList<>();
-            if (events == null) missing.add("events");
+            if (history && (events != null || alerts != null)) {
+                throw new IllegalStateException("imported history has no events sink and no alerts");
+            }
+            if (events == null && !history) missing.add("events");
             if (evidence == null) missing.add("evidence");
             if (stats == null) missing.add("stats");
             if (rollups == null) missing.add("rollups");
             if (deadLetters == null) missing.add("deadLetters");
-            if (alerts == null) missing.add("alerts");
+            if (alerts == null && !history) missing.add("alerts");
             if (chainHeads == null) missing.add("chainHeads");
             if (archive != null && (archive.events() == null || archive.chainHeads() == null)) missing.add("archive's two sinks");
             if (!missing.isEmpty()) {
                 throw new IllegalStateException("the pipeline's sinks lack " + String.join(", ", missing));
             }
-            return new PipelineSinks(events, evidence, stats, rollups, deadLetters, alerts, chainHeads, Optional.ofNullable(deadLetterTopic),
+            return new PipelineSinks(Optional.ofNullable(events), evidence, stats, rollups, deadLetters,
+                    Optional.ofNullable(alerts), chainHeads, Optional.ofNullable(deadLetterTopic),
                     Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
                     Optional.ofNullable(kafkaLag), Optional.ofNullable(archive));
         }

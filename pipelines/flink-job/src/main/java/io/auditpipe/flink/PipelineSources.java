@@ -5,15 +5,32 @@ import io.auditpipe.flink.records.ParsedRecord;
 import org.apache.flink.api.connector.source.Source;
 
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What the pipeline reads: the raw records for the store path, and the same records read again by
- * a source of the alert rules' own ({@link AuditPipeline} says why). Both non-null; a bounded source
- * (a file, a test's list) runs the same graph as Kafka.
+ * a source of the alert rules' own ({@link AuditPipeline} says why); a bounded source (a file, a
+ * test's list) runs the same graph as Kafka. Imported history ({@link #history}) is read once,
+ * raises no alerts, and is linked in a chain of its own ({@code chain}: the import run's name).
  */
-public record PipelineSources(Source<ParsedRecord, ?, ?> records, Source<ParsedRecord, ?, ?> recordsForAlerts) {
+public record PipelineSources(Source<ParsedRecord, ?, ?> records, Optional<Source<ParsedRecord, ?, ?>> recordsForAlerts,
+                              Optional<String> chain) {
     public PipelineSources {
         Objects.requireNonNull(records, "records");
         Objects.requireNonNull(recordsForAlerts, "recordsForAlerts");
+        Objects.requireNonNull(chain, "chain");
+        if (recordsForAlerts.isPresent() == chain.isPresent()) {
+            throw new IllegalArgumentException("live records have an alert source and no chain name; imported history the reverse");
+        }
+    }
+
+    /** What the live job reads: the records, and the alert rules' own reading of them. */
+    public PipelineSources(Source<ParsedRecord, ?, ?> records, Source<ParsedRecord, ?, ?> recordsForAlerts) {
+        this(records, Optional.of(recordsForAlerts), Optional.empty());
+    }
+
+    /** Imported history: records read once, linked in the chain {@code chain}. */
+    public static PipelineSources history(Source<ParsedRecord, ?, ?> records, String chain) {
+        return new PipelineSources(records, Optional.empty(), Optional.of(chain));
     }
 }

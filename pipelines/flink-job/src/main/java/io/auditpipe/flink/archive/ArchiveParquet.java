@@ -59,7 +59,8 @@ public final class ArchiveParquet {
             Map.entry("after_hours", Kind.BOOLEAN), Map.entry("controls", Kind.STRING_LIST),
             Map.entry("masked", Kind.STRING_LIST), Map.entry("line_sha256", Kind.STRING),
             Map.entry("original", Kind.STRING), Map.entry("event_time_trusted", Kind.BOOLEAN),
-            Map.entry("ingest", Kind.INGEST), Map.entry(EventDocument.SEQ_FIELD, Kind.INT64),
+            Map.entry("ingest", Kind.INGEST), Map.entry(EventDocument.CHAIN_FIELD, Kind.STRING),
+            Map.entry(EventDocument.SEQ_FIELD, Kind.INT64),
             Map.entry(EventDocument.DIGEST_FIELD, Kind.STRING));
 
     public static final MessageType SCHEMA = schema();

@@ -50,6 +50,13 @@ import java.util.Map;
  * gets a {@link ChainHead} on {@link #HEADS}: the anchors that {@code auditpipe verify} checks
  * recomputed digests against.
  *
+ * <p><b>Imported history.</b> Given a chain name ({@code auditpipe import}'s run), every event is
+ * linked in that chain instead (its {@code chain} field, covered by the digest, and its heads name
+ * it): a server's imported past is a chain of its own beside the live one, from link 1, so
+ * importing never changes a link the live chain made (docs/archive.md "Imported history"). Its
+ * input ends, so the last head is written when the watermark reaches the end of time, whatever the
+ * head interval.
+ *
  * <p>Known limit: a copy re-sent after its id was forgotten (later than the stats' lateness) is
  * linked a second time; its insert into the store is a duplicate (ignored), so that link has no
  * document there; verify finds the copy in the archive at that link and says so (docs/archive.md).
@@ -62,9 +69,14 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     /** Where each server's chain stood, at most once per head interval. */
     public static final OutputTag<ChainHead> HEADS = new OutputTag<>("chain-heads") {};
 
+    /** The watermark at the end of a bounded input: an imported chain's last head is written then. */
+    static final long END_OF_INPUT = Long.MAX_VALUE;
+
     private final long windowMillis;
     private final long allowedLatenessMillis;
     private final long headIntervalMillis;
+    /** The imported chain every event is linked in, null for the live chain. */
+    private final String chain;
 
     /** The ids this server's chain still remembers ({@link FirstCopies}). */
     private transient ValueState<FirstCopies> firstCopies;
@@ -84,9 +96,15 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private transient Counter links;
 
     public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval) {
+        this(window, allowedLateness, headInterval, null);
+    }
+
+    /** {@code chain}: the imported chain to link every event in (null: the server's live chain). */
+    public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval, String chain) {
         this.windowMillis = window.toMillis();
         this.allowedLatenessMillis = allowedLateness.toMillis();
         this.headIntervalMillis = headInterval.toMillis();
+        this.chain = chain;
     }
 
     @Override
@@ -132,6 +150,10 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
         Long seq = lastSeq.value();
         String previous = lastDigest.value();
+        if (chain != null) {
+            e.chain = chain;
+            if (seq == null) ctx.timerService().registerEventTimeTimer(END_OF_INPUT); // the last head
+        }
         e.chainSeq = (seq == null ? 0 : seq) + 1;
         org.bson.Document document = EventDocument.of(e); // without chain fields: the digest is not set yet
         e.chainDigest = linker.link(previous == null ? "" : previous, document);
@@ -153,14 +175,11 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<IngestedEvent> out) throws Exception {
         if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
             headDueAt.clear();
-            Long seq = lastSeq.value();
-            Long written = lastHeadSeq.value();
-            if (seq != null && (written == null || seq > written)) {
-                ctx.output(HEADS, new ChainHead(ctx.getCurrentKey(), seq, lastDigest.value(), lastEventId.value(),
-                        lastEventTime.value(), timestamp));
-                lastHeadSeq.update(seq);
-            }
+            writeHead(ctx, timestamp);
             return;
+        }
+        if (timestamp == END_OF_INPUT) {
+            writeHead(ctx, ctx.timerService().currentProcessingTime());
         }
         FirstCopies copies = firstCopies.value();
         if (copies == null) return;
@@ -169,6 +188,19 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             firstCopies.clear();
         } else {
             firstCopies.update(copies);
+        }
+    }
+
+    /** A head for the chain's last link, unless the last head written is that link's. */
+    private void writeHead(OnTimerContext ctx, long recordedAt) throws Exception {
+        Long seq = lastSeq.value();
+        Long written = lastHeadSeq.value();
+        if (seq != null && (written == null || seq > written)) {
+            ChainHead head = new ChainHead(ctx.getCurrentKey(), seq, lastDigest.value(), lastEventId.value(),
+                    lastEventTime.value(), recordedAt);
+            head.chain = chain;
+            ctx.output(HEADS, head);
+            lastHeadSeq.update(seq);
         }
     }
 

@@ -6,12 +6,14 @@ import java.io.Serializable;
  * Where a server's chain stood: its last link's number and digest, written at most once per
  * {@code chain.head-interval} to the chain-heads collection and the archive's manifest. A head is
  * an anchor: once written, rewriting the events before it (and their digests) no longer matches it.
- * The id {@code <server>/<seq>} makes a head written again after a replay a duplicate, ignored.
+ * An imported chain ({@code auditpipe import}) has heads of its own, naming it. The id makes a head written again after a replay a duplicate, ignored.
  */
 public class ChainHead implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public String server;
+    /** The imported chain this head anchors ({@link io.auditpipe.flink.records.IngestedEvent#chain}); null: the live chain. */
+    public String chain;
     public long seq;
     public String digest;
     public String lastEventId;
@@ -31,8 +33,9 @@ public class ChainHead implements Serializable {
         this.recordedAtMillis = recordedAtMillis;
     }
 
+    /** {@code <server>/<seq>}, or {@code <server>/<chain>/<seq>} for an imported chain. */
     public String id() {
-        return server + "/" + seq;
+        return chain == null ? server + "/" + seq : server + "/" + chain + "/" + seq;
     }
 
     @Override

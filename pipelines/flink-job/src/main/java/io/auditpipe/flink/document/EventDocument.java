@@ -21,6 +21,8 @@ public final class EventDocument {
 
     /** The event field with the SHA-256 of the original line; the events sink checks duplicate keys with it. */
     public static final String LINE_DIGEST_FIELD = "line_sha256";
+    /** The imported chain an event is linked in (absent: the server's live chain); the digest covers it. */
+    public static final String CHAIN_FIELD = "chain";
     /** The event's link number in its server's chain. */
     public static final String SEQ_FIELD = "chain_seq";
     /** The link's digest: over the previous one and the canonical form of everything else. */
@@ -81,6 +83,7 @@ public final class EventDocument {
             d.append("event_time_trusted", false); // absent = trusted
         }
         d.append("ingest", origin(ie.origin));
+        putIfNotNull(d, CHAIN_FIELD, ie.chain);
         if (ie.chainDigest != null) { // the link covers everything above (CanonicalForm)
             d.append(SEQ_FIELD, ie.chainSeq).append(DIGEST_FIELD, ie.chainDigest);
         }

@@ -29,6 +29,11 @@ public class IngestedEvent implements Serializable {
      * (AuditRecordDeserializer): then the stream uses the shipping time, and watermarks ignore it.
      */
     public boolean eventTimeTrusted = true;
+    /**
+     * The imported chain this event is linked in ({@code auditpipe import}: one per run and server),
+     * null for the server's live chain. Set by the chain ({@link io.auditpipe.flink.chain.ChainEvents}).
+     */
+    public String chain;
     /** This event's link in its server's chain (io.auditpipe.flink.chain.EventChain); 0 before it is linked. */
     public long chainSeq;
     /** The link's digest (hex), null before it is linked. */

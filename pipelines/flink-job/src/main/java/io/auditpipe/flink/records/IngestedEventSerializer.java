@@ -91,6 +91,7 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         writeString(r.lineSha256, out);
         writeString(r.original, out);
         out.writeBoolean(r.eventTimeTrusted);
+        writeString(r.chain, out);
         out.writeLong(r.chainSeq);
         writeString(r.chainDigest, out);
     }
@@ -105,6 +106,7 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         r.lineSha256 = readString(in);
         r.original = readString(in);
         r.eventTimeTrusted = in.readBoolean();
+        r.chain = readString(in);
         r.chainSeq = in.readLong();
         r.chainDigest = readString(in);
         return r;

@@ -16,6 +16,9 @@ public class RollupRow implements Serializable {
     public RollupKey key;
     public long dayStartMillis;
     public long count;
+    /** The import run whose events this counts (their chain), null for the live job's: its own document, so
+     *  a minute or day both hold keeps both counts (a query sums a key's documents). */
+    public String chain;
 
     public RollupRow() {}
 
@@ -27,7 +30,7 @@ public class RollupRow implements Serializable {
 
     /** Deterministic document id: the day's start (epoch ms) plus the key ({@link RollupKey#idText}). */
     public String id() {
-        return dayStartMillis + "|" + key.idText();
+        return dayStartMillis + "|" + key.idText() + (chain == null ? "" : "|" + chain);
     }
 
     @Override

@@ -13,6 +13,9 @@ public class StatsRow implements Serializable {
     public StatsKey key;
     public long windowStartMillis;
     public long count;
+    /** The import run whose events this counts (their chain), null for the live job's: its own document, so
+     *  a minute or day both hold keeps both counts (a query sums a key's documents). */
+    public String chain;
 
     public StatsRow() {}
 
@@ -24,7 +27,7 @@ public class StatsRow implements Serializable {
 
     /** Deterministic document id: minute start (epoch ms) plus the key. */
     public String id() {
-        return windowStartMillis + "|" + key;
+        return windowStartMillis + "|" + key + (chain == null ? "" : "|" + chain);
     }
 
     @Override

@@ -65,16 +65,16 @@ public final class StoreDocuments {
                 .append("raised_at", new Date(a.raisedAtMillis));
     }
 
-    /** A chain head as a store insert: {@code <server>/<seq>}, so a head written again after a replay is ignored. */
+    /** A chain head as a store insert by its id ({@link io.auditpipe.flink.chain.ChainHead#id}), so a head written again after a replay is ignored. */
     public static WriteModel<Document> chainHeadInsert(io.auditpipe.flink.chain.ChainHead h) {
         return new InsertOneModel<>(chainHead(h));
     }
 
     /** The chain-head document (schemas/chain-head.schema.json). */
     public static Document chainHead(io.auditpipe.flink.chain.ChainHead h) {
-        return new Document("_id", h.id())
-                .append("server", h.server)
-                .append("seq", h.seq)
+        Document d = new Document("_id", h.id()).append("server", h.server);
+        if (h.chain != null) d.append("chain", h.chain);
+        return d.append("seq", h.seq)
                 .append("digest", h.digest)
                 .append("last_event_id", h.lastEventId)
                 .append("last_event_time", new Date(h.lastEventTimeMillis))
@@ -106,8 +106,9 @@ public final class StoreDocuments {
                 .append("event_name", row.key.eventName)
                 .append("command_class", row.key.commandClass)
                 .append("status", row.key.status)
-                .append("count", row.count)
-                .append("updated_at", new Date());
+                .append("count", row.count);
+        if (row.chain != null) set.append("chain", row.chain);
+        set.append("updated_at", new Date());
         return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", set),
                 new UpdateOptions().upsert(true));
     }
@@ -126,8 +127,9 @@ public final class StoreDocuments {
         if (row.key.category != null) set.append("category", row.key.category);
         if (row.key.action != null) set.append("action", row.key.action);
         set.append("controls", row.key.controls.isEmpty() ? List.of() : List.of(row.key.controls.split(",")))
-                .append("events", row.count)
-                .append("updated_at", new Date());
+                .append("events", row.count);
+        if (row.chain != null) set.append("chain", row.chain);
+        set.append("updated_at", new Date());
         return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", set),
                 new UpdateOptions().upsert(true));
     }

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -250,5 +251,41 @@ class ChainEventsTest {
         other.getValue().event.server = "db-02";
         harness.processElement(other);
         assertEquals(List.of(1L, 1L), out().stream().map(e -> e.chainSeq).collect(Collectors.toList()));
+    }
+
+    @Test
+    void importedHistoryIsLinkedInItsOwnChainWhoseLastHeadComesAtTheEndOfInput() throws Exception {
+        harness.close();
+        harness = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, "import-x")),
+                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        harness.open();
+        harness.setProcessingTime(0);
+        harness.processElement(event("db-01/1", T0 + 1_000, 0));
+        harness.processElement(event("db-01/2", T0 + 2_000, 1));
+        List<IngestedEvent> linked = out();
+        assertEquals(List.of("import-x", "import-x"), linked.stream().map(e -> e.chain).collect(Collectors.toList()));
+        assertEquals(List.of(1L, 2L), linked.stream().map(e -> e.chainSeq).collect(Collectors.toList()));
+        assertEquals("import-x", io.auditpipe.flink.document.EventDocument.of(linked.get(0)).getString("chain"));
+        // the same event in the live chain has another digest: an event cannot be moved between chains unseen
+        ChainEvents live = new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL);
+        KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> liveHarness =
+                new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(live), new ServerOfEvent(),
+                        org.apache.flink.api.common.typeinfo.Types.STRING);
+        liveHarness.open();
+        liveHarness.processElement(event("db-01/1", T0 + 1_000, 0));
+        assertNotEquals(liveHarness.extractOutputValues().get(0).chainDigest, linked.get(0).chainDigest);
+        liveHarness.close();
+
+        assertEquals(null, harness.getSideOutput(ChainEvents.HEADS));
+        harness.processWatermark(Long.MAX_VALUE); // the end of a bounded input, before any head interval
+        List<ChainHead> heads = harness.getSideOutput(ChainEvents.HEADS).stream().map(r -> r.getValue())
+                .collect(Collectors.toList());
+        assertEquals(List.of("db-01/import-x/2"), heads.stream().map(ChainHead::id).collect(Collectors.toList()));
+        assertEquals("import-x", heads.get(0).chain);
+        assertEquals(linked.get(1).chainDigest, heads.get(0).digest);
+        assertEquals(0, harness.numEventTimeTimers(), "every id forgotten and the last head written: no timer left");
+        assertEquals(6, harness.numKeyedStateEntries(),
+                "the chain's end remains (link, digest, last event's id and time, last head, next head due); no id does");
     }
 }

@@ -100,7 +100,7 @@ class EventSchemaTest {
         assertTrue(schema.containsKey(EventDocument.LINE_DIGEST_FIELD));
     }
 
-    /** An event with every field set (and linked, with an untrusted time: its optional fields present). */
+    /** An event with every field set (linked in an imported chain, with an untrusted time: its optional fields present). */
     static IngestedEvent fullEvent() throws Exception {
         AuditEvent e = new AuditEvent();
         for (Field f : AuditEvent.class.getDeclaredFields()) {
@@ -116,6 +116,7 @@ class EventSchemaTest {
         IngestedEvent ie = new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, 1, 2), "digest");
         ie.original = "line";
         ie.eventTimeTrusted = false;
+        ie.chain = "import-x";
         ie.chainSeq = 1;
         ie.chainDigest = "link";
         return ie;

@@ -1,0 +1,185 @@
+package io.auditpipe.flink.history;
+
+import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.Enricher;
+import io.auditpipe.flink.functions.AuditRecordDeserializer;
+import io.auditpipe.flink.records.KafkaOrigin;
+import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.parser.AuditFormats;
+import io.auditpipe.parser.Framing;
+import io.auditpipe.reader.RecordReader;
+
+import java.io.BufferedInputStream;
+import java.io.Closeable;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * One audit log file's records as the live path makes them: lines split on LF as the collectors
+ * split them, framed with the format's {@link Framing} as the local collector frames them, read by
+ * the job's own reader ({@link AuditRecordDeserializer#toRecord}) under the key a collector would
+ * send ({@code collector: auditpipe-import}, the file as {@code source}). A name ending in
+ * {@code .gz} is read through gzip. Each record's origin is {@code import:<file>}, partition 0, the
+ * record's first line as offset, and the import's start as its timestamp: a dead letter's id is
+ * the same whenever the file is imported again.
+ */
+public final class FileRecords implements Closeable {
+    /** The topic-like name of a file's records' origin. */
+    public static String origin(Path file) {
+        return "import:" + file.toAbsolutePath();
+    }
+
+    private final Path file;
+    private final CountingStream counted;
+    private final InputStream in;
+    private final Lines lines;
+    private final Framing.Framer framer;
+    private final RecordReader reader;
+    private final byte[] key;
+    private final long importedAtMillis;
+    private final long maxAheadMillis;
+    private final ArrayDeque<Framing.Framer.Record> framed = new ArrayDeque<>();
+    private long lineNumber;
+    /** Lines read before {@link #next} gives up (the head of a file: a wrong format frames no record). */
+    private long lineLimit = Long.MAX_VALUE;
+    private boolean ended;
+    /** Records that were only the file's own framing (an XML declaration, a JSON array's brackets). */
+    public long framing;
+
+    public FileRecords(Path file, Settings settings, Enricher enricher) throws IOException {
+        this.file = file;
+        this.counted = new CountingStream(Files.newInputStream(file));
+        InputStream raw = new BufferedInputStream(counted, 1 << 16);
+        this.in = file.getFileName().toString().endsWith(".gz") ? new GZIPInputStream(raw, 1 << 16) : raw;
+        this.lines = new Lines(in);
+        this.framer = AuditFormats.forName(settings.format).framing().framer();
+        this.reader = new RecordReader(enricher, true);
+        this.key = settings.key(file);
+        this.importedAtMillis = settings.importedAtMillis;
+        this.maxAheadMillis = settings.maxAheadMillis;
+    }
+
+    /** Bytes of the file read so far (compressed bytes for a gzip file). */
+    public long bytesRead() {
+        return counted.count;
+    }
+
+    /** The next record (an event or a dead letter), or null at the end of the file. */
+    public ParsedRecord next() throws IOException {
+        while (true) {
+            Framing.Framer.Record record = framed.poll();
+            if (record == null) {
+                if (ended || lineNumber >= lineLimit) return null;
+                byte[] line = lines.next();
+                if (line == null) {
+                    ended = true;
+                    Framing.Framer.Record last = framer.finish();
+                    if (last != null) framed.add(last);
+                } else {
+                    lineNumber++;
+                    if (line.length > 0) framed.addAll(framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber));
+                }
+                continue;
+            }
+            byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
+            ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes), key, bytes,
+                    new KafkaOrigin(origin(file), 0, record.firstLine, importedAtMillis), maxAheadMillis);
+            if (r == null) {
+                framing++;
+                continue;
+            }
+            return r;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        in.close();
+    }
+
+    /** What every file of an import shares: the server, format and time zone, and when the import began. */
+    public static final class Settings implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        public final String server;
+        public final String format;
+        public final String timezone;
+        public final long importedAtMillis;
+        public final long maxAheadMillis;
+        public final ComplianceSettings compliance;
+
+        public Settings(String server, String format, String timezone, long importedAtMillis, long maxAheadMillis,
+                        ComplianceSettings compliance) {
+            if (AuditFormats.forName(format) == null) {
+                throw new IllegalArgumentException("unknown format '" + format + "' (known: "
+                        + String.join(", ", AuditFormats.names()) + ")");
+            }
+            this.server = server;
+            this.format = format;
+            this.timezone = timezone;
+            this.importedAtMillis = importedAtMillis;
+            this.maxAheadMillis = maxAheadMillis;
+            this.compliance = compliance;
+        }
+
+        /** The message key a collector shipping {@code file} would send (schemas/audit-raw-key.schema.json). */
+        byte[] key(Path file) {
+            return ("{\"v\":1,\"server\":" + quote(server) + ",\"format\":" + quote(format) + ",\"source\":"
+                    + quote(file.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-import\",\"timezone\":"
+                    + quote(timezone) + "}").getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    public static String quote(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') b.append('\\').append(c);
+            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+            else b.append(c);
+        }
+        return b.append('"').toString();
+    }
+
+    /**
+     * The first {@code n} records of a file, within its first {@code maxLines} lines (a record of a
+     * wrong format can be framed from the whole file), for ordering the files and telling a wrong
+     * format early; a file with lines and no record among them gives a list without events.
+     */
+    public static List<ParsedRecord> head(Path file, Settings settings, int n, long maxLines) throws IOException {
+        List<ParsedRecord> out = new java.util.ArrayList<>();
+        try (FileRecords records = new FileRecords(file, settings, new Enricher(settings.compliance))) {
+            records.lineLimit = maxLines;
+            ParsedRecord r;
+            while (out.size() < n && (r = records.next()) != null) out.add(r);
+        }
+        return out;
+    }
+
+    private static final class CountingStream extends FilterInputStream {
+        long count;
+
+        CountingStream(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) count++;
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            if (n > 0) count += n;
+            return n;
+        }
+    }
+}

@@ -1,0 +1,149 @@
+"""`auditpipe import` (docs/archive.md "Imported history") against the real stack: three days of a
+server's rotated history, gzip files and malformed lines among them, go through the job's own graph
+into the archive, the evidence collection, the stats and the rollups, each event once, in a chain
+of its own that verify checks; importing again, or importing what was shipped live, adds nothing;
+bad arguments are refused with the reason."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from auditpipe.archive import history, reader
+from auditpipe.evidence import query
+from auditpipe.tools.simulate import simulate
+
+pytestmark = pytest.mark.e2e
+
+SERVER = "e2e-history"  # no configured source: known only from its imported history
+LIVE = "e2e-import-live"  # a configured source: shipped live first, then its files imported
+MALFORMED = 4
+
+
+def imported_summary(out: str) -> tuple[int, int]:
+    """(events imported, records already present) from import's output."""
+    events = int(re.search(r"imported ([\d,]+) events", out).group(1).replace(",", ""))
+    present = int(re.search(r"([\d,]+)  already present", out).group(1).replace(",", ""))
+    return events, present
+
+
+@pytest.fixture(scope="module")
+def history_files(stack, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("history")
+    start = (datetime.now(timezone.utc) - timedelta(days=3)).replace(minute=0, second=0, microsecond=0)
+    span = 3 * 86400
+    m = simulate(folder / "audit.log", rate=9000 / span, duration=span, speedup=span / 20, seed=41,
+                 rotate_on_size=512 * 1024, rotations=9, failed_login_burst=6, incidents=True,
+                 malformed=MALFORMED, start_time=start)
+    files = sorted(folder.glob("audit.log*"))
+    assert len(files) >= 4, files
+    for f in files[1::2]:  # every other rotated file compressed, as logrotate leaves them
+        with open(f, "rb") as src, gzip.open(f.with_name(f.name + ".gz"), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        f.unlink()
+    return m, start, sorted(folder.glob("audit.log*"))
+
+
+def test_import_brings_history_in_once_and_verifiably(stack, history_files):
+    m, start, files = history_files
+    first = stack.cli("import", *map(str, files), "--server", SERVER, check=False)
+    assert first.returncode == 3, f"imported with dead letters:\n{first.stdout}\n{first.stderr}"
+    events, present = imported_summary(first.stdout)
+    assert (events, present) == (m.records, 0), first.stdout
+    assert "% of" in first.stderr and "records (" in first.stderr, "progress with the rate"
+
+    rows = stack.archived(SERVER)
+    assert len(rows) == m.records and len({r["_id"] for r in rows}) == m.records, "each event archived once"
+    chains = {r.get("chain") for r in rows}
+    assert len(chains) == 1 and next(iter(chains)).startswith("import-"), chains
+    assert stack.stats_total(SERVER) == m.records, "the stats count every imported event once"
+    dead = stack.dead_letters(SERVER)
+    assert len(dead) == MALFORMED and all(d["reason"] and d["kafka"]["topic"].startswith("import:") for d in dead)
+    assert stack.count(SERVER) == 0, "history does not go into the capped collection"
+
+    # the catalog's answers over the period, from the archive, equal what was written
+    since, until = (start - timedelta(hours=1)).isoformat(), datetime.now(timezone.utc).isoformat()
+    by_name: dict[str, int] = {}
+    for r in query.run_saved(stack.cfg, "events-by-name", since, until, [SERVER], {}):
+        by_name[r["_id"]["event_name"]] = by_name.get(r["_id"]["event_name"], 0) + r["events"]
+    assert by_name == m.events_by_name
+    failed = query.run_saved(stack.cfg, "failed-logins", since, until, [SERVER], {})
+    assert sum(r["attempts"] for r in failed) == m.failed_logins
+    # the rollups count what the job counts in them, from the imported events alone
+    db = stack.db()
+    rolled = sum(d["events"] for d in db[stack.cfg.store["rollups_collection"]].find({"server": SERVER}))
+    counted = sum(1 for r in rows if r.get("controls") or r.get("principal_class") == "administrator")
+    assert rolled == counted > 0
+    evidence = {d["_id"] for d in db[stack.cfg.store["evidence_collection"]].find({"server": SERVER}, {"_id": 1})}
+    kinds = {r["_id"] for r in rows if r.get("auth_outcome") == "failure" or r.get("data_classes")
+             or r.get("category") in ("account_management", "audit_system")}  # the contract's evidence_kinds
+    assert evidence == kinds and len(evidence) >= m.failed_logins
+
+    verified = stack.cli("verify", "--server", SERVER)
+    assert re.search(rf"archive\s+{SERVER} import-\S+: links 1 to {m.records} \({m.records} present\), confirmed by",
+                     verified.stdout), verified.stdout
+    assert "RESULT: the chains verify" in verified.stdout
+
+    again = stack.cli("import", *map(str, files), "--server", SERVER, check=False)
+    assert again.returncode == 3, again.stderr  # the malformed lines are dead letters again (the same ids)
+    assert imported_summary(again.stdout) == (0, m.records), again.stdout
+    assert len(stack.archived(SERVER)) == m.records and len(stack.dead_letters(SERVER)) == MALFORMED
+
+
+def test_an_imported_event_cannot_change_chains_unseen(stack, history_files):
+    """The link covers the chain's name: an imported event passed off as the live chain's (its chain
+    field removed) no longer matches its link."""
+    from auditpipe.evidence.chain import verify_links
+
+    rows = stack.archived(SERVER)
+    assert rows, "the import test ran first"
+    chain = rows[0]["chain"]
+    assert not verify_links(f"{SERVER} {chain}", rows, {}).findings
+    moved = [{k: v for k, v in r.items() if k != "chain"} if r["chain_seq"] == 7 else r for r in rows]
+    report = verify_links(f"{SERVER} {chain}", moved, {})
+    assert [(f.kind, f.seq) for f in report.findings] == [("edited", 7)], [f.line("archive") for f in report.findings]
+
+
+def test_importing_what_was_shipped_live_adds_nothing(stack, tmp_path):
+    m = simulate(stack.log_path(LIVE), rate=200, duration=20, speedup=20, seed=43, rotate_on_size=256 * 1024, rotations=9)
+    stack.stored_documents(LIVE, m.records)
+    stack.assert_archived_exactly(LIVE)
+    files = sorted(stack.log_path(LIVE).parent.glob(stack.log_path(LIVE).name + "*"))
+    r = stack.cli("import", *map(str, files), "--server", LIVE)
+    assert imported_summary(r.stdout) == (0, m.records), r.stdout
+    assert len(stack.archived(LIVE)) == m.records
+    assert "RESULT: the chains verify" in stack.cli("verify", "--server", LIVE).stdout
+
+
+def test_bad_arguments_are_refused_with_the_reason(stack, history_files, tmp_path):
+    _, _, files = history_files
+    cases = [
+        (["import", str(tmp_path / "missing.log"), "--server", SERVER], "is not a file"),
+        (["import", str(files[0]), "--server", "bad name"], "is not a server name"),
+        (["import", str(files[0]), str(files[0]), "--server", SERVER], "named twice"),
+        (["import", str(files[0]), "--server", SERVER, "--format", "percona-xml"], "none of its first"),
+        (["import", str(files[0]), "--server", "e2e-xml-old", "--format", "percona-json"], "is shipped as percona-xml"),
+        (["import", str(files[0]), "--server", SERVER, "--timezone", "Mars/Base"], "not an IANA time zone"),
+    ]
+    not_gzip = tmp_path / "audit.log.1.gz"
+    not_gzip.write_text("plain text, not gzip\n")
+    cases.append((["import", str(not_gzip), "--server", SERVER, "--format", "percona-json"], "cannot read"))
+    before = len(stack.archived(SERVER))
+    for args, says in cases:
+        r = stack.cli(*args, check=False)
+        assert r.returncode == 2, (args, r.returncode, r.stdout, r.stderr)
+        assert says in r.stderr, (args, r.stderr)
+    assert len(stack.archived(SERVER)) == before
+    assert not list((stack.cfg.state_dir / "import").glob("*/checkpoints")), "a refused import leaves nothing behind"
+
+
+def test_import_summary_is_json_for_scripts(stack):
+    """Each run leaves its summary beside its log (state_dir/import/<chain>/summary.json)."""
+    summaries = [json.loads(p.read_text()) for p in (stack.cfg.state_dir / "import").glob("*/summary.json")]
+    assert summaries and all({"records", "dead_letters", "already_present", "chain"} <= set(s) for s in summaries)
+    assert history.chain_name(datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)) == "import-20260102T030405Z"
+    assert reader.newest_live_links(stack.cfg.archive_path, [SERVER]) == {}, "imported chains are not the live one"
