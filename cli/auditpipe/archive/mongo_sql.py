@@ -66,9 +66,20 @@ def _condition(field: str, spec: Any, params: list) -> str:
     return f"{col} = {_literal(spec, params)}"
 
 
+# $dateTrunc's units, in milliseconds: whole minutes, hours and UTC days since the epoch, whatever
+# DuckDB's session time zone
+TRUNC_MS = {"minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
+
+
 def _value(expr: Any) -> str:
     if isinstance(expr, str) and expr.startswith("$"):
         return _column(expr[1:])
+    if isinstance(expr, dict) and set(expr) == {"$dateTrunc"}:
+        spec = expr["$dateTrunc"]
+        if not (isinstance(spec, dict) and set(spec) == {"date", "unit"} and spec["unit"] in TRUNC_MS):
+            raise Unsupported(f"the archive runs $dateTrunc with a date and a unit ({', '.join(TRUNC_MS)}) only")
+        ms = TRUNC_MS[spec["unit"]]
+        return f"make_timestamp((epoch_ms({_value(spec['date'])}) // {ms}) * {ms} * 1000)"
     if isinstance(expr, (int, float)) and not isinstance(expr, bool):
         return repr(expr)
     raise Unsupported(f"the archive cannot compute {expr!r}")
@@ -88,7 +99,7 @@ def to_sql(pipeline: list[dict], source: str) -> tuple[str, list]:
             sql = f"SELECT * FROM {prev} WHERE {where}"
         elif op == "$group":
             key = spec["_id"]
-            if isinstance(key, dict):
+            if isinstance(key, dict) and not any(k.startswith("$") for k in key):
                 key_sql = "struct_pack(" + ", ".join(f'"{k}" := {_value(v)}' for k, v in key.items()) + ")"
             elif key is None:
                 key_sql = "NULL"

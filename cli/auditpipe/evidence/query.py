@@ -187,9 +187,11 @@ def run_saved(cfg: Config, name: str, since: str | None = None, until: str | Non
     from auditpipe.evidence import tiers
 
     lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
-    pipeline = bind(q["pipeline"], {**(params or {}), "since": lo, "until": hi, "servers": servers or None})
-    events = tiers.EventTiers.open(cfg, lo, hi, servers, tier) if q["collection"] == "events" else None
-    rows = tiers.answer(cfg, name, pipeline, events)
+    bound = {**(params or {}), "since": lo, "until": hi, "servers": servers or None}
+    # a query of another collection with an events form reads the tiers unless --store asks for its own
+    events = (tiers.EventTiers.open(cfg, lo, hi, servers, tier)
+              if q["collection"] == "events" or (tiers.opens_tiers(name) and tier == "auto") else None)
+    rows = tiers.answer(cfg, name, bound, events)
     if tiers_read is not None:
         tiers_read.extend(tiers.read_from(name, events))
     return rows

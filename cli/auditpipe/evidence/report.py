@@ -171,15 +171,14 @@ class _Runner:
         return self._events
 
     def _of(self, name: str) -> tiers.EventTiers | None:
-        return self.events() if query.saved_queries()[name]["collection"] == "events" else None
+        return self.events() if tiers.opens_tiers(name) else None
 
     def tiers(self, name: str) -> list[str]:
         """What the query ``name`` reads: the event tiers with what each held, or its store collection."""
         return tiers.read_from(name, self._of(name))
 
     def rows(self, name: str, **extra) -> list[dict]:
-        q = query.saved_queries()[name]
-        return tiers.answer(self.cfg, name, query.bind(q["pipeline"], self.params(**extra)), self._of(name))
+        return tiers.answer(self.cfg, name, self.params(**extra), self._of(name))
 
     def section(self, key: str, title: str, description: str, name: str, columns: list[str], **extra) -> Section:
         q = query.saved_queries()[name]

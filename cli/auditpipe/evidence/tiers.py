@@ -93,6 +93,10 @@ class EventTiers:
             t.reads.append(TierRead("store", None, None, None, why))
         return t
 
+    @property
+    def reads_archive(self) -> bool:
+        return not self._store_only
+
     # --- reading -------------------------------------------------------------------------------
 
     def _partitions(self) -> list[reader.Partition]:
@@ -217,21 +221,42 @@ class EventTiers:
         return [f"{r.tier}: {r.detail}" if r.events is None else r.describe() for r in self.reads]
 
 
-def answer(cfg: Config, name: str, pipeline: list[dict], events: EventTiers | None) -> list[dict]:
-    """The rows of the saved query ``name`` (its pipeline bound): an events query over ``events``, any
-    other on its store collection; in the order ``query.stable_order`` gives, the same from every tier."""
+def opens_tiers(name: str) -> bool:
+    """Whether the saved query ``name`` may read the event tiers: an events query, or one with an
+    ``events`` form (``form``)."""
     from auditpipe.evidence import query
 
-    collection = query.saved_queries()[name]["collection"]
+    q = query.saved_queries()[name]
+    return q["collection"] == "events" or "events" in q
+
+
+def form(name: str, events: EventTiers | None) -> tuple[str, list]:
+    """(collection, pipeline) of what the saved query ``name`` runs: an events query over the tiers;
+    a query with an ``events`` form (the same rows counted from the events: docs/queries.md "Tiers")
+    over the tiers when they read the archive, where DuckDB reads a quarter in a second; else the
+    query on its own collection."""
+    from auditpipe.evidence import query
+
+    q = query.saved_queries()[name]
+    if q["collection"] != "events" and "events" in q and events is not None and events.reads_archive:
+        return "events", q["events"]
+    return q["collection"], q["pipeline"]
+
+
+def answer(cfg: Config, name: str, params: dict, events: EventTiers | None) -> list[dict]:
+    """The rows of the saved query ``name`` with ``params`` (``form``: over the tiers, or on its store
+    collection); in the order ``query.stable_order`` gives, the same from every tier."""
+    from auditpipe.evidence import query
+
+    collection, pipeline = form(name, events)
+    pipeline = query.bind(pipeline, params)
     rows = events.run(pipeline, name) if collection == "events" else query.run_pipeline(cfg, collection, pipeline)
     return query.stable_order(rows, pipeline)
 
 
 def read_from(name: str, events: EventTiers | None) -> list[str]:
     """What the saved query ``name`` reads: the event tiers with what each held, or its store collection."""
-    from auditpipe.evidence import query
-
-    collection = query.saved_queries()[name]["collection"]
+    collection, _ = form(name, events)
     return events.describe() if collection == "events" else [f"store: the {collection} collection"]
 
 

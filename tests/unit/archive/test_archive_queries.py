@@ -135,3 +135,15 @@ def test_a_damaged_or_foreign_file_is_named_not_a_traceback(tmp_path, parquet):
     (heads / "part-0.jsonl").write_text('{"server": "db-01", "seq": "3"}\n')
     with pytest.raises(reader.Unreadable, match=r"line 1: not a chain head"):
         reader.chain_heads(tmp_path)
+
+
+def test_date_trunc_gives_the_utc_minute_hour_or_day_as_the_store_gives_times(parquet):
+    rows = run(parquet, [{"$group": {"_id": {"h": {"$dateTrunc": {"date": "$event_time", "unit": "hour"}}, "s": "$server"},
+                                     "n": {"$sum": 1}}}, {"$sort": {"_id.h": 1}}])
+    assert rows == [{"_id": {"h": datetime(2026, 11, 22, 10), "s": "db-01"}, "n": 3},
+                    {"_id": {"h": datetime(2026, 11, 23, 9), "s": "db-02"}, "n": 1}]
+    minutes = run(parquet, [{"$group": {"_id": {"$dateTrunc": {"date": "$event_time", "unit": "minute"}}, "n": {"$sum": 1}}},
+                            {"$sort": {"_id": 1}}])
+    assert [r["_id"] for r in minutes][:2] == [datetime(2026, 11, 22, 10, 0), datetime(2026, 11, 22, 10, 1)]
+    with pytest.raises(UserError, match="dateTrunc"):
+        run(parquet, [{"$group": {"_id": {"$dateTrunc": {"date": "$event_time", "unit": "week"}}, "n": {"$sum": 1}}}])
