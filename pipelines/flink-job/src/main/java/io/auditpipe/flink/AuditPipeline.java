@@ -38,7 +38,10 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.OutputTag;
 
 import java.time.Duration;
@@ -136,9 +139,14 @@ public final class AuditPipeline {
         return sources.chain().orElse(null);
     }
 
-    /** Event time from the records' own timestamps, trusted ones only moving the watermark. */
+    /**
+     * Event time from the records' own timestamps, trusted ones only moving the watermark. Imported
+     * history's watermark trails by the stats' allowed lateness too, so that its windows fire once,
+     * when no record the live job would still count can come (see {@link #windowed}).
+     */
     private WatermarkStrategy<ParsedRecord> watermarks() {
-        Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
+        Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS)
+                .plus(chain() != null ? options.get(JobOptions.STATS_ALLOWED_LATENESS) : Duration.ZERO);
         return WatermarkStrategy
                 .<ParsedRecord>forGenerator(context -> new TrustedEventTimeWatermarks(outOfOrderness))
                 .withTimestampAssigner((record, kafkaTimestamp) -> record.eventTimeMillis())
@@ -170,12 +178,10 @@ public final class AuditPipeline {
 
     /** One-minute event-time counts of the stored events, written early and updated by late events. */
     private SingleOutputStreamOperator<StatsRow> stats(DataStream<IngestedEvent> firstCopies) {
-        SingleOutputStreamOperator<StatsRow> stats = firstCopies
+        SingleOutputStreamOperator<StatsRow> stats = windowed(firstCopies
                 .map(StatsEvent::of, TypeInformation.of(StatsEvent.class)).name("stats-fields").uid("stats-fields") // a few fields cross the shuffle
                 .keyBy(new StatsKeySelector())
-                .window(TumblingEventTimeWindows.of(STATS_WINDOW))
-                .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
-                .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
+                .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
                 .sideOutputLateData(TOO_LATE_FOR_STATS)
                 .aggregate(new CountEvents<>(), new EmitStatsRow(chain()))
                 .name("stats-1m").uid("stats-1m");
@@ -191,16 +197,27 @@ public final class AuditPipeline {
      * minute), so the stats' dead letter already names it; the window drops it without a second one.
      */
     private void rollups(DataStream<IngestedEvent> firstCopies) {
-        firstCopies
+        windowed(firstCopies
                 .filter(e -> RollupKey.counts(e.event)).name("rollup-events").uid("rollup-events")
                 .map(RollupKey::of, TypeInformation.of(RollupKey.class)).name("rollup-fields").uid("rollup-fields")
                 .keyBy(new RollupKey.Itself())
-                .window(TumblingEventTimeWindows.of(RollupRow.WINDOW))
-                .allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
-                .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)))
+                .window(TumblingEventTimeWindows.of(RollupRow.WINDOW)))
                 .aggregate(new CountEvents<>(), new EmitRollupRow(chain()))
                 .name("rollups-1d").uid("rollups-1d")
                 .sinkTo(sinks.rollups()).name("store-rollups").uid("store-rollups");
+    }
+
+    /**
+     * The counts' windows: live, written early and again as late events arrive up to the allowed
+     * lateness (each write the full count, an upsert); imported history's written once, when the
+     * watermark (trailing by the allowed lateness: {@link #watermarks}) passes the window's end, so
+     * the same records count as live and each row can be an insert, which the local store takes
+     * far faster than an upsert (docs/archive.md "Imported history").
+     */
+    private <T, K> WindowedStream<T, K, TimeWindow> windowed(WindowedStream<T, K, TimeWindow> w) {
+        if (chain() != null) return w.trigger(EventTimeTrigger.create());
+        return w.allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
+                .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)));
     }
 
     /** The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once, and the alerts' sinks. */

@@ -72,10 +72,13 @@ public final class JobWiring {
                 // a duplicate _id here is the event stored already: collisions are the events writer's to report
                 .evidence(new MongoBulkSink<>(store(options, JobOptions.EVIDENCE_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert))
+                // imported history's minutes and days are written once each (AuditPipeline.windowed): inserts
                 .stats(new MongoBulkSink<>(store(options, JobOptions.STATS_COLLECTION)
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::statsUpsert))
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
+                        history ? StoreDocuments::statsInsert : StoreDocuments::statsUpsert))
                 .rollups(new MongoBulkSink<>(store(options, JobOptions.ROLLUPS_COLLECTION)
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::rollupUpsert))
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
+                        history ? StoreDocuments::rollupInsert : StoreDocuments::rollupUpsert))
                 .deadLetters(new MongoBulkSink<>(store(options, JobOptions.DEAD_LETTER_COLLECTION),
                         dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes)))
                 .deadLetterTopic(KafkaSink.<DeadLetter>builder()

@@ -59,6 +59,37 @@ class StoreDocumentsTest {
     }
 
     @Test
+    void importedCountsAreInsertsOfTheSameFieldsUnderTheirChain() {
+        StatsKey k = new StatsKey();
+        k.server = "db-01"; k.user = "app"; k.eventName = "Query"; k.commandClass = "select"; k.status = 0;
+        StatsRow row = new StatsRow(k, 60_000L, 17);
+        row.chain = "import-x";
+        Document inserted = ((com.mongodb.client.model.InsertOneModel<Document>) StoreDocuments.statsInsert(row)).getDocument();
+        UpdateOneModel<Document> upsert = (UpdateOneModel<Document>) StoreDocuments.statsUpsert(row);
+        assertEquals("60000|db-01|app|Query|select|0|import-x", inserted.get("_id"));
+        assertEquals(((Document) upsert.getFilter()).get("_id"), inserted.get("_id"));
+        Document set = (Document) ((Document) upsert.getUpdate()).get("$set");
+        inserted.remove("_id");
+        inserted.remove("updated_at");
+        set.remove("updated_at");
+        assertEquals(set, inserted);
+        assertEquals("import-x", inserted.get("chain"));
+
+        io.auditpipe.flink.records.RollupKey rk = new io.auditpipe.flink.records.RollupKey();
+        rk.server = "db-01"; rk.user = "app"; rk.controls = "PCI-DSS-10.2.1.4";
+        io.auditpipe.flink.records.RollupRow day = new io.auditpipe.flink.records.RollupRow(rk, 0L, 3);
+        day.chain = "import-x";
+        Document rolled = ((com.mongodb.client.model.InsertOneModel<Document>) StoreDocuments.rollupInsert(day)).getDocument();
+        Document rolledSet = (Document) ((Document) ((UpdateOneModel<Document>) StoreDocuments.rollupUpsert(day)).getUpdate()).get("$set");
+        assertEquals(day.id(), rolled.get("_id"));
+        assertTrue(day.id().endsWith("|import-x"));
+        rolled.remove("_id");
+        rolled.remove("updated_at");
+        rolledSet.remove("updated_at");
+        assertEquals(rolledSet, rolled);
+    }
+
+    @Test
     void deadLetterKeepsTheExactBytes() {
         byte[] bad = new byte[] {'{', (byte) 0xfe, '}'};
         DeadLetter dl = AuditRecordDeserializer.parse(Fixtures.key("db-01"), bad, ORIGIN).deadLetter;

@@ -100,6 +100,18 @@ public final class StoreDocuments {
     }
 
     public static WriteModel<Document> statsUpsert(StatsRow row) {
+        return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", statsFields(row)),
+                new UpdateOptions().upsert(true));
+    }
+
+    /** A minute's count written once (imported history's windows fire once): an insert by its id. */
+    public static WriteModel<Document> statsInsert(StatsRow row) {
+        Document d = new Document("_id", row.id());
+        d.putAll(statsFields(row));
+        return new InsertOneModel<>(d);
+    }
+
+    private static Document statsFields(StatsRow row) {
         Document set = new Document("window_start", new Date(row.windowStartMillis))
                 .append("server", row.key.server)
                 .append("user", row.key.user)
@@ -108,9 +120,7 @@ public final class StoreDocuments {
                 .append("status", row.key.status)
                 .append("count", row.count);
         if (row.chain != null) set.append("chain", row.chain);
-        set.append("updated_at", new Date());
-        return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", set),
-                new UpdateOptions().upsert(true));
+        return set.append("updated_at", new Date());
     }
 
     /**
@@ -118,6 +128,18 @@ public final class StoreDocuments {
      * {@code day_end} bound the UTC day (a query over a range reads the days that overlap it).
      */
     public static WriteModel<Document> rollupUpsert(RollupRow row) {
+        return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", rollupFields(row)),
+                new UpdateOptions().upsert(true));
+    }
+
+    /** A day's count written once (imported history's windows fire once): an insert by its id. */
+    public static WriteModel<Document> rollupInsert(RollupRow row) {
+        Document d = new Document("_id", row.id());
+        d.putAll(rollupFields(row));
+        return new InsertOneModel<>(d);
+    }
+
+    private static Document rollupFields(RollupRow row) {
         Document set = new Document("day", new Date(row.dayStartMillis))
                 .append("day_end", new Date(row.dayStartMillis + RollupRow.WINDOW.toMillis()))
                 .append("server", row.key.server);
@@ -129,9 +151,7 @@ public final class StoreDocuments {
         set.append("controls", row.key.controls.isEmpty() ? List.of() : List.of(row.key.controls.split(",")))
                 .append("events", row.count);
         if (row.chain != null) set.append("chain", row.chain);
-        set.append("updated_at", new Date());
-        return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", set),
-                new UpdateOptions().upsert(true));
+        return set.append("updated_at", new Date());
     }
 
     /** A dead letter as a store insert, at most {@code maxBytes} as JSON (see {@link #deadLetter(DeadLetter, int)}). */
