@@ -101,6 +101,20 @@ def check_arguments(cfg: Config, files: list[Path], server: str, fmt: str | None
     return fmt, tz
 
 
+def require_store(cfg: Config) -> None:
+    """The store answers: import writes to it (and reads what it holds), so it must be running."""
+    from pymongo.errors import PyMongoError
+
+    from auditpipe.config import redact_uri
+    from auditpipe.store.client import mongo_client
+
+    try:
+        mongo_client(cfg, 3000).admin.command("ping")
+    except PyMongoError as e:
+        raise UserError(f"the store at {redact_uri(cfg.store_uri)} does not answer ({e.__class__.__name__}); "
+                        "import writes to it: start the stack (./auditpipe up)") from None
+
+
 def write_known_ids(cfg: Config, server: str, out: Path) -> int:
     """The ids of ``server``'s events the archive holds (every chain) and the store holds above the
     archive's newest live link (the newest seconds, not committed to the archive yet), one per line."""

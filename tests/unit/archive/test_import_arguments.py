@@ -69,3 +69,10 @@ def test_chain_names_sort_by_time():
 
     names = [history.chain_name(datetime(2026, 1, d, 3, 4, 5, tzinfo=timezone.utc)) for d in (2, 10, 11)]
     assert names == sorted(names) and names[0] == "import-20260102T030405Z"
+
+
+def test_a_store_that_does_not_answer_is_named(tmp_path):
+    f = tmp_path / "nostore.yaml"
+    f.write_text(f"state_dir: {tmp_path / 'state'}\nstore: {{port: 1}}\n")  # nothing listens on port 1
+    with pytest.raises(UserError, match="does not answer.*auditpipe up"):
+        history.require_store(config.load(f))

@@ -63,6 +63,7 @@ def cmd_import(app: Application) -> int:
     cfg, a = app.config, app.args
     files = [Path(f) for f in a.files]
     fmt, tz = history.check_arguments(cfg, files, a.server, a.format, a.timezone)
+    history.require_store(cfg)
     job = FlinkJob(cfg)
     job.install()
     java = prereqs.require_java17()
