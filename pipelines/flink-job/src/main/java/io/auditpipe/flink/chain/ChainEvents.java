@@ -183,7 +183,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         }
         FirstCopies copies = firstCopies.value();
         if (copies == null) return;
-        copies.forgetUpTo(timestamp);
+        // everything due by the watermark at once: the timers of the minutes it passed with it find none
+        if (!copies.forgetUpTo(Math.max(timestamp, ctx.timerService().currentWatermark()))) return;
         if (copies.size() == 0) {
             firstCopies.clear();
         } else {

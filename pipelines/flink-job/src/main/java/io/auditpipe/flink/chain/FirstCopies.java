@@ -74,10 +74,16 @@ public final class FirstCopies {
         }
     }
 
-    /** Forgets every id whose time to forget is at or before {@code time}. */
-    public void forgetUpTo(long time) {
+    /**
+     * Forgets every id whose time to forget is at or before {@code time}; false, without touching
+     * the tables, when none is due. A watermark that jumps (a backlog, an import reading months in
+     * seconds) fires many timers at once: the first forgets everything due, the rest find nothing.
+     */
+    public boolean forgetUpTo(long time) {
+        if (time < Math.min(frozen.earliestForget, delta.earliestForget)) return false;
         frozen = Table.merged(frozen, delta, time);
         delta = new Table(FIRST_DELTA_CAPACITY);
+        return true;
     }
 
     public int size() {
@@ -147,16 +153,19 @@ public final class FirstCopies {
         final long[] slots;
         final int capacity;
         int size;
+        /** The earliest time to forget of the entries (Long.MAX_VALUE: none). */
+        long earliestForget = Long.MAX_VALUE;
 
         Table(int capacity) {
             this.capacity = Math.max(2, capacity);
             slots = new long[this.capacity * FIELDS];
         }
 
-        private Table(long[] slots, int size) {
+        private Table(long[] slots, int size, long earliestForget) {
             this.slots = slots;
             this.capacity = slots.length / FIELDS;
             this.size = size;
+            this.earliestForget = earliestForget;
         }
 
         private int home(long low) {
@@ -194,6 +203,7 @@ public final class FirstCopies {
                     slots[at + 2] = line;
                     slots[at + 3] = forgetAt;
                     size++;
+                    if (forgetAt < earliestForget) earliestForget = forgetAt;
                     return;
                 }
             }
@@ -235,7 +245,7 @@ public final class FirstCopies {
         }
 
         Table copy() {
-            return new Table(slots.clone(), size);
+            return new Table(slots.clone(), size, earliestForget);
         }
     }
 

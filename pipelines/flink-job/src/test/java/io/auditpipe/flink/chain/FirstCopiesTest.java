@@ -8,7 +8,9 @@ import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link FirstCopies}: remembers and forgets exactly, survives serialization, and a copy never changes its original. */
 class FirstCopiesTest {
@@ -30,7 +32,7 @@ class FirstCopiesTest {
     }
 
     @Test
-    void remembersEveryIdThroughMergesAndForgetsExactlyTheExpiredOnes() {
+    void remembersEveryIdThroughMergesAndForgetsExactlyTheExpiredOnes() throws Exception {
         FirstCopies c = new FirstCopies();
         int n = 100_000; // many merges of the delta into the frozen table
         for (int i = 0; i < n; i++) add(c, id(i), "line-" + i, i < n / 2 ? 1_000 : 2_000);
@@ -38,16 +40,22 @@ class FirstCopiesTest {
         for (int i = 0; i < n; i++) assertEquals(ids.line("line-" + i), lineOf(c, id(i)), id(i));
         assertEquals(FirstCopies.NOT_SEEN, lineOf(c, id(n)));
 
-        c.forgetUpTo(999);
-        assertEquals(n, c.size(), "nothing is due before 1,000");
-        c.forgetUpTo(1_000);
+        assertFalse(c.forgetUpTo(999), "nothing is due before 1,000: the tables are left as they are");
+        assertEquals(n, c.size());
+        assertTrue(c.forgetUpTo(1_000));
         assertEquals(n / 2, c.size());
+        assertFalse(c.forgetUpTo(1_999), "what remains is due at 2,000");
         for (int i = 0; i < n; i++) {
             assertEquals(i < n / 2 ? FirstCopies.NOT_SEEN : ids.line("line-" + i), lineOf(c, id(i)), id(i));
         }
         add(c, id(0), "line-0-again", 3_000); // forgotten, so new again
-        c.forgetUpTo(2_000);
+        assertTrue(c.forgetUpTo(2_000));
         assertEquals(1, c.size());
+        assertFalse(c.forgetUpTo(2_999));
+        FirstCopies restored = roundTrip(c);
+        assertFalse(restored.forgetUpTo(2_999), "a restored table knows its earliest time to forget");
+        assertTrue(restored.forgetUpTo(3_000));
+        assertEquals(0, restored.size());
         assertEquals(ids.line("line-0-again"), lineOf(c, id(0)));
     }
 
