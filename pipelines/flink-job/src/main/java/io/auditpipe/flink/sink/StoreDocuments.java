@@ -100,14 +100,23 @@ public final class StoreDocuments {
     }
 
     public static WriteModel<Document> statsUpsert(StatsRow row) {
-        return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", statsFields(row)),
-                new UpdateOptions().upsert(true));
+        return upsert(row.id(), statsFields(row));
     }
 
     /** A minute's count written once (imported history's windows fire once): an insert by its id. */
     public static WriteModel<Document> statsInsert(StatsRow row) {
-        Document d = new Document("_id", row.id());
-        d.putAll(statsFields(row));
+        return insert(row.id(), statsFields(row));
+    }
+
+    /** A count's fields set by its id, the document made if it is not there. */
+    private static WriteModel<Document> upsert(String id, Document fields) {
+        return new UpdateOneModel<>(new Document("_id", id), new Document("$set", fields), new UpdateOptions().upsert(true));
+    }
+
+    /** A count written once: its fields under its id. */
+    private static WriteModel<Document> insert(String id, Document fields) {
+        Document d = new Document("_id", id);
+        d.putAll(fields);
         return new InsertOneModel<>(d);
     }
 
@@ -128,15 +137,12 @@ public final class StoreDocuments {
      * {@code day_end} bound the UTC day (a query over a range reads the days that overlap it).
      */
     public static WriteModel<Document> rollupUpsert(RollupRow row) {
-        return new UpdateOneModel<>(new Document("_id", row.id()), new Document("$set", rollupFields(row)),
-                new UpdateOptions().upsert(true));
+        return upsert(row.id(), rollupFields(row));
     }
 
     /** A day's count written once (imported history's windows fire once): an insert by its id. */
     public static WriteModel<Document> rollupInsert(RollupRow row) {
-        Document d = new Document("_id", row.id());
-        d.putAll(rollupFields(row));
-        return new InsertOneModel<>(d);
+        return insert(row.id(), rollupFields(row));
     }
 
     private static Document rollupFields(RollupRow row) {
