@@ -159,7 +159,7 @@ def archived_events(cfg: Config, server: str, chain: str) -> int:
         return 0
     source = reader.parquet_source(files)
     con = reader.connect()
-    if "chain" not in {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}:
+    if not reader.has_chains(con, source):
         return 0
     return con.execute(f"SELECT count(*) FROM {source} WHERE chain = ?", [chain]).fetchone()[0]
 

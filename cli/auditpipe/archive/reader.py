@@ -135,6 +135,12 @@ def parquet_source(files: list[Path]) -> str:
     return f"read_parquet([{listed}], union_by_name = true, hive_partitioning = false)"
 
 
+def has_chains(con, source: str) -> bool:
+    """Whether the files of ``source`` have the ``chain`` column (imported history's chains); files
+    written before imports existed lack it, and DuckDB refuses a column none of them has."""
+    return "chain" in {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+
+
 def newest_live_links(root: Path, servers: list[str] | None = None) -> dict[str, int]:
     """The newest link of each server's live chain the archive holds (of ``servers``, or all), any
     day: every live link at or below it is archived (the archive holds a prefix of each chain).
@@ -144,8 +150,7 @@ def newest_live_links(root: Path, servers: list[str] | None = None) -> dict[str,
         return {}
     con = connect()
     source = parquet_source(files)
-    columns = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    live = " WHERE chain IS NULL" if "chain" in columns else ""  # files written before imports existed lack it
+    live = " WHERE chain IS NULL" if has_chains(con, source) else ""
     return {s: int(n) for s, n in con.execute(
         f"SELECT server, max(chain_seq) FROM {source}{live} GROUP BY server").fetchall() if n is not None}
 
