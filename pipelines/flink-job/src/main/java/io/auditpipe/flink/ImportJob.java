@@ -98,7 +98,7 @@ public final class ImportJob {
         AuditPipelineJob.configureCheckpointing(env, options);
         HistoryFormat format = new HistoryFormat(ordered.stream().map(p -> p.toAbsolutePath().toString()).toList(),
                 settings, named.get("known-ids"));
-        FileSource<ParsedRecord> source = FileSource.forRecordStreamFormat(format,
+        FileSource<ParsedRecord> source = FileSource.forBulkFileFormat(format,
                 new org.apache.flink.core.fs.Path(manifest.toUri())).build();
         new AuditPipeline(options, PipelineSources.history(source, named.get("chain")), JobWiring.historySinks(options)).build(env);
 

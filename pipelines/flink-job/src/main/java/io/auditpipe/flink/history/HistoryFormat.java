@@ -5,12 +5,14 @@ import io.auditpipe.flink.records.ParsedRecord;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.connector.file.src.reader.SimpleStreamFormat;
-import org.apache.flink.connector.file.src.reader.StreamFormat;
-import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.connector.file.src.FileSourceSplit;
+import org.apache.flink.connector.file.src.reader.BulkFormat;
+import org.apache.flink.connector.file.src.util.CheckpointedPosition;
+import org.apache.flink.connector.file.src.util.IteratorResultIterator;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -21,9 +23,14 @@ import java.util.Objects;
  * ({@code ImportJob} writes it; its content is not read here). A record whose id the archive or the
  * store already holds ({@link KnownIds}) is left out and counted; every other record, dead letters
  * included, goes on to the pipeline.
+ *
+ * <p>Records go out in batches of {@link #BATCH} (the source's hand-over to the pipeline holds a few
+ * batches): memory stays bounded however long the history, and the pipeline works while the files
+ * are read. The position is the number of records handed over, so that a restored reader skips them.
  */
-public final class HistoryFormat extends SimpleStreamFormat<ParsedRecord> {
+public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceSplit> {
     private static final long serialVersionUID = 1L;
+    static final int BATCH = 1_000;
 
     private final List<String> files;
     private final FileRecords.Settings settings;
@@ -37,10 +44,23 @@ public final class HistoryFormat extends SimpleStreamFormat<ParsedRecord> {
     }
 
     @Override
-    public StreamFormat.Reader<ParsedRecord> createReader(Configuration config, FSDataInputStream manifest) throws IOException {
-        manifest.close();
-        KnownIds known = knownIds == null ? new KnownIds() : KnownIds.read(Path.of(knownIds));
-        return new Reader(known);
+    public BulkFormat.Reader<ParsedRecord> createReader(Configuration config, FileSourceSplit manifest) throws IOException {
+        return new Batches(new Reader(knownIds == null ? new KnownIds() : KnownIds.read(Path.of(knownIds))), 0);
+    }
+
+    @Override
+    public BulkFormat.Reader<ParsedRecord> restoreReader(Configuration config, FileSourceSplit manifest) throws IOException {
+        Reader reader = new Reader(knownIds == null ? new KnownIds() : KnownIds.read(Path.of(knownIds)));
+        long handedOver = manifest.getReaderPosition().map(CheckpointedPosition::getRecordsAfterOffset).orElse(0L);
+        for (long i = 0; i < handedOver && reader.read() != null; i++) {
+            // skipped: handed over before the checkpoint
+        }
+        return new Batches(reader, handedOver);
+    }
+
+    @Override
+    public boolean isSplittable() {
+        return false;
     }
 
     @Override
@@ -48,7 +68,35 @@ public final class HistoryFormat extends SimpleStreamFormat<ParsedRecord> {
         return TypeInformation.of(ParsedRecord.class);
     }
 
-    private final class Reader implements StreamFormat.Reader<ParsedRecord> {
+    /** The records in batches of {@link #BATCH}, each with the count handed over before it. */
+    private static final class Batches implements BulkFormat.Reader<ParsedRecord> {
+        private final Reader reader;
+        private long handedOver;
+
+        Batches(Reader reader, long handedOver) {
+            this.reader = reader;
+            this.handedOver = handedOver;
+        }
+
+        @Override
+        public BulkFormat.RecordIterator<ParsedRecord> readBatch() throws IOException {
+            List<ParsedRecord> batch = new ArrayList<>(BATCH);
+            ParsedRecord r;
+            while (batch.size() < BATCH && (r = reader.read()) != null) batch.add(r);
+            if (batch.isEmpty()) return null;
+            IteratorResultIterator<ParsedRecord> records = new IteratorResultIterator<>(batch.iterator(),
+                    CheckpointedPosition.NO_OFFSET, handedOver);
+            handedOver += batch.size();
+            return records;
+        }
+
+        @Override
+        public void close() throws IOException {
+            reader.close();
+        }
+    }
+
+    private final class Reader {
         private final KnownIds known;
         private final Enricher enricher = new Enricher(settings.compliance);
         private int next;
@@ -59,8 +107,7 @@ public final class HistoryFormat extends SimpleStreamFormat<ParsedRecord> {
             this.known = known;
         }
 
-        @Override
-        public ParsedRecord read() throws IOException {
+        ParsedRecord read() throws IOException {
             while (true) {
                 if (current == null) {
                     if (next == files.size()) return null;
@@ -89,8 +136,7 @@ public final class HistoryFormat extends SimpleStreamFormat<ParsedRecord> {
             }
         }
 
-        @Override
-        public void close() throws IOException {
+        void close() throws IOException {
             if (current != null) current.close();
         }
     }
