@@ -162,13 +162,14 @@ flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
 
         figures["panels"] = {}
         names = list(logs)
-        panels = [(f"{path.stem}: {title}", target) for path in sorted(dashboards.OUT_DIR.glob("*.json"))
-                  for title, target in dashboards.panel_targets(json.loads(path.read_text()))]
+        panels = [(f"{path.stem}: {title}", target, dashboards.panel_range(d, title, since, until))
+                  for path in sorted(dashboards.OUT_DIR.glob("*.json")) for d in [json.loads(path.read_text())]
+                  for title, target in dashboards.panel_targets(d)]
         # the one-minute stats' panels last: the local store reads every row of a quarter for them
         stats = cfg.store["stats_collection"]
-        for key, target in sorted(panels, key=lambda p: p[1]["collection"] == stats):
+        for key, target, (panel_since, panel_until) in sorted(panels, key=lambda p: p[1]["collection"] == stats):
             started = time.monotonic()
-            rows = panel_rows(cfg, target, since, until, names)
+            rows = panel_rows(cfg, target, panel_since, panel_until, names)
             seconds = time.monotonic() - started
             if rows is None:
                 figures["panels"][key] = {"seconds": None, "gave_up_after": PANEL_GIVE_UP_S,

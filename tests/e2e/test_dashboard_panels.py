@@ -55,8 +55,12 @@ def scenario(stack):
     rollups = db[stack.cfg.store["rollups_collection"]]
     stack.wait_for("the rollups of every counted event", lambda: (
         (n := sum(r["events"] for r in rollups.find({"server": SERVER}))) == counted and n > 0, n), timeout=60)
-    since = percona_time(m.first_event_time) - timedelta(minutes=5)
+    # from the start of an hour: the hourly panel takes the hours that begin in its range
+    since = (percona_time(m.first_event_time) - timedelta(minutes=5)).replace(minute=0, second=0, microsecond=0)
     until = percona_time(m.last_event_time) + timedelta(minutes=5)
+    stack.wait_for("the hours summed from the minutes", lambda: (
+        (n := sum(h["count"] for h in db[stack.cfg.store["stats_hourly_collection"]].find({"server": SERVER})))
+        == stack.stats_total(SERVER), n), timeout=60)
     return m, since, until
 
 
@@ -95,8 +99,9 @@ def shown(stack, scenario) -> dict[str, tuple[dict, list[dict]]]:
     _, since, until = scenario
     out = {}
     for p in (dashboards.OUT_DIR).glob("*.json"):
-        for title, t in dashboards.panel_targets(json.loads(p.read_text())):
-            out[f"{p.stem}: {title}"] = (t, run_panel(stack, t, since, until))
+        d = json.loads(p.read_text())
+        for title, t in dashboards.panel_targets(d):
+            out[f"{p.stem}: {title}"] = (t, run_panel(stack, t, *dashboards.panel_range(d, title, since, until)))
     return out
 
 
@@ -112,6 +117,7 @@ def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown
     _, since, until = scenario
     assert len(shown) >= 19
     sample = ["pci-dss-10: Invalid logical access attempts", "pipeline-health: Events per minute by server",
+              "pipeline-health: Events per hour by server",
               "pipeline-health: Last event per server (audit silence)", "sox-itgc: Account and privilege changes",
               "hipaa-164-312b: ePHI access by user"]
     for title in sample:
@@ -177,6 +183,8 @@ def test_the_panels_show_the_scenarios_known_answers(stack, scenario, shown):
     assert sum(r["events"] for r in per_minute) == m.records
     assert {r["_id"]["server"] for r in per_minute} == {SERVER}
     assert all(isinstance(r["_id"]["minute"], datetime) for r in per_minute)  # convertFieldType makes it the time
+    per_hour = shown["pipeline-health: Events per hour by server"]
+    assert sum(r["events"] for r in per_hour) == m.records and {r["_id"]["server"] for r in per_hour} == {SERVER}
     by_rule = Counter()
     for r in shown["pipeline-health: Alerts by rule"]:
         by_rule[r["_id"]["rule"]] += r["alerts"]

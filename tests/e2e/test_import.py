@@ -1,6 +1,6 @@
 """`auditpipe import` (docs/archive.md "Imported history") against the real stack: three days of a
 server's rotated history, gzip files and malformed lines among them, go through the job's own graph
-into the archive, the evidence collection, the stats and the rollups, each event once, in a chain
+into the archive, the evidence collection, the hourly counts and the rollups, each event once, in a chain
 of its own that verify checks; importing again, or importing what was shipped live, adds nothing;
 bad arguments are refused with the reason."""
 
@@ -60,7 +60,15 @@ def test_import_brings_history_in_once_and_verifiably(stack, history_files):
     assert len(rows) == m.records and len({r["_id"] for r in rows}) == m.records, "each event archived once"
     chains = {r.get("chain") for r in rows}
     assert len(chains) == 1 and next(iter(chains)).startswith("import-"), chains
-    assert stack.stats_total(SERVER) == m.records, "the stats count every imported event once"
+    hours = list(stack.db()[stack.cfg.store["stats_hourly_collection"]].find({"server": SERVER}))
+    assert sum(h["count"] for h in hours) == m.records, "the hours count every imported event once"
+    assert all(h["_id"].endswith("|" + h["chain"]) and h["chain"] in chains for h in hours)
+    per_hour: dict[int, int] = {}
+    for r in rows:  # event_time in milliseconds
+        per_hour[r["event_time"] // 3_600_000 * 3_600_000] = per_hour.get(r["event_time"] // 3_600_000 * 3_600_000, 0) + 1
+    assert {int(h["window_start"].replace(tzinfo=timezone.utc).timestamp() * 1000): h["count"] for h in hours} == per_hour, \
+        "each hour its events"
+    assert stack.stats_total(SERVER) == 0, "history spread over days writes no one-minute counts"
     dead = stack.dead_letters(SERVER)
     assert len(dead) == MALFORMED and all(d["reason"] and d["kafka"]["topic"].startswith("import:") for d in dead)
     assert stack.count(SERVER) == 0, "history does not go into the capped collection"

@@ -52,7 +52,10 @@ def test_the_stats_queries_events_forms_count_what_the_stats_count(stack, scenar
                    lambda: (stack.stats_total(SERVER) + too_late() == m.records, stack.stats_total(SERVER)))
     since, until = (start - timedelta(hours=1)).isoformat(), (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
     names = sorted(n for n, q in query.saved_queries().items() if "events" in q)
-    assert names == ["events-by-server", "stats-by-minute"]
+    assert names == ["events-by-hour", "events-by-server", "stats-by-minute"]
+    hours = stack.db()[stack.cfg.store["stats_hourly_collection"]]
+    stack.wait_for("the hours summed from the minutes", lambda: (
+        sum(d["count"] for d in hours.find({"server": SERVER})) == stack.stats_total(SERVER), stack.stats_total(SERVER)))
     for name in names:
         read: list[str] = []
         tiered = query.run_saved(stack.cfg, name, since, until, [SERVER], {}, tiers_read=read)

@@ -348,6 +348,7 @@ def test_stored_documents_follow_their_schemas(stack):
     samples = {
         "audit-event": list(db[stack.cfg.store["events_collection"]].find({"server": server}).limit(500)),
         "stats": list(db[stack.cfg.store["stats_collection"]].find({"server": server})),
+        "stats-hourly": list(db[stack.cfg.store["stats_hourly_collection"]].find({"server": server})),
         "dead-letter": list(db[stack.cfg.store["dead_letter_collection"]].find()),
         "alert": list(db[stack.cfg.store["alerts_collection"]].find()),
         "chain-head": list(db[stack.cfg.store["chain_heads_collection"]].find({"server": server})),

@@ -169,7 +169,7 @@ def describe(i: Imported, server: str) -> list[str]:
     seconds = float(s.get("seconds") or 0)
     rate = f", {i.events / seconds:,.0f} events/s" if seconds > 0 else ""
     lines = [f"{'imported' if i.ok else 'IMPORT FAILED after'} {i.events:,} events of server {server} into the "
-             f"archive, the evidence collection, the stats and the rollups, in chain {i.chain} "
+             f"archive, the evidence collection, the hourly counts and the rollups, in chain {i.chain} "
              f"({len(i.files)} file(s), {seconds:.1f} s{rate})"]
     for key, what in SUMMARY_FIELDS:
         if key in s:

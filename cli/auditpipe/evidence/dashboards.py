@@ -19,6 +19,7 @@ Grafana transformation, `extractFields`, splits it into columns.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -272,14 +273,34 @@ def sox_dashboard() -> gdash.Dashboard:
 
 # --- Pipeline health -----------------------------------------------------------------------
 
+MINUTES_SHOWN = "6h"  # the minute panel's own range: a quarter of minutes is no line a person reads
+
+
 def health_events_per_minute() -> timeseries.Panel:
     name = "stats-by-minute"
     return (timeseries.Panel().title("Events per minute by server")
-            .description(_description("Is every server sending? A line that drops to nothing is a server gone silent.", name))
+            .description(_description(f"Is every server sending? A line that drops to nothing is a server gone silent. "
+                                      f"Always the last {MINUTES_SHOWN}; the hourly panel covers the dashboard's range.", name))
+            .time_from(MINUTES_SHOWN)
             .datasource(DATASOURCE).with_target(CatalogQuery(name))
             .with_transformation(_split_group_key())
             .with_transformation(gmodel.DataTransformerConfig(id_val="convertFieldType", options={
                 "conversions": [{"targetField": "minute", "destinationType": "time"}], "fields": {}}))
+            .with_transformation(_hide_id())
+            .with_transformation(gmodel.DataTransformerConfig(id_val="partitionByValues", options={
+                "fields": ["server"], "keepFields": False}))
+            .span(24).height(8))
+
+
+def health_events_per_hour() -> timeseries.Panel:
+    name = "events-by-hour"
+    return (timeseries.Panel().title("Events per hour by server")
+            .description(_description("Every server's events per hour over the dashboard's range, imported history "
+                                      "included: a quarter is a few thousand points.", name))
+            .datasource(DATASOURCE).with_target(CatalogQuery(name))
+            .with_transformation(_split_group_key())
+            .with_transformation(gmodel.DataTransformerConfig(id_val="convertFieldType", options={
+                "conversions": [{"targetField": "hour", "destinationType": "time"}], "fields": {}}))
             .with_transformation(_hide_id())
             .with_transformation(gmodel.DataTransformerConfig(id_val="partitionByValues", options={
                 "fields": ["server"], "keepFields": False}))
@@ -315,7 +336,8 @@ def health_kafka_lag() -> timeseries.Panel:
 def health_dashboard() -> gdash.Dashboard:
     return (_dashboard("auditpipe-pipeline-health", "auditpipe: pipeline health",
                        "Is the pipeline receiving, storing and alerting? (docs/dashboards.md)", ["health"])
-            .with_panel(health_events_per_minute()).with_panel(health_last_event_per_server())
+            .with_panel(health_events_per_minute()).with_panel(health_events_per_hour())
+            .with_panel(health_last_event_per_server())
             .with_panel(health_kafka_lag()).with_panel(health_dead_letters()).with_panel(health_alerts_by_rule()))
 
 
@@ -347,3 +369,17 @@ def write(out_dir: Path = OUT_DIR) -> list[Path]:
 def panel_targets(dashboard_json: dict) -> list[tuple[str, dict]]:
     """(panel title, target) of every panel target in a dashboard's JSON."""
     return [(p.get("title", ""), t) for p in dashboard_json.get("panels", []) for t in p.get("targets", [])]
+
+
+def panel_ranges(dashboard_json: dict) -> dict[str, timedelta]:
+    """The panels that show a range of their own (Grafana's relative time, `timeFrom`: the last N
+    hours whatever the dashboard's range), by title."""
+    units = {"m": "minutes", "h": "hours", "d": "days"}
+    return {p.get("title", ""): timedelta(**{units[p["timeFrom"][-1]]: int(p["timeFrom"][:-1])})
+            for p in dashboard_json.get("panels", []) if p.get("timeFrom")}
+
+
+def panel_range(dashboard_json: dict, title: str, since: datetime, until: datetime) -> tuple[datetime, datetime]:
+    """The range a panel queries when the dashboard shows since..until (until is the dashboard's now)."""
+    own = panel_ranges(dashboard_json).get(title)
+    return (max(since, until - own), until) if own else (since, until)

@@ -15,7 +15,7 @@ from auditpipe.errors import UserError
 from auditpipe.store.client import mongo_client
 
 COLLECTION_ROLES = {"events": "events_collection", "evidence": "evidence_collection",
-                    "stats": "stats_collection", "rollups": "rollups_collection", "servers": "servers_collection",
+                    "stats": "stats_collection", "stats_hourly": "stats_hourly_collection", "rollups": "rollups_collection", "servers": "servers_collection",
                     "kafka_lag": "kafka_lag_collection",
                     "dead_letters": "dead_letter_collection", "alerts": "alerts_collection"}
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

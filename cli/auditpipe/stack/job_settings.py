@@ -49,6 +49,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("store.collection.events", _store("events_collection")),
     ("store.collection.evidence", _store("evidence_collection")),
     ("store.collection.stats", _store("stats_collection")),
+    ("store.collection.stats-hourly", _store("stats_hourly_collection")),
     ("store.collection.rollups", _store("rollups_collection")),
     ("store.collection.dead-letters", _store("dead_letter_collection")),
     ("store.collection.alerts", _store("alerts_collection")),

@@ -33,6 +33,7 @@ from auditpipe.store.ferretdb import (
 # of its bulk rate: docs/store.md "indexes on events"); the other collections take a few writes a second.
 BASE_INDEXES = [
     ("stats_collection", [("window_start", 1)], "window_start"),
+    ("stats_hourly_collection", [("window_start", 1)], "window_start"),
     ("dead_letter_collection", [("detected_at", 1)], "detected_at"),
     ("alerts_collection", [("raised_at", 1)], "raised_at"),
     ("alerts_collection", [("first_event_time", 1)], "first_event_time"),
@@ -59,6 +60,7 @@ QUERY_INDEXES = [
     ("events_collection", [("data_classes", 1), ("event_time", 1)], "data_classes_event_time"),
     ("events_collection", [("category", 1), ("event_time", 1)], "category_event_time"),
     ("stats_collection", [("server", 1), ("window_start", 1)], "server_window_start"),
+    ("stats_hourly_collection", [("server", 1), ("window_start", 1)], "server_window_start"),
     ("alerts_collection", [("server", 1), ("first_event_time", 1)], "server_first_event_time"),
     ("dead_letter_collection", [("server", 1), ("detected_at", 1)], "server_detected_at"),
 ]
@@ -90,7 +92,7 @@ def ensure_collections(cfg: Config) -> list[str]:
                          "place (re-create the collection to apply it)")
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
-    for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["dead_letter_collection"], s["alerts_collection"],
+    for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["stats_hourly_collection"], s["dead_letter_collection"], s["alerts_collection"],
                  s["chain_heads_collection"], s["servers_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)

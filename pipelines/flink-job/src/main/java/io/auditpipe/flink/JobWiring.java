@@ -72,10 +72,10 @@ public final class JobWiring {
                 // a duplicate _id here is the event stored already: collisions are the events writer's to report
                 .evidence(new MongoBulkSink<>(store(options, JobOptions.EVIDENCE_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert))
-                // imported history's minutes and days are written once each (AuditPipeline.windowed): inserts
-                .stats(new MongoBulkSink<>(store(options, JobOptions.STATS_COLLECTION)
+                // imported history's hours and days are written once each (AuditPipeline.windowed): inserts
+                .statsHourly(new MongoBulkSink<>(store(options, JobOptions.STATS_HOURLY_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
-                        history ? StoreDocuments::statsInsert : StoreDocuments::statsUpsert))
+                        history ? StoreDocuments::hourInsert : StoreDocuments::hourUpsert))
                 .rollups(new MongoBulkSink<>(store(options, JobOptions.ROLLUPS_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
                         history ? StoreDocuments::rollupInsert : StoreDocuments::rollupUpsert))
@@ -95,6 +95,8 @@ public final class JobWiring {
         if (history) {
             return sinks.history().build();
         }
+        sinks.stats(new MongoBulkSink<>(store(options, JobOptions.STATS_COLLECTION)
+                .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::statsUpsert));
         sinks.events(new MongoBulkSink<>(store(options, JobOptions.EVENTS_COLLECTION)
                         .withDigestField(EventDocument.LINE_DIGEST_FIELD)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer)

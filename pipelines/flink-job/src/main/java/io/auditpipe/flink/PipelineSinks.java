@@ -5,6 +5,7 @@ import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.RollupRow;
+import io.auditpipe.flink.records.HourRow;
 import io.auditpipe.flink.records.StatsRow;
 
 import org.apache.flink.api.connector.sink2.Sink;
@@ -23,7 +24,8 @@ import java.util.Optional;
 public record PipelineSinks(
         Optional<Sink<IngestedEvent>> events,
         Sink<IngestedEvent> evidence,
-        Sink<StatsRow> stats,
+        Optional<Sink<StatsRow>> stats,
+        Sink<HourRow> statsHourly,
         Sink<RollupRow> rollups,
         Sink<DeadLetter> deadLetters,
         Optional<Sink<Alert>> alerts,
@@ -46,6 +48,7 @@ public record PipelineSinks(
         private Sink<IngestedEvent> events;
         private Sink<IngestedEvent> evidence;
         private Sink<StatsRow> stats;
+        private Sink<HourRow> statsHourly;
         private Sink<RollupRow> rollups;
         private Sink<DeadLetter> deadLetters;
         private Sink<Alert> alerts;
@@ -60,7 +63,7 @@ public record PipelineSinks(
 
         private Builder() {}
 
-        /** The sinks of imported history: events and alerts are neither required nor allowed. */
+        /** The sinks of imported history: events, alerts and one-minute counts are neither required nor allowed. */
         public Builder history() {
             history = true;
             return this;
@@ -70,8 +73,10 @@ public record PipelineSinks(
         public Builder events(Sink<IngestedEvent> s) { events = s; return this; }
         /** The stored events that are evidence of some kind (EvidenceKind), the same documents. */
         public Builder evidence(Sink<IngestedEvent> s) { evidence = s; return this; }
-        /** The one-minute counts. */
+        /** The one-minute counts (not of imported history). */
         public Builder stats(Sink<StatsRow> s) { stats = s; return this; }
+        /** Each server's counts per hour. */
+        public Builder statsHourly(Sink<HourRow> s) { statsHourly = s; return this; }
         /** The daily rollups. */
         public Builder rollups(Sink<RollupRow> s) { rollups = s; return this; }
         /** Dead letters in the store. */
@@ -99,12 +104,13 @@ public record PipelineSinks(
         /** @throws IllegalStateException naming each required sink not given */
         public PipelineSinks build() {
             List<String> missing = new ArrayList<>();
-            if (history && (events != null || alerts != null)) {
-                throw new IllegalStateException("imported history has no events sink and no alerts");
+            if (history && (events != null || alerts != null || stats != null)) {
+                throw new IllegalStateException("imported history has no events sink, no alerts and no one-minute counts");
             }
             if (events == null && !history) missing.add("events");
             if (evidence == null) missing.add("evidence");
-            if (stats == null) missing.add("stats");
+            if (stats == null && !history) missing.add("stats");
+            if (statsHourly == null) missing.add("statsHourly");
             if (rollups == null) missing.add("rollups");
             if (deadLetters == null) missing.add("deadLetters");
             if (alerts == null && !history) missing.add("alerts");
@@ -113,7 +119,7 @@ public record PipelineSinks(
             if (!missing.isEmpty()) {
                 throw new IllegalStateException("the pipeline's sinks lack " + String.join(", ", missing));
             }
-            return new PipelineSinks(Optional.ofNullable(events), evidence, stats, rollups, deadLetters,
+            return new PipelineSinks(Optional.ofNullable(events), evidence, Optional.ofNullable(stats), statsHourly, rollups, deadLetters,
                     Optional.ofNullable(alerts), chainHeads, Optional.ofNullable(deadLetterTopic),
                     Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
                     Optional.ofNullable(kafkaLag), Optional.ofNullable(archive));

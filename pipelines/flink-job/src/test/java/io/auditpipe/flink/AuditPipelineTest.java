@@ -17,6 +17,7 @@ import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
+import io.auditpipe.flink.records.HourRow;
 import io.auditpipe.flink.records.StatsRow;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -107,6 +108,7 @@ class AuditPipelineTest {
         CollectingSink<IngestedEvent> evidence = new CollectingSink<>("evidence");
         CollectingSink<RollupRow> rollups = new CollectingSink<>("rollups");
         CollectingSink<StatsRow> stats = new CollectingSink<>("stats");
+        CollectingSink<HourRow> hours = new CollectingSink<>("hours");
         CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("dead-letters");
         DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
                 AuditPipelineTest::input, INPUT.size(), TypeInformation.of(ParsedRecord.class));
@@ -118,7 +120,7 @@ class AuditPipelineTest {
         CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
         CollectingSink<ChainHead> heads = new CollectingSink<>("heads");
         new AuditPipeline(options, new PipelineSources(source, source), PipelineSinks.builder()
-                .events(events).evidence(evidence).stats(stats).rollups(rollups).deadLetters(deadLetters).alerts(alerts).chainHeads(heads)
+                .events(events).evidence(evidence).stats(stats).statsHourly(hours).rollups(rollups).deadLetters(deadLetters).alerts(alerts).chainHeads(heads)
                 .archive(EventArchive.events(archive.toUri().toString()), EventArchive.chainHeads(archive.toUri().toString()))
                 .build())
                 .execute(env);
@@ -173,6 +175,13 @@ class AuditPipelineTest {
         assertTrue(latest.keySet().stream().anyMatch(id -> id.contains("|db-02|app|Connect||1045")), latest.keySet().toString());
         long minutes = latest.keySet().stream().map(id -> id.substring(0, id.indexOf('|'))).distinct().count();
         assertEquals(4, minutes, "10:00 to 10:03, event time");
+        // each server's hour, the last write of it: the sum of its minutes
+        Map<String, Long> hourly = new LinkedHashMap<>();
+        hours.received().forEach(r -> hourly.put(r.id(), r.count));
+        Map<String, Long> minutesByServer = new java.util.TreeMap<>();
+        latest.forEach((id, count) -> minutesByServer.merge(id.split("\\|")[1], count, Long::sum));
+        assertEquals(Map.of(Fixtures.T0.toEpochMilli() + "|db-01", minutesByServer.get("db-01"),
+                Fixtures.T0.toEpochMilli() + "|db-02", minutesByServer.get("db-02")), hourly);
 
         // app fails to log in every 15 s (4 in any minute: no brute force) between successful logins: a
         // success after 3 failures is login_after_failures. This test spreads one server's records over
@@ -205,7 +214,7 @@ class AuditPipelineTest {
                 "store.uri", "mongodb://unused/"), "test").job;
         CollectingSink<IngestedEvent> evidence = new CollectingSink<>("history-evidence");
         CollectingSink<RollupRow> rollups = new CollectingSink<>("history-rollups");
-        CollectingSink<StatsRow> stats = new CollectingSink<>("history-stats");
+        CollectingSink<HourRow> hours = new CollectingSink<>("history-hours");
         CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("history-dead-letters");
         CollectingSink<ChainHead> heads = new CollectingSink<>("history-heads");
         DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
@@ -215,19 +224,19 @@ class AuditPipelineTest {
         env.enableCheckpointing(500);
         env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
         new AuditPipeline(options, PipelineSources.history(source, "import-t"), PipelineSinks.builder().history()
-                .evidence(evidence).stats(stats).rollups(rollups).deadLetters(deadLetters).chainHeads(heads)
+                .evidence(evidence).statsHourly(hours).rollups(rollups).deadLetters(deadLetters).chainHeads(heads)
                 .archive(EventArchive.events(archive.toUri().toString()), EventArchive.chainHeads(archive.toUri().toString()))
                 .build())
                 .execute(env);
 
         Map<String, String> archived = ArchiveFiles.idsAndDigests(archive.resolve("events"));
         assertEquals(2 * PER_SERVER + 3, archived.size(), "every record once, the re-sent lines left out");
-        // each minute's count is written once, when the watermark has passed it by the allowed lateness,
+        // each server's hour is written once, when the watermark has passed it by the allowed lateness,
         // under the run's chain: an insert never meets a second write of its id
-        List<String> ids = stats.received().stream().map(StatsRow::id).collect(java.util.stream.Collectors.toList());
-        assertEquals(new HashSet<>(ids).size(), ids.size(), "no minute written twice: " + ids);
+        List<String> ids = hours.received().stream().map(HourRow::id).collect(java.util.stream.Collectors.toList());
+        assertEquals(new HashSet<>(ids).size(), ids.size(), "no hour written twice: " + ids);
         assertTrue(ids.stream().allMatch(id -> id.endsWith("|import-t")), ids.toString());
-        assertEquals(2L * PER_SERVER + 3, stats.received().stream().mapToLong(r -> r.count).sum());
+        assertEquals(2L * PER_SERVER + 3, hours.received().stream().mapToLong(r -> r.count).sum());
         assertTrue(rollups.received().stream().allMatch(r -> "import-t".equals(r.chain)));
         assertTrue(evidence.received().stream().allMatch(e -> "import-t".equals(e.chain)));
         // the last head of each server's chain names it and anchors its last link, whatever the head interval

@@ -60,20 +60,19 @@ class StoreDocumentsTest {
 
     @Test
     void importedCountsAreInsertsOfTheSameFieldsUnderTheirChain() {
-        StatsKey k = new StatsKey();
-        k.server = "db-01"; k.user = "app"; k.eventName = "Query"; k.commandClass = "select"; k.status = 0;
-        StatsRow row = new StatsRow(k, 60_000L, 17);
-        row.chain = "import-x";
-        Document inserted = ((com.mongodb.client.model.InsertOneModel<Document>) StoreDocuments.statsInsert(row)).getDocument();
-        UpdateOneModel<Document> upsert = (UpdateOneModel<Document>) StoreDocuments.statsUpsert(row);
-        assertEquals("60000|db-01|app|Query|select|0|import-x", inserted.get("_id"));
+        io.auditpipe.flink.records.HourRow hour = new io.auditpipe.flink.records.HourRow("db-01", 3_600_000L, 17, "import-x");
+        Document inserted = ((com.mongodb.client.model.InsertOneModel<Document>) StoreDocuments.hourInsert(hour)).getDocument();
+        UpdateOneModel<Document> upsert = (UpdateOneModel<Document>) StoreDocuments.hourUpsert(hour);
+        assertEquals("3600000|db-01|import-x", inserted.get("_id"));
         assertEquals(((Document) upsert.getFilter()).get("_id"), inserted.get("_id"));
         Document set = (Document) ((Document) upsert.getUpdate()).get("$set");
         inserted.remove("_id");
         inserted.remove("updated_at");
         set.remove("updated_at");
         assertEquals(set, inserted);
-        assertEquals("import-x", inserted.get("chain"));
+        assertEquals(new Document("window_start", new java.util.Date(3_600_000L)).append("server", "db-01").append("count", 17L)
+                .append("chain", "import-x"), inserted);
+        assertEquals("3600000|db-01", new io.auditpipe.flink.records.HourRow("db-01", 3_600_000L, 17, null).id());
 
         io.auditpipe.flink.records.RollupKey rk = new io.auditpipe.flink.records.RollupKey();
         rk.server = "db-01"; rk.user = "app"; rk.controls = "PCI-DSS-10.2.1.4";

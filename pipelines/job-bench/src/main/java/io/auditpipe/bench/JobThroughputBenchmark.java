@@ -96,7 +96,7 @@ public final class JobThroughputBenchmark {
         env.setParallelism(parallelism);
         long start = System.nanoTime();
         new AuditPipeline(options, new PipelineSources(source, alertSource), PipelineSinks.builder()
-                .events(new Counting<IngestedEvent>(0)).evidence(new DiscardingSink<>()).stats(new Counting<StatsRow>(1))
+                .events(new Counting<IngestedEvent>(0)).evidence(new DiscardingSink<>()).stats(new Counting<StatsRow>(1)).statsHourly(new DiscardingSink<>())
                 .rollups(new DiscardingSink<>()).deadLetters(new Counting<DeadLetter>(2))
                 .alerts(new DiscardingSink<>()).chainHeads(new DiscardingSink<>())
                 .build())

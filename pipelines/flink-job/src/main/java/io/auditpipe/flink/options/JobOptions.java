@@ -105,6 +105,10 @@ public final class JobOptions {
     public static final ConfigOption<String> STATS_COLLECTION = ConfigOptions.key("store.collection.stats")
             .stringType().defaultValue("audit_stats_1m")
             .withDescription("Event-time one-minute counts by server, user, event, command class and status.");
+    public static final ConfigOption<String> STATS_HOURLY_COLLECTION = ConfigOptions.key("store.collection.stats-hourly")
+            .stringType().defaultValue("audit_stats_1h")
+            .withDescription("Event-time counts per server and hour, each the sum of the hour's one-minute counts;"
+                    + " imported history writes these and not the minutes' (docs/archive.md \"Imported history\").");
     public static final ConfigOption<String> ROLLUPS_COLLECTION = ConfigOptions.key("store.collection.rollups")
             .stringType().defaultValue("audit_rollups")
             .withDescription("Daily event-time counts of the events a review counts over its whole period (those evidencing"

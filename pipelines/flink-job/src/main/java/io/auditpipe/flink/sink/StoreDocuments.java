@@ -4,6 +4,7 @@ import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.RollupRow;
+import io.auditpipe.flink.records.HourRow;
 import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.parser.Digests;
 import io.auditpipe.parser.Utf8;
@@ -103,9 +104,22 @@ public final class StoreDocuments {
         return upsert(row.id(), statsFields(row));
     }
 
-    /** A minute's count written once (imported history's windows fire once): an insert by its id. */
-    public static WriteModel<Document> statsInsert(StatsRow row) {
-        return insert(row.id(), statsFields(row));
+    /** A server's hour: its full count so far, upserted by its id. */
+    public static WriteModel<Document> hourUpsert(HourRow row) {
+        return upsert(row.id(), hourFields(row));
+    }
+
+    /** A server's hour written once (imported history's hours are): an insert by its id. */
+    public static WriteModel<Document> hourInsert(HourRow row) {
+        return insert(row.id(), hourFields(row));
+    }
+
+    private static Document hourFields(HourRow row) {
+        Document set = new Document("window_start", new Date(row.hourStartMillis))
+                .append("server", row.server)
+                .append("count", row.count);
+        if (row.chain != null) set.append("chain", row.chain);
+        return set.append("updated_at", new Date());
     }
 
     /** A count's fields set by its id, the document made if it is not there. */
