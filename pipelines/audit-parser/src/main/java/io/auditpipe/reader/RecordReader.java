@@ -11,6 +11,7 @@ import io.auditpipe.parser.SourceDescriptor;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.TreeSet;
 
@@ -36,6 +37,9 @@ public final class RecordReader {
 
     private final Enricher enricher;
     private final boolean withOriginal;
+    /** The last key read and what it says: a file's records come under one key, read once. */
+    private byte[] lastKey;
+    private SourceDescriptor lastSource;
 
     /**
      * @param withOriginal false: events without what only the store and the archive keep, the masked
@@ -99,10 +103,16 @@ public final class RecordReader {
     public Read read(byte[] key, byte[] value) {
         byte[] bytes = value == null ? new byte[0] : value;
         SourceDescriptor source;
-        try {
-            source = SourceDescriptor.parseKey(key);
-        } catch (SourceDescriptor.InvalidSourceKeyException e) {
-            return failed(STAGE_PARSE, e.getMessage(), value, null);
+        if (key != null && Arrays.equals(key, lastKey)) {
+            source = lastSource;
+        } else {
+            try {
+                source = SourceDescriptor.parseKey(key);
+            } catch (SourceDescriptor.InvalidSourceKeyException e) {
+                return failed(STAGE_PARSE, e.getMessage(), value, null);
+            }
+            lastKey = key.clone();
+            lastSource = source;
         }
         if (source.cut() != null) {
             return failed(STAGE_COLLECT, source.cut().describe(bytes.length), bytes, source);
