@@ -183,8 +183,8 @@ def test_the_panels_show_the_scenarios_known_answers(stack, scenario, shown):
     assert sum(r["events"] for r in per_minute) == m.records
     assert {r["_id"]["server"] for r in per_minute} == {SERVER}
     assert all(isinstance(r["_id"]["minute"], datetime) for r in per_minute)  # convertFieldType makes it the time
-    per_hour = shown["pipeline-health: Events per hour by server"]
-    assert sum(r["events"] for r in per_hour) == m.records and {r["_id"]["server"] for r in per_hour} == {SERVER}
+    per_hour = shown["pipeline-health: Events per hour by server"]  # the documents, summed by the panel
+    assert sum(r["count"] for r in per_hour) == m.records and {r["server"] for r in per_hour} == {SERVER}
     by_rule = Counter()
     for r in shown["pipeline-health: Alerts by rule"]:
         by_rule[r["_id"]["rule"]] += r["alerts"]

@@ -293,15 +293,20 @@ def health_events_per_minute() -> timeseries.Panel:
 
 
 def health_events_per_hour() -> timeseries.Panel:
-    name = "events-by-hour"
+    # the hours' documents as stored, summed here by hour and server (an hour an import counts too has
+    # a document of each): FerretDB 1.24's $group takes time in the rows times the groups, 6 s for a
+    # quarter of 5 servers' hours (10,800 groups), its plain read 0.4 s (docs/store.md)
+    name = "hours-by-server"
     return (timeseries.Panel().title("Events per hour by server")
             .description(_description("Every server's events per hour over the dashboard's range, imported history "
                                       "included: a quarter is a few thousand points.", name))
             .datasource(DATASOURCE).with_target(CatalogQuery(name))
-            .with_transformation(_split_group_key())
+            .with_transformation(gmodel.DataTransformerConfig(id_val="groupBy", options={"fields": {
+                "window_start": {"operation": "groupby", "aggregations": []},
+                "server": {"operation": "groupby", "aggregations": []},
+                "count": {"operation": "aggregate", "aggregations": ["sum"]}}}))
             .with_transformation(gmodel.DataTransformerConfig(id_val="convertFieldType", options={
-                "conversions": [{"targetField": "hour", "destinationType": "time"}], "fields": {}}))
-            .with_transformation(_hide_id())
+                "conversions": [{"targetField": "window_start", "destinationType": "time"}], "fields": {}}))
             .with_transformation(gmodel.DataTransformerConfig(id_val="partitionByValues", options={
                 "fields": ["server"], "keepFields": False}))
             .span(24).height(8))
