@@ -103,12 +103,26 @@ public final class ArchiveParquet {
     static final List<String> WITHOUT_DICTIONARY = List.of("_id", "record_id", "event_time", "sqltext", "extra",
             "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD);
 
+    /**
+     * Columns no reader filters on, whose minimum and maximum (kept per row group and page for each
+     * column unless turned off) help nothing: comparing values with the page's bounds was 8.5% of
+     * the archive writer's samples in a profile of an 800,000-event import, 4.4% with these columns'
+     * turned off (2026-11-26). The time, server, chain and sequence columns keep theirs: DuckDB skips
+     * row groups by them.
+     */
+    static final List<String> WITHOUT_STATISTICS = List.of("_id", "record_id", "sqltext", "extra", "line_sha256",
+            "original", EventDocument.DIGEST_FIELD);
+
     /** The bulk-writer factory for Flink's FileSink. */
     public static ParquetWriterFactory<IngestedEvent> writerFactory() {
         return new ParquetWriterFactory<>(out -> {
-            Builder builder = new Builder(out).withCompressionCodec(CompressionCodecName.SNAPPY);
+            Builder builder = new Builder(out).withCompressionCodec(CompressionCodecName.SNAPPY)
+                    .withSizeStatisticsEnabled(false); // sizes of the byte arrays per page: read by no reader here
             for (String column : WITHOUT_DICTIONARY) {
                 builder = builder.withDictionaryEncoding(column, false);
+            }
+            for (String column : WITHOUT_STATISTICS) {
+                builder = builder.withStatisticsEnabled(column, false);
             }
             return builder.build();
         });
