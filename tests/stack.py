@@ -254,6 +254,45 @@ class Stack:
         total = self.wait_for("stats that add up to N", lambda: ((t := self.stats_total(server)) >= m.records, t))
         assert total == m.records, f"each event counted once: {total} for {m.records}"
         self.assert_stored_as_written(server, Path(m.log_path), collector, fmt, docs)
+        self.assert_evidence_and_counts_follow(server, docs)
+
+    def assert_evidence_and_counts_follow(self, server: str, docs: list[dict], timeout: float = 120) -> None:
+        """What the job derives from ``server``'s stored events ``docs`` (all of them, each counted in its
+        minute) is exact: the evidence collection holds each evidence event once, the same document,
+        and no other; each hour's count and each daily rollup's count is its events' number. Computed
+        here from the documents, independently of the job's windows."""
+        from collections import Counter
+
+        from auditpipe import contract
+
+        db, s = self.db(), self.cfg.store
+        ids = {d["_id"] for d in docs}
+        wanted = {d["_id"]: d for d in db[s["events_collection"]].find(
+            {"server": server, "$or": list(contract.evidence_kinds().values())}) if d["_id"] in ids}
+        evidence = db[s["evidence_collection"]]
+        kept = self.wait_for(f"{len(wanted)} evidence events of {server}", lambda: (
+            len(r := {d["_id"]: d for d in evidence.find({"server": server})}) >= len(wanted), r), timeout=timeout)
+        assert kept == wanted, f"evidence: {len(kept)} kept for {len(wanted)} ({sorted(set(kept) ^ set(wanted))[:5]})"
+
+        def summed(collection: str, key, count: str) -> Counter:
+            out: Counter = Counter()
+            for d in db[s[collection]].find({"server": server}):
+                out[key(d)] += d[count]
+            return out
+
+        hours = Counter(d["event_time"].replace(minute=0, second=0, microsecond=0) for d in docs)
+        self.wait_for(f"the hours of {server}'s {len(docs)} events", lambda: (
+            (got := summed("stats_hourly_collection", lambda h: h["window_start"], "count")) == hours, got), timeout=timeout)
+
+        def rollup_key(d: dict, day) -> tuple:
+            return (day, d.get("user"), d.get("principal_class"), d.get("category"), d.get("action"),
+                    tuple(d.get("controls") or ()))
+
+        days = Counter(rollup_key(d, d["event_time"].replace(hour=0, minute=0, second=0, microsecond=0)) for d in docs
+                       if d.get("controls") or d.get("principal_class") == "administrator")
+        self.wait_for(f"the daily rollups of {server}'s events", lambda: (
+            (got := summed("rollups_collection", lambda r: rollup_key(r, r["day"]), "events")) == days, got),
+            timeout=timeout)
 
     def assert_stored_as_written(self, server: str, log: Path | None = None, collector: str = "rsyslog",
                                  fmt: str | None = None, docs: list[dict] | None = None) -> int:

@@ -59,7 +59,8 @@ def test_topic_limits_follow_max_line_size_and_up_repairs_them(stack):
 
 def test_resent_lines_are_stored_and_counted_once(stack):
     """Collectors re-send lines (a restart from the last saved position, a broker failover): the store
-    absorbs the copies by _id, and the one-minute counts must count each event id once too."""
+    absorbs the copies by _id, and the one-minute counts, the hours, the rollups and the evidence
+    must count or keep each event id once too."""
     from confluent_kafka import Producer
 
     server = "e2e-types"
@@ -91,6 +92,7 @@ def test_resent_lines_are_stored_and_counted_once(stack):
     total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(server)) >= m.records, t))
     assert total == m.records, f"each event id counted once, got {total} for {m.records}"
     assert stack.count(server) == m.records, "the store kept one document per id"
+    stack.assert_evidence_and_counts_follow(server, stack.stored_documents(server, m.records))
 
 
 def assert_verify_explains_one_refused_event(stack, server: str, links: int) -> None:

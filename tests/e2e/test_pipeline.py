@@ -31,6 +31,7 @@ def test_rotating_log_arrives_exactly_once(stack):
 
     total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(server)) == m.records, t))
     assert total == m.records
+    stack.assert_evidence_and_counts_follow(server, docs)
 
     dead = stack.wait_for("5 dead letters", lambda: (len(d := stack.dead_letters(server)) >= 5, d))
     assert len(dead) == m.malformed == 5
@@ -77,6 +78,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     total = stack.wait_for("stats that add up to N after the restart",
                            lambda: ((t := stack.stats_total(server)) >= m.records, t))
     assert total == m.records, "restored window state: no event counted twice or lost"
+    stack.assert_evidence_and_counts_follow(server, docs)
     # the chain was restored too: every event's link is the one it had before the kill (a stored
     # document keeps the link it was first written with), the archive holds each event once
     # (FileSink's commit on checkpoints) with the same links, and verify agrees

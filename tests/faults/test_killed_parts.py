@@ -1,7 +1,8 @@
 """Fault injection on the real local stack: a part of it dies mid-stream (kill -9) or freezes, and
 nobody runs `auditpipe up`. Each test checks that the part comes back by itself (the supervisor),
 that `status` shows the restart, and that the store ends with exactly the generated events, whose
-one-minute counts sum to them, whatever was re-sent on the way."""
+one-minute counts sum to them and whose hours, daily rollups and evidence follow exactly from them,
+whatever was re-sent on the way."""
 
 from __future__ import annotations
 
