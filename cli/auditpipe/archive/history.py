@@ -115,9 +115,16 @@ def require_store(cfg: Config) -> None:
                         "import writes to it: start the stack (./auditpipe up)") from None
 
 
+def known_id_line(event_id: str) -> str:
+    """An id as a line of the known-ids file: a JSON string, every control character escaped, so an id
+    holding a line break is one line too (KnownIds reads it back)."""
+    return json.dumps(event_id) + "\n"
+
+
 def write_known_ids(cfg: Config, server: str, out: Path) -> int:
     """The ids of ``server``'s events the archive holds (every chain) and the store holds above the
-    archive's newest live link (the newest seconds, not committed to the archive yet), one per line."""
+    archive's newest live link (the newest seconds, not committed to the archive yet), one per line
+    (``known_id_line``)."""
     from pymongo.errors import PyMongoError
 
     n = 0
@@ -127,8 +134,8 @@ def write_known_ids(cfg: Config, server: str, out: Path) -> int:
             cur = reader.connect().execute(f"SELECT _id FROM {reader.parquet_source(files)}")
             while rows := cur.fetchmany(100_000):
                 for (i,) in rows:
-                    if isinstance(i, str) and "\n" not in i:
-                        f.write(i + "\n")
+                    if isinstance(i, str):
+                        f.write(known_id_line(i))
                         n += 1
         archived = reader.newest_live_links(cfg.archive_path)
         try:
@@ -144,8 +151,8 @@ def write_known_ids(cfg: Config, server: str, out: Path) -> int:
                 docs = mongo_client(cfg)[cfg.store["database"]][cfg.store["events_collection"]].find(
                     {"server": server, "chain_seq": {"$gt": archived.get(server, 0)}}, {"_id": 1, "server": 1})
             for d in docs:
-                if d.get("server") == server and isinstance(d.get("_id"), str) and "\n" not in d["_id"]:
-                    f.write(d["_id"] + "\n")
+                if d.get("server") == server and isinstance(d.get("_id"), str):
+                    f.write(known_id_line(d["_id"]))
                     n += 1
         except PyMongoError as e:
             raise UserError(f"the store does not answer ({e.__class__.__name__}); import writes to it: "

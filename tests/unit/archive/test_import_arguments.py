@@ -3,6 +3,7 @@ argument is refused with a message that names it; the format and time zone defau
 configured source's, else to what the files' first lines say."""
 
 import gzip
+import json
 
 import pytest
 from auditpipe import config
@@ -76,3 +77,13 @@ def test_a_store_that_does_not_answer_is_named(tmp_path):
     f.write_text(f"state_dir: {tmp_path / 'state'}\nstore: {{port: 1}}\n")  # nothing listens on port 1
     with pytest.raises(UserError, match="does not answer.*auditpipe up"):
         history.require_store(config.load(f))
+
+
+def test_a_known_id_is_one_line_whatever_it_holds():
+    """The known-ids file holds one JSON string per line (the job's KnownIds reads them back; its test
+    reads these same escapes): an id with a line break stays one line and comes back whole."""
+    for event_id in ["db-01/7_2026", "db-01/8\n_x", "db-01/9\r_y", "db-01/10_é\u2028"]:
+        line = history.known_id_line(event_id)
+        assert line.endswith("\n") and line.count("\n") == 1 and "\r" not in line and line.isascii()
+        assert json.loads(line) == event_id
+    assert history.known_id_line("db-01/8\n_x") == '"db-01/8\\n_x"\n'
