@@ -222,6 +222,9 @@ def test_topics_have_the_configured_partitions_and_settings(stack):
         settings = client.describe_configs([resource])[resource].result()
         assert settings["min.insync.replicas"].value == str(stack.cfg.kafka["min_insync_replicas"]), t.name
         assert settings["retention.ms"].value == str(t.retention_ms), t.name
+        if t.segment_ms:
+            assert settings["segment.ms"].value == str(t.segment_ms), t.name
+    assert topics.definitions()["raw"].segment_ms, "the unmasked lines' segments close, so their retention holds"
 
 
 def test_the_evidence_and_rollups_keep_the_retention_and_no_more(stack):

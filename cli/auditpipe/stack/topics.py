@@ -17,6 +17,7 @@ class TopicDef:
     name: str
     partitions: int
     retention_ms: int
+    segment_ms: int | None = None  # when the broker closes a segment (and can delete it); None: the broker's default
 
 
 # The CLI's clients only probe; failures surface as exceptions, so librdkafka's own log stays quiet.
@@ -25,7 +26,8 @@ QUIET_CLIENT = {"log_level": 0}
 
 def definitions() -> dict[str, TopicDef]:
     data = yaml.safe_load((paths.SCHEMAS / "topics.yaml").read_text())
-    return {t["role"]: TopicDef(t["role"], t["name"], int(t["partitions"]), int(t["retention_ms"]))
+    return {t["role"]: TopicDef(t["role"], t["name"], int(t["partitions"]), int(t["retention_ms"]),
+                                int(t["segment_ms"]) if "segment_ms" in t else None)
             for t in data["topics"]}
 
 
@@ -83,7 +85,8 @@ def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, m
             continue
         missing.append(NewTopic(t.name, num_partitions=wanted_partitions, replication_factor=replication_factor, config={
             "retention.ms": str(t.retention_ms), "max.message.bytes": str(lim.topic_max_message_bytes(t.role)),
-            "min.insync.replicas": str(min_insync_replicas)}))
+            "min.insync.replicas": str(min_insync_replicas),
+            **({"segment.ms": str(t.segment_ms)} if t.segment_ms else {})}))
     if missing:
         for name, future in client.create_topics(missing, operation_timeout=30).items():
             try:
@@ -97,7 +100,8 @@ def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, m
         for name, wanted, why in (("max.message.bytes", str(lim.topic_max_message_bytes(t.role)), "derived from max_line_size"),
                                   ("min.insync.replicas", str(min_insync_replicas), "kafka.min_insync_replicas"),
                                   # audit.raw holds lines unmasked: an older, longer retention is brought down
-                                  ("retention.ms", str(t.retention_ms), "schemas/topics.yaml")):
+                                  ("retention.ms", str(t.retention_ms), "schemas/topics.yaml"),
+                                  *([("segment.ms", str(t.segment_ms), "schemas/topics.yaml")] if t.segment_ms else [])):
             have = current.get(name)
             if have is not None and have.value == wanted:
                 continue
