@@ -75,7 +75,9 @@ def cmd_import(app: Application) -> int:
     known = history.write_known_ids(cfg, a.server, work / "known-ids.txt")
     app.info(f"import: {len(files)} file(s) of server {a.server} as {fmt} (time zone {tz}), in chain {chain}; "
              f"{known:,} of its events are held already")
-    argv = [java, f"-Xmx{cfg.flink['heap']}", *JAVA_OPENS, "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*",
+    # a batch run, no pauses to keep short: the parallel collector's throughput (an 800,000-event
+    # import ran 36,036-39,024 events/s with it, 32,520-36,697 with G1; four runs each, 2026-11-26)
+    argv = [java, f"-Xmx{cfg.flink['heap']}", "-XX:+UseParallelGC", *JAVA_OPENS, "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*",
             f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}",
             "io.auditpipe.flink.ImportJob", "--config", str(work / "job.properties"), "--server", a.server,
             "--format", fmt, "--timezone", tz, "--chain", chain, "--work", str(work),
