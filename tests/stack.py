@@ -256,6 +256,21 @@ class Stack:
         self.assert_stored_as_written(server, Path(m.log_path), collector, fmt, docs)
         self.assert_evidence_and_counts_follow(server, docs)
 
+    def run_panel(self, target: dict, since, until, servers: list[str]) -> list[dict]:
+        """A dashboard panel's rows: its query text with the macros expanded as the data source expands
+        them, run on the collection of its role (the panel names the default collection; this stack may
+        name its collections otherwise)."""
+        from bson import json_util
+        from datetime import timezone
+
+        from auditpipe.evidence import dashboards, query
+
+        text = dashboards.expand_macros(target["queryText"], int(since.timestamp() * 1000),
+                                        int(until.timestamp() * 1000), servers)
+        pipeline = json_util.loads(text, json_options=json_util.JSONOptions(tz_aware=True, tzinfo=timezone.utc))
+        role = {name: role for role, name in dashboards.default_collections().items()}[target["collection"]]
+        return query.run_pipeline(self.cfg, role, pipeline)
+
     def assert_evidence_and_counts_follow(self, server: str, docs: list[dict], timeout: float = 120) -> None:
         """What the job derives from ``server``'s stored events ``docs`` (all of them, each counted in its
         minute) is exact: the evidence collection holds each evidence event once, the same document,

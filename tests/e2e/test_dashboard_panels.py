@@ -84,13 +84,7 @@ def append_schema_changes(log, m) -> None:
 
 
 def run_panel(stack, target: dict, since: datetime, until: datetime) -> list[dict]:
-    text = dashboards.expand_macros(target["queryText"], int(since.timestamp() * 1000), int(until.timestamp() * 1000),
-                                    [SERVER])
-    pipeline = json_util.loads(text, json_options=EJSON)
-    # the panel names a default collection (the evidence collection for an evidence query); this stack may
-    # name its collections otherwise
-    role = {name: role for role, name in dashboards.default_collections().items()}[target["collection"]]
-    return query.run_pipeline(stack.cfg, role, pipeline)
+    return stack.run_panel(target, since, until, [SERVER])
 
 
 @pytest.fixture(scope="module")

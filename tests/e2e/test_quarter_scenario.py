@@ -106,19 +106,9 @@ def test_the_report_and_the_panels_count_what_was_generated(stack, period):
     shown = {}
     for d in (health, pci):
         for title, target in dashboards.panel_targets(d):
-            shown[title] = run_panel(stack, target, *dashboards.panel_range(d, title, since, until))
+            shown[title] = stack.run_panel(target, *dashboards.panel_range(d, title, since, until), [SERVER])
     assert sum(r["count"] for r in shown["Events per hour by server"]) == history.records + live.records
     failed_panel = Counter()
     for r in shown["Invalid logical access attempts"]:
         failed_panel[r["_id"].get("user")] += r["attempts"]
     assert dict(failed_panel) == both(history, live, "failed_logins_by_user")
-
-
-def run_panel(stack, target: dict, since: datetime, until: datetime) -> list[dict]:
-    from bson import json_util
-
-    text = dashboards.expand_macros(target["queryText"], int(since.timestamp() * 1000), int(until.timestamp() * 1000),
-                                    [SERVER])
-    pipeline = json_util.loads(text, json_options=json_util.JSONOptions(tz_aware=True, tzinfo=timezone.utc))
-    role = {name: role for role, name in dashboards.default_collections().items()}[target["collection"]]
-    return query.run_pipeline(stack.cfg, role, pipeline)
