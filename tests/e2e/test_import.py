@@ -2,7 +2,7 @@
 server's rotated history, gzip files and malformed lines among them, go through the job's own graph
 into the archive, the evidence collection, the hourly counts and the rollups, each event once, in a chain
 of its own that verify checks; importing again, or importing what was shipped live, adds nothing;
-bad arguments are refused with the reason."""
+several servers import in one run; bad arguments are refused with the reason."""
 
 from __future__ import annotations
 
@@ -127,12 +127,38 @@ def test_importing_what_was_shipped_live_adds_nothing(stack, tmp_path):
     assert "RESULT: the chains verify" in stack.cli("verify", "--server", LIVE).stdout
 
 
+def test_several_servers_import_in_one_run(stack, history_files, tmp_path):
+    """--server NAME FILE... repeated: each server's files in a job of their own, one after another in
+    one JVM, each with its own summary; the run's total after them."""
+    m, _, files = history_files
+    servers = {"e2e-fleet-a": [], "e2e-fleet-b": []}
+    for name, copies in servers.items():  # the same history under other names: other ids, all imported
+        (tmp_path / name).mkdir()
+        for f in files:
+            copies.append(tmp_path / name / f.name)
+            shutil.copyfile(f, copies[-1])
+    args = [x for name, fs in servers.items() for x in ("--server", name, *map(str, fs))]
+    r = stack.cli("import", *args, check=False)
+    assert r.returncode == 3, f"imported with dead letters:\n{r.stdout}\n{r.stderr}"
+    assert [int(n.replace(",", "")) for n in re.findall(r"imported ([\d,]+) events of server", r.stdout)] == [m.records] * 2
+    assert f"{2 * m.records:,} events of 2 of 2 servers in" in r.stdout, r.stdout
+    for name in servers:
+        assert f"import {name}: 100% of" in r.stderr, r.stderr
+        rows = stack.archived(name)
+        assert len(rows) == m.records and len({r["chain"] for r in rows}) == 1
+        assert len(stack.dead_letters(name)) == MALFORMED
+    assert {r["chain"] for name in servers for r in stack.archived(name)} == {stack.archived("e2e-fleet-a")[0]["chain"]}, \
+        "one run, one chain name"
+
+
 def test_bad_arguments_are_refused_with_the_reason(stack, history_files, tmp_path):
     _, _, files = history_files
     cases = [
         (["import", str(tmp_path / "missing.log"), "--server", SERVER], "is not a file"),
         (["import", str(files[0]), "--server", "bad name"], "is not a server name"),
         (["import", str(files[0]), str(files[0]), "--server", SERVER], "named twice"),
+        (["import", "--server", SERVER, str(files[0]), "--server", "e2e-other", str(files[0])], "named twice"),
+        (["import", str(files[0]), "--server", SERVER, "--server", "e2e-other"], "belong to a single --server"),
         (["import", str(files[0]), "--server", SERVER, "--format", "percona-xml"], "none of its first"),
         (["import", str(files[0]), "--server", "e2e-xml-old", "--format", "percona-json"], "is shipped as percona-xml"),
         (["import", str(files[0]), "--server", SERVER, "--timezone", "Mars/Base"], "not an IANA time zone"),
@@ -150,8 +176,8 @@ def test_bad_arguments_are_refused_with_the_reason(stack, history_files, tmp_pat
 
 
 def test_import_summary_is_json_for_scripts(stack):
-    """Each run leaves its summary beside its log (state_dir/import/<chain>/summary.json)."""
-    summaries = [json.loads(p.read_text()) for p in (stack.cfg.state_dir / "import").glob("*/summary.json")]
+    """Each run leaves each server's summary beside its log (state_dir/import/<chain>/<n>/summary.json)."""
+    summaries = [json.loads(p.read_text()) for p in (stack.cfg.state_dir / "import").glob("*/*/summary.json")]
     assert summaries and all({"records", "dead_letters", "already_present", "chain"} <= set(s) for s in summaries)
     assert history.chain_name(datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)) == "import-20260102T030405Z"
     assert reader.newest_live_links(stack.cfg.archive_path, [SERVER]) == {}, "imported chains are not the live one"

@@ -1,6 +1,6 @@
-"""`auditpipe import`: a server's existing audit logs (its rotated history, gzip files too) through
-the job's own graph (io.auditpipe.flink.ImportJob) into the archive, the evidence collection, the
-stats and the rollups (docs/archive.md "Imported history").
+"""`auditpipe import`: servers' existing audit logs (their rotated history, gzip files too) through
+the job's own graph (io.auditpipe.flink.ImportJob, one server after another) into the archive, the
+evidence collection, the stats and the rollups (docs/archive.md "Imported history").
 
 Nothing is imported twice: the ids of the server's events the archive and the store already hold
 are handed to the job, which leaves those records out (counted as already present). What is
@@ -61,6 +61,27 @@ def detect(files: list[Path]) -> tuple[str | None, str]:
     return None, "; ".join(reasons[:3])
 
 
+def server_groups(servers: list[list[str]], files: list[str]) -> list[tuple[str, list[Path]]]:
+    """Each server with its files, from ``--server NAME [FILE...]`` (repeated) and the command's own
+    FILEs (which belong to a single --server given without files)."""
+    if files:
+        if len(servers) != 1 or len(servers[0]) > 1:
+            raise UserError("files after the command belong to a single --server NAME; for several servers give "
+                            "each one's files after its name: --server NAME FILE... --server NAME FILE...")
+        servers = [[servers[0][0], *files]]
+    groups = []
+    for name, *named in servers:
+        if not named:
+            raise UserError(f"--server {name}: no files (give them after its name: --server {name} FILE...)")
+        if name in (g[0] for g in groups):
+            raise UserError(f"--server {name} is given twice")
+        groups.append((name, [Path(f) for f in named]))
+    every = [f.resolve() for _, fs in groups for f in fs if f.exists()]
+    if len(set(every)) < len(every):
+        raise UserError("a file is named twice")
+    return groups
+
+
 def configured_source(cfg: Config, server: str) -> dict | None:
     return next((s for s in cfg.collector_sources() if s["server"] == server), None)
 
@@ -81,8 +102,6 @@ def check_arguments(cfg: Config, files: list[Path], server: str, fmt: str | None
                 fh.read(1)
         except OSError as e:
             raise UserError(f"cannot read {f}: {e.strerror}") from None
-    if len({f.resolve() for f in files}) < len(files):
-        raise UserError("a file is named twice")
     source = configured_source(cfg, server)
     if source is not None:
         shipped_as = source.get("format", "percona-json")

@@ -52,11 +52,37 @@ def test_a_configured_server_brings_its_format_and_time_zone(cfg, log):
 def test_bad_arguments_are_named(cfg, log, tmp_path):
     assert "is not a file" in refused(cfg, [tmp_path / "missing.log"])
     assert "is not a server name" in refused(cfg, [log], "db 01")
-    assert "named twice" in refused(cfg, [log, log])
     assert "not an IANA time zone" in refused(cfg, [log], tz="Mars/Base")
     unknown = tmp_path / "notes.txt"
     unknown.write_text("nothing an audit plugin writes\n")
     assert "cannot tell the format" in refused(cfg, [unknown])
+
+
+def test_each_server_gets_its_own_files(tmp_path, log):
+    other = tmp_path / "audit.log.2"
+    other.write_text(JSON_LINE)
+    assert history.server_groups([["db-01"]], [str(log), str(other)]) == [("db-01", [log, other])]
+    assert history.server_groups([["db-01", str(log)], ["db-02", str(other)]], []) == [("db-01", [log]), ("db-02", [other])]
+
+
+@pytest.mark.parametrize("servers, files, says", [
+    ([["db-01"], ["db-02"]], ["a.log"], "belong to a single --server"),
+    ([["db-01", "b.log"]], ["a.log"], "belong to a single --server"),
+    ([["db-01"]], [], "--server db-01: no files"),
+    ([["db-01", "a.log"], ["db-01", "b.log"]], [], "--server db-01 is given twice"),
+])
+def test_bad_server_groups_are_named(servers, files, says):
+    with pytest.raises(UserError) as e:
+        history.server_groups(servers, files)
+    assert says in str(e.value)
+
+
+def test_a_file_of_two_servers_is_refused(log):
+    with pytest.raises(UserError) as e:
+        history.server_groups([["db-01", str(log)], ["db-02", str(log)]], [])
+    assert "named twice" in str(e.value)
+    with pytest.raises(UserError):
+        history.server_groups([["db-01"]], [str(log), str(log)])
 
 
 def test_an_archive_turned_off_is_refused(tmp_path, log):

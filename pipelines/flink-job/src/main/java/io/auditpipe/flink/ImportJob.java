@@ -22,24 +22,28 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code auditpipe import}: a server's existing audit logs through the job's own graph
+ * {@code auditpipe import}: servers' existing audit logs through the job's own graph
  * ({@link AuditPipeline}) over a bounded source, in an embedded Flink of its own (this JVM), into
  * the archive, the evidence collection, the stats and the rollups ({@link JobWiring#historySinks};
  * docs/archive.md "Imported history").
  *
  * <pre>
- * ImportJob --config job.properties --server NAME --format F --timezone ZONE --chain NAME
- *           --work DIR [--known-ids FILE] FILE...
+ * ImportJob --config job.properties --chain NAME --work DIR
+ *           --server NAME --format F --timezone ZONE [--known-ids FILE] FILE... [--server NAME ...]
  * </pre>
  *
- * <p>The summary is one JSON object in {@code <work>/summary.json}; progress and errors go to
- * stderr; Flink's own log lines go where log4j sends them (the CLI: a file in the work folder).
+ * <p>Each server is one Flink job, run one after another in this JVM (the code the first one
+ * compiled serves the rest: warming up was a fifth of the CPU time of an 800,000-event import).
+ * Server {@code i} (from 1, in the order given) has its work folder {@code <work>/<i>}, and its
+ * summary there, one JSON object in {@code summary.json}; progress and errors go to stderr; Flink's
+ * own log lines go where log4j sends them (the CLI: a file in the work folder).
  *
- * The files are read oldest first (by their first record's time; a file without one last), so the
- * chain and the event-time windows see the server's records in their own order, as live shipping
- * does. Progress goes to stderr every few seconds. Exit
- * codes: 0 imported, 1 the import failed (what was committed stays, and importing again skips it),
- * 2 bad arguments, an unreadable file, or a file none of whose first records is of the format.
+ * A server's files are read oldest first (by their first record's time; a file without one last),
+ * so the chain and the event-time windows see the server's records in their own order, as live
+ * shipping does. Progress goes to stderr every few seconds. Exit codes: 0 imported, 1 an import
+ * failed (what was committed stays, importing again skips it; the servers after it are not run),
+ * 2 bad arguments, an unreadable file, or a file none of whose first records is of the format
+ * (refused before any server runs).
  */
 public final class ImportJob {
     private ImportJob() {}
@@ -49,25 +53,71 @@ public final class ImportJob {
     /** ... within this many of its first lines. */
     static final long HEAD_LINES = 10_000;
 
-    public static void main(String[] args) throws Exception {
-        Map<String, String> named = new java.util.HashMap<>();
-        List<Path> files = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].startsWith("--")) {
-                if (i + 1 >= args.length) fail(2, args[i] + " needs a value");
-                named.put(args[i].substring(2), args[++i]);
-            } else {
-                files.add(Path.of(args[i]));
+    static final String USAGE = "usage: ImportJob --config job.properties --chain NAME --work DIR --server NAME --format F"
+            + " --timezone ZONE [--known-ids FILE] FILE... [--server NAME ...]";
+
+    /** One server's part of the arguments: {@code --server} and what follows it up to the next. */
+    record Group(Map<String, String> named, List<Path> files) {
+        String get(String key) {
+            return named.get(key);
+        }
+    }
+
+    /** The arguments: the run's own (before the first {@code --server}) and each server's group. */
+    record Arguments(Map<String, String> run, List<Group> groups) {
+        static Arguments parse(String[] args) {
+            Map<String, String> run = new java.util.HashMap<>();
+            List<Group> groups = new ArrayList<>();
+            Group current = null;
+            for (int i = 0; i < args.length; i++) {
+                if (args[i].startsWith("--")) {
+                    if (i + 1 >= args.length) throw new IllegalArgumentException(args[i] + " needs a value");
+                    String key = args[i].substring(2);
+                    String value = args[++i];
+                    if (key.equals("server")) {
+                        current = new Group(new java.util.HashMap<>(), new ArrayList<>());
+                        groups.add(current);
+                    }
+                    Map<String, String> into = current == null ? run : current.named();
+                    if (into.put(key, value) != null) throw new IllegalArgumentException("--" + key + " given twice");
+                } else if (current == null) {
+                    throw new IllegalArgumentException("file " + args[i] + " before the first --server");
+                } else {
+                    current.files().add(Path.of(args[i]));
+                }
             }
+            for (String required : List.of("config", "chain", "work")) {
+                if (!run.containsKey(required)) throw new IllegalArgumentException("--" + required + " missing");
+            }
+            if (groups.isEmpty()) throw new IllegalArgumentException("no --server");
+            java.util.Set<String> servers = new java.util.HashSet<>();
+            for (Group g : groups) {
+                for (String required : List.of("format", "timezone")) {
+                    if (!g.named().containsKey(required)) {
+                        throw new IllegalArgumentException("--" + required + " missing for server " + g.get("server"));
+                    }
+                }
+                if (g.files().isEmpty()) throw new IllegalArgumentException("no file to import for server " + g.get("server"));
+                if (!servers.add(g.get("server"))) throw new IllegalArgumentException("server " + g.get("server") + " named twice");
+            }
+            return new Arguments(run, groups);
         }
-        for (String required : List.of("config", "server", "format", "timezone", "chain", "work")) {
-            if (!named.containsKey(required)) fail(2, "usage: ImportJob --config job.properties --server NAME --format F"
-                    + " --timezone ZONE --chain NAME --work DIR [--known-ids FILE] FILE...  (--" + required + " missing)");
+    }
+
+    /** A server ready to run: its settings and its files, oldest first. */
+    private record Server(String name, String knownIds, FileRecords.Settings settings, List<Path> files) {}
+
+    public static void main(String[] args) throws Exception {
+        Arguments arguments;
+        try {
+            arguments = Arguments.parse(args);
+        } catch (IllegalArgumentException e) {
+            fail(2, USAGE + "  (" + e.getMessage() + ")");
+            return;
         }
-        if (files.isEmpty()) fail(2, "no file to import");
         JobOptions.Loaded loaded;
         try {
-            loaded = JobOptions.load(Path.of(named.get("config")));
+            loaded = JobOptions.load(Path.of(arguments.run().get("config")));
         } catch (IllegalArgumentException | IOException e) {
             fail(2, e.getMessage());
             return;
@@ -76,35 +126,47 @@ public final class ImportJob {
         if (!options.contains(JobOptions.ARCHIVE_PATH)) {
             fail(2, "import writes the archive, and archive.enabled is false in the configuration");
         }
-        FileRecords.Settings settings;
-        try {
-            settings = new FileRecords.Settings(named.get("server"), named.get("format"), named.get("timezone"),
-                    System.currentTimeMillis(), options.get(JobOptions.EVENT_TIME_MAX_AHEAD).toMillis(),
-                    JobOptions.compliance(options));
-        } catch (IllegalArgumentException e) {
-            fail(2, e.getMessage());
-            return;
+        long now = System.currentTimeMillis();
+        List<Server> servers = new ArrayList<>();
+        for (Group g : arguments.groups()) {
+            FileRecords.Settings settings;
+            try {
+                settings = new FileRecords.Settings(g.get("server"), g.get("format"), g.get("timezone"),
+                        now, options.get(JobOptions.EVENT_TIME_MAX_AHEAD).toMillis(), JobOptions.compliance(options));
+            } catch (IllegalArgumentException e) {
+                fail(2, e.getMessage());
+                return;
+            }
+            servers.add(new Server(g.get("server"), g.get("known-ids"), settings, oldestFirst(g.files(), settings)));
         }
-        List<Path> ordered = oldestFirst(files, settings);
-        long totalBytes = 0;
-        for (Path f : ordered) totalBytes += Files.size(f);
+        String chain = arguments.run().get("chain");
+        Path work = Path.of(arguments.run().get("work"));
+        for (int i = 0; i < servers.size(); i++) {
+            if (!run(options, chain, servers.get(i), work.resolve(String.valueOf(i + 1)))) System.exit(1);
+        }
+        System.exit(0);
+    }
 
-        Path work = Path.of(named.get("work"));
+    /** Imports one server's files as a job of its own; false if it failed (its summary says so too). */
+    private static boolean run(Configuration options, String chain, Server server, Path work) throws Exception {
         Files.createDirectories(work);
         Path manifest = work.resolve("files.txt");
-        Files.write(manifest, ordered.stream().map(p -> p.toAbsolutePath().toString()).toList(), StandardCharsets.UTF_8);
+        List<String> paths = server.files().stream().map(p -> p.toAbsolutePath().toString()).toList();
+        Files.write(manifest, paths, StandardCharsets.UTF_8);
+        long totalBytes = 0;
+        for (Path f : server.files()) totalBytes += Files.size(f);
+        ImportCounters.reset();
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(flinkSettings(options, work));
         AuditPipelineJob.configureCheckpointing(env, options);
-        HistoryFormat format = new HistoryFormat(ordered.stream().map(p -> p.toAbsolutePath().toString()).toList(),
-                settings, named.get("known-ids"));
+        HistoryFormat format = new HistoryFormat(paths, server.settings(), server.knownIds());
         FileSource<ParsedRecord> source = FileSource.forBulkFileFormat(format,
                 new org.apache.flink.core.fs.Path(manifest.toUri())).build();
-        new AuditPipeline(options, PipelineSources.history(source, named.get("chain")), JobWiring.historySinks(options)).build(env);
+        new AuditPipeline(options, PipelineSources.history(source, chain), JobWiring.historySinks(options)).build(env);
 
         long started = System.nanoTime();
-        JobClient job = env.executeAsync("auditpipe import " + named.get("chain"));
-        Progress progress = new Progress(totalBytes, started);
+        JobClient job = env.executeAsync("auditpipe import " + chain + " " + server.name());
+        Progress progress = new Progress(server.name(), totalBytes, started);
         while (!job.getJobExecutionResult().isDone()) {
             Thread.sleep(500);
             progress.maybePrint(false);
@@ -114,13 +176,13 @@ public final class ImportJob {
         } catch (java.util.concurrent.ExecutionException e) {
             Throwable cause = e.getCause();
             while (cause.getCause() != null) cause = cause.getCause();
-            System.err.println("import failed: " + cause);
-            writeSummary(work, summary(named.get("chain"), started, false));
-            System.exit(1);
+            System.err.println("import of " + server.name() + " failed: " + cause);
+            writeSummary(work, summary(chain, started, false));
+            return false;
         }
         progress.maybePrint(true);
-        writeSummary(work, summary(named.get("chain"), started, true));
-        System.exit(0);
+        writeSummary(work, summary(chain, started, true));
+        return true;
     }
 
     /** The files by their first record's time, a file without a readable first event last; a wrong format is refused. */
@@ -208,11 +270,13 @@ public final class ImportJob {
 
     /** A line on stderr every few seconds: bytes read of the files' total, records, rate, time left. */
     private static final class Progress {
+        private final String server;
         private final long totalBytes;
         private final long started;
         private long lastPrint;
 
-        Progress(long totalBytes, long started) {
+        Progress(String server, long totalBytes, long started) {
+            this.server = server;
             this.totalBytes = totalBytes;
             this.started = started;
             this.lastPrint = started;
@@ -228,8 +292,8 @@ public final class ImportJob {
             double share = totalBytes == 0 ? 1 : Math.min(1.0, (double) bytes / totalBytes);
             String eta = share <= 0 || last ? "" : String.format(java.util.Locale.ROOT, ", about %s left",
                     duration((long) (seconds / share - seconds)));
-            System.err.printf(java.util.Locale.ROOT, "import: %.0f%% of %s read, %,d records (%,.0f/s)%s%n",
-                    share * 100, size(totalBytes), records, records / seconds, eta);
+            System.err.printf(java.util.Locale.ROOT, "import %s: %.0f%% of %s read, %,d records (%,.0f/s)%s%n",
+                    server, share * 100, size(totalBytes), records, records / seconds, eta);
         }
 
         private static String duration(long s) {

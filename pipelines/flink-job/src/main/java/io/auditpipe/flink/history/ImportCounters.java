@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What an import has read so far, for its progress line and its summary. The import runs its own
- * embedded Flink in one JVM, with one reader and no restarts ({@code ImportJob}), so these counts
- * are exact: the reader counts each record once.
+ * What an import has read so far of a server's files, for its progress line and its summary. The
+ * import runs its own embedded Flink in one JVM, one server's job at a time, with one reader and no
+ * restarts ({@code ImportJob}), so these counts are exact: the reader counts each record once.
  */
 public final class ImportCounters {
     private ImportCounters() {}
@@ -25,6 +25,12 @@ public final class ImportCounters {
     public static final AtomicLong bytesRead = new AtomicLong();
     public static final AtomicLong filesDone = new AtomicLong();
     private static final Map<String, LongAdder> reasons = new ConcurrentHashMap<>();
+
+    /** Zero again, for the next server of a run (one job after another in the same JVM). */
+    public static void reset() {
+        for (AtomicLong c : new AtomicLong[] {records, deadLetters, alreadyPresent, framing, bytesRead, filesDone}) c.set(0);
+        reasons.clear();
+    }
 
     static void deadLetter(String reason) {
         deadLetters.incrementAndGet();
