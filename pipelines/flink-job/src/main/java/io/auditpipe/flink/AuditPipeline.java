@@ -38,6 +38,8 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamUtils;
+import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.datastream.WindowedStream;
@@ -130,6 +132,9 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<IngestedEvent> events = read
                 .process(new SplitDeadLetters())
                 .name("split-dead-letters").uid("split-dead-letters");
+        if (chain() != null) {
+            events.setParallelism(1); // chained to the one reader: no hand-over (serialized) between them
+        }
         SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
@@ -164,11 +169,18 @@ public final class AuditPipeline {
 
     /** The first copy of each event, linked into its server's chain, to the store and the archive; the chain's heads. */
     private SingleOutputStreamOperator<IngestedEvent> storedEvents(DataStream<IngestedEvent> events) {
-        SingleOutputStreamOperator<IngestedEvent> firstCopies = events
-                .keyBy(new ServerOfEvent())
+        // imported history: one server read by one reader, so its records are already where keyBy would
+        // send them (a single subtask), and the chain runs in the reader's thread without a hand-over
+        KeyedStream<IngestedEvent, String> byServer = chain() != null
+                ? DataStreamUtils.reinterpretAsKeyedStream(events, new ServerOfEvent())
+                : events.keyBy(new ServerOfEvent());
+        SingleOutputStreamOperator<IngestedEvent> firstCopies = byServer
                 .process(new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
                         options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain()))
                 .name("first-copies-in-chain").uid("first-copies-in-chain");
+        if (chain() != null) {
+            firstCopies.setParallelism(1);
+        }
         sinks.events().ifPresent(s -> firstCopies.sinkTo(s).name("store-events").uid("store-events"));
         firstCopies.filter(new IsEvidence()).name("evidence-kinds").uid("evidence-kinds")
                 .sinkTo(sinks.evidence()).name("store-evidence").uid("store-evidence");
