@@ -20,6 +20,7 @@ from auditpipe import formats, paths
 from auditpipe.archive import reader
 from auditpipe.config import Config
 from auditpipe.errors import UserError
+from auditpipe.terminal import shown
 
 #: A server name, as the configuration's sources name them (schemas/config.schema.json $defs.name).
 SERVER_NAME = json.loads((paths.REPO / "schemas" / "config.schema.json").read_text())["$defs"]["name"]["pattern"]
@@ -201,7 +202,7 @@ def describe(i: Imported, server: str) -> list[str]:
         if key in s:
             lines.append(f"  {s[key]:>12,}  {what}")
     for reason, n in sorted((s.get("dead_letter_reasons") or {}).items(), key=lambda x: -x[1])[:10]:
-        lines.append(f"  {n:>12,}  dead letter: {reason}")
+        lines.append(f"  {n:>12,}  dead letter: {shown(reason)}")  # a reason can quote the record
     if not i.ok:
         lines.append("what was committed stays, and importing the same files again adds only the rest")
     return lines

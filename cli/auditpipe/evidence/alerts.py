@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from auditpipe.config import Config
 from auditpipe.evidence.query import EPOCH, FAR_FUTURE, format_json, parse_time
 from auditpipe.store.client import mongo_client
+from auditpipe.terminal import shown
 
 
 def list_alerts(cfg: Config, since: str | None = None, until: str | None = None, rule: str | None = None,
@@ -33,12 +34,12 @@ def format_alerts(rows: list[dict]) -> str:
     """One line per alert: when its first evidence happened, severity, rule, server, then the summary."""
     if not rows:
         return "(no alerts)"
-    rule_w = max(len(r["rule"]) for r in rows)
-    server_w = max(len(str(r.get("server"))) for r in rows)
+    rule_w = max(len(shown(r["rule"])) for r in rows)
+    server_w = max(len(shown(r.get("server"))) for r in rows)
     lines = [f"{'first event (UTC)':<19}  {'severity':<8}  {'rule':<{rule_w}}  {'server':<{server_w}}  summary"]
     for r in rows:
-        lines.append(f"{_utc(r['first_event_time'])}  {r['severity']:<8}  {r['rule']:<{rule_w}}  "
-                     f"{str(r.get('server')):<{server_w}}  {r['summary']}")
+        lines.append(f"{_utc(r['first_event_time'])}  {shown(r['severity']):<8}  {shown(r['rule']):<{rule_w}}  "
+                     f"{shown(r.get('server')):<{server_w}}  {shown(r['summary'])}")
     return "\n".join(lines)
 
 

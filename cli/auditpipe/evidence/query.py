@@ -13,6 +13,7 @@ from auditpipe import paths
 from auditpipe.config import Config, redact_uri
 from auditpipe.errors import UserError
 from auditpipe.store.client import mongo_client
+from auditpipe.terminal import shown
 
 COLLECTION_ROLES = {"events": "events_collection", "evidence": "evidence_collection",
                     "stats": "stats_collection", "stats_hourly": "stats_hourly_collection", "rollups": "rollups_collection", "servers": "servers_collection",
@@ -289,7 +290,7 @@ def _flatten(doc: dict, prefix: str = "") -> dict:
 def _cell(v: Any) -> str:
     if isinstance(v, datetime):
         return v.strftime("%Y-%m-%d %H:%M:%S")
-    return "" if v is None else str(v)
+    return "" if v is None else shown(v)
 
 
 def format_table(rows: list[dict]) -> str:
@@ -302,6 +303,7 @@ def format_table(rows: list[dict]) -> str:
             if k not in columns:
                 columns.append(k)
     cells = [[_cell(r.get(c)) for c in columns] for r in flat]
+    columns = [shown(c) for c in columns]  # field names come from the data too
     widths = [min(max(len(c), *(len(row[i]) for row in cells)), 60) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(columns)),
              "  ".join("-" * w for w in widths)]

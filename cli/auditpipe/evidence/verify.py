@@ -20,6 +20,7 @@ from auditpipe.evidence.chain import (
     verify_links,
 )
 from auditpipe.store.client import mongo_client
+from auditpipe.terminal import shown
 
 
 @dataclass
@@ -195,4 +196,4 @@ def format_report(v: Verification) -> str:
             lines.append(f"  SOURCE GAP {a['server']}: {a['summary']}")
     lines.append("RESULT: " + ("the chains verify: nothing edited, deleted, inserted or reordered" if v.clean
                                else f"TAMPERING OR LOSS DETECTED ({len(v.findings)} finding(s))"))
-    return "\n".join(lines)
+    return "\n".join(shown(line) for line in lines)  # ids and server names come from audit data
