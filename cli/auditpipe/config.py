@@ -74,9 +74,23 @@ def validate(raw: Any, origin: str) -> dict:
     return _apply_defaults(copy.deepcopy(raw), schema, schema)
 
 
-def redact_uri(uri: str) -> str:
-    """``mongodb://user:secret@host/`` -> ``mongodb://user:***@host/`` (also inside any text)."""
-    return re.sub(r"(mongodb(?:\+srv)?://[^:/@\s]*):[^@/\s]*@", r"\1:***@", uri)
+_MONGO_URI = re.compile(r"mongodb(?:\+srv)?://\S+")
+# options of a connection string whose values are secrets (a password, a session token, a key's passphrase)
+_SECRET_OPTION = re.compile(r"(?i)([?&](?:[^=&\s]*(?:password|secret|token)[^=&\s]*|authMechanismProperties)=)[^&\s]*")
+
+
+def redact_uri(text: str) -> str:
+    """Every MongoDB connection string in ``text`` with its password and secret options as ``***``:
+    ``mongodb://user:secret@host/?tlsCertificateKeyFilePassword=x`` -> ``mongodb://user:***@host/?tlsCertificateKeyFilePassword=***``.
+    The user information ends at the last '@' (a password may hold an unencoded '@' or '/'): what
+    lies before it after the first ':' is the password, whatever it holds."""
+    def one(m: re.Match) -> str:
+        scheme, rest = m.group().split("://", 1)
+        at = rest.rfind("@")
+        if at >= 0 and ":" in rest[:at]:
+            rest = rest[:at].split(":", 1)[0] + ":***" + rest[at:]
+        return scheme + "://" + _SECRET_OPTION.sub(r"\1***", rest)
+    return _MONGO_URI.sub(one, text)
 
 
 # the largest max_line_size: a dead letter keeps the line whole, and must fit a 16 MiB MongoDB

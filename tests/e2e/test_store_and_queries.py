@@ -316,6 +316,19 @@ def test_cli_query_prints_a_table_and_json(stack):
     assert rows and rows[0]["n"] > 0
 
 
+def test_an_adhoc_pipeline_is_stopped_at_its_time_limit(stack, monkeypatch):
+    cfg, db = scratch_database(stack, "auditpipe_e2e_time_limit")
+    try:
+        db[cfg.store["events_collection"]].insert_many([{"_id": f"x/{i}", "s": "x" * 200} for i in range(50_000)])
+        slow = [{"$match": {"s": {"$regex": "y"}}}, {"$group": {"_id": "$_id", "n": {"$sum": 1}}}]
+        assert query.run_pipeline(cfg, "events", slow) == [], "within the limit: the store's answer"
+        monkeypatch.setattr(query, "PIPELINE_TIME_LIMIT_S", 0.001)
+        with pytest.raises(UserError, match="ran longer than 0.001 s in the store and was stopped"):
+            query.run_pipeline(cfg, "events", slow)
+    finally:
+        db.client.drop_database("auditpipe_e2e_time_limit")
+
+
 def test_status_shows_every_part_healthy(stack):
     rows = {r["component"]: r for r in stack.status()}
     tiers = {name: rows.pop(name) for name in ("hot tier", "archive")}  # docs/archive.md

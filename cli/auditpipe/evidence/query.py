@@ -240,31 +240,44 @@ def params_used(pipeline: Any) -> set[str]:
 
 # Stages that write: a query must never overwrite the evidence it reads (events, stats, dead letters).
 WRITE_STAGES = {"$out", "$merge"}
+# Operators that run JavaScript in the store: code, not a query, with the store's own rights.
+CODE_OPERATORS = {"$where", "$function", "$accumulator"}
+#: An ad-hoc pipeline's time limit in the store (maxTimeMS): one person's query cannot hold the store.
+PIPELINE_TIME_LIMIT_S = 60
 
 
-def _write_stages(value: Any) -> set[str]:
-    """Every write stage anywhere in the pipeline, sub-pipelines ($facet, $lookup, $unionWith) included."""
+def _operators(value: Any, wanted: set[str]) -> set[str]:
+    """Every operator of ``wanted`` anywhere in the pipeline, sub-pipelines ($facet, $lookup, $unionWith) included."""
     found = set()
     if isinstance(value, dict):
-        found |= WRITE_STAGES & set(value)
+        found |= wanted & set(value)
         for v in value.values():
-            found |= _write_stages(v)
+            found |= _operators(v, wanted)
     elif isinstance(value, list):
         for v in value:
-            found |= _write_stages(v)
+            found |= _operators(v, wanted)
     return found
 
 
 def run_pipeline(cfg: Config, role: str, pipeline: list) -> list[dict]:
+    from pymongo.errors import ExecutionTimeout
+
     if not isinstance(pipeline, list) or not all(isinstance(s, dict) and len(s) == 1 for s in pipeline):
         raise UserError("a pipeline is a JSON list of stages, each an object with one key like {\"$match\": {...}}")
-    writes = _write_stages(pipeline)
+    writes = _operators(pipeline, WRITE_STAGES)
     if writes:
         raise UserError(f"queries only read: {', '.join(sorted(writes))} would write into the store "
                         "(export with --json instead)")
+    code = _operators(pipeline, CODE_OPERATORS)
+    if code:
+        raise UserError(f"queries run no code: {', '.join(sorted(code))} would run JavaScript in the store "
+                        "(use the aggregation operators instead)")
     db = mongo_client(cfg)[cfg.store["database"]]
     try:
-        return list(db[collection_name(cfg, role)].aggregate(pipeline))
+        return list(db[collection_name(cfg, role)].aggregate(pipeline, maxTimeMS=int(PIPELINE_TIME_LIMIT_S * 1000)))
+    except ExecutionTimeout:
+        raise UserError(f"the pipeline ran longer than {PIPELINE_TIME_LIMIT_S} s in the store and was stopped: "
+                        "narrow it (a $match on event_time and server first)") from None
     except Exception as e:  # noqa: BLE001 - the store's own message says what is wrong
         raise UserError(f"the store rejected the pipeline: {redact_uri(str(e))}") from None
 

@@ -63,6 +63,17 @@ def test_queries_cannot_write_into_the_store(pipeline):
         query.run_pipeline(None, "events", pipeline)  # refused before any connection
 
 
+@pytest.mark.parametrize("pipeline", [
+    [{"$match": {"$where": "sleep(100000) || true"}}],
+    [{"$project": {"x": {"$function": {"body": "function() {}", "args": [], "lang": "js"}}}}],
+    [{"$group": {"_id": None, "x": {"$accumulator": {"init": "function() {}", "lang": "js"}}}}],
+    [{"$lookup": {"from": "alerts", "pipeline": [{"$match": {"$where": "true"}}], "as": "a"}}],
+])
+def test_queries_run_no_javascript(pipeline):
+    with pytest.raises(UserError, match=r"queries run no code: \$(where|function|accumulator) would run JavaScript"):
+        query.run_pipeline(None, "events", pipeline)  # refused before any connection
+
+
 def test_credentials_are_redacted_wherever_a_uri_is_printed(tmp_path):
     from auditpipe import config
     from auditpipe.stack.components.store import LocalStore
@@ -71,6 +82,13 @@ def test_credentials_are_redacted_wherever_a_uri_is_printed(tmp_path):
         "mongodb://auditor:***@db.example:27017/?authSource=admin"
     assert config.redact_uri("failed: mongodb+srv://a:b@c.example/x") == "failed: mongodb+srv://a:***@c.example/x"
     assert config.redact_uri("mongodb://db.example:27017/") == "mongodb://db.example:27017/"
+    # a password with an unencoded '/' or '@' is still hidden whole; so are the options that hold secrets
+    assert config.redact_uri("mongodb://u:pa/ss@h:1/db") == "mongodb://u:***@h:1/db"
+    assert config.redact_uri("mongodb://u:p@ss@h/") == "mongodb://u:***@h/"
+    assert config.redact_uri("mongodb://h/?tlsCertificateKeyFilePassword=k3y&authSource=admin") == \
+        "mongodb://h/?tlsCertificateKeyFilePassword=***&authSource=admin"
+    assert config.redact_uri("x mongodb://h/?authMechanismProperties=AWS_SESSION_TOKEN:abc y") == \
+        "x mongodb://h/?authMechanismProperties=*** y"
     f = tmp_path / "auditpipe.yaml"
     f.write_text("store:\n  uri: mongodb://auditor:hunter2@127.0.0.1:1/?serverSelectionTimeoutMS=200\n")
     row = LocalStore(config.load(f)).status()

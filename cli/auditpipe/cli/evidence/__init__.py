@@ -126,7 +126,9 @@ def register(sub) -> None:
                       help="an events query over the archive alone (Parquet, with DuckDB; docs/archive.md)")
     tier.add_argument("--store", action="store_true",
                       help="an events query over the store's capped collection alone (the newest events)")
-    s.add_argument("--pipeline", help="an ad-hoc aggregation pipeline as JSON")
+    s.add_argument("--pipeline", help="an ad-hoc aggregation pipeline as JSON: it may not write ($out, $merge) or "
+                   "run JavaScript ($where, $function, $accumulator), and has a time limit in the store "
+                   "(docs/queries.md)")
     s.add_argument("--collection", default="events", choices=["events", "stats", "dead_letters"],
                    help="collection for --pipeline (default events)")
     s.add_argument("--json", action="store_true", help="JSON output instead of a table")
