@@ -1,13 +1,15 @@
 """The archive and the tamper-evidence chain end to end (docs/archive.md): every stored event is also
 in the archive, once, with the same chain link; saved queries give the same answers over both; the
 chain verifies clean, also with the oldest events trimmed from the store; and `auditpipe verify`
-finds an edited, a deleted and a forged document in the store and an edited row in the archive,
+finds an edited, a deleted and a forged document in the store, the newest links deleted, a
+backdated document without a link, and an edited row in the archive,
 naming each event and exiting non-zero; a damaged archive file is named, never a traceback."""
 
 from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 
 import pytest
 from auditpipe.archive import mongo_sql, reader
@@ -103,6 +105,14 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     forged = {k: v for k, v in by_link[400].items() if k != "_id"}
     forged.update(_id=f"{server}/forged", sqltext="SELECT 'all is well'")
     events.insert_one(forged)
+    # the newest links deleted (the archive and the heads still name them), and a GRANT forged without a
+    # link, backdated to before the chain's first event
+    for d in by_link[-3:]:
+        events.delete_one({"_id": d["_id"]})
+    backdated = {k: v for k, v in by_link[400].items() if k not in ("chain_seq", "chain_digest")}
+    backdated.update(_id=f"{server}/backdated", sqltext="GRANT ALL ON *.* TO 'mallory'@'%'",
+                     ingest={**by_link[0]["ingest"], "timestamp": by_link[0]["ingest"]["timestamp"] - timedelta(days=1)})
+    events.insert_one(backdated)
     con = reader.connect()
     files = reader.files_for(stack.cfg.archive_path, server=server)
     source = "read_parquet([" + ", ".join(f"'{f}'" for f in files) + "], filename = true, hive_partitioning = false)"
@@ -123,6 +133,9 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     assert finding("store", "EDITED", edited["_id"]), out
     assert finding("store", "DELETED", by_link[199]["_id"]) and finding("store", "DELETED", by_link[201]["_id"]), out
     assert finding("store", "INSERTED", f"{server}/forged"), out
+    assert finding("store", "DELETED", f"links {m.records - 2} to {m.records} missing at the end, after event "
+                   f"{by_link[-4]['_id']}"), out
+    assert finding("store", "INSERTED", f"{server}/backdated"), out
     assert finding("archive", "EDITED", archived_edit["_id"]), out
     assert not finding("archive", "DELETED", ""), "the archive lost nothing"
 

@@ -81,7 +81,6 @@ class ServerReport:
     heads_checked: int = 0
     anchored_to: int | None = None  # the last link a head confirmed
     identical_copies: int = 0  # a link present twice, the same document (an archive compaction caught midway)
-    before_chain: int = 0  # documents without a link, shipped before the server's first linked event (an older auditpipe)
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -91,25 +90,22 @@ def _id(doc: dict) -> str | None:
 
 
 def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first_seq: int | None = None,
-                 last_seq: int | None = None) -> ServerReport:
+                 last_seq: int | None = None, expected_last: int | None = None, why: str = "") -> ServerReport:
     """Checks one server's chain over ``docs`` (any order) against its ``heads`` {seq: digest}.
 
     Links before the first document present are not an alarm (the capped collection trims the
     oldest events; an archive starts somewhere): the first link present is taken as given, and is
     checked by every link after it and by the heads. ``first_seq``/``last_seq`` limit the links judged.
+    ``expected_last``: a link known to exist (a head, the other place's newest link; ``why`` says
+    which): when the links present end before it, the ones after them were deleted from the end.
+    Every document without a link is an insert: the job links every event it stores.
     """
     report = ServerReport(server)
     by_seq: dict[int, list[dict]] = {}
     docs = list(docs)
-    linked = [d for d in docs if _linked(d)]
-    chain_began = min((_shipped(d) for d in linked if _shipped(d) is not None), default=None)
     for doc in docs:
         seq = doc.get(SEQ)
         if not _linked(doc):
-            shipped = _shipped(doc)
-            if chain_began is not None and shipped is not None and shipped < chain_began:
-                report.before_chain += 1  # stored by a version without the chain: nothing to check it against
-                continue
             report.findings.append(Finding("inserted", server, None, _id(doc),
                                            "a document without a chain link: the job did not write it"))
             continue
@@ -155,18 +151,18 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
             elif not report.findings:
                 report.anchored_to = seq
         previous, previous_doc = doc[DIGEST], doc
+    if expected_last is not None and last_seq is None and expected_last > seqs[-1]:
+        gone = f"link {expected_last}" if expected_last == seqs[-1] + 1 else f"links {seqs[-1] + 1} to {expected_last}"
+        report.findings.append(Finding(
+            "deleted", server, seqs[-1] + 1, None,
+            f"{gone} missing at the end, after event {_id(previous_doc)} (link {seqs[-1]}), though {why}: deleted",
+            last_seq=expected_last))
     return report
 
 
 def _linked(doc: dict) -> bool:
     seq = doc.get(SEQ)
     return isinstance(seq, int) and not isinstance(seq, bool) and isinstance(doc.get(DIGEST), str)
-
-
-def _shipped(doc: dict) -> int | None:
-    """When the line was shipped (its Kafka timestamp), in epoch milliseconds."""
-    ts = (doc.get("ingest") or {}).get("timestamp")
-    return None if ts is None else _plain(ts)
 
 
 def _without_identical_copies(candidates: list[dict], report: ServerReport) -> list[dict]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 from auditpipe import contract
 from auditpipe.archive import reader
@@ -21,6 +21,11 @@ from auditpipe.evidence.chain import (
 )
 from auditpipe.store.client import mongo_client
 from auditpipe.terminal import shown
+
+#: How long after its head an event may take to reach the store and the archive: the job writes both at
+#: each checkpoint (5 s), and the archive's files are committed after it. A link a head names that a place
+#: lacks is a deletion only once its head is older than this; until then verify says it is on its way.
+IN_FLIGHT_S = 120
 
 
 @dataclass
@@ -50,6 +55,53 @@ def _seq_window(docs: list[dict], since, until) -> tuple[int | None, int | None]
     return (min(seqs), max(seqs)) if seqs else (0, -1)
 
 
+def _millis(value) -> int | None:
+    """A head's recorded_at as epoch milliseconds: a date from the store, {"$date": ...} from the manifest."""
+    if isinstance(value, dict) and "$date" in value:
+        value = value["$date"]
+        if isinstance(value, dict):  # {"$numberLong": "..."}
+            value = int(next(iter(value.values())))
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return _plain(value) if isinstance(value, datetime) else None
+
+
+@dataclass
+class _Heads:
+    """The heads of one chain, by how long ago the job recorded them."""
+    settled: tuple[int, str] | None = None  # (seq, when) of the newest head older than IN_FLIGHT_S
+    in_flight: tuple[int, int] | None = None  # (seq, seconds ago) of the newest head younger than that
+
+    def add(self, head: dict, now_ms: int) -> None:
+        seq, at = head["seq"], _millis(head.get("recorded_at"))
+        if at is not None and now_ms - at < IN_FLIGHT_S * 1000:
+            if self.in_flight is None or seq > self.in_flight[0]:
+                self.in_flight = (seq, max(0, (now_ms - at) // 1000))
+        elif self.settled is None or seq > self.settled[0]:
+            when = (datetime.fromtimestamp(at / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+                    if at is not None else "at an unknown time")
+            self.settled = (seq, when)
+
+
+def _expected_end(heads: _Heads, other: int | None, other_name: str) -> tuple[int | None, str]:
+    """The newest link a place must hold, and why: its settled heads, and the other place's newest link."""
+    seq, why = None, ""
+    if heads.settled is not None:
+        seq, why = heads.settled[0], f"the chain head recorded {heads.settled[1]} names link {heads.settled[0]}"
+    if other is not None and (seq is None or other > seq):
+        seq, why = other, f"the {other_name} holds links up to {other}"
+    return seq, why
+
+
+def _last_link(docs: list[dict]) -> int | None:
+    return max((d[SEQ] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)), default=None)
+
+
 def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None = None,
            until: datetime | None = None, store: bool = True, in_archive: bool = True) -> Verification:
     """Every server's chain, or only those of ``servers``."""
@@ -74,10 +126,13 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             unreadable(e, ", ".join(sorted(only)) if only else None)
     # by (server, chain): a server's live chain (None) and each chain of its imported history
     heads_by_chain: dict[tuple[str, str | None], dict[int, str]] = {}
+    heads_by_age: dict[tuple[str, str | None], _Heads] = {}
+    now_ms = _plain(datetime.now(timezone.utc))
     by_server = {} if only is None else {"server": {"$in": sorted(only)}}
     for where, heads in (("chain_heads", list(db[s["chain_heads_collection"]].find(by_server))),
                          ("archive manifest", manifest_heads)):
         for h in heads:
+            heads_by_age.setdefault((h["server"], h.get(CHAIN)), _Heads()).add(h, now_ms)
             known = heads_by_chain.setdefault((h["server"], h.get(CHAIN)), {})
             if h["seq"] in known and known[h["seq"]] != h["digest"]:
                 result.findings.append((where, Finding("head_mismatch", h["server"], h["seq"], None,
@@ -117,9 +172,13 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                 sources.append(("archive", [r for r in rows if r.get(CHAIN) is None]))
         if imported and not heads and not any(docs for _, docs in sources):
             sources = []  # a server known from imported history alone: no live chain to report
+        ends = {where: _last_link(docs) for where, docs in sources}
         for where, docs in sources:
             first, last = _seq_window(docs, since, until)
-            report = verify_links(name, docs, heads, first, last)
+            other = "archive" if where == "store" else None  # the store holds what the archive holds, and newer
+            expected, why = _expected_end(heads_by_age.get((name, None), _Heads()), ends.get(other), str(other))
+            report = verify_links(name, docs, heads, first, last, expected if until is None else None, why)
+            _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
             loaded[where] = (docs, report)
             result.reports.append((where, report))
             digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
@@ -136,7 +195,11 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                             if in_archive else ()):
             docs = imported.get(chain, [])
             first, last = _seq_window(docs, since, until)
-            report = verify_links(f"{name} {chain}", docs, heads_by_chain.get((name, chain), {}), first, last)
+            expected, why = _expected_end(heads_by_age.get((name, chain), _Heads()), None, "")
+            report = verify_links(f"{name} {chain}", docs, heads_by_chain.get((name, chain), {}), first, last,
+                                  expected if until is None else None, why)
+            _say_what_is_not_judged(result, f"{name} {chain}", "archive", _last_link(docs), expected,
+                                    heads_by_age.get((name, chain)))
             result.reports.append(("archive", report))
             result.findings.extend(("archive", f) for f in report.findings)
     if not names:
@@ -144,6 +207,23 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
     return result
+
+
+def _say_what_is_not_judged(result: Verification, name: str, where: str, last: int | None, expected: int | None,
+                            heads: _Heads | None) -> None:
+    """Notes for links a place lacks without that being a finding: those still on their way, and a place
+    that holds none of a chain's links (the capped collection trimmed them all, or the archive's retention
+    pruned them: verify cannot tell that from a deletion of them all)."""
+    if last is None:
+        if expected is not None:
+            result.notes.append(f"{name}: the {where} holds none of its links though links up to {expected} exist "
+                                f"(trimmed, or pruned by the retention, or deleted: not judged here)")
+        return
+    if heads is not None and heads.in_flight is not None and heads.in_flight[0] > max(last, expected or 0):
+        seq, ago = heads.in_flight
+        result.notes.append(f"{name}: links {max(last, expected or 0) + 1} to {seq} are not in the {where} yet: their "
+                            f"head was recorded {ago} s ago, within the {IN_FLIGHT_S} s an event may take to arrive "
+                            "(run verify again to judge them)")
 
 
 def _refused_by_store(dead_letters, events_collection: str, server: str) -> list[dict]:
@@ -179,9 +259,6 @@ def format_report(v: Verification) -> str:
         anchor = (f", confirmed by {r.heads_checked} chain heads up to link {r.anchored_to}" if r.anchored_to
                   else (f", {r.heads_checked} chain heads" if r.heads_checked else ", no chain head yet"))
         state = "OK" if not r.findings else f"{len(r.findings)} finding(s)"
-        if r.before_chain:
-            state += (f" ({r.before_chain} events shipped before the chain began, stored by an earlier auditpipe:"
-                      " not judged)")
         if r.identical_copies:
             state += f" ({r.identical_copies} links present twice, identical: read during a compaction?)"
         lines.append(f"{where:<8} {r.server}: links {r.first_seq} to {r.last_seq} ({r.links} present){anchor}{trimmed}: {state}")

@@ -116,15 +116,54 @@ def test_a_copy_linked_again_is_explained_by_the_archive_not_called_a_deletion()
     assert [f.kind for f in left] == ["deleted"]
 
 
-def test_events_stored_before_the_chain_began_are_not_judged_but_a_later_unlinked_one_is():
+def test_every_unlinked_document_is_an_insert_however_old_it_claims_to_be():
     docs = chain(5)
     for i, d in enumerate(docs):
         d["ingest"] = {"timestamp": 2_000_000 + i}
     previous = ""
     for d in docs:  # links over the content with ingest
         d["chain_digest"] = previous = link(previous, d)
-    old = {"_id": "db-01/old", "server": "db-01", "ingest": {"timestamp": 1_000_000}}
+    old = {"_id": "db-01/old", "server": "db-01", "ingest": {"timestamp": 1_000_000}}  # backdated: no excuse
     late = {"_id": "db-01/late", "server": "db-01", "ingest": {"timestamp": 3_000_000}}
     r = verify_links("db-01", docs + [old, late], {})
-    assert r.before_chain == 1
-    assert kinds(r) == [("inserted", None, "db-01/late")]
+    assert sorted(kinds(r), key=str) == [("inserted", None, "db-01/late"), ("inserted", None, "db-01/old")]
+
+
+def test_links_deleted_from_the_end_are_named_against_what_is_known_to_exist():
+    docs = chain(10)
+    r = verify_links("db-01", docs[:7], {5: docs[4]["chain_digest"]}, expected_last=10, why="the head names link 10")
+    assert kinds(r) == [("deleted", 8, None)]
+    assert r.findings[0].last_seq == 10 and "links 8 to 10 missing at the end, after event db-01/7" in r.findings[0].detail
+    assert kinds(verify_links("db-01", docs[:9], {}, expected_last=10, why="x")) == [("deleted", 10, None)]
+    assert kinds(verify_links("db-01", docs, {}, expected_last=10, why="x")) == []
+    assert kinds(verify_links("db-01", docs, {}, expected_last=7, why="x")) == [], "a newer end than expected is no finding"
+    assert kinds(verify_links("db-01", docs[:7], {}, last_seq=7, expected_last=10, why="x")) == [], \
+        "a range that ends earlier judges no end"
+
+
+
+
+def test_a_copy_linked_again_at_the_end_is_explained_too():
+    from auditpipe.evidence.chain import explain_repeats
+
+    docs = chain(10)
+    copy = dict(docs[2], chain_seq=10, line_sha256=docs[2]["line_sha256"])  # the last link: a late copy of event 3
+    archived = docs[:9] + [copy]
+    report = verify_links("db-01", docs[:9], {}, expected_last=10, why="the archive holds links up to 10")
+    assert kinds(report) == [("deleted", 10, None)]
+    left, notes = explain_repeats(report.findings, docs[:9], archived)
+    assert left == [] and "links 10 to 10" in notes[0]
+
+
+def test_heads_younger_than_the_in_flight_window_are_not_yet_expected():
+    from auditpipe.evidence.verify import IN_FLIGHT_S, _expected_end, _Heads, _millis
+
+    now = 1_800_000_000_000
+    heads = _Heads()
+    heads.add({"seq": 5, "recorded_at": {"$date": "2026-11-01T08:00:00Z"}}, now)  # long ago (manifest form)
+    heads.add({"seq": 9, "recorded_at": datetime.utcfromtimestamp((now - 10_000) / 1000)}, now)  # 10 s ago (store form)
+    assert heads.settled[0] == 5 and heads.in_flight == (9, 10)
+    assert _expected_end(heads, None, "")[0] == 5
+    assert _expected_end(heads, 7, "archive") == (7, "the archive holds links up to 7")
+    assert _millis({"$date": {"$numberLong": "1700000000000"}}) == 1_700_000_000_000
+    assert _millis("not a time") is None and IN_FLIGHT_S >= 60
