@@ -35,7 +35,8 @@ def _luhn_pan(digits: str) -> bool:
 def mask_sensitive(text: str) -> tuple[str, list[str]]:
     """docs/compliance.md's masking, written here from the docs: card numbers (13-19 digits in groups
     split by single spaces or hyphens, Luhn-valid, first digit 2-6: all digits but the last four
-    become '*') and the default us_ssn pattern (every digit '*'). Returns the text and what was found."""
+    become '*'), the secrets of account statements (_mask_account_secrets) and the default us_ssn
+    pattern (every digit '*'). Returns the text and what was found."""
     import re
 
     global _PAN_RUN
@@ -62,10 +63,53 @@ def mask_sensitive(text: str) -> tuple[str, list[str]]:
             found.add("pan")
             g = best + 1
     text = "".join(chars)
+    text, secret = _mask_account_secrets(text)
+    if secret:
+        found.add("credentials")
     for m in re.finditer(US_SSN, text):
         text = text[:m.start()] + "".join("*" if c.isalnum() else c for c in m.group()) + text[m.end():]
         found.add("us_ssn")
     return text, sorted(found)
+
+
+def _mask_account_secrets(text: str) -> tuple[str, bool]:
+    """docs/compliance.md "Masking", credentials: after IDENTIFIED, or a word ending in PASSWORD that
+    takes a value (= or ( or a quote or FOR next), the first quoted literal within 160 characters and
+    before , ; or ) has everything between its quotes masked. Written for the quotes the simulator's
+    JSON lines carry: ' and " (a backslash escapes, a doubled quote is one)."""
+    import re
+
+    chars, found = list(text), False
+    for k in re.finditer(r"(?i)(?<![\w])identified(?=[\s=(])|\w*password(?=[\s=(])", text):
+        start = k.end()
+        if k.group().lower().endswith("password"):
+            rest = text[start:]
+            after_for = re.match(r"(?i)\s*for\b([^;=]{0,160})=", rest)
+            if after_for:
+                start += after_for.end()
+            elif not re.match(r"\s*[=('\"]", rest):
+                continue  # a column read, not a value
+        m = re.match(r"[^,;)'\"]{0,160}?(['\"])", text[start:start + 161])
+        if not m:
+            continue
+        quote, i = m.group(1), start + m.end()
+        while i < len(text):
+            if text[i] == "\\":
+                chars[i] = "*"
+                if i + 1 < len(text):
+                    chars[i + 1] = "*"
+                i += 2
+                continue
+            if text[i] == quote:
+                if text[i + 1:i + 2] == quote:
+                    chars[i] = chars[i + 1] = "*"
+                    i += 2
+                    continue
+                break
+            chars[i] = "*"
+            i += 1
+        found = True
+    return "".join(chars), found
 
 
 def expected_document(server: str, log_path: Path, collector: str, line: bytes) -> dict | None:

@@ -1,8 +1,9 @@
 """Compliance enrichment and alerts end to end: the simulator's incidents (a brute force, a password
 spray, a privilege escalation, card numbers in statements, a service account reading PHI, the audit
 log turned off, a record deleted from the log) go through the real collector, Kafka, job and store. Each raises exactly its alert,
-once; the clean traffic around them raises none; and no card number is kept anywhere: not in the
-events, the dead letters, the alerts, nor on the dead-letter and alert topics."""
+once; the clean traffic around them raises none; and no card number, nor the password the GRANT
+sets, is kept anywhere: not in the events, the dead letters, the alerts, nor on the dead-letter and
+alert topics."""
 
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
         assert events.count_documents({"_id": {"$in": a["evidence"]}}) == len(a["evidence"]), a
     assert "PCI-DSS-10.2.1.5" in by_rule["account_change"]["controls"]
 
+    # the GRANT's password: masked in the event (the statement kept), and nowhere in any form
+    grant = events.find_one({"server": server, "_id": {"$in": by_rule["account_change"]["evidence"]}})
+    assert grant["masked"] == ["credentials"] and "IDENTIFIED BY '*" in grant["sqltext"], grant["sqltext"]
+    assert m.secrets and not any(p in by_rule["account_change"]["summary"] for p in m.secrets)
+
     # card numbers: masked where they were, and nowhere else in any form
     masked = list(events.find({"server": server, "masked": "pan"}))
     assert len(masked) == 3, [d.get("sqltext") for d in masked]
@@ -81,3 +87,5 @@ def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
                                 re.findall(r'"base64": "([A-Za-z0-9+/=]*)"', text)]
             leaked = [p for p in pans for t in decoded if p in t]
             assert not leaked, f"card number {leaked[0]} kept in {where}: {text[:300]}"
+            leaked = [p for p in m.secrets for t in decoded if p in t]
+            assert not leaked, f"password {leaked[0]} kept in {where}: {text[:300]}"

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from auditpipe.evidence import query, report
-from auditpipe.tools.simulate import percona_time, simulate
+from auditpipe.tools.simulate import GRANT_PASSWORD, percona_time, simulate
 
 pytestmark = pytest.mark.e2e
 
@@ -100,7 +100,8 @@ def test_each_section_holds_exactly_the_scenario(stack, scenario):
 
     # the privilege escalation is an account change; PHI read by a service account a violation
     grants = [r for r in ev["sections"]["account-changes"] if r.get("user") == "reporting"]
-    assert [g["sqltext"] for g in grants] == ["GRANT ALL PRIVILEGES ON *.* TO 'reporting'@'%' WITH GRANT OPTION"]
+    assert [g["sqltext"] for g in grants] == [f"GRANT ALL PRIVILEGES ON *.* TO 'reporting'@'%' IDENTIFIED BY "
+                                              f"'{'*' * len(GRANT_PASSWORD)}' WITH GRANT OPTION"], "its password masked"
     assert len(ev["sections"]["account-changes"]) == store_count(stack, since, until, category="account_management")
     assert ("batch", ["hipaa_ephi"]) in [(r["_id"]["user"], r["_id"]["access_violations"])
                                          for r in ev["sections"]["access-violations"]]

@@ -117,6 +117,7 @@ def compliance_properties(cfg: Config) -> dict[str, str]:
     if c["principals"]["service_accounts"]:
         out[key("compliance.principals.service-accounts")] = ",".join(c["principals"]["service_accounts"])
     out[key("compliance.masking.pan")] = "true" if c["masking"]["pan"] else "false"
+    out[key("compliance.masking.credentials")] = "true" if c["masking"]["credentials"] else "false"
     for name, regex in c["masking"]["patterns"].items():
         out[key("compliance.masking.pattern.<name>", name=name)] = regex
     for section, template in (("change_windows", "compliance.change-windows"), ("business_hours", "compliance.business-hours")):

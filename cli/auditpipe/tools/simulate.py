@@ -95,9 +95,10 @@ class Manifest:
     first_event_time: str = ""
     last_event_time: str = ""
     wall_seconds: float = 0.0
-    # with incidents: the alerts they must raise ({rule, subject}) and the card numbers written
+    # with incidents: the alerts they must raise ({rule, subject}), the card numbers and passwords written
     expected_alerts: list = field(default_factory=list)
     card_numbers: list = field(default_factory=list)
+    secrets: list = field(default_factory=list)  # passwords in account statements (masked: credentials)
     # record numbers left out of the sequence (the deleted_record incident); records counts the others
     deleted_records: list = field(default_factory=list)
 
@@ -333,6 +334,8 @@ def expected_path(log_path: Path) -> Path:
 SPRAY_ORIGIN = ("vpn-pool", "198.51.100.77")
 SPRAY_ACCOUNTS = ["alice", "bob", "carol", "dave", "erin", "frank"]
 CARD_NUMBERS = ["4111 1111 1111 1111", "5500-0000-0000-0004", "340000000000009"]
+# the password the privilege escalation's GRANT sets (MySQL 5.7's GRANT ... IDENTIFIED BY)
+GRANT_PASSWORD = "Rep0rt!ng-2026"
 INCIDENTS = [
     (0.20, "deleted_record"),
     (0.30, "spray"),
@@ -371,8 +374,10 @@ def _incident(name: str, emit: Callable[[dict, datetime], None], t: datetime, co
         m.expected_alerts.append({"rule": contract.rule("password_spray"), "subject": ip})
     elif name == "privilege_escalation":
         session("reporting", "bastion", "10.0.9.5", SCHEMA,
-                [("grant", "GRANT ALL PRIVILEGES ON *.* TO 'reporting'@'%' WITH GRANT OPTION")])
+                [("grant", f"GRANT ALL PRIVILEGES ON *.* TO 'reporting'@'%' IDENTIFIED BY '{GRANT_PASSWORD}' "
+                           "WITH GRANT OPTION")])
         m.expected_alerts.append({"rule": contract.rule("account_change"), "subject": "reporting@bastion"})
+        m.secrets.append(GRANT_PASSWORD)
     elif name == "card_numbers":
         pan1, pan2, pan3 = CARD_NUMBERS
         session("svc_payments", "app-1", "10.0.1.11", "shop",

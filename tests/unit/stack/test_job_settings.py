@@ -87,7 +87,7 @@ def test_compliance_settings_become_job_properties(tmp_path):
     assert "compliance.data-class.hipaa_ephi.allowed-principals" not in props, "absent: not enforced"
     assert props["compliance.change-windows"] == "sat,sun 02:00-06:00 UTC"
     assert props["compliance.business-hours"] == "mon 08:00-18:00 Europe/Berlin"
-    assert props["compliance.masking.pan"] == "true"
+    assert props["compliance.masking.pan"] == "true" and props["compliance.masking.credentials"] == "true"
 
 
 def test_the_group_whose_lag_status_reads_is_the_jobs_default():

@@ -51,6 +51,7 @@ public final class ComplianceSettings implements Serializable {
     private static final String ADMINISTRATORS = "principals.administrators";
     private static final String SERVICE_ACCOUNTS = "principals.service-accounts";
     private static final String MASK_PANS = "masking.pan";
+    private static final String MASK_CREDENTIALS = "masking.credentials";
     private static final String MASK_PATTERN = "masking.pattern.";
     private static final String CHANGE_WINDOWS = "change-windows";
     private static final String BUSINESS_HOURS = "business-hours";
@@ -70,6 +71,7 @@ public final class ComplianceSettings implements Serializable {
         m.put(PREFIX + ADMINISTRATORS, "Principals that are administrators (globs).");
         m.put(PREFIX + SERVICE_ACCOUNTS, "Principals that are service accounts (globs).");
         m.put(PREFIX + MASK_PANS, "true or false: mask card numbers (PANs that pass Luhn).");
+        m.put(PREFIX + MASK_CREDENTIALS, "true or false: mask the passwords and hashes of account statements.");
         m.put(PREFIX + MASK_PATTERN + "<name>", "A regular expression whose matches are masked, named in 'masked'.");
         m.put(PREFIX + CHANGE_WINDOWS, "Weekly change windows, 'DAYS HH:MM-HH:MM ZONE' separated by ';'.");
         m.put(PREFIX + BUSINESS_HOURS, "Weekly business hours, in the form of the change windows.");
@@ -252,6 +254,7 @@ public final class ComplianceSettings implements Serializable {
         ComplianceSettings s = new ComplianceSettings();
         List<String> problems = new ArrayList<>();
         boolean maskPans = true;
+        boolean maskCredentials = true;
         Map<String, String> patterns = new TreeMap<>();
         for (Map.Entry<String, String> e : new TreeMap<>(properties).entrySet()) {
             String key = e.getKey();
@@ -275,6 +278,9 @@ public final class ComplianceSettings implements Serializable {
                 } else if (MASK_PANS.equals(rest)) {
                     if (!value.equals("true") && !value.equals("false")) throw new IllegalArgumentException("not true or false");
                     maskPans = Boolean.parseBoolean(value);
+                } else if (MASK_CREDENTIALS.equals(rest)) {
+                    if (!value.equals("true") && !value.equals("false")) throw new IllegalArgumentException("not true or false");
+                    maskCredentials = Boolean.parseBoolean(value);
                 } else if (rest.startsWith(MASK_PATTERN) && rest.length() > MASK_PATTERN.length()) {
                     String name = rest.substring(MASK_PATTERN.length());
                     new SensitiveDataMasker(false, Map.of(name, value)); // compiles it: names a bad one
@@ -300,7 +306,7 @@ public final class ComplianceSettings implements Serializable {
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException(String.join("\n  - ", problems));
         }
-        s.masker = new SensitiveDataMasker(maskPans, patterns);
+        s.masker = new SensitiveDataMasker(maskPans, maskCredentials, patterns);
         return s;
     }
 

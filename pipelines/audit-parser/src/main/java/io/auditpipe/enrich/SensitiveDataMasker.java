@@ -11,7 +11,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Masks primary account numbers and configured patterns (docs/compliance.md, "Masking").
+ * Masks primary account numbers, the secrets of account statements ({@link AccountSecrets}) and
+ * configured patterns (docs/compliance.md, "Masking").
  *
  * <p>A PAN is 13 to 19 digits, in one run or in groups split by single spaces or hyphens, that
  * passes the Luhn check and starts with 2 to 6 (the major networks' ranges; a 13-digit epoch
@@ -26,6 +27,8 @@ public final class SensitiveDataMasker implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public static final String PAN = "pan";
+    /** The name in {@code masked} of account statements' secrets ({@link AccountSecrets}). */
+    public static final String CREDENTIALS = "credentials";
 
     /**
      * The U.S. social security number expression the configuration ships (schemas/config.schema.json,
@@ -41,6 +44,7 @@ public final class SensitiveDataMasker implements Serializable {
     }
 
     private final boolean maskPans;
+    private final boolean maskCredentials;
     private final Map<String, String> patternSources;
     private transient Map<String, Pattern> patterns;
 
@@ -50,13 +54,21 @@ public final class SensitiveDataMasker implements Serializable {
      * @throws IllegalArgumentException naming the pattern that does not compile
      */
     public SensitiveDataMasker(boolean maskPans, Map<String, String> patterns) {
+        this(maskPans, true, patterns);
+    }
+
+    /**
+     * @param maskCredentials whether the secrets of account statements are masked ({@link AccountSecrets})
+     */
+    public SensitiveDataMasker(boolean maskPans, boolean maskCredentials, Map<String, String> patterns) {
         this.maskPans = maskPans;
+        this.maskCredentials = maskCredentials;
         this.patternSources = new LinkedHashMap<>(patterns);
         compiled();
     }
 
     public static SensitiveDataMasker none() {
-        return new SensitiveDataMasker(false, Map.of());
+        return new SensitiveDataMasker(false, false, Map.of());
     }
 
     private Map<String, Pattern> compiled() {
@@ -113,6 +125,13 @@ public final class SensitiveDataMasker implements Serializable {
                     if (maskPansIn(chars, start, end)) found.add(PAN);
                 }
                 i = end;
+            }
+        }
+        if (maskCredentials && AccountSecrets.mayHold(text)) {
+            char[] cs = chars == null ? text.toCharArray() : chars;
+            if (AccountSecrets.mask(cs)) {
+                chars = cs;
+                found.add(CREDENTIALS);
             }
         }
         String current = chars == null ? text : new String(chars);

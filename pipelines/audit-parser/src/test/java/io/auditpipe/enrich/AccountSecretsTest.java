@@ -1,0 +1,77 @@
+package io.auditpipe.enrich;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.List;
+import java.util.Map;
+
+/** The secrets of account statements are masked, their statements' structure kept (docs/compliance.md). */
+class AccountSecretsTest {
+    private final SensitiveDataMasker masker = new SensitiveDataMasker(true, Map.of());
+
+    private String masked(String text) {
+        return masker.mask(text).text();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+        "CREATE USER 'bob'@'%' IDENTIFIED BY 'S3cret!'|CREATE USER 'bob'@'%' IDENTIFIED BY '*******'",
+        "create user bob identified with caching_sha2_password by 'pw'|create user bob identified with caching_sha2_password by '**'",
+        "ALTER USER 'bob'@'localhost' IDENTIFIED WITH mysql_native_password AS '*2470C0C06DEE'|ALTER USER 'bob'@'localhost' IDENTIFIED WITH mysql_native_password AS '*************'",
+        "GRANT ALL ON *.* TO 'm'@'%' IDENTIFIED BY \"hunter2\"|GRANT ALL ON *.* TO 'm'@'%' IDENTIFIED BY \"*******\"",
+        "SET PASSWORD FOR 'bob'@'%' = 'n3w'|SET PASSWORD FOR 'bob'@'%' = '***'",
+        "SET PASSWORD = PASSWORD('old-style')|SET PASSWORD = PASSWORD('*********')",
+        "CREATE USER x IDENTIFIED VIA ed25519 USING PASSWORD('pw')|CREATE USER x IDENTIFIED VIA ed25519 USING PASSWORD('**')",
+        "CHANGE MASTER TO MASTER_USER='repl', MASTER_PASSWORD='r3pl'|CHANGE MASTER TO MASTER_USER='repl', MASTER_PASSWORD='****'",
+        "CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (USER 'u', PASSWORD 'x1')|CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (USER 'u', PASSWORD '**')",
+        "CREATE USER a IDENTIFIED BY 'it''s', b IDENTIFIED BY 'q\\'x'|CREATE USER a IDENTIFIED BY '*****', b IDENTIFIED BY '****'",
+        "ALTER USER u IDENTIFIED BY 'never closed|ALTER USER u IDENTIFIED BY '************",
+    })
+    void eachFormsSecretIsMaskedAndTheStatementKept(String statement, String expected) {
+        SensitiveDataMasker.Masked m = masker.mask(statement);
+        assertEquals(expected, m.text());
+        assertEquals(List.of(SensitiveDataMasker.CREDENTIALS), m.found());
+        assertEquals(statement.length(), m.text().length());
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+        "SELECT password FROM mysql.user WHERE user = 'bob'",
+        "ALTER USER 'bob'@'%' PASSWORD EXPIRE INTERVAL 90 DAY",
+        "CREATE USER 'a'@'h' IDENTIFIED WITH auth_socket, 'b'@'h'",
+        "SELECT password_hash, name FROM app.users WHERE name = 'x'",
+        "SELECT 'identified', 1",
+        "UPDATE t SET passwords = 'not a keyword'",
+    })
+    void statementsWithoutASecretAreLeftAlone(String statement) {
+        SensitiveDataMasker.Masked m = masker.mask(statement);
+        assertEquals(statement, m.text());
+        assertEquals(List.of(), m.found());
+    }
+
+    @Test
+    void theRecordsOwnEncodingsOfTheLiteralAreFoundToo() {
+        // a JSON record line (original), an XML record, a CSV field
+        assertEquals("{\"sqltext\":\"CREATE USER u IDENTIFIED BY \\\"**\\\"\",\"user\":\"root\"}",
+                masked("{\"sqltext\":\"CREATE USER u IDENTIFIED BY \\\"pw\\\"\",\"user\":\"root\"}"));
+        assertEquals("<SQLTEXT>CREATE USER u IDENTIFIED BY &apos;**&apos;</SQLTEXT>",
+                masked("<SQLTEXT>CREATE USER u IDENTIFIED BY &apos;pw&apos;</SQLTEXT>"));
+        assertEquals("SQLTEXT=\"SET PASSWORD = &quot;**&quot;\"", masked("SQLTEXT=\"SET PASSWORD = &quot;pw&quot;\""));
+        assertEquals("1,\"ALTER USER u IDENTIFIED BY \"\"**\"\"\",x", masked("1,\"ALTER USER u IDENTIFIED BY \"\"pw\"\"\",x"));
+        // the bytes of a dead letter, through their ISO-8859-1 view
+        assertEquals("IDENTIFIED BY '***'", new String(masker.mask("IDENTIFIED BY 'p\u00e9w'".getBytes(
+                java.nio.charset.StandardCharsets.ISO_8859_1)), java.nio.charset.StandardCharsets.ISO_8859_1));
+    }
+
+    @Test
+    void turnedOffItMasksNoSecret() {
+        String statement = "CREATE USER 'bob'@'%' IDENTIFIED BY 'S3cret!'";
+        assertEquals(statement, new SensitiveDataMasker(true, false, Map.of()).mask(statement).text());
+        assertEquals(statement, ComplianceSettings.fromProperties(Map.of("compliance.masking.credentials", "false"))
+                .masker().mask(statement).text());
+    }
+}
