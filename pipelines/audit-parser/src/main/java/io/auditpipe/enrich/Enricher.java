@@ -85,6 +85,14 @@ public final class Enricher implements Serializable, AutoCloseable {
             SensitiveDataMasker.Masked m = masker.mask(tablesError);
             tablesError = m.text();
         }
+        // a table's name is the statement's text too (a card number used as a name)
+        TreeSet<String> maskedTables = new TreeSet<>();
+        for (String t : tables) {
+            SensitiveDataMasker.Masked m = masker.mask(t);
+            maskedTables.add(m.text());
+            masked.addAll(m.found());
+        }
+        tables = maskedTables;
         e.tables = new ArrayList<>(tables);
         e.tablesError = tablesError;
         e.masked = masked.isEmpty() ? null : new ArrayList<>(masked);

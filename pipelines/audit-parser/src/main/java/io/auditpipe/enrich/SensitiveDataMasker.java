@@ -95,6 +95,50 @@ public final class SensitiveDataMasker implements Serializable {
     }
 
     public Masked mask(String text) {
+        Masked plain = maskPlain(text);
+        if (text == null || text.indexOf("base64") < 0) return plain;
+        TreeSet<String> found = new TreeSet<>(plain.found());
+        String out = maskEncoded(plain.text(), found);
+        return out == plain.text() ? plain : new Masked(out, new ArrayList<>(found));
+    }
+
+    /**
+     * The base64 text of elements that say so ({@code <SQLTEXT encode="base64">}, MySQL Enterprise
+     * XML): the parser decodes it, so what masking finds in the decoded text would be readable from
+     * the record as written. Such an element's text is masked whole (each base64 character becomes
+     * {@code *}, the length kept) when its decoded text holds anything to mask.
+     */
+    private String maskEncoded(String text, TreeSet<String> found) {
+        char[] cs = null;
+        for (int at = text.indexOf("encode="); at >= 0; at = text.indexOf("encode=", at + 7)) {
+            int q = at + 7;
+            if (q + 8 > text.length()) break;
+            char quote = text.charAt(q);
+            if ((quote != '"' && quote != '\'') || !text.regionMatches(true, q + 1, "base64", 0, 6)
+                    || text.charAt(q + 7) != quote) continue;
+            int open = text.indexOf('>', q + 8);
+            if (open < 0) break;
+            int close = text.indexOf('<', open + 1);
+            if (close < 0) close = text.length();
+            byte[] decoded;
+            try {
+                decoded = java.util.Base64.getMimeDecoder().decode(text.substring(open + 1, close));
+            } catch (IllegalArgumentException notBase64) {
+                continue;
+            }
+            Masked inner = maskPlain(new String(decoded, StandardCharsets.ISO_8859_1));
+            if (inner.changed()) {
+                if (cs == null) cs = text.toCharArray();
+                for (int i = open + 1; i < close; i++) {
+                    if (!Character.isWhitespace(cs[i])) cs[i] = '*';
+                }
+                found.addAll(inner.found());
+            }
+        }
+        return cs == null ? text : new String(cs);
+    }
+
+    private Masked maskPlain(String text) {
         if (text == null || text.isEmpty()) return new Masked(text, List.of());
         TreeSet<String> found = new TreeSet<>();
         char[] chars = null;

@@ -68,6 +68,21 @@ class AccountSecretsTest {
     }
 
     @Test
+    void aBase64StatementIsMaskedWholeInTheRecordWhenItsDecodedTextHoldsASecret() {
+        java.util.Base64.Encoder b64 = java.util.Base64.getEncoder();
+        String secret = b64.encodeToString("INSERT INTO cards VALUES ('4111 1111 1111 1111')".getBytes());
+        String record = "<AUDIT_RECORD><SQLTEXT encode=\"base64\">" + secret + "</SQLTEXT><USER>app</USER></AUDIT_RECORD>";
+        SensitiveDataMasker.Masked m = masker.mask(record);
+        assertEquals(record.replace(secret, "*".repeat(secret.length())), m.text());
+        assertEquals(List.of(SensitiveDataMasker.PAN), m.found());
+        String password = b64.encodeToString("CREATE USER u IDENTIFIED BY 'pw'".getBytes());
+        assertEquals(List.of(SensitiveDataMasker.CREDENTIALS),
+                masker.mask("<SQLTEXT encode='base64'>" + password + "</SQLTEXT>").found());
+        String innocuous = "<SQLTEXT encode=\"base64\">" + b64.encodeToString("SELECT 1".getBytes()) + "</SQLTEXT>";
+        assertEquals(innocuous, masker.mask(innocuous).text());
+    }
+
+    @Test
     void turnedOffItMasksNoSecret() {
         String statement = "CREATE USER 'bob'@'%' IDENTIFIED BY 'S3cret!'";
         assertEquals(statement, new SensitiveDataMasker(true, false, Map.of()).mask(statement).text());

@@ -359,6 +359,13 @@ class EnricherTest {
     }
 
     @Test
+    void aCardNumberUsedAsATableNameIsMaskedThere() {
+        AuditEvent e = enricher.enrich(query("app", "shop", "SELECT * FROM `4111111111111111` WHERE id = 1"));
+        assertEquals(List.of("shop.************1111"), e.tables);
+        assertEquals(List.of("pan"), e.masked);
+    }
+
+    @Test
     void aRunOfDigitsAsLongAsALineMayBeNeitherOverflowsNorLeaks() {
         SensitiveDataMasker m = new SensitiveDataMasker(true, Map.of(
                 "us_ssn", "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])", "deep", "(a|b)+c"));
