@@ -64,6 +64,24 @@ def credentials(user: StoreUser) -> tuple[str, str] | None:
     return name, password
 
 
+#: How .env.example's values begin: a password still so is no password (everyone has that file).
+PLACEHOLDER = "replace-me"
+#: The passwords of the deployment that init sees, besides the store users' (docker-compose.yml passes them).
+OTHER_PASSWORDS = ("GRAFANA_ADMIN_PASSWORD",)
+
+
+def refuse_placeholders(cfg: Config) -> None:
+    """A UserError naming each password that still holds .env.example's placeholder."""
+    names = [u.password_env for u in STORE_USERS.values()] + list(OTHER_PASSWORDS)
+    left = [n for n in names if os.environ.get(n, "").startswith(PLACEHOLDER)]
+    password = urllib.parse.urlsplit(cfg.store_uri).password if "://" in cfg.store_uri else None
+    if password and urllib.parse.unquote(password).startswith(PLACEHOLDER):
+        left.insert(0, "the store URI's password (MONGO_ROOT_PASSWORD)")
+    if left:
+        raise UserError(f"{', '.join(left)} still hold{'s' if len(left) == 1 else ''} the placeholder of "
+                        ".env.example: set passwords of your own (in .env.secrets) before init")
+
+
 USERS_DATABASE = "admin"  # where init creates the users (their roles name the auditpipe database)
 
 
@@ -114,6 +132,7 @@ def write_job_properties(cfg: Config, out: Path, target: job_settings.Target) ->
 
 def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_path: str,
          wait_seconds: float = 120) -> None:
+    refuse_placeholders(cfg)
     with progress.step(f"waiting for Kafka at {cfg.kafka_bootstrap}"):
         wait_until(lambda: bool(topics.admin(cfg.kafka_client).list_topics(timeout=5)), wait_seconds,
                    f"waiting for Kafka at {cfg.kafka_bootstrap}")

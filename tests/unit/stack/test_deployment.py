@@ -49,7 +49,7 @@ def test_without_the_passwords_compose_refuses_naming_each(compose_check):
     for name in env_file(SECRETS_EXAMPLE):
         assert f"required variable {name} is missing a value" in r.stderr, name
     assert not set(env_file(SECRETS_EXAMPLE)) & set(env_file(ENV)), "a password in the committed .env"
-    assert all(v.startswith("replace-me") for v in env_file(SECRETS_EXAMPLE).values())
+    assert all(v.startswith(deployment.PLACEHOLDER) for v in env_file(SECRETS_EXAMPLE).values())
 
 
 def test_every_mounted_file_and_build_context_exists(project):
@@ -184,6 +184,28 @@ def test_store_users_come_in_pairs(monkeypatch):
         deployment.credentials(deployment.STORE_USERS["job"])
     assert deployment.with_user("mongodb://root:pw@mongodb:27017/?authSource=admin&tls=false", "j@b", "p:w/") == \
         "mongodb://j%40b:p%3Aw%2F@mongodb:27017/?tls=false&authSource=admin"
+
+
+def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_path, project):
+    from auditpipe import config
+
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text("kafka: {bootstrap_servers: 'kafka:9092'}\nstore: {uri_env: AUDITPIPE_STORE_URI}\n")
+    monkeypatch.setenv("AUDITPIPE_STORE_URI", "mongodb://root:replace-me-mongodb-root@mongodb:27017/?authSource=admin")
+    for name, value in env_file(SECRETS_EXAMPLE).items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(UserError) as e:
+        deployment.init(config.load(f), None, "file:///c", "file:///a", wait_seconds=0.1)
+    said = str(e.value)
+    for name in ("MONGO_ROOT_PASSWORD", "AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD",
+                 "GRAFANA_ADMIN_PASSWORD"):
+        assert name in said, said
+    init_env = project["services"]["init"]["environment"]
+    assert {"GRAFANA_ADMIN_PASSWORD", *deployment.OTHER_PASSWORDS} <= set(init_env), "init sees what it checks"
+    for name in ("AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
+        monkeypatch.setenv(name, "a password of my own")
+    monkeypatch.setenv("AUDITPIPE_STORE_URI", "mongodb://root:mine@mongodb:27017/?authSource=admin")
+    deployment.refuse_placeholders(config.load(f))  # nothing left to refuse
 
 
 def test_init_refuses_the_local_stack(tmp_path):
