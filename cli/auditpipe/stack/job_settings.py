@@ -9,6 +9,8 @@ prints; auditpipe.contract), and written nowhere else in the CLI
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -141,7 +143,39 @@ def alert_properties(cfg: Config) -> dict[str, str]:
                     raise KeyError(f"config {key.replace('-', '_')}: the job has no option {key} ({contract.FILE.name})")
                 out[key] = str(value)
 
-    walk(cfg.data["alerts"], "alerts")
+    alerts = dict(cfg.data["alerts"])
+    webhook = alerts.pop("webhook", None)
+    walk(alerts, "alerts")
+    if webhook is not None:
+        out.update(webhook_properties(cfg, webhook))
+    return out
+
+
+def webhook_properties(cfg: Config, webhook: dict) -> dict[str, str]:
+    """The webhook's options: its URL (from url, or the variable url_env names, held to url's own
+    rule), the signing key from the variable secret_env names, the timeout and retries."""
+    import json
+    import re
+
+    from auditpipe import paths
+    from auditpipe.errors import UserError
+
+    def from_env(key: str) -> str:
+        value = os.environ.get(webhook[key], "")
+        if not value:
+            raise UserError(f"alerts.webhook.{key} names {webhook[key]}, which is not set in the environment")
+        return value
+
+    out = {"alerts.webhook.url": webhook["url"] if "url" in webhook else from_env("url_env")}
+    schema = json.loads((paths.REPO / "schemas" / "config.schema.json").read_text())
+    rule = schema["properties"]["alerts"]["properties"]["webhook"]["properties"]["url"]
+    if not re.match(rule["pattern"], out["alerts.webhook.url"]):
+        raise UserError(f"alerts.webhook: the URL in {webhook.get('url_env', 'url')} is not allowed: {rule['description']}")
+    if "secret_env" in webhook:
+        out["alerts.webhook.secret"] = from_env("secret_env")
+    for name in ("timeout", "retries"):
+        if name in webhook:
+            out[f"alerts.webhook.{name}"] = str(webhook[name])
     return out
 
 

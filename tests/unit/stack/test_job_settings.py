@@ -80,6 +80,29 @@ def test_the_alerts_section_becomes_job_options(tmp_path):
     assert "alerts.webhook.url" not in job_settings.alert_properties(load(tmp_path, "")), "no webhook configured"
 
 
+def test_the_webhook_is_https_unless_local_and_its_url_and_key_can_come_from_the_environment(tmp_path, monkeypatch):
+    from auditpipe.errors import UserError
+
+    with pytest.raises(UserError, match="alerts.webhook.url"):  # the schema names the key
+        load(tmp_path, "alerts: {webhook: {url: 'http://hooks.example/x'}}")
+    assert job_settings.alert_properties(load(tmp_path, "alerts: {webhook: {url: 'https://hooks.example/x'}}"))[
+        "alerts.webhook.url"] == "https://hooks.example/x"
+    from_env = "alerts: {webhook: {url_env: HOOK_URL, secret_env: HOOK_KEY}}"
+    monkeypatch.setenv("HOOK_URL", "https://hooks.example/T0KEN")
+    monkeypatch.setenv("HOOK_KEY", "k3y")
+    props = job_settings.alert_properties(load(tmp_path, from_env))
+    assert props["alerts.webhook.url"] == "https://hooks.example/T0KEN" and props["alerts.webhook.secret"] == "k3y"
+    monkeypatch.setenv("HOOK_URL", "http://hooks.example/T0KEN")
+    with pytest.raises(UserError, match="the URL in HOOK_URL is not allowed: An https:// URL"):
+        job_settings.alert_properties(load(tmp_path, from_env))
+    monkeypatch.delenv("HOOK_KEY")
+    monkeypatch.setenv("HOOK_URL", "https://hooks.example/T0KEN")
+    with pytest.raises(UserError, match="secret_env names HOOK_KEY, which is not set"):
+        job_settings.alert_properties(load(tmp_path, from_env))
+    with pytest.raises(UserError):  # one of the two
+        load(tmp_path, "alerts: {webhook: {url: 'https://a.example/', url_env: HOOK_URL}}")
+
+
 def test_compliance_settings_become_job_properties(tmp_path):
     props = job_settings.compliance_properties(load(tmp_path, EVERYTHING))
     assert props["compliance.data-class.pci_cardholder.tables"] == "shop.cards"

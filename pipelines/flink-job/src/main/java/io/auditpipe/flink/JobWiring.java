@@ -111,7 +111,8 @@ public final class JobWiring {
                 .servers(new MongoBulkSink<>(store(options, JobOptions.SERVERS_COLLECTION), StoreDocuments::serverUpsert));
         if (options.contains(JobOptions.ALERT_WEBHOOK_URL)) {
             sinks.alertWebhook(new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
-                    options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE)));
+                    options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE),
+                    options.getOptional(JobOptions.ALERT_WEBHOOK_SECRET).orElse(null)));
         }
         if (!options.get(JobOptions.KAFKA_LAG_INTERVAL).isZero()) {
             sinks.kafkaLag(new KafkaLagReporter<ChainHead>(kafkaClient(options), options.get(JobOptions.KAFKA_RAW_TOPIC),

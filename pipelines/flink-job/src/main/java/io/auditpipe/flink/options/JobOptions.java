@@ -196,6 +196,10 @@ public final class JobOptions {
     public static final ConfigOption<String> ALERT_WEBHOOK_URL = ConfigOptions.key("alerts.webhook.url")
             .stringType().noDefaultValue()
             .withDescription("Optional: each alert is POSTed here as JSON (the document of the alerts collection).");
+    public static final ConfigOption<String> ALERT_WEBHOOK_SECRET = ConfigOptions.key("alerts.webhook.secret")
+            .stringType().noDefaultValue()
+            .withDescription("Optional: each webhook POST carries X-Auditpipe-Signature: sha256=<hex HMAC-SHA256 of the"
+                    + " body under this key>, for the receiver to check (docs/alerts.md).");
     public static final ConfigOption<Duration> ALERT_WEBHOOK_TIMEOUT = ConfigOptions.key("alerts.webhook.timeout")
             .durationType().defaultValue(Duration.ofSeconds(5))
             .withDescription("Connect and response timeout of one webhook POST.");

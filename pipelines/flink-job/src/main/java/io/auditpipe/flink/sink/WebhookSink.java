@@ -13,6 +13,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -27,22 +28,45 @@ import java.util.concurrent.TimeUnit;
  * ({@code webhookDropped}). Either way the alert is in the alerts collection and on audit.alerts:
  * the webhook is a notification, not the record. At least once: after a restart, alerts replayed
  * from the checkpoint are POSTed again; the receiver tells them by their id (header
- * {@code X-Auditpipe-Alert-Id} and field {@code _id}).
+ * {@code X-Auditpipe-Alert-Id} and field {@code _id}). With a secret, each POST carries
+ * {@link #SIGNATURE_HEADER}: the receiver recomputes the HMAC over the body it got and refuses
+ * a request whose signature differs (one not from the job, or changed on the way).
  */
 public class WebhookSink implements Sink<Alert> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(WebhookSink.class);
 
+    /** The header with the body's HMAC-SHA256 under the configured secret: {@code sha256=<hex>}. */
+    public static final String SIGNATURE_HEADER = "X-Auditpipe-Signature";
+
     private final String url;
     private final long timeoutMillis;
     private final int retries;
     private final int queueSize;
+    private final String secret;
 
     public WebhookSink(String url, Duration timeout, int retries, int queueSize) {
+        this(url, timeout, retries, queueSize, null);
+    }
+
+    /** {@code secret}: the key each POST's body is signed with ({@link #SIGNATURE_HEADER}), or null for none. */
+    public WebhookSink(String url, Duration timeout, int retries, int queueSize, String secret) {
         this.url = url;
         this.timeoutMillis = timeout.toMillis();
         this.retries = retries;
         this.queueSize = queueSize;
+        this.secret = secret;
+    }
+
+    /** {@code sha256=} and the hex HMAC-SHA256 of {@code body} under {@code secret}. */
+    public static String signature(String secret, byte[] body) {
+        try {
+            javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new javax.crypto.spec.SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            return "sha256=" + java.util.HexFormat.of().formatHex(mac.doFinal(body));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
+        }
     }
 
     @Override
@@ -99,12 +123,13 @@ public class WebhookSink implements Sink<Alert> {
         }
 
         private void post(Alert alert) {
-            HttpRequest request = HttpRequest.newBuilder(URI.create(url))
+            byte[] body = StoreDocuments.alertJson(alert).getBytes(StandardCharsets.UTF_8);
+            HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(url))
                     .timeout(Duration.ofMillis(timeoutMillis))
                     .header("Content-Type", "application/json")
-                    .header("X-Auditpipe-Alert-Id", alert.id)
-                    .POST(HttpRequest.BodyPublishers.ofString(StoreDocuments.alertJson(alert)))
-                    .build();
+                    .header("X-Auditpipe-Alert-Id", alert.id);
+            if (secret != null) builder.header(SIGNATURE_HEADER, signature(secret, body));
+            HttpRequest request = builder.POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
             long backoff = firstBackoffMillis;
             for (int attempt = 0; attempt <= retries && running; attempt++) {
                 String problem;

@@ -63,6 +63,30 @@ class WebhookSinkTest {
     }
 
     @Test
+    void withASecretEachPostCarriesTheBodysSignature() throws Exception {
+        List<String> signatures = new CopyOnWriteArrayList<>();
+        String url = start(x -> {
+            signatures.add(String.valueOf(x.getRequestHeaders().getFirst(WebhookSink.SIGNATURE_HEADER)));
+            record(x, 200);
+        });
+        SimpleCounter sent = new SimpleCounter();
+        WebhookSink.Writer w = new WebhookSink(url, Duration.ofSeconds(2), 0, 10, "k3y")
+                .writer(sent, new SimpleCounter(), new SimpleCounter(), 10);
+        try {
+            w.write(alert(1), null);
+            waitFor(() -> sent.getCount() == 1, "the alert delivered");
+            // what a receiver computes over the body it got, with the shared key
+            javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new javax.crypto.spec.SecretKeySpec("k3y".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            String expected = "sha256=" + java.util.HexFormat.of().formatHex(mac.doFinal(bodies.get(0).getBytes(StandardCharsets.UTF_8)));
+            assertEquals(List.of(expected), signatures);
+            assertTrue(!expected.equals(WebhookSink.signature("other", bodies.get(0).getBytes(StandardCharsets.UTF_8))));
+        } finally {
+            w.close();
+        }
+    }
+
+    @Test
     void alertsArePostedAsJsonWithTheirIdAndAFailingEndpointIsRetried() throws Exception {
         AtomicInteger calls = new AtomicInteger();
         String url = start(x -> record(x, calls.incrementAndGet() <= 2 ? 503 : 200)); // fails twice, then accepts
