@@ -80,8 +80,11 @@ def _mask_account_secrets(text: str) -> tuple[str, bool]:
     import re
 
     chars, found = list(text), False
-    for k in re.finditer(r"(?i)(?<![\w])identified(?=[\s=(])|\w*password(?=[\s=(])", text):
+    resume = 0
+    for k in re.finditer(r"(?i)(?<![\w])identified(?=[\s=(]|$)|password(?=[\s=(]|$)", text):
         start = k.end()
+        if k.start() < resume:
+            continue  # inside the literal masked last
         if k.group().lower().endswith("password"):
             rest = text[start:]
             after_for = re.match(r"(?i)\s*for\b([^;=]{0,160})=", rest)
@@ -93,6 +96,7 @@ def _mask_account_secrets(text: str) -> tuple[str, bool]:
         if not m:
             continue
         quote, i = m.group(1), start + m.end()
+        opened = i
         while i < len(text):
             if text[i] == "\\":
                 chars[i] = "*"
@@ -108,7 +112,8 @@ def _mask_account_secrets(text: str) -> tuple[str, bool]:
                 break
             chars[i] = "*"
             i += 1
-        found = True
+        if i > opened:  # an empty literal hides nothing
+            found, resume = True, i
     return "".join(chars), found
 
 

@@ -40,7 +40,9 @@ final class AccountSecrets {
     static boolean mask(char[] cs) {
         String text = new String(cs);
         boolean any = false;
-        for (int k = indexOfWord(text, 0); k >= 0; k = indexOfWord(text, k + 1)) {
+        int resume = 0; // after the last literal masked: a keyword inside it is part of the secret
+        for (int k = indexOfWord(text, 0); k >= 0; k = indexOfWord(text, Math.max(k + 1, resume))) {
+            if (k < resume) continue;
             int end = endOfKeyword(text, k);
             if (end < 0) continue;
             int at = end;
@@ -54,7 +56,11 @@ final class AccountSecrets {
                     at = next;
                 }
             }
-            any |= maskLiteralFrom(text, cs, at);
+            int after = maskLiteralFrom(text, cs, at);
+            if (after >= 0) {
+                any = true;
+                resume = after;
+            }
         }
         return any;
     }
@@ -98,21 +104,26 @@ final class AccountSecrets {
         return -1;
     }
 
-    /** Masks the first literal that opens within reach of {@code from}; whether there was one. */
-    private static boolean maskLiteralFrom(String t, char[] cs, int from) {
+    /**
+     * Masks the first literal that opens within reach of {@code from}: where it ends (the search for
+     * the next keyword goes on from there, so each character is looked at a bounded number of times
+     * whatever the text holds), or -1 if there was none.
+     */
+    private static int maskLiteralFrom(String t, char[] cs, int from) {
         for (int i = from, limit = Math.min(t.length(), from + REACH); i < limit; i++) {
             char c = t.charAt(i);
-            if (c == ',' || c == ';' || c == ')') return false;
+            if (c == ',' || c == ';' || c == ')') return -1;
             for (String[] q : QUOTES) {
                 if (t.startsWith(q[0], i)) {
                     int open = i + q[0].length();
                     int close = closing(t, open, q[1]);
+                    if (close == open) return -1; // an empty literal: nothing to hide
                     for (int j = open; j < close; j++) cs[j] = '*';
-                    return close > open || close == t.length();
+                    return close;
                 }
             }
         }
-        return false;
+        return -1;
     }
 
     private static boolean opens(String t, int i) {

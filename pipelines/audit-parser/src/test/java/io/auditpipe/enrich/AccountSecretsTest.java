@@ -1,6 +1,7 @@
 package io.auditpipe.enrich;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -80,6 +81,23 @@ class AccountSecretsTest {
                 masker.mask("<SQLTEXT encode='base64'>" + password + "</SQLTEXT>").found());
         String innocuous = "<SQLTEXT encode=\"base64\">" + b64.encodeToString("SELECT 1".getBytes()) + "</SQLTEXT>";
         assertEquals(innocuous, masker.mask(innocuous).text());
+    }
+
+    @Test
+    void whateverTheTextHoldsTheScanIsBoundedAndAnEmptyLiteralHidesNothing() {
+        String many = "password 'x".repeat(200_000) + "password 'y"; // the last literal never closes
+        SensitiveDataMasker.Masked m = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                java.time.Duration.ofSeconds(5), () -> masker.mask(many));
+        assertEquals(many.length(), m.text().length());
+        // quotes pair up as they come: each literal between two of them masked, the unclosed last one to the end
+        assertTrue(m.text().startsWith("password '**********'xpassword '**********'x") && m.text().endsWith("'*"),
+                () -> m.text().substring(0, 100));
+        assertEquals(List.of(SensitiveDataMasker.CREDENTIALS), m.found());
+        String keywords = "identified ".repeat(300_000) + "by 'pw'";
+        assertEquals(keywords.replace("'pw'", "'**'"), org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                java.time.Duration.ofSeconds(5), () -> masker.mask(keywords)).text());
+        assertEquals("password 'a password 'b".replace("a password ", "*".repeat(11)), masked("password 'a password 'b"));
+        assertEquals("CREATE USER u IDENTIFIED BY ''", masked("CREATE USER u IDENTIFIED BY ''"));
     }
 
     @Test
