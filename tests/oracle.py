@@ -92,10 +92,19 @@ def _mask_account_secrets(text: str) -> tuple[str, bool]:
                 start += after_for.end()
             elif not re.match(r"\s*[=('\"]", rest):
                 continue  # a column read, not a value
-        m = re.match(r"[^,;)'\"]{0,160}?(['\"])", text[start:start + 161])
+        # a literal starts a value: its quote after a space, '=' or '(' (MariaDB's own "BY *****'" is no literal)
+        m = re.match(r"[^,;)]{0,160}?(?:(?<=[\s=(])|^)(\\?['\"])", text[start:start + 161])
         if not m:
             continue
-        quote, i = m.group(1), start + m.end()
+        token, i = m.group(1), start + m.end()
+        if len(token) == 2:  # \' or \" (an escaped quote opens it: the same closes it)
+            close = text.find(token, i)
+            close = len(text) if close < 0 else close
+            if close > i:
+                chars[i:close] = "*" * (close - i)
+                found, resume = True, close
+            continue
+        quote = token
         opened = i
         while i < len(text):
             if text[i] == "\\":

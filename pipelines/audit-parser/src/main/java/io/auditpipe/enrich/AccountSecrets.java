@@ -9,8 +9,8 @@ package io.auditpipe.enrich;
  *
  * <p>After each keyword ({@code IDENTIFIED}, or a word ending in {@code PASSWORD} followed by
  * {@code =}, {@code (}, a literal or {@code FOR}: a value, not a column read) the first string
- * literal that starts within {@link #REACH} characters, before a {@code ,}, {@code ;} or {@code )},
- * is the secret (after {@code PASSWORD FOR user}: the first one after the {@code =}); every
+ * literal that starts within {@link #REACH} characters (after a space, {@code =} or {@code (}),
+ * before a {@code ,}, {@code ;} or {@code )}, is the secret (after {@code PASSWORD FOR user}: the first one after the {@code =}); every
  * character between its quotes becomes {@code *}, the quotes and the rest of the statement stay.
  * The literal is found in the forms the statement takes in a record: {@code '...'} and
  * {@code "..."} as written (a backslash escapes the next character, a doubled quote is one),
@@ -113,6 +113,10 @@ final class AccountSecrets {
         for (int i = from, limit = Math.min(t.length(), from + REACH); i < limit; i++) {
             char c = t.charAt(i);
             if (c == ',' || c == ';' || c == ')') return -1;
+            // a literal starts a value: after a space, '=' or '('. A quote right after other text closes
+            // something else (MariaDB's own "IDENTIFIED BY *****" ends its quoted field so)
+            char before = i > 0 ? t.charAt(i - 1) : ' ';
+            if (!(Character.isWhitespace(before) || before == '=' || before == '(')) continue;
             for (String[] q : QUOTES) {
                 if (t.startsWith(q[0], i)) {
                     int open = i + q[0].length();

@@ -47,6 +47,7 @@ class AccountSecretsTest {
         "SELECT password_hash, name FROM app.users WHERE name = 'x'",
         "SELECT 'identified', 1",
         "UPDATE t SET passwords = 'not a keyword'",
+        "20261126 06:33:40,vm,root,localhost,4,4,QUERY,mysql,'CREATE USER sbtest@\\'%\\' IDENTIFIED BY *****',0",
     })
     void statementsWithoutASecretAreLeftAlone(String statement) {
         SensitiveDataMasker.Masked m = masker.mask(statement);
