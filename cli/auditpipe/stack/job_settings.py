@@ -154,10 +154,9 @@ def alert_properties(cfg: Config) -> dict[str, str]:
 def webhook_properties(cfg: Config, webhook: dict) -> dict[str, str]:
     """The webhook's options: its URL (from url, or the variable url_env names, held to url's own
     rule), the signing key from the variable secret_env names, the timeout and retries."""
-    import json
     import re
 
-    from auditpipe import paths
+    from auditpipe.config import load_schema
     from auditpipe.errors import UserError
 
     def from_env(key: str) -> str:
@@ -167,8 +166,7 @@ def webhook_properties(cfg: Config, webhook: dict) -> dict[str, str]:
         return value
 
     out = {"alerts.webhook.url": webhook["url"] if "url" in webhook else from_env("url_env")}
-    schema = json.loads((paths.REPO / "schemas" / "config.schema.json").read_text())
-    rule = schema["properties"]["alerts"]["properties"]["webhook"]["properties"]["url"]
+    rule = load_schema()["properties"]["alerts"]["properties"]["webhook"]["properties"]["url"]
     if not re.match(rule["pattern"], out["alerts.webhook.url"]):
         raise UserError(f"alerts.webhook: the URL in {webhook.get('url_env', 'url')} is not allowed: {rule['description']}")
     if "secret_env" in webhook:
