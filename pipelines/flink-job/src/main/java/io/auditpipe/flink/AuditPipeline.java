@@ -11,6 +11,7 @@ import io.auditpipe.flink.alerts.RecordGaps;
 import io.auditpipe.flink.alerts.UnauthorizedAccess;
 import io.auditpipe.flink.chain.ChainEvents;
 import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.chain.HeadSigner;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
@@ -153,6 +154,13 @@ public final class AuditPipeline {
         return sources.chain().orElse(null);
     }
 
+    /** The heads' signing key file, checked here, where the job is built, so that a bad one stops it with its reason. */
+    private String signingKeyFile() {
+        String file = options.getOptional(JobOptions.CHAIN_SIGNING_KEY_FILE).orElse(null);
+        if (file != null) HeadSigner.load(java.nio.file.Path.of(file));
+        return file;
+    }
+
     /**
      * Event time from the records' own timestamps, trusted ones only moving the watermark. Imported
      * history's watermark trails by the stats' allowed lateness too, so that its windows fire once,
@@ -176,7 +184,7 @@ public final class AuditPipeline {
                 : events.keyBy(new ServerOfEvent());
         SingleOutputStreamOperator<IngestedEvent> firstCopies = byServer
                 .process(new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
-                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain()))
+                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain(), signingKeyFile()))
                 .name("first-copies-in-chain").uid("first-copies-in-chain");
         if (chain() != null) {
             firstCopies.setParallelism(1);

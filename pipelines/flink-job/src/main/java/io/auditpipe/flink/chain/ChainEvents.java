@@ -77,6 +77,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private final long headIntervalMillis;
     /** The imported chain every event is linked in, null for the live chain. */
     private final String chain;
+    /** The key file that signs the heads ({@link HeadSigner}); null: heads unsigned. Read where the operator runs. */
+    private final String signingKeyFile;
 
     /** The ids this server's chain still remembers ({@link FirstCopies}). */
     private transient ValueState<FirstCopies> firstCopies;
@@ -94,17 +96,21 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private transient Counter repeats;
     private transient Counter collisions;
     private transient Counter links;
+    private transient HeadSigner signer;
 
     public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval) {
-        this(window, allowedLateness, headInterval, null);
+        this(window, allowedLateness, headInterval, null, null);
     }
 
-    /** {@code chain}: the imported chain to link every event in (null: the server's live chain). */
-    public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval, String chain) {
+    /** {@code chain}: the imported chain to link every event in (null: the server's live chain);
+     *  {@code signingKeyFile}: the key that signs the heads (null: unsigned). */
+    public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval, String chain,
+                       String signingKeyFile) {
         this.windowMillis = window.toMillis();
         this.allowedLatenessMillis = allowedLateness.toMillis();
         this.headIntervalMillis = headInterval.toMillis();
         this.chain = chain;
+        this.signingKeyFile = signingKeyFile;
     }
 
     @Override
@@ -124,6 +130,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         repeats = getRuntimeContext().getMetricGroup().counter("repeatedEventsNotCounted");
         collisions = getRuntimeContext().getMetricGroup().counter("idCollisions");
         links = getRuntimeContext().getMetricGroup().counter("chainLinks");
+        signer = signingKeyFile == null ? null : HeadSigner.load(java.nio.file.Path.of(signingKeyFile));
     }
 
     @Override
@@ -196,10 +203,12 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private void writeHead(OnTimerContext ctx, long recordedAt) throws Exception {
         Long seq = lastSeq.value();
         Long written = lastHeadSeq.value();
-        if (seq != null && (written == null || seq > written)) {
+        if (seq != null && (written == null || seq > written)) { // written: the previous head's seq
             ChainHead head = new ChainHead(ctx.getCurrentKey(), seq, lastDigest.value(), lastEventId.value(),
                     lastEventTime.value(), recordedAt);
             head.chain = chain;
+            head.previousSeq = written;
+            if (signer != null) signer.sign(head);
             ctx.output(HEADS, head);
             lastHeadSeq.update(seq);
         }

@@ -233,6 +233,12 @@ public final class JobOptions {
             .withDescription("How often a server whose chain grew gets a head (its last link's number and digest) in the"
                     + " chain-heads collection and the archive's manifest. Rewriting events is detectable from the first"
                     + " head after them, so this bounds how many of the newest events only the chain itself protects.");
+    public static final ConfigOption<String> CHAIN_SIGNING_KEY_FILE = ConfigOptions.key("chain.signing-key-file")
+            .stringType().noDefaultValue()
+            .withDescription("A file, readable where the job's tasks run, with the Ed25519 key that signs every chain head:"
+                    + " PEM blocks PRIVATE KEY (PKCS#8) and PUBLIC KEY (docs/security.md). Whoever holds the store's"
+                    + " credentials cannot forge a signed head; auditpipe verify checks them with the public key."
+                    + " Unset: heads are unsigned.");
     public static final ConfigOption<String> ARCHIVE_PATH = ConfigOptions.key("archive.path")
             .stringType().noDefaultValue()
             .withDescription("Where the archive is written (docs/archive.md): a local directory (file:///...) or any file"

@@ -75,11 +75,14 @@ public final class StoreDocuments {
     public static Document chainHead(io.auditpipe.flink.chain.ChainHead h) {
         Document d = new Document("_id", h.id()).append("server", h.server);
         if (h.chain != null) d.append("chain", h.chain);
-        return d.append("seq", h.seq)
+        d.append("seq", h.seq)
                 .append("digest", h.digest)
                 .append("last_event_id", h.lastEventId)
                 .append("last_event_time", new Date(h.lastEventTimeMillis))
                 .append("recorded_at", new Date(h.recordedAtMillis));
+        if (h.previousSeq != null) d.append("previous_seq", h.previousSeq);
+        if (h.signature != null) d.append("key_id", h.keyId).append("signature", h.signature);
+        return d;
     }
 
     /**

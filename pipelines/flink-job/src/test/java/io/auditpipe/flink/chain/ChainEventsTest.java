@@ -56,7 +56,7 @@ class ChainEventsTest {
         harness.close();
     }
 
-    private static StreamRecord<IngestedEvent> event(String id, long at, long offset) {
+    static StreamRecord<IngestedEvent> event(String id, long at, long offset) {
         return event(id, at, offset, "digest-of-" + id);
     }
 
@@ -257,7 +257,7 @@ class ChainEventsTest {
     void importedHistoryIsLinkedInItsOwnChainWhoseLastHeadComesAtTheEndOfInput() throws Exception {
         harness.close();
         harness = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, "import-x")),
+                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, "import-x", null)),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
         harness.open();
         harness.setProcessingTime(0);
