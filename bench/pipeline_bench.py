@@ -224,7 +224,7 @@ EVENTS_WRITER_METRICS = ("storeWaitMillis", "storeBusyMillis", "batchesFull", "b
                          "batchesOnCheckpoint", "documentsWritten")
 
 
-def events_writer_metrics(rest_port: int) -> dict | None:
+def events_writer_metrics(cfg) -> dict | None:
     """The metrics of the events' store writer (`store-events`, chained to the server's chain),
     EVENTS_WRITER_METRICS summed over subtasks, with the job's checkpoints ("checkpoints": id ->
     the chain's longest synchronous part and alignment in ms, as far as Flink's history of the last 10
@@ -232,31 +232,30 @@ def events_writer_metrics(rest_port: int) -> dict | None:
     REST API serves metrics fetched up to 10 s before (metrics.fetcher.update-interval) and fetches
     anew on a request after that, so this waits 11 s and reads twice."""
     time.sleep(11)
-    _events_writer_metrics(rest_port)
+    _events_writer_metrics(cfg)
     time.sleep(1.5)
-    return _events_writer_metrics(rest_port)
+    return _events_writer_metrics(cfg)
 
 
-def _rest(rest_port: int, path: str):
-    import urllib.request
+def _rest(cfg, path: str):
+    from auditpipe.stack import flink_rest
 
-    with urllib.request.urlopen(f"http://127.0.0.1:{rest_port}{path}", timeout=5) as r:
-        return json.loads(r.read())
+    return flink_rest.call(cfg, path)
 
 
-def _events_writer_metrics(rest_port: int) -> dict | None:
+def _events_writer_metrics(cfg) -> dict | None:
     for _ in range(20):  # the REST API fetches metrics lazily: a first request may list none yet
         try:
-            job = next(j["jid"] for j in _rest(rest_port, "/jobs/overview")["jobs"] if j["state"] == "RUNNING")
-            for vertex in _rest(rest_port, f"/jobs/{job}")["vertices"]:
+            job = next(j["jid"] for j in _rest(cfg, "/jobs/overview")["jobs"] if j["state"] == "RUNNING")
+            for vertex in _rest(cfg, f"/jobs/{job}")["vertices"]:
                 path = f"/jobs/{job}/vertices/{vertex['id']}/subtasks/metrics"
-                ids = [m["id"] for m in _rest(rest_port, path) if "store-events" in m["id"]
+                ids = [m["id"] for m in _rest(cfg, path) if "store-events" in m["id"]
                        and m["id"].rsplit(".", 1)[-1] in EVENTS_WRITER_METRICS]
                 if len(ids) < len(EVENTS_WRITER_METRICS):
                     continue
-                rows = _rest(rest_port, f"{path}?get={','.join(ids)}&agg=sum")
+                rows = _rest(cfg, f"{path}?get={','.join(ids)}&agg=sum")
                 out = {row["id"].rsplit(".", 1)[-1]: float(row["sum"]) for row in rows}
-                out["checkpoints"] = _chain_checkpoints(rest_port, job, vertex["id"])
+                out["checkpoints"] = _chain_checkpoints(cfg, job, vertex["id"])
                 return out
         except (OSError, StopIteration, KeyError, ValueError):
             pass
@@ -264,15 +263,15 @@ def _events_writer_metrics(rest_port: int) -> dict | None:
     return None
 
 
-def _chain_checkpoints(rest_port: int, job: str, vertex: str) -> dict:
+def _chain_checkpoints(cfg, job: str, vertex: str) -> dict:
     """The completed checkpoints in Flink's history, each with the chain's slowest subtask's
     synchronous part (the store writer's flush before the barrier is in it) and alignment, in ms."""
     out = {}
-    for cp in _rest(rest_port, f"/jobs/{job}/checkpoints").get("history", []):
+    for cp in _rest(cfg, f"/jobs/{job}/checkpoints").get("history", []):
         if cp.get("status") != "COMPLETED":
             continue
         try:
-            subtasks = _rest(rest_port, f"/jobs/{job}/checkpoints/details/{cp['id']}/subtasks/{vertex}")["subtasks"]
+            subtasks = _rest(cfg, f"/jobs/{job}/checkpoints/details/{cp['id']}/subtasks/{vertex}")["subtasks"]
         except (OSError, KeyError, ValueError):
             continue
         acked = [s for s in subtasks if s.get("status") == "completed"]
@@ -662,7 +661,7 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
     log = logs["bench-latency"]
     total = rate * lat_seconds
     samples: list = []
-    writer_before = events_writer_metrics(PORTS["flink"])
+    writer_before = events_writer_metrics(cfg)
     # Made first (write_paced says why), where no collector reads, each record with the time it will be
     # written at: the alert bursts on the same partition carry the time they are written at, and
     # records far behind them (the simulator's default, the run's length before now) are late for
@@ -693,7 +692,7 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
     records.unlink()
     seconds = samples[-1][0] - t0
     latency_usage = usage.stop()
-    writer_after = events_writer_metrics(PORTS["flink"])
+    writer_after = events_writer_metrics(cfg)
     # record k is written at about t0 + k/rate; it is visible once the count reaches k
     by_written = []  # (second of the run it was written in, latency)
     for k in range(1000, total + 1, max(total // 500, 1)):
@@ -850,7 +849,7 @@ sources:
                 time.sleep(0.2)
 
         e2e_base = stored()
-        writer_before = events_writer_metrics(PORTS["flink"])
+        writer_before = events_writer_metrics(cfg)
         usage = ComponentUsage(cfg.state_dir).start()
         e2e_window_begin = utc_now()
         start = time.monotonic()
@@ -862,7 +861,7 @@ sources:
         used = usage.stop()
         e2e_window = (e2e_window_begin, utc_now())
         e2e_recording = job_recording.dump(e2e_window) if recording_job else None
-        writer_after = events_writer_metrics(PORTS["flink"])
+        writer_after = events_writer_metrics(cfg)
         watcher.join(timeout=5)
         in_store = document_count(events)
         # the ceiling: the store's bulk rate for the very documents this run stored (the issue's "same

@@ -212,13 +212,10 @@ class Stack:
 
     def job_metric_sum(self, name: str) -> int | None:
         """The sum over all subtasks of a job metric whose name ends with ``name``; None if no vertex has it."""
-        import urllib.request
-
-        base = f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+        from auditpipe.stack import flink_rest
 
         def get(path: str):
-            with urllib.request.urlopen(base + path, timeout=5) as r:
-                return json.loads(r.read())
+            return flink_rest.call(self.cfg, path)
 
         try:
             jobs = [j["jid"] for j in get("/jobs/overview")["jobs"] if j["state"] == "RUNNING"]

@@ -133,6 +133,16 @@ class Config:
     def state_dir(self) -> Path:
         return self._path(self.data["state_dir"])
 
+    def make_state_dir(self) -> Path:
+        """The state directory, created (or narrowed to) mode 0700: it holds unmasked audit lines
+        (Kafka's segments), the store's file, the Flink REST key, reports and the archive, none of
+        them for other local users (docs/security.md)."""
+        d = self.state_dir
+        d.mkdir(parents=True, exist_ok=True)
+        if d.stat().st_mode & 0o077 and d.stat().st_uid == os.getuid():
+            d.chmod(0o700)
+        return d
+
     @property
     def tools_dir(self) -> Path:
         return self._path(self.data["tools_dir"])
@@ -233,6 +243,20 @@ class Config:
     def archive_path(self) -> Path:
         p = Path(self.archive["path"])
         return p if p.is_absolute() else self.state_dir / p
+
+    def _in_state(self, value: str) -> Path:
+        p = Path(os.path.expanduser(value))
+        return p if p.is_absolute() else self.state_dir / p
+
+    @property
+    def signing_key_file(self) -> Path:
+        """The Ed25519 key pair that signs chain heads (config integrity.signing_key_file)."""
+        return self._in_state(self.data["integrity"]["signing_key_file"])
+
+    @property
+    def public_key_file(self) -> Path:
+        """The public key verify checks chain heads with (config integrity.public_key_file)."""
+        return self._in_state(self.data["integrity"]["public_key_file"])
 
     @property
     def flink(self) -> dict:

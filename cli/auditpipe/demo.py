@@ -19,7 +19,7 @@ from pathlib import Path
 
 from auditpipe import progress
 from auditpipe.config import Config
-from auditpipe.stack import lifecycle
+from auditpipe.stack import flink_rest, lifecycle
 from auditpipe.stack.components.flink import FlinkJob
 from auditpipe.store.client import document_count, mongo_client, wait_for_documents
 from auditpipe.tools.simulate import Manifest, percona_time, simulate
@@ -195,7 +195,8 @@ def summary(cfg: Config, r: DemoResult) -> str:
                       else "MISMATCH (see above)"),
         "",
         "The stack keeps running:",
-        f"  Flink web UI   {flink.rest_url}",
+        f"  Flink web UI   {flink.rest_url}  (client certificate {flink_rest.tls_dir(cfg) / flink_rest.CLIENT},"
+        " docs/security.md)",
         f"  store          {cfg.store_uri_for_display}  (database {cfg.store['database']})",
         f"  Kafka          {cfg.kafka_bootstrap}",
         f"  demo log       {cfg.demo_log}",

@@ -3,7 +3,9 @@ in the archive, once, with the same chain link; saved queries give the same answ
 chain verifies clean, also with the oldest events trimmed from the store; and `auditpipe verify`
 finds an edited, a deleted and a forged document in the store, the newest links deleted, a
 backdated document without a link, and an edited row in the archive,
-naming each event and exiting non-zero; a damaged archive file is named, never a traceback."""
+naming each event and exiting non-zero; a damaged archive file is named, never a traceback. An
+insider with the store's credentials who edits an event and recomputes every link and head after it
+in the store is named too: the heads are signed with a key the store never sees (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from datetime import timedelta
 
 import pytest
 from auditpipe.archive import mongo_sql, reader
-from auditpipe.evidence import query
+from auditpipe.evidence import chain, query
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
@@ -155,6 +157,50 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
         assert tiers["archive"]["health"] == "warning" and str(damaged) in tiers["archive"]["detail"], tiers["archive"]
     finally:
         damaged.write_bytes(whole)
+
+
+def test_an_edit_with_every_link_and_head_after_it_recomputed_in_the_store_is_named(stack):
+    server = "e2e-insider"
+    m = simulate(stack.log_path(server), rate=50, duration=20, speedup=10, seed=27)
+    stack.assert_stored_and_counted_exactly_once(server, m)
+    db = stack.db()
+    events = db[stack.cfg.store["events_collection"]]
+    heads = db[stack.cfg.store["chain_heads_collection"]]
+    stack.wait_for("signed chain heads at the last link, in the store and the archive's manifest", lambda: (
+        (tops := (max([h["seq"] for h in heads.find({"server": server, "signature": {"$exists": True}})], default=0),
+                  max([h["seq"] for h in reader.chain_heads(stack.cfg.archive_path, server) if "signature" in h],
+                      default=0))) == (m.records, m.records), tops), timeout=60)
+    clean = stack.cli("verify", "--server", server, check=False)
+    assert clean.returncode == 0 and "RESULT: the chains verify" in clean.stdout, clean.stdout
+
+    # the insider: one event's user changed, then every link after it and every head in the store made to match
+    by_link = sorted(events.find({"server": server}), key=lambda d: d["chain_seq"])
+    k = len(by_link) // 2
+    previous = by_link[k - 1]["chain_digest"]
+    digests = {}
+    for i, d in enumerate(by_link[k:]):
+        if i == 0:
+            d["user"] = "mallory"
+        previous = digests[d["chain_seq"]] = chain.link(previous, d)
+        events.update_one({"_id": d["_id"]}, {"$set": {"user": d["user"], "chain_digest": previous}})
+    rewritten = 0
+    for h in heads.find({"server": server, "seq": {"$gte": by_link[k]["chain_seq"]}}):
+        heads.update_one({"_id": h["_id"]}, {"$set": {"digest": digests[h["seq"]]}})
+        rewritten += 1
+    assert rewritten
+    store_only = stack.cli("verify", "--server", server, "--where", "store", check=False)
+    assert store_only.returncode == 1, store_only.stdout
+    forged = finding_in(store_only.stdout, "chain_heads", "FORGED_HEAD", "did not sign")
+    assert len(forged) == rewritten, store_only.stdout
+    both = stack.cli("verify", "--server", server, check=False)
+    assert both.returncode == 1, both.stdout
+    assert finding_in(both.stdout, "store", "HEAD_MISMATCH", "rewritten"), both.stdout
+
+    # the heads removed instead: the archive's manifest still anchors the chain (its heads are signed)
+    heads.delete_many({"server": server, "seq": {"$gte": by_link[k]["chain_seq"]}})
+    removed = stack.cli("verify", "--server", server, check=False)
+    assert removed.returncode == 1, removed.stdout
+    assert finding_in(removed.stdout, "store", "HEAD_MISMATCH", "rewritten"), removed.stdout
 
 
 def finding_in(out: str, where: str, kind: str, text: str) -> list[str]:

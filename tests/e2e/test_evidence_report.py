@@ -157,7 +157,7 @@ def test_the_report_in_a_real_browser(stack, scenario, tmp_path):
     requests, problems = [], []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            *report.chromium_sandbox(), "--disable-gpu", "--disable-background-networking", "--disable-component-update",
             "--disable-sync", "--no-first-run"])
         page = browser.new_page()
         page.on("request", lambda r: requests.append(r.url))

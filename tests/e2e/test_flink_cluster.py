@@ -1,5 +1,6 @@
 """The job on a local Flink cluster (``flink.mode: cluster``, stack/components/flink_cluster.py): a
-JobManager and two TaskManagers as JVMs of their own, the job jar submitted through the REST API.
+JobManager and two TaskManagers as JVMs of their own, the job jar submitted through the REST API
+(mutual TLS: only the stack's client key gets an answer).
 
 A TaskManager running the job's tasks is killed (-9) mid-stream: the job fails over to the other
 TaskManager's slots from its last checkpoint, the supervisor starts the killed one again, and the
@@ -9,11 +10,10 @@ cannot disturb the other end-to-end tests.
 
 from __future__ import annotations
 
-import json
 import threading
-import urllib.request
 
 import pytest
+from auditpipe.stack import flink_rest
 from auditpipe.tools.simulate import simulate
 from stack import running_stack
 
@@ -33,8 +33,7 @@ def cluster_stack(tmp_path_factory):
 
 
 def taskmanagers(stack) -> list[dict]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{PORTS['flink']}/taskmanagers", timeout=5) as r:
-        return json.loads(r.read())["taskmanagers"]
+    return flink_rest.call(stack.cfg, "/taskmanagers")["taskmanagers"]
 
 
 def test_status_shows_the_cluster_its_taskmanagers_and_the_job(cluster_stack):

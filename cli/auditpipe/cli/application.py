@@ -20,6 +20,7 @@ class Application:
         """The configuration: --config FILE, else $AUDITPIPE_CONFIG, else auditpipe.yaml of the repository."""
         if self._config is None:
             self._config = config.load(self.args.config)
+            self._config.make_state_dir()
         return self._config
 
     def out(self, text: str = "") -> None:

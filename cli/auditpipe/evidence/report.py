@@ -422,6 +422,14 @@ def default_path(cfg: Config, regime: str, since: datetime, until: datetime) -> 
     return cfg.state_dir / "reports" / f"{regime}-{since:%Y%m%dT%H%M}-{until:%Y%m%dT%H%M}.html"
 
 
+def chromium_sandbox() -> list[str]:
+    """Chromium's sandbox is kept (the report shows statements database users wrote); only as root,
+    where Chromium refuses to start with it, is it turned off, and the report prints as root."""
+    import os
+
+    return ["--no-sandbox"] if os.geteuid() == 0 else []
+
+
 def to_pdf(html_file: Path, pdf: Path) -> Path:
     """Prints the report with Debian's chromium, headless, every network feature off."""
     import shutil
@@ -433,7 +441,7 @@ def to_pdf(html_file: Path, pdf: Path) -> Path:
         raise UserError("--pdf prints the report with Chromium, which is not installed "
                         "(Debian: apt-get install chromium); the HTML report is written")
     with tempfile.TemporaryDirectory(prefix="auditpipe-chromium-") as profile:
-        r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        r = subprocess.run([browser, "--headless", *chromium_sandbox(), "--disable-gpu", "--no-first-run",
                             "--disable-background-networking", "--disable-component-update", "--disable-sync",
                             f"--user-data-dir={profile}", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
                             html_file.resolve().as_uri()], capture_output=True, text=True, timeout=120)

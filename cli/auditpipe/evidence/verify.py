@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from auditpipe import contract
 from auditpipe.archive import reader
 from auditpipe.config import Config
+from auditpipe.errors import UserError
+from auditpipe.evidence import signing
 from auditpipe.evidence.chain import (
     CHAIN,
     DIGEST,
@@ -129,9 +131,29 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     heads_by_age: dict[tuple[str, str | None], _Heads] = {}
     now_ms = _plain(datetime.now(timezone.utc))
     by_server = {} if only is None else {"server": {"$in": sorted(only)}}
+    keys = _public_key(cfg, result)
+    present: dict[tuple[str, str, str | None], set[int]] = {}  # (where, server, chain) -> seqs of its heads
+    signed_settled: dict[tuple[str, str | None], set[int]] = {}  # signed heads older than IN_FLIGHT_S
+    previous: dict[tuple[str, str, str | None], dict[int, int]] = {}  # a place's signed heads: seq -> previous_seq
+    unsigned = 0
     for where, heads in (("chain_heads", list(db[s["chain_heads_collection"]].find(by_server))),
                          ("archive manifest", manifest_heads)):
         for h in heads:
+            present.setdefault((where, h["server"], h.get(CHAIN)), set()).add(h["seq"])
+            if keys is not None:
+                check = signing.check(h, *keys)
+                if check.state == "unsigned":
+                    unsigned += 1
+                    continue
+                if check.state != "signed":
+                    result.findings.append((where, Finding("forged_head", h["server"], h["seq"], None,
+                                                           f"a chain head the pipeline did not sign: {check.detail}")))
+                    continue
+                at = _millis(h.get("recorded_at"))
+                if at is not None and now_ms - at >= IN_FLIGHT_S * 1000:
+                    signed_settled.setdefault((h["server"], h.get(CHAIN)), set()).add(h["seq"])
+                if isinstance(h.get("previous_seq"), int):
+                    previous.setdefault((where, h["server"], h.get(CHAIN)), {})[h["seq"]] = h["previous_seq"]
             heads_by_age.setdefault((h["server"], h.get(CHAIN)), _Heads()).add(h, now_ms)
             known = heads_by_chain.setdefault((h["server"], h.get(CHAIN)), {})
             if h["seq"] in known and known[h["seq"]] != h["digest"]:
@@ -139,6 +161,11 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                                                        "the chain-heads collection and the archive's manifest"
                                                        " disagree about this head: one of them was changed")))
             known.setdefault(h["seq"], h["digest"])
+    if keys is not None:
+        _removed_heads(result, present, signed_settled, previous)
+        if unsigned:
+            result.notes.append(f"{unsigned} chain head(s) carry no signature (written by a job without"
+                                " chain.signing-key-file): not used as anchors")
 
     names = {server for server, _ in heads_by_chain}
     if store:
@@ -207,6 +234,41 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
     return result
+
+
+def _public_key(cfg: Config, result: Verification):
+    """(the public key, its id) of config integrity.public_key_file, or None (and a note) without one."""
+    path = cfg.public_key_file
+    if not path.exists():
+        result.notes.append(f"chain heads are not checked for signatures: no public key at {path}"
+                            " (config integrity.public_key_file, docs/security.md)")
+        return None
+    try:
+        key = signing.load_public_key(path)
+    except ValueError as e:
+        raise UserError(f"integrity.public_key_file: {e}") from None
+    return key, signing.key_id(key)
+
+
+def _removed_heads(result: Verification, present: dict, signed_settled: dict, previous: dict) -> None:
+    """Heads a place lacks though a signed head says they were written: the head a signed head names
+    as the one before it, and a signed head older than IN_FLIGHT_S that the other place holds (the
+    job writes every head to both). A place holding none of a chain's heads is not judged (the
+    archive is off)."""
+    def removed(where: str, name: str, missing: list[int], why: str) -> None:
+        result.findings.append((where, Finding(
+            "head_removed", name, missing[0], None,
+            f"{len(missing)} chain head(s) missing here though {why} (links "
+            f"{', '.join(map(str, missing[:5]))}{'...' if len(missing) > 5 else ''}): removed")))
+
+    for (where, server, chain), have in sorted(present.items(), key=lambda x: (x[0][0], x[0][1], x[0][2] or "")):
+        name = server if chain is None else f"{server} {chain}"
+        named = sorted({p for p in previous.get((where, server, chain), {}).values() if p not in have})
+        if named:
+            removed(where, name, named, "the signed head after each names it")
+        other = sorted(seq for seq in signed_settled.get((server, chain), set()) if seq not in have and seq not in named)
+        if other:
+            removed(where, name, other, "the other place holds them, signed")
 
 
 def _say_what_is_not_judged(result: Verification, name: str, where: str, last: int | None, expected: int | None,

@@ -28,6 +28,7 @@ class Target:
     checkpoint_dir: str  # a URI every JobManager and TaskManager reaches
     archive_path: str  # a URI every TaskManager reaches
     local: bool  # the local MiniCluster: its REST endpoint is set here (a cluster's own configuration says it)
+    signing_key_file: str | None = None  # where the job's tasks read the heads' signing key; None: unsigned
 
 
 def _millis(text: str) -> str:
@@ -60,6 +61,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("store.collection.kafka-lag", _store("kafka_lag_collection")),
     ("checkpoint.interval", lambda cfg, t: _millis(cfg.flink["checkpoint_interval"])),
     ("archive.path", lambda cfg, t: t.archive_path if cfg.archive["enabled"] else None),
+    ("chain.signing-key-file", lambda cfg, t: t.signing_key_file),
 )
 
 # Flink's own settings, passed through the job's `flink.` family (docs/job-options.md)
@@ -67,6 +69,13 @@ FLINK: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("flink.rest.address", lambda cfg, t: "127.0.0.1" if t.local else None),
     ("flink.rest.bind-address", lambda cfg, t: "127.0.0.1" if t.local else None),
     ("flink.rest.port", lambda cfg, t: str(cfg.flink["rest_port"]) if t.local else None),
+    # every listener of the MiniCluster on loopback (the BLOB server binds where the JobManager does),
+    # and its REST API read-only: no jar upload, no run, no cancel (docs/security.md)
+    ("flink.jobmanager.bind-host", lambda cfg, t: "127.0.0.1" if t.local else None),
+    ("flink.taskmanager.bind-host", lambda cfg, t: "127.0.0.1" if t.local else None),
+    ("flink.taskmanager.host", lambda cfg, t: "127.0.0.1" if t.local else None),
+    ("flink.web.submit.enable", lambda cfg, t: "false" if t.local else None),
+    ("flink.web.cancel.enable", lambda cfg, t: "false" if t.local else None),
     ("flink.parallelism.default", lambda cfg, t: str(cfg.flink["parallelism"])),
     ("flink.execution.checkpointing.dir", lambda cfg, t: t.checkpoint_dir),
     ("flink.execution.checkpointing.num-retained", lambda cfg, t: "2"),
@@ -88,6 +97,10 @@ def job_properties(cfg: Config, target: Target, restore_from: Path | None = None
         v = value(cfg, target)
         if v is not None:
             entries[key] = v
+    if target.local:
+        from auditpipe.stack import flink_rest
+
+        entries.update({f"flink.{k}": v for k, v in flink_rest.flink_settings(cfg).items()})
     for key, value in cfg.kafka_java_client.items():
         if key != "bootstrap.servers":
             entries[f"kafka.client.{key}"] = value  # security: TLS and SASL (config kafka.security)

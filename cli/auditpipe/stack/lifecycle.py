@@ -21,7 +21,7 @@ def up(cfg: Config) -> None:
     """Installs what is missing, starts every part that is not running, then the supervisor.
     Safe to run at any time: running parts are left alone (the lock keeps the supervisor out)."""
     setup(cfg)
-    cfg.state_dir.mkdir(parents=True, exist_ok=True)
+    cfg.make_state_dir()
     progress.info(f"up: starting the local stack (state in {cfg.state_dir})")
     with supervisor.stack_lock(cfg):
         for c in all_components(cfg):

@@ -112,3 +112,12 @@ def test_a_controls_rows_are_split_from_the_rows_by_list_of_controls():
     assert report.rows_for_control(by_list, "PCI-DSS-10.2.1.5") == [
         {"_id": {"user": "root", "category": "account_management", "action": "grant"}, "events": 2}]
     assert report.rows_for_control(by_list, "PCI-DSS-10.2.1.7") == []
+
+
+def test_chromium_keeps_its_sandbox_unless_run_as_root(monkeypatch):
+    import os
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert report.chromium_sandbox() == []
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert report.chromium_sandbox() == ["--no-sandbox"]

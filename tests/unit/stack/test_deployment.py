@@ -174,7 +174,15 @@ def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypa
     # the same entries as the local job's, but for the cluster's
     local = FlinkJob(cfg).job_properties(None)
     local_keys = {line.split("=", 1)[0] for line in local.splitlines()}
-    assert local_keys - set(props) == {"flink.rest.address", "flink.rest.bind-address", "flink.rest.port"}
+    local_only = local_keys - set(props)
+    assert {"flink.rest.address", "flink.rest.bind-address", "flink.rest.port", "flink.jobmanager.bind-host",
+            "flink.web.submit.enable", "flink.security.ssl.rest.enabled",
+            "flink.security.ssl.rest.authentication-enabled"} <= local_only
+    # the MiniCluster's endpoints and their mutual TLS (stack/flink_rest.py), and the heads' signing key on
+    # this machine (the deployment's job signs none: docs/deployment.md), nothing else
+    assert "chain.signing-key-file" in local_only
+    assert all(k == "chain.signing-key-file" or k.startswith(("flink.rest.", "flink.web.", "flink.security.ssl.", "flink.jobmanager.bind-host",
+                             "flink.taskmanager.bind-host", "flink.taskmanager.host")) for k in local_only), local_only
 
 
 def test_store_users_come_in_pairs(monkeypatch):

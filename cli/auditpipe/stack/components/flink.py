@@ -10,14 +10,13 @@ where its last checkpoint was and the idempotent sinks absorb the replay.
 
 from __future__ import annotations
 
-import json
 import shutil
-import urllib.request
 from pathlib import Path
 
 from auditpipe import paths, prereqs, progress
+from auditpipe.evidence import signing
 from auditpipe.process import refuse_taken_port, wait_until
-from auditpipe.stack import job_settings, topics
+from auditpipe.stack import flink_rest, job_settings, topics
 from auditpipe.stack.components.base import Component, StatusRow, log4j2_properties, made_from
 
 FLINK_VERSION = "2.2.0"
@@ -85,7 +84,7 @@ class FlinkJob(Component):
 
     @property
     def rest_url(self) -> str:
-        return f"http://127.0.0.1:{self.cfg.flink['rest_port']}"
+        return flink_rest.base_url(self.cfg)
 
     def install(self) -> None:
         newest = _newest_source_mtime()
@@ -113,8 +112,16 @@ class FlinkJob(Component):
         """The job's properties file (stack/job_settings.py): for the local MiniCluster, or with
         ``target`` for a Flink cluster (the deployment)."""
         target = target or job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
-                                               archive_path=self.cfg.archive_path.as_uri(), local=True)
+                                               archive_path=self.cfg.archive_path.as_uri(), local=True,
+                                               signing_key_file=self.signing_key_file())
         return job_settings.properties_text(job_settings.job_properties(self.cfg, target, restore_from))
+
+    def signing_key_file(self) -> str:
+        """The heads' signing key on this machine (config integrity), made when absent (docs/security.md)."""
+        if signing.make_key_pair(self.cfg.signing_key_file, self.cfg.public_key_file):
+            progress.info(f"  flink: made the chain heads' signing key {self.cfg.signing_key_file} "
+                          f"(public key {self.cfg.public_key_file})")
+        return str(self.cfg.signing_key_file)
 
     def start(self) -> None:
         if self.proc.running():
@@ -159,8 +166,7 @@ class FlinkJob(Component):
                 shutil.rmtree(job_dir, ignore_errors=True)
 
     def jobs(self) -> list[dict]:
-        with urllib.request.urlopen(f"{self.rest_url}/jobs/overview", timeout=3) as r:
-            return json.loads(r.read())["jobs"]
+        return flink_rest.call(self.cfg, "/jobs/overview", timeout=3)["jobs"]
 
     def job_state(self) -> str | None:
         try:

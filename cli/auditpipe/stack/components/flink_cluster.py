@@ -7,7 +7,8 @@ distribution bundles and no Maven artifact of Flink brings (commons-lang3, commo
 flink-dist is not served here). Their JVM options come from Flink's own memory model, through
 the ``BashJavaUtils`` that Flink's start scripts call; one ``config.yaml`` serves them all.
 
-The job jar is uploaded through the JobManager's REST API (``POST /jars/upload``) and run from
+The job jar is uploaded through the JobManager's REST API (``POST /jars/upload``), which answers
+only the holder of the stack's client key (mutual TLS, stack/flink_rest.py), and run from
 there (``POST /jars/<id>/run``) with the same options file as the MiniCluster's, restoring from
 the newest retained checkpoint (``savepointPath``). Checkpoints go to the same folder in both
 modes, so ``flink.mode`` can change between runs and the job carries on where it was.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import urllib.request
+import urllib.error
 import uuid
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from auditpipe import prereqs, progress
 from auditpipe.config import Config
 from auditpipe.errors import ComponentError
 from auditpipe.process import wait_until
-from auditpipe.stack import job_settings
+from auditpipe.stack import flink_rest, job_settings
 from auditpipe.stack.components.base import Component, StatusRow
 from auditpipe.stack.components.flink import FLINK_VERSION, JAVA_OPENS, LOG4J2, FlinkJob
 
@@ -102,8 +103,15 @@ def write_cluster_config(cfg: Config) -> Path:
         # a killed TaskManager is noticed within seconds, not Flink's default 50
         "heartbeat.interval": 2000,
         "heartbeat.timeout": 10000,
+        # no jar upload or run through REST except by the holder of the stack's client key (the
+        # upload this module makes): REST is mutual TLS (stack/flink_rest.py); cancel likewise
+        "web.cancel.enable": "false",
+        **flink_rest.flink_settings(cfg),
     }
-    (conf / "config.yaml").write_text("".join(f"{k}: {json.dumps(v) if isinstance(v, str) else v}\n"
+    config_file = conf / "config.yaml"
+    config_file.touch(mode=0o600)  # holds the REST keystore's password
+    config_file.chmod(0o600)
+    config_file.write_text("".join(f"{k}: {json.dumps(v) if isinstance(v, str) else v}\n"
                                               for k, v in settings.items()))
     (conf / "log4j2.properties").write_text(LOG4J2)
     return conf
@@ -146,11 +154,8 @@ class FlinkTaskManager(Component):
 
     def registered(self) -> dict | None:
         """This TaskManager as the JobManager lists it, or None."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.cfg.flink['rest_port']}/taskmanagers", timeout=3) as r:
-                return next((t for t in json.loads(r.read())["taskmanagers"] if t["id"] == self.name), None)
-        except (OSError, ValueError):
-            return None
+        answer = flink_rest.get(self.cfg, "/taskmanagers", timeout=3)
+        return None if answer is None else next((t for t in answer["taskmanagers"] if t["id"] == self.name), None)
 
     def healthy(self) -> bool:
         return self.registered() is not None
@@ -193,18 +198,11 @@ class FlinkJobManager(FlinkJob):
                    self.proc)
 
     def _get(self, path: str):
-        try:
-            with urllib.request.urlopen(f"{self.rest_url}{path}", timeout=5) as r:
-                return json.loads(r.read())
-        except (OSError, ValueError):
-            return None
+        return flink_rest.get(self.cfg, path)
 
     def _post(self, path: str, body: bytes, content_type: str, timeout: float = 120) -> dict:
-        req = urllib.request.Request(f"{self.rest_url}{path}", data=body, method="POST",
-                                     headers={"Content-Type": content_type})
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                return json.loads(r.read())
+            return flink_rest.call(self.cfg, path, "POST", body, content_type, timeout)
         except urllib.error.HTTPError as e:
             detail = e.read().decode(errors="replace")
             try:
@@ -226,7 +224,8 @@ class FlinkJobManager(FlinkJob):
 
         restore = self._checkpoint_to_restore()
         target = job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
-                                     archive_path=self.cfg.archive_path.as_uri(), local=False)
+                                     archive_path=self.cfg.archive_path.as_uri(), local=False,
+                                     signing_key_file=self.signing_key_file())
         # the restore goes in the run request (savepointPath), not in the options
         props = self._write_job_properties(self.job_properties(None, target))
         boundary = uuid.uuid4().hex

@@ -1,0 +1,116 @@
+"""Signed chain heads (docs/security.md): the key pair the job signs heads with, and the check verify makes.
+
+The job signs each head with Ed25519 (pipelines/flink-job/.../chain/HeadSigner.java) over its fields
+as length-prefixed UTF-8 (``signed_bytes``, the same bytes; tests/unit/evidence/test_signing.py
+holds the vector both sides assert). Whoever can write to the store can rewrite events, their
+links and the heads there, but cannot sign a head: verify accepts as anchors only heads that the
+public key verifies.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+TAG = "auditpipe-chain-head/1"
+
+
+def _millis(value) -> int:
+    from auditpipe.evidence.chain import _plain
+
+    if isinstance(value, dict) and "$date" in value:  # a manifest line's extended JSON
+        from bson import json_util
+
+        value = json_util.loads(json_util.dumps(value))
+    return int(_plain(value))
+
+
+def signed_bytes(head: dict) -> bytes:
+    """What a head's signature covers: each field as ``<byte length>:<UTF-8 bytes>,``."""
+    previous = head.get("previous_seq")
+    fields = (TAG, head["server"], head.get("chain") or "", str(int(head["seq"])),
+              "" if previous is None else str(int(previous)), head["digest"], head.get("last_event_id") or "",
+              str(_millis(head["last_event_time"])), str(_millis(head["recorded_at"])))
+    out = bytearray()
+    for field in fields:
+        data = field.encode("utf-8", "replace")
+        out += f"{len(data)}:".encode() + data + b","
+    return bytes(out)
+
+
+def key_id(public_key) -> str:
+    """The first 16 hex digits of the SHA-256 of the public key's DER (SubjectPublicKeyInfo) form."""
+    from cryptography.hazmat.primitives import serialization
+
+    der = public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(der).hexdigest()[:16]
+
+
+def make_key_pair(signing_key_file: Path, public_key_file: Path) -> bool:
+    """Makes the key pair unless the signing key exists: the private key and its public key in
+    ``signing_key_file`` (mode 0600, for the job), the public key alone in ``public_key_file``
+    (for verify). Returns whether it made one."""
+    if signing_key_file.exists():
+        if not public_key_file.exists():  # the public half can always be had again from the pair
+            public_key_file.write_bytes(_public_pem(load_signing_public_key(signing_key_file)))
+        return False
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.generate()
+    signing_key_file.parent.mkdir(parents=True, exist_ok=True)
+    signing_key_file.parent.chmod(0o700)
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    signing_key_file.touch(mode=0o600)
+    signing_key_file.chmod(0o600)
+    signing_key_file.write_bytes(private + _public_pem(key.public_key()))
+    public_key_file.write_bytes(_public_pem(key.public_key()))
+    return True
+
+
+def _public_pem(public_key) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    return public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def load_signing_public_key(signing_key_file: Path):
+    from cryptography.hazmat.primitives import serialization
+
+    return serialization.load_pem_private_key(signing_key_file.read_bytes(), password=None).public_key()
+
+
+def load_public_key(public_key_file: Path):
+    """The Ed25519 public key in ``public_key_file``; ValueError with the reason when it holds none."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = serialization.load_pem_public_key(public_key_file.read_bytes())
+    if not isinstance(key, ed25519.Ed25519PublicKey):
+        raise ValueError(f"{public_key_file} holds a {type(key).__name__}, not an Ed25519 public key")
+    return key
+
+
+@dataclass(frozen=True)
+class HeadCheck:
+    state: str  # "signed": the key verifies it; "unsigned"; "other_key": signed by a key not given; "forged"
+    detail: str = ""
+
+
+def check(head: dict, public_key, expected_key_id: str) -> HeadCheck:
+    """Whether ``public_key`` (whose id is ``expected_key_id``) verifies ``head``'s signature."""
+    from cryptography.exceptions import InvalidSignature
+
+    signature = head.get("signature")
+    if signature is None:
+        return HeadCheck("unsigned")
+    if head.get("key_id") != expected_key_id:
+        return HeadCheck("other_key", f"signed by key {head.get('key_id')!r}, not by {expected_key_id}")
+    try:
+        public_key.verify(base64.b64decode(signature, validate=True), signed_bytes(head))
+    except (InvalidSignature, ValueError, TypeError, KeyError) as e:
+        return HeadCheck("forged", f"its signature does not verify ({type(e).__name__})")
+    return HeadCheck("signed")
