@@ -24,9 +24,15 @@ import java.util.logging.Logger;
  *
  * <p>A statement that does not parse is not an error of the event: the result carries no tables
  * and the reason ({@code tables_error} in the store), so a reviewer sees that the tables of that
- * statement are unknown rather than that it touched none. Parsing is bounded: statements longer
- * than {@link #MAX_SQL_CHARS} are not parsed, and a parse that takes longer than the timeout is
- * abandoned (JSqlParser runs it on a thread of its own and interrupts it).
+ * statement are unknown rather than that it touched none. What a database user's statement can
+ * cost is bounded, for it is hostile input (a few hundred characters of nested CASE expressions take
+ * JSqlParser seconds): statements longer than {@link #MAX_SQL_CHARS} are not parsed; a statement
+ * gets one attempt, in JSqlParser's simple mode (its default would try again in complex mode, which
+ * is what makes some statements take seconds), abandoned after the timeout (a budget per event;
+ * the parse runs on a thread of its own, replaced after a timeout so that an abandoned parse holds
+ * up no other); and parsing may take at most {@link #SHARE_OF_TIME} of the thread's time over
+ * a window of {@link #BUDGET_WINDOW_MILLIS} (a budget per operator): with it spent, statements go
+ * to the keyword scan without the parser until it refills. Either way the result says so.
  *
  * <p>What is parsed is the statement's shape ({@link #shape}: every literal replaced by {@code ?}),
  * and shapes are cached: applications send the same few shapes with different values, and
@@ -56,8 +62,17 @@ public final class SqlTables implements AutoCloseable {
 
     /** Shapes remembered, least recently used first out. */
     static final int CACHE_SHAPES = 4096;
+    /** The share of the thread's time parsing may take, over {@link #BUDGET_WINDOW_MILLIS}. */
+    static final double SHARE_OF_TIME = 0.1;
+    static final long BUDGET_WINDOW_MILLIS = 10_000;
+    static final String BUDGET_SPENT = "not parsed: the SQL parser's share of the job's time ("
+            + (int) (SHARE_OF_TIME * 100) + "%) was spent";
 
     private final long timeoutMillis;
+    private final java.util.function.LongSupplier nanoClock;
+    /** Nanoseconds of parsing the budget still allows, refilled with the time that passes. */
+    private long budgetNanos;
+    private long budgetAt;
     private ExecutorService parserThread;
     private final java.util.LinkedHashMap<String, Result> byShape = new java.util.LinkedHashMap<>(256, 0.75f, true) {
         @Override
@@ -67,7 +82,19 @@ public final class SqlTables implements AutoCloseable {
     };
 
     public SqlTables(long timeoutMillis) {
+        this(timeoutMillis, System::nanoTime);
+    }
+
+    /** With the clock the time budget reads (a test's). */
+    SqlTables(long timeoutMillis, java.util.function.LongSupplier nanoClock) {
         this.timeoutMillis = timeoutMillis;
+        this.nanoClock = nanoClock;
+        this.budgetNanos = maxBudgetNanos();
+        this.budgetAt = nanoClock.getAsLong();
+    }
+
+    private static long maxBudgetNanos() {
+        return (long) (BUDGET_WINDOW_MILLIS * 1_000_000L * SHARE_OF_TIME);
     }
 
     public Result tablesOf(String sql, String defaultDb) {
@@ -85,7 +112,7 @@ public final class SqlTables implements AutoCloseable {
             names = byShape.get(shape);
             if (names == null) {
                 names = parse(shape);
-                byShape.put(shape, names);
+                if (!BUDGET_SPENT.equals(names.error())) byShape.put(shape, names); // parsed when the budget allows
             }
         } else {
             names = parse(sql);
@@ -139,16 +166,27 @@ public final class SqlTables implements AutoCloseable {
     private static final java.util.regex.Pattern NAME =
             java.util.regex.Pattern.compile("(?:`[^`]*`|[A-Za-z_$][A-Za-z0-9_$]*)(?:\\.(?:`[^`]*`|[A-Za-z_$][A-Za-z0-9_$]*))?");
 
-    /** The names as the parser found them (unqualified). */
+    /** The names as the parser found them (unqualified): one attempt, within both budgets. */
     private Result parse(String sql) {
+        long now = nanoClock.getAsLong();
+        budgetNanos = Math.min(maxBudgetNanos(), budgetNanos + (long) ((now - budgetAt) * SHARE_OF_TIME));
+        budgetAt = now;
+        if (budgetNanos <= 0) return Result.failed(BUDGET_SPENT);
         Statement statement;
         try {
-            statement = CCJSqlParserUtil.parse(sql, executor(), p -> p.withBackslashEscapeCharacter(true)
-                    .withTimeOut(timeoutMillis));
+            statement = CCJSqlParserUtil.parseStatement(CCJSqlParserUtil.newParser(sql)
+                    .withBackslashEscapeCharacter(true).withTimeOut(timeoutMillis)
+                    .withAllowComplexParsing(false), executor());
         } catch (JSQLParserException e) {
-            return Result.failed("statement did not parse: " + firstLine(e));
+            String reason = firstLine(e);
+            if (reason.equals(TIMED_OUT)) abandonParserThread();
+            return Result.failed("statement did not parse: " + reason);
         } catch (RuntimeException | StackOverflowError e) {
             return Result.failed("statement did not parse: " + e.getClass().getSimpleName());
+        } finally {
+            long took = nanoClock.getAsLong() - budgetAt;
+            budgetNanos -= took - (long) (took * SHARE_OF_TIME); // spent, less what its own time refilled
+            budgetAt += took;
         }
         if (statement == null) return Result.of(List.of());
         Set<String> names;
@@ -235,11 +273,21 @@ public final class SqlTables implements AutoCloseable {
         Throwable t = e;
         while (t.getCause() != null && t.getMessage() == null) t = t.getCause();
         String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
-        if (m.contains("Time out")) return "parsing took longer than the timeout";
+        if (m.contains("Time out")) return TIMED_OUT;
         m = m.strip();
         int nl = m.indexOf('\n');
         m = nl < 0 ? m : m.substring(0, nl);
         return m.length() > 200 ? m.substring(0, 200) + "..." : m;
+    }
+
+    static final String TIMED_OUT = "parsing took longer than the timeout";
+
+    /** A timed-out parse may still run on the parser's thread: the next statement gets a thread of its own. */
+    private void abandonParserThread() {
+        if (parserThread != null) {
+            parserThread.shutdownNow();
+            parserThread = null;
+        }
     }
 
     private ExecutorService executor() {
@@ -255,9 +303,6 @@ public final class SqlTables implements AutoCloseable {
 
     @Override
     public void close() {
-        if (parserThread != null) {
-            parserThread.shutdownNow();
-            parserThread = null;
-        }
+        abandonParserThread();
     }
 }

@@ -1,0 +1,92 @@
+package io.auditpipe.enrich;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What a hostile statement can cost {@link SqlTables}: one attempt within the timeout, and a share of the time. */
+class SqlTablesTest {
+    /** Nested CASE expressions over columns (no literal for the shape to replace): at depth 14, 0.1 to 0.9 s of
+     *  JSqlParser's simple mode and more of its complex mode (measured 2026-11-26). */
+    static String nestedCase(String table, int depth) {
+        StringBuilder c = new StringBuilder("SELECT ");
+        for (int i = 0; i < depth; i++) c.append("CASE ");
+        c.append("a");
+        for (int i = 0; i < depth; i++) c.append(" WHEN b THEN c END");
+        return c.append(" FROM ").append(table).toString();
+    }
+
+    /** Twenty nested parentheses: JSqlParser's complex mode runs into any timeout; its simple mode parses them. */
+    static String nestedParentheses(String table) {
+        StringBuilder c = new StringBuilder("SELECT * FROM ").append(table).append(" WHERE ");
+        for (int i = 0; i < 20; i++) c.append("(");
+        c.append("a");
+        for (int i = 0; i < 20; i++) c.append(" OR b)");
+        return c.toString();
+    }
+
+    @Test
+    void aStatementBeyondTheTimeoutFallsBackToTheScanAndHoldsUpNoOther() {
+        try (SqlTables t = new SqlTables(50)) {
+            for (String sql : List.of(nestedCase("shop.cards", 16), nestedParentheses("shop.cards"))) {
+                long start = System.nanoTime();
+                SqlTables.Result r = t.tablesOf(sql, "shop");
+                long millis = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(List.of("shop.cards"), r.tables(), sql);
+                assertTrue(r.error() == null || r.error().endsWith("tables found by a keyword scan"), r.error());
+                assertTrue(millis < 2_000, millis + " ms for one statement with a 50 ms timeout: " + r.error());
+            }
+            assertEquals("statement did not parse: " + SqlTables.TIMED_OUT + "; tables found by a keyword scan",
+                    t.tablesOf(nestedCase("shop.cards", 16) + " WHERE x = 2", "shop").error());
+            SqlTables.Result plain = t.tablesOf("SELECT a FROM orders WHERE id = 1", "shop");
+            assertEquals(new SqlTables.Result(List.of("shop.orders"), null), plain, "the parser serves the next one");
+        }
+    }
+
+    @Test
+    void parsingTakesAtMostItsShareOfTheTime() {
+        AtomicLong now = new AtomicLong();
+        // every reading of the clock 400 ms after the one before: each parse (read before and after it) takes
+        // 400 ms, of which the budget gets a tenth back, and the 400 ms to the next give it another tenth
+        try (SqlTables t = new SqlTables(1000, () -> now.addAndGet(400_000_000L))) {
+            // different tables: each a shape of its own, none from the cache
+            int parsed = 0;
+            for (int i = 0; i < 10; i++) {
+                SqlTables.Result r = t.tablesOf("SELECT a FROM t" + i + " WHERE x = 1", "db");
+                assertEquals(List.of("db.t" + i), r.tables(), "tables, parsed or scanned");
+                if (r.error() == null) {
+                    parsed++;
+                } else {
+                    assertEquals(SqlTables.BUDGET_SPENT + "; tables found by a keyword scan", r.error());
+                }
+            }
+            // a window's budget is 1 s: each parse costs it 400 - 40 - 40 = 320 ms, so the fourth overdraws it
+            assertEquals(4, parsed);
+            now.addAndGet(20_000_000_000L); // 20 s later: refilled
+            SqlTables.Result again = t.tablesOf("SELECT a FROM t9 WHERE x = 2", "db");
+            assertNull(again.error(), "a shape the spent budget skipped is parsed once the budget allows");
+        }
+    }
+
+    @Test
+    void manyDistinctHostileStatementsCostABoundedTime() {
+        try (SqlTables t = new SqlTables(100)) {
+            long start = System.nanoTime();
+            int skipped = 0;
+            for (int i = 0; i < 60; i++) {
+                SqlTables.Result r = t.tablesOf(nestedCase("t" + i, 14), "db");
+                assertEquals(List.of("db.t" + i), r.tables());
+                if (r.error().startsWith(SqlTables.BUDGET_SPENT)) skipped++;
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            assertTrue(skipped > 0, "the budget ran out");
+            // 1 s of budget plus a tenth of the time that passed, plus the scans: never 60 timeouts (6 s)
+            assertTrue(seconds < 4, seconds + " s");
+        }
+    }
+}
