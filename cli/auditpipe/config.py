@@ -250,13 +250,13 @@ class Config:
 
     @property
     def signing_key_file(self) -> Path:
-        """The Ed25519 key pair that signs chain heads (config integrity.signing_key_file)."""
-        return self._in_state(self.data["integrity"]["signing_key_file"])
+        """The Ed25519 key pair that signs chain heads (config chain.signing_key_file)."""
+        return self._in_state(self.data["chain"]["signing_key_file"])
 
     @property
     def public_key_file(self) -> Path:
-        """The public key verify checks chain heads with (config integrity.public_key_file)."""
-        return self._in_state(self.data["integrity"]["public_key_file"])
+        """The public key verify checks chain heads with (config chain.public_key_file)."""
+        return self._in_state(self.data["chain"]["public_key_file"])
 
     @property
     def flink(self) -> dict:

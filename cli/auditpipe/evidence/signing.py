@@ -1,7 +1,7 @@
 """Signed chain heads (docs/security.md): the key pair the job signs heads with, and the check verify makes.
 
 The job signs each head with Ed25519 (pipelines/flink-job/.../chain/HeadSigner.java) over its fields
-as length-prefixed UTF-8 (``signed_bytes``, the same bytes; tests/unit/evidence/test_signing.py
+as length-prefixed UTF-8 (``signed_bytes``, the same bytes; tests/unit/evidence/test_integrity.py
 holds the vector both sides assert). Whoever can write to the store can rewrite events, their
 links and the heads there, but cannot sign a head: verify accepts as anchors only heads that the
 public key verifies.

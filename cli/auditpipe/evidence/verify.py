@@ -78,9 +78,12 @@ class _Heads:
     """The heads of one chain, by how long ago the job recorded them."""
     settled: tuple[int, str] | None = None  # (seq, when) of the newest head older than IN_FLIGHT_S
     in_flight: tuple[int, int] | None = None  # (seq, seconds ago) of the newest head younger than that
+    newest: tuple[int, int] | None = None  # (seq, recorded_at in ms) of the newest head with a time
 
     def add(self, head: dict, now_ms: int) -> None:
         seq, at = head["seq"], _millis(head.get("recorded_at"))
+        if at is not None and (self.newest is None or seq > self.newest[0]):
+            self.newest = (seq, at)
         if at is not None and now_ms - at < IN_FLIGHT_S * 1000:
             if self.in_flight is None or seq > self.in_flight[0]:
                 self.in_flight = (seq, max(0, (now_ms - at) // 1000))
@@ -105,8 +108,10 @@ def _last_link(docs: list[dict]) -> int | None:
 
 
 def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None = None,
-           until: datetime | None = None, store: bool = True, in_archive: bool = True) -> Verification:
-    """Every server's chain, or only those of ``servers``."""
+           until: datetime | None = None, store: bool = True, in_archive: bool = True,
+           manifest_heads: bool | None = None) -> Verification:
+    """Every server's chain, or only those of ``servers``. ``manifest_heads`` (default: ``in_archive``):
+    anchor with the heads of the archive's manifest too, also when its rows are not read."""
     only = set(servers) if servers else None
     s = cfg.store
     db = mongo_client(cfg)[s["database"]]
@@ -119,8 +124,9 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         result.findings.append(("archive", Finding("unreadable", name or "?", None, None,
                                                           f"{e.reason}: its links cannot be checked")))
 
+    with_manifest = in_archive if manifest_heads is None else manifest_heads
     manifest_heads = []
-    if in_archive:
+    if with_manifest:
         try:
             manifest_heads = (reader.chain_heads(root) if only is None
                               else [h for name in sorted(only) for h in reader.chain_heads(root, name)])
@@ -169,7 +175,8 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
 
     names = {server for server, _ in heads_by_chain}
     if store:
-        names |= {x for x in events.distinct("server") if isinstance(x, str)}
+        stored = _stored_by_server(events, only, result)
+        names |= set(stored)
     if in_archive:
         names |= set(reader.servers(root))
     if only is not None:
@@ -181,7 +188,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         loaded: dict[str, tuple[list[dict], ServerReport]] = {}
         sources = []
         if store:
-            docs = list(events.find({"server": name}))
+            docs = stored.get(name, [])
             refused = _refused_by_store(db[s["dead_letter_collection"]], s["events_collection"], name)
             if refused:
                 result.notes.append(f"{name}: {len(refused)} event(s) the store refused are links too; they are"
@@ -206,6 +213,9 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             expected, why = _expected_end(heads_by_age.get((name, None), _Heads()), ends.get(other), str(other))
             report = verify_links(name, docs, heads, first, last, expected if until is None else None, why)
             _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
+            if where == "store" and since is None and until is None:
+                report.findings.extend(_heads_stopped(name, ends[where], heads_by_age.get((name, None)), now_ms,
+                                                      _head_interval_s(cfg)))
             loaded[where] = (docs, report)
             result.reports.append((where, report))
             digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
@@ -236,17 +246,60 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     return result
 
 
+def _head_interval_s(cfg: Config) -> float:
+    """The job's chain.head-interval: the config's flink.job_options, else the job's default."""
+    import re
+
+    text = str(cfg.flink["job_options"].get("chain.head-interval")
+               or next(o["default"] for o in contract.contract()["options"] if o["key"] == "chain.head-interval"))
+    m = re.fullmatch(r"\s*([0-9]+)\s*(ms|s|sec|m|min|h)?\s*", text)
+    if not m:
+        return 60.0
+    return int(m.group(1)) * {"ms": 0.001, "s": 1, "sec": 1, None: 0.001, "m": 60, "min": 60, "h": 3600}[m.group(2)]
+
+
+def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_ms: int,
+                   interval_s: float) -> list[Finding]:
+    """Links stored after the newest head though the job writes a head within chain.head-interval of a
+    link: its heads stopped (the job is down or stalled) or the newer heads were removed from every place."""
+    if last_link is None or heads is None or heads.newest is None:
+        return []
+    seq, at = heads.newest
+    age_s = (now_ms - at) / 1000
+    if last_link <= seq or age_s < interval_s + IN_FLIGHT_S:
+        return []
+    return [Finding("unanchored", name, seq + 1, None,
+                    f"links {seq + 1} to {last_link} are stored, but the newest chain head (link {seq}) was recorded "
+                    f"{age_s / 60:.0f} min ago, and the job writes one within {interval_s:g} s of a link: its heads "
+                    "stopped (the job is down or stalled) or the newer heads were removed", last_seq=last_link)]
+
+
+def _stored_by_server(events, only: set[str] | None, result: Verification) -> dict[str, list[dict]]:
+    """The stored events by server, read in one query (the local FerretDB reads the whole collection for
+    any filtered query: one read, not one per server). A document without a server name is no event of
+    the job's: an INSERTED finding."""
+    by_server: dict[str, list[dict]] = {}
+    for d in events.find({} if only is None else {"server": {"$in": sorted(only)}}):
+        server = d.get("server")
+        if isinstance(server, str):
+            by_server.setdefault(server, []).append(d)
+        else:
+            result.findings.append(("store", Finding("inserted", "?", None, str(d.get("_id")),
+                                                     "a document without a server name: the job did not write it")))
+    return by_server
+
+
 def _public_key(cfg: Config, result: Verification):
-    """(the public key, its id) of config integrity.public_key_file, or None (and a note) without one."""
+    """(the public key, its id) of config chain.public_key_file, or None (and a note) without one."""
     path = cfg.public_key_file
     if not path.exists():
         result.notes.append(f"chain heads are not checked for signatures: no public key at {path}"
-                            " (config integrity.public_key_file, docs/security.md)")
+                            " (config chain.public_key_file, docs/security.md)")
         return None
     try:
         key = signing.load_public_key(path)
     except ValueError as e:
-        raise UserError(f"integrity.public_key_file: {e}") from None
+        raise UserError(f"chain.public_key_file: {e}") from None
     return key, signing.key_id(key)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from auditpipe import progress
-from auditpipe.config import Config
+from auditpipe.config import Config, duration_seconds
 from auditpipe.stack import supervisor
 from auditpipe.stack.components import StatusRow, all_components
 
@@ -59,7 +59,31 @@ def status(cfg: Config) -> list[StatusRow]:
     from auditpipe.stack import tiers
 
     rows.extend(tiers.tier_rows(cfg))  # hot tier and archive: spans and warnings (docs/archive.md)
+    rows.append(integrity_row(cfg))
     return rows
+
+
+def integrity_row(cfg: Config) -> StatusRow:
+    """The continuous verification's last pass (stack/verification.py): when, what it found, each server's
+    last verified link."""
+    from auditpipe.stack import verification
+    from auditpipe.terminal import shown
+
+    interval = cfg.data["chain"]["watch_interval"]
+    if duration_seconds(interval) == 0:
+        return StatusRow("verification", None, "-", "ok", f"off (chain.watch_interval {interval}): run auditpipe verify")
+    last = verification.last_pass(cfg)
+    if last is None:
+        return StatusRow("verification", None, "-", "ok", "no verification pass yet (the supervisor runs one every "
+                         f"{cfg.data['chain']['watch_interval']})")
+    when = f"last pass {last['started'][:19].replace('T', ' ')} UTC ({last['seconds']} s)"
+    if last["error"]:
+        return StatusRow("verification", None, "-", "warning", f"{when} failed: {shown(last['error'])}")
+    links = ", ".join(f"{shown(s)} to link {n}" for s, n in sorted(last["servers"].items()) if n is not None)
+    if last["findings"]:
+        return StatusRow("verification", None, "-", "critical",
+                         f"{when}: {last['findings']} finding(s), raised as integrity alerts; run auditpipe verify")
+    return StatusRow("verification", None, "-", "ok", f"{when}: verified {links or 'nothing yet'}")
 
 
 def format_status(rows: list[StatusRow], as_json: bool = False) -> str:

@@ -18,6 +18,9 @@ and logs what it removed at most every ``TRIM_LOG_EVERY`` seconds; and every ``E
 seconds it deletes the evidence and rollups older than ``store.evidence_retention_days`` (FerretDB
 has no TTL indexes: ``delete_expired_evidence``), logging what it deleted.
 
+It verifies the store's chains by itself every ``chain.watch_interval``, in a thread
+(``IntegrityWatch``, stack/verification.py), raising a critical ``integrity`` alert for each finding.
+
 It keeps each part's log (``<state_dir>/logs/<part>.log``, and its own) under ``LOG_CAP_BYTES``:
 every ``CAP_LOGS_EVERY`` seconds a log over it becomes ``<part>.log.1`` (replacing the one before)
 and starts again empty (``cap_log``). Logs are diagnostics; the collector's record of gaps it could
@@ -37,6 +40,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 import traceback
 from contextlib import contextmanager
@@ -161,6 +165,7 @@ def run(cfg: Config) -> int:
     trimmer = CappedTrimming(cfg) if cfg.store_uses_local_ferretdb else None
     expiry = EvidenceExpiry(cfg) if cfg.store_uses_local_ferretdb else None
     log_capping = LogCapping(cfg, [c.proc.log_file for c in parts] + [process(cfg).log_file])
+    IntegrityWatch(cfg).start()
     while not stopping:
         if trimmer is not None:
             trimmer.maybe_run()
@@ -269,6 +274,37 @@ class CappedTrimming(_Periodic):
                 f"{n:,} from {c}" for c, n in sorted(self.removed.items())))
             self.removed.clear()
             self.last_log = time.monotonic()
+
+
+class IntegrityWatch(threading.Thread):
+    """Verifies the store's chains every ``chain.watch_interval`` (stack/verification.py), in a thread
+    of its own: a pass reads every stored event, which must not hold up restarting a part that died.
+    The first pass a minute after the start (or one interval, if shorter), when the job has written heads."""
+
+    def __init__(self, cfg: Config, first: float = 60.0):
+        super().__init__(name="integrity-watch", daemon=True)
+        self.cfg = cfg
+        self.interval = duration_seconds(cfg.data["chain"]["watch_interval"])
+        self.first = min(first, self.interval)
+
+    def start(self) -> None:
+        if self.interval > 0:
+            super().start()
+
+    def run(self) -> None:
+        from auditpipe.stack import verification
+
+        time.sleep(self.first)
+        last_error = ""
+        while True:
+            r = verification.run_pass(self.cfg)
+            if r.raised:
+                _log(f"verification: {r.raised} new finding(s) in the store, raised as critical integrity alerts "
+                     "(auditpipe alerts --rule integrity; auditpipe verify names them)")
+            if r.error and r.error != last_error:
+                _log(f"verification: the pass failed, trying again: {r.error}")
+            last_error = r.error
+            time.sleep(max(0.0, verification.next_delay(self.interval, r.seconds) - r.seconds))
 
 
 def cap_log(log_file: Path, cap: int = LOG_CAP_BYTES) -> bool:

@@ -117,7 +117,7 @@ class FlinkJob(Component):
         return job_settings.properties_text(job_settings.job_properties(self.cfg, target, restore_from))
 
     def signing_key_file(self) -> str:
-        """The heads' signing key on this machine (config integrity), made when absent (docs/security.md)."""
+        """The heads' signing key on this machine (config chain), made when absent (docs/security.md)."""
         if signing.make_key_pair(self.cfg.signing_key_file, self.cfg.public_key_file):
             progress.info(f"  flink: made the chain heads' signing key {self.cfg.signing_key_file} "
                           f"(public key {self.cfg.public_key_file})")

@@ -32,7 +32,11 @@ public enum AlertRule {
             "A schema change on a classified table outside every change window."),
     RECORD_GAP("record_gap", List.of(Alert.HIGH),
             List.of("PCI-DSS-10.2.1.6"),
-            "A record missing from a server's own numbered sequence.");
+            "A record missing from a server's own numbered sequence."),
+    INTEGRITY("integrity", List.of(Alert.CRITICAL),
+            List.of(),
+            "Stored evidence changed, removed or added after the job wrote it, or a chain head it did not sign:"
+                    + " raised by the continuous verification of the store (auditpipe's supervisor), not by the job.");
 
     /** The rule's name, as alerts, the CLI and the docs spell it. */
     public final String id;

@@ -26,10 +26,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@link HeadSigner}: the bytes a signature covers (the vector tests/unit/evidence/test_signing.py shares), and
+/** {@link HeadSigner}: the bytes a signature covers (the vector tests/unit/evidence/test_integrity.py shares), and
  *  {@link ChainEvents} signing each head and naming the one before it. */
 class HeadSignerTest {
-    /** The same head and bytes as tests/unit/evidence/test_signing.py's vector. */
+    /** The same head and bytes as tests/unit/evidence/test_integrity.py's vector. */
     static ChainHead vectorHead() {
         ChainHead h = new ChainHead("db-01", 42, "ab".repeat(32), "db-01/1700000000_7", 1_700_000_000_123L,
                 1_700_000_060_000L);

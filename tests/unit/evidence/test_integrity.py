@@ -1,5 +1,6 @@
-"""Signed chain heads: the bytes a signature covers (the vector HeadSignerTest.java asserts too), the key pair,
-and the check verify makes of each head."""
+"""Integrity against an insider: the bytes a chain head's signature covers (the vector HeadSignerTest.java
+asserts too), the key pair, the check verify makes of each head, heads that stop, and a finding as an
+integrity alert."""
 
 from __future__ import annotations
 
@@ -56,3 +57,34 @@ def test_a_key_pair_is_made_once_private_and_checks_heads(tmp_path):
     pub_file.unlink()
     signing.make_key_pair(key_file, pub_file)
     assert signing.key_id(signing.load_public_key(pub_file)) == kid, "the public half made again from the pair"
+
+
+def test_an_integrity_finding_is_an_alert_of_the_alerts_schema():
+    import json
+
+    import jsonschema
+    from auditpipe import paths
+    from auditpipe.stack import verification
+    from auditpipe.evidence.chain import Finding
+
+    schema = json.loads((paths.SCHEMAS / "alert.schema.json").read_text())
+    now = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
+    edited = verification.alert_of("store", Finding("edited", "db-01", 7, "db-01/7", "its content does not give its digest"), now)
+    jsonschema.validate({k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in edited.items()}, schema)
+    assert edited["rule"] == "integrity" and edited["severity"] == "critical" and edited["evidence"] == ["db-01/7"]
+    assert edited["_id"] == "integrity/db-01/store/edited/7/db-01/7", "the same finding, the same alert"
+    head = verification.alert_of("chain_heads", Finding("forged_head", "db-01", 9, None, "x" * 400), now)
+    assert head["evidence"] == [] and head["subject"] == "link 9" and len(head["summary"]) == 300
+    assert verification.next_delay(120, 10) == 120 and verification.next_delay(120, 100) == 300, "at most a third of the time"
+
+
+def test_links_after_the_newest_head_are_unanchored_once_a_head_is_overdue():
+    from auditpipe.evidence import verify
+
+    heads = verify._Heads()
+    now = 10_000_000
+    heads.add({"seq": 100, "recorded_at": now - 200_000}, now)  # 200 s ago
+    assert verify._heads_stopped("db-01", 100, heads, now, 60) == [], "nothing after the head"
+    assert verify._heads_stopped("db-01", 130, heads, now, 120) == [], "a head may still come (120 s + 120 s)"
+    [f] = verify._heads_stopped("db-01", 130, heads, now, 60)
+    assert (f.kind, f.seq, f.last_seq) == ("unanchored", 101, 130) and "links 101 to 130" in f.detail
