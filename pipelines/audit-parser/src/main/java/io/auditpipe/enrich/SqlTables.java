@@ -30,9 +30,11 @@ import java.util.logging.Logger;
  * gets one attempt, in JSqlParser's simple mode (its default would try again in complex mode, which
  * is what makes some statements take seconds), abandoned after the timeout (a budget per event;
  * the parse runs on a thread of its own, replaced after a timeout so that an abandoned parse holds
- * up no other); and parsing may take at most {@link #SHARE_OF_TIME} of the thread's time over
- * a window of {@link #BUDGET_WINDOW_MILLIS} (a budget per operator): with it spent, statements go
- * to the keyword scan without the parser until it refills. Either way the result says so.
+ * up no other); and parsing, by every instance in the JVM together, may take at most
+ * {@link #SHARE_OF_TIME} of one core's time over a window of {@link #BUDGET_WINDOW_MILLIS}
+ * ({@link TimeShare}; the job parses in both of its sources, on every subtask): with it spent,
+ * statements go to the keyword scan without the parser until it refills. Either way the result
+ * says so.
  *
  * <p>What is parsed is the statement's shape ({@link #shape}: every literal replaced by {@code ?}),
  * and shapes are cached: applications send the same few shapes with different values, and
@@ -65,14 +67,50 @@ public final class SqlTables implements AutoCloseable {
     /** The share of the thread's time parsing may take, over {@link #BUDGET_WINDOW_MILLIS}. */
     static final double SHARE_OF_TIME = 0.1;
     static final long BUDGET_WINDOW_MILLIS = 10_000;
-    static final String BUDGET_SPENT = "not parsed: the SQL parser's share of the job's time ("
-            + (int) (SHARE_OF_TIME * 100) + "%) was spent";
+    static final String BUDGET_SPENT = "not parsed: the SQL parser's share of the time ("
+            + (int) (SHARE_OF_TIME * 100) + "% of a core) was spent";
+
+    /**
+     * The parser's share of time: nanoseconds of parsing still allowed, refilled at {@link #SHARE_OF_TIME}
+     * of the time that passes, up to a window's worth. Thread-safe: one serves the whole JVM.
+     */
+    static final class TimeShare {
+        private final java.util.function.LongSupplier clock;
+        private long budgetNanos;
+        private long at;
+
+        TimeShare(java.util.function.LongSupplier clock) {
+            this.clock = clock;
+            this.budgetNanos = maxNanos();
+            this.at = clock.getAsLong();
+        }
+
+        static long maxNanos() {
+            return (long) (BUDGET_WINDOW_MILLIS * 1_000_000L * SHARE_OF_TIME);
+        }
+
+        synchronized boolean available() {
+            refill();
+            return budgetNanos > 0;
+        }
+
+        synchronized void spend(long nanos) {
+            refill();
+            budgetNanos -= nanos;
+        }
+
+        private void refill() {
+            long now = clock.getAsLong();
+            budgetNanos = Math.min(maxNanos(), budgetNanos + (long) ((now - at) * SHARE_OF_TIME));
+            at = now;
+        }
+    }
+
+    /** The share every instance in this JVM draws on. */
+    static final TimeShare JVM_WIDE = new TimeShare(System::nanoTime);
 
     private final long timeoutMillis;
-    private final java.util.function.LongSupplier nanoClock;
-    /** Nanoseconds of parsing the budget still allows, refilled with the time that passes. */
-    private long budgetNanos;
-    private long budgetAt;
+    private final TimeShare share;
     private ExecutorService parserThread;
     private final java.util.LinkedHashMap<String, Result> byShape = new java.util.LinkedHashMap<>(256, 0.75f, true) {
         @Override
@@ -82,19 +120,13 @@ public final class SqlTables implements AutoCloseable {
     };
 
     public SqlTables(long timeoutMillis) {
-        this(timeoutMillis, System::nanoTime);
+        this(timeoutMillis, JVM_WIDE);
     }
 
-    /** With the clock the time budget reads (a test's). */
-    SqlTables(long timeoutMillis, java.util.function.LongSupplier nanoClock) {
+    /** Drawing on ``share`` (a test's own). */
+    SqlTables(long timeoutMillis, TimeShare share) {
         this.timeoutMillis = timeoutMillis;
-        this.nanoClock = nanoClock;
-        this.budgetNanos = maxBudgetNanos();
-        this.budgetAt = nanoClock.getAsLong();
-    }
-
-    private static long maxBudgetNanos() {
-        return (long) (BUDGET_WINDOW_MILLIS * 1_000_000L * SHARE_OF_TIME);
+        this.share = share;
     }
 
     public Result tablesOf(String sql, String defaultDb) {
@@ -168,10 +200,8 @@ public final class SqlTables implements AutoCloseable {
 
     /** The names as the parser found them (unqualified): one attempt, within both budgets. */
     private Result parse(String sql) {
-        long now = nanoClock.getAsLong();
-        budgetNanos = Math.min(maxBudgetNanos(), budgetNanos + (long) ((now - budgetAt) * SHARE_OF_TIME));
-        budgetAt = now;
-        if (budgetNanos <= 0) return Result.failed(BUDGET_SPENT);
+        if (!share.available()) return Result.failed(BUDGET_SPENT);
+        long start = System.nanoTime();
         Statement statement;
         try {
             statement = CCJSqlParserUtil.parseStatement(CCJSqlParserUtil.newParser(sql)
@@ -184,9 +214,7 @@ public final class SqlTables implements AutoCloseable {
         } catch (RuntimeException | StackOverflowError e) {
             return Result.failed("statement did not parse: " + e.getClass().getSimpleName());
         } finally {
-            long took = nanoClock.getAsLong() - budgetAt;
-            budgetNanos -= took - (long) (took * SHARE_OF_TIME); // spent, less what its own time refilled
-            budgetAt += took;
+            share.spend(System.nanoTime() - start);
         }
         if (statement == null) return Result.of(List.of());
         Set<String> names;

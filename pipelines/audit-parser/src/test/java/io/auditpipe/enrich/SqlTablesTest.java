@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,33 +50,40 @@ class SqlTablesTest {
     }
 
     @Test
-    void parsingTakesAtMostItsShareOfTheTime() {
+    void theShareRefillsAtATenthOfTheTimeUpToAWindowsWorth() {
         AtomicLong now = new AtomicLong();
-        // every reading of the clock 400 ms after the one before: each parse (read before and after it) takes
-        // 400 ms, of which the budget gets a tenth back, and the 400 ms to the next give it another tenth
-        try (SqlTables t = new SqlTables(1000, () -> now.addAndGet(400_000_000L))) {
-            // different tables: each a shape of its own, none from the cache
-            int parsed = 0;
-            for (int i = 0; i < 10; i++) {
-                SqlTables.Result r = t.tablesOf("SELECT a FROM t" + i + " WHERE x = 1", "db");
-                assertEquals(List.of("db.t" + i), r.tables(), "tables, parsed or scanned");
-                if (r.error() == null) {
-                    parsed++;
-                } else {
-                    assertEquals(SqlTables.BUDGET_SPENT + "; tables found by a keyword scan", r.error());
-                }
-            }
-            // a window's budget is 1 s: each parse costs it 400 - 40 - 40 = 320 ms, so the fourth overdraws it
-            assertEquals(4, parsed);
-            now.addAndGet(20_000_000_000L); // 20 s later: refilled
-            SqlTables.Result again = t.tablesOf("SELECT a FROM t9 WHERE x = 2", "db");
-            assertNull(again.error(), "a shape the spent budget skipped is parsed once the budget allows");
+        SqlTables.TimeShare share = new SqlTables.TimeShare(now::get);
+        assertTrue(share.available(), "a full window's worth at the start: 1 s");
+        share.spend(900_000_000L);
+        assertTrue(share.available());
+        share.spend(200_000_000L); // 1.1 s spent: overdrawn by 0.1 s
+        assertFalse(share.available());
+        now.addAndGet(1_000_000_000L); // a second later: a tenth of it back, 0.1 s: back to zero
+        assertFalse(share.available(), "not until the overdraft is paid back");
+        now.addAndGet(1_000_000L);
+        assertTrue(share.available());
+        now.addAndGet(3_600_000_000_000L); // an hour idle: refilled to a window's worth only
+        share.spend(1_000_000_000L);
+        assertFalse(share.available());
+    }
+
+    @Test
+    void withTheShareSpentStatementsGoToTheScanAndTheirShapesAreParsedLater() {
+        AtomicLong now = new AtomicLong();
+        SqlTables.TimeShare share = new SqlTables.TimeShare(now::get);
+        share.spend(2_000_000_000L);
+        try (SqlTables t = new SqlTables(1000, share)) {
+            SqlTables.Result r = t.tablesOf("SELECT a FROM t1 WHERE x = 1", "db");
+            assertEquals(new SqlTables.Result(List.of("db.t1"), SqlTables.BUDGET_SPENT + "; tables found by a keyword scan"), r);
+            now.addAndGet(20_000_000_000L); // refilled
+            assertEquals(new SqlTables.Result(List.of("db.t1"), null), t.tablesOf("SELECT a FROM t1 WHERE x = 2", "db"),
+                    "the shape the spent share skipped was not remembered as unparsable");
         }
     }
 
     @Test
     void manyDistinctHostileStatementsCostABoundedTime() {
-        try (SqlTables t = new SqlTables(100)) {
+        try (SqlTables t = new SqlTables(100, new SqlTables.TimeShare(System::nanoTime))) {
             long start = System.nanoTime();
             int skipped = 0;
             for (int i = 0; i < 60; i++) {
