@@ -279,9 +279,9 @@ class CappedTrimming(_Periodic):
 class IntegrityWatch(threading.Thread):
     """Verifies the store's chains every ``chain.watch_interval`` (stack/verification.py), in a thread
     of its own: a pass reads every stored event, which must not hold up restarting a part that died.
-    The first pass a minute after the start (or one interval, if shorter), when the job has written heads."""
+    The first pass ten minutes after the start (or one interval, if shorter): not in the catch-up after a start."""
 
-    def __init__(self, cfg: Config, first: float = 60.0):
+    def __init__(self, cfg: Config, first: float = 600.0):
         super().__init__(name="integrity-watch", daemon=True)
         self.cfg = cfg
         self.interval = duration_seconds(cfg.data["chain"]["watch_interval"])

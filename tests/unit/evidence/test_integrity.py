@@ -75,7 +75,7 @@ def test_an_integrity_finding_is_an_alert_of_the_alerts_schema():
     assert edited["_id"] == "integrity/db-01/store/edited/7/db-01/7", "the same finding, the same alert"
     head = verification.alert_of("chain_heads", Finding("forged_head", "db-01", 9, None, "x" * 400), now)
     assert head["evidence"] == [] and head["subject"] == "link 9" and len(head["summary"]) == 300
-    assert verification.next_delay(120, 10) == 120 and verification.next_delay(120, 100) == 300, "at most a third of the time"
+    assert verification.next_delay(600, 10) == 600 and verification.next_delay(600, 100) == 1000, "at most a tenth of the time"
 
 
 def test_links_after_the_newest_head_are_unanchored_once_a_head_is_overdue():
