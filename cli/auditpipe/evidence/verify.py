@@ -16,6 +16,7 @@ from auditpipe.evidence.chain import (
     SEQ,
     Finding,
     ServerReport,
+    slim,
     _plain,
     compare_copies,
     explain_repeats,
@@ -282,7 +283,7 @@ def _stored_by_server(events, only: set[str] | None, result: Verification) -> di
     for d in events.find({} if only is None else {"server": {"$in": sorted(only)}}):
         server = d.get("server")
         if isinstance(server, str):
-            by_server.setdefault(server, []).append(d)
+            by_server.setdefault(server, []).append(slim(d))
         else:
             result.findings.append(("store", Finding("inserted", "?", None, str(d.get("_id")),
                                                      "a document without a server name: the job did not write it")))

@@ -88,8 +88,9 @@ def run_pass(cfg: Config) -> PassResult:
 
 
 def raise_alerts(cfg: Config, alerts: list[dict]) -> int:
-    """Inserts the alerts not yet in the alerts collection and sends those to the alerts topic;
-    returns how many were new."""
+    """Sends the alerts not yet in the alerts collection to the alerts topic, then inserts them there
+    (in that order: an alert the store holds is on the topic; one that failed to reach either is new
+    again at the next pass); returns how many were new."""
     from pymongo.errors import BulkWriteError
 
     from auditpipe.store.client import mongo_client
@@ -101,12 +102,12 @@ def raise_alerts(cfg: Config, alerts: list[dict]) -> int:
     new = [a for a in alerts if a["_id"] not in present]
     if not new:
         return 0
+    _send(cfg, new)
     try:
         coll.insert_many(new, ordered=False)
     except BulkWriteError as e:  # another pass inserted some meanwhile: duplicates are fine
         if any(err.get("code") != 11000 for err in e.details.get("writeErrors", [])):
             raise
-    _send(cfg, new)
     return len(new)
 
 
@@ -121,7 +122,7 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
         producer.produce(topics.topic_name("alerts"), key=a["_id"].encode(),
                          value=json_util.dumps(a, json_options=json_util.RELAXED_JSON_OPTIONS).encode())
     if producer.flush(30) != 0:
-        raise RuntimeError(f"{len(alerts)} integrity alert(s) are in the store but not yet on the alerts topic")
+        raise RuntimeError(f"{len(alerts)} integrity alert(s) could not be sent to the alerts topic (tried again at the next pass)")
 
 
 def save(cfg: Config, r: PassResult) -> None:

@@ -88,3 +88,15 @@ def test_links_after_the_newest_head_are_unanchored_once_a_head_is_overdue():
     assert verify._heads_stopped("db-01", 130, heads, now, 120) == [], "a head may still come (120 s + 120 s)"
     [f] = verify._heads_stopped("db-01", 130, heads, now, 60)
     assert (f.kind, f.seq, f.last_seq) == ("unanchored", 101, 130) and "links 101 to 130" in f.detail
+
+
+def test_a_slim_document_links_as_the_document_does():
+    from auditpipe.evidence import chain
+
+    doc = {"_id": "db-01/7", "server": "db-01", "chain_seq": 7, "chain_digest": "ab" * 32, "user": "app",
+           "event_time": datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc), "line_sha256": "cd" * 32,
+           "tables": ["shop.cards"], "ingest": {"timestamp": datetime(2026, 11, 26, 9, 0, 1)}}
+    small = chain.slim(doc)
+    assert chain.link("ef" * 32, small) == chain.link("ef" * 32, doc)
+    assert "user" not in small and small["chain_seq"] == 7 and small["line_sha256"] == "cd" * 32
+    assert chain.verify_links("db-01", [small], {7: "ab" * 32}).findings == [], "read like the document"
