@@ -48,8 +48,9 @@ SLIM_FIELDS = ("_id", "server", CHAIN, SEQ, DIGEST, "event_time", "line_sha256")
 
 
 def slim(doc: dict) -> dict:
-    """What verification needs of a document: a few fields and its canonical content, a third of the
-    memory of the document as read (a pass over the whole store holds every event at once)."""
+    """What verification needs of a document: a few fields and its canonical content, less than half
+    the memory of the document as read (bench/README.md; a pass over the whole store holds every
+    event at once)."""
     out = {k: doc[k] for k in SLIM_FIELDS if k in doc}
     out[CANONICAL] = canonical(doc)
     return out
