@@ -19,7 +19,7 @@ from pathlib import Path
 
 from auditpipe import progress
 from auditpipe.config import Config
-from auditpipe.stack import flink_rest, lifecycle
+from auditpipe.stack import flink_rest, job_settings, lifecycle
 from auditpipe.stack.components.flink import FlinkJob
 from auditpipe.store.client import document_count, mongo_client, wait_for_documents
 from auditpipe.tools.simulate import Manifest, percona_time, simulate
@@ -269,7 +269,8 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     from auditpipe.evidence import verify
 
     with progress.step(f"verifying {cfg.demo_server}'s chain over the store and the archive"):
-        result.verification = verify.verify(cfg, servers=[cfg.demo_server], in_archive=cfg.archive["enabled"])
+        result.verification = verify.verify(cfg, servers=[cfg.demo_server], in_archive=cfg.archive["enabled"],
+                                            head_interval_s=job_settings.head_interval_seconds(cfg))
     progress.info("demo: writing the PCI DSS evidence report of the run")
     result.report = write_evidence_report(cfg, m)
     progress.info(summary(cfg, result))

@@ -110,9 +110,11 @@ def _last_link(docs: list[dict]) -> int | None:
 
 def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None = None,
            until: datetime | None = None, store: bool = True, in_archive: bool = True,
-           manifest_heads: bool | None = None) -> Verification:
+           manifest_heads: bool | None = None, head_interval_s: float | None = None) -> Verification:
     """Every server's chain, or only those of ``servers``. ``manifest_heads`` (default: ``in_archive``):
-    anchor with the heads of the archive's manifest too, also when its rows are not read."""
+    anchor with the heads of the archive's manifest too, also when its rows are not read.
+    ``head_interval_s``: the job's chain.head-interval (stack/job_settings.head_interval_seconds), to
+    tell heads that stopped (UNANCHORED); None: not judged."""
     only = set(servers) if servers else None
     s = cfg.store
     db = mongo_client(cfg)[s["database"]]
@@ -214,9 +216,9 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             expected, why = _expected_end(heads_by_age.get((name, None), _Heads()), ends.get(other), str(other))
             report = verify_links(name, docs, heads, first, last, expected if until is None else None, why)
             _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
-            if where == "store" and since is None and until is None:
+            if where == "store" and since is None and until is None and head_interval_s is not None:
                 report.findings.extend(_heads_stopped(name, ends[where], heads_by_age.get((name, None)), now_ms,
-                                                      _head_interval_s(cfg)))
+                                                      head_interval_s))
             loaded[where] = (docs, report)
             result.reports.append((where, report))
             digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
@@ -245,18 +247,6 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
     return result
-
-
-def _head_interval_s(cfg: Config) -> float:
-    """The job's chain.head-interval: the config's flink.job_options, else the job's default."""
-    import re
-
-    text = str(cfg.flink["job_options"].get("chain.head-interval")
-               or next(o["default"] for o in contract.contract()["options"] if o["key"] == "chain.head-interval"))
-    m = re.fullmatch(r"\s*([0-9]+)\s*(ms|s|sec|m|min|h)?\s*", text)
-    if not m:
-        return 60.0
-    return int(m.group(1)) * {"ms": 0.001, "s": 1, "sec": 1, None: 0.001, "m": 60, "min": 60, "h": 3600}[m.group(2)]
 
 
 def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_ms: int,

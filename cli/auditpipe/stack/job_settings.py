@@ -17,6 +17,7 @@ from typing import Callable
 
 from auditpipe import contract
 from auditpipe.config import Config, duration_seconds
+from auditpipe.errors import UserError
 from auditpipe.stack import limits, topics
 from auditpipe.stack.components.base import properties_value
 
@@ -82,6 +83,20 @@ FLINK: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("flink.restart-strategy.type", lambda cfg, t: "exponential-delay"),
     ("flink.taskmanager.memory.network.max", lambda cfg, t: "128m"),
 )
+
+
+def head_interval_seconds(cfg: Config) -> float:
+    """The job's chain.head-interval: the config's flink.job_options, else the job's default (a Flink
+    duration such as "1 min" or "2s"; a bare number is milliseconds)."""
+    import re
+
+    key = "chain.head-interval"
+    text = str(cfg.flink["job_options"].get(key)
+               or next(o["default"] for o in contract.contract()["options"] if o["key"] == key))
+    m = re.fullmatch(r"\s*([0-9]+)\s*(ms|s|sec|m|min|h)?\s*", text)
+    if not m:
+        raise UserError(f"flink.job_options: {key} '{text}' is not a duration like 2s or 1 min")
+    return int(m.group(1)) * {"ms": 0.001, "s": 1, "sec": 1, None: 0.001, "m": 60, "min": 60, "h": 3600}[m.group(2)]
 
 
 def job_group_id() -> str:

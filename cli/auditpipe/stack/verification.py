@@ -70,12 +70,14 @@ def alert_of(where: str, f: Finding, now: datetime) -> dict:
 def run_pass(cfg: Config) -> PassResult:
     """One pass: verify the store, raise an alert for each finding, record the pass."""
     from auditpipe.evidence import verify
+    from auditpipe.stack import job_settings
 
     started = datetime.now(timezone.utc)
     t0 = time.monotonic()
     result = PassResult(started, 0.0, 0, 0, {})
     try:
-        v = verify.verify(cfg, store=True, in_archive=False, manifest_heads=cfg.archive["enabled"])
+        v = verify.verify(cfg, store=True, in_archive=False, manifest_heads=cfg.archive["enabled"],
+                          head_interval_s=job_settings.head_interval_seconds(cfg))
         result.findings = len(v.findings)
         result.servers = {r.server: r.last_seq for where, r in v.reports if where == "store"}
         now = datetime.now(timezone.utc).replace(microsecond=0)

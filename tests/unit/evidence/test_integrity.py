@@ -90,6 +90,16 @@ def test_links_after_the_newest_head_are_unanchored_once_a_head_is_overdue():
     assert (f.kind, f.seq, f.last_seq) == ("unanchored", 101, 130) and "links 101 to 130" in f.detail
 
 
+def test_the_head_interval_is_the_jobs(tmp_path):
+    from auditpipe import config
+    from auditpipe.stack import job_settings
+
+    (tmp_path / "a.yaml").write_text("flink: {job_options: {chain.head-interval: 2s}}\n")
+    assert job_settings.head_interval_seconds(config.load(tmp_path / "a.yaml")) == 2
+    (tmp_path / "b.yaml").write_text("{}\n")
+    assert job_settings.head_interval_seconds(config.load(tmp_path / "b.yaml")) == 60, "the job's default, 1 min"
+
+
 def test_a_slim_document_links_as_the_document_does():
     from auditpipe.evidence import chain
 

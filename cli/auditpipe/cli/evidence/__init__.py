@@ -72,13 +72,15 @@ def cmd_alerts(app: Application) -> int:
 def cmd_verify(app: Application) -> int:
     from auditpipe import progress
     from auditpipe.evidence import query, verify
+    from auditpipe.stack import job_settings
 
     a = app.args
     since = query.parse_time(a.since, None) if a.since else None
     until = query.parse_time(a.until, None) if a.until else None
     with progress.step("recomputing the chains"):
         result = verify.verify(app.config, servers=a.servers, since=since, until=until,
-                               store=a.where in ("both", "store"), in_archive=a.where in ("both", "archive"))
+                               store=a.where in ("both", "store"), in_archive=a.where in ("both", "archive"),
+                               head_interval_s=job_settings.head_interval_seconds(app.config))
     app.out(verify.format_report(result))
     return 0 if result.clean else 1
 
