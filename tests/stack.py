@@ -42,10 +42,11 @@ compliance:
 @contextmanager
 def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
                   capped_mb: int = 256, formats: dict[str, str] | None = None, store_extra: str = "",
-                  flink_extra: str = "", integrity_watch: str = "0s"):
+                  flink_extra: str = "", integrity_watch: str = "0s", extra: str = ""):
     """``servers`` each get a source logs/<server>/audit.log, in percona-json unless ``formats`` says otherwise.
     ``integrity_watch``: the supervisor's continuous verification interval; off unless a test is about it
-    (tests that tamper with the store, or empty it, would otherwise raise integrity alerts in others)."""
+    (tests that tamper with the store, or empty it, would otherwise raise integrity alerts in others).
+    ``extra``: more top-level sections of the config, as YAML."""
     logs = root / "logs"
     formats = formats or {}
     sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: {formats.get(s, 'percona-json')}}}"
@@ -60,6 +61,7 @@ flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{st
 chain: {{watch_interval: {integrity_watch}}}
 sources:
 {sources}
+{extra}
 {COMPLIANCE}""")
     cfg = config.load(cfg_file)
     try:

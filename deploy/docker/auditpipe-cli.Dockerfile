@@ -10,8 +10,13 @@ COPY pyproject.toml auditpipe.yaml ./
 COPY cli ./cli
 COPY schemas ./schemas
 COPY dashboards ./dashboards
+# /etc/auditpipe/job and /etc/auditpipe/chain: where init writes the job's options and the signing
+# key pair; /var/lib/auditpipe: the state directory (deploy/compose/auditpipe.yaml). A new named
+# volume mounted on a folder takes its owner, so this user can write there
 RUN pip install --no-cache-dir --disable-pip-version-check -e . \
- && useradd --system --uid 10001 --home-dir /opt/auditpipe auditpipe
+ && useradd --system --uid 10001 --home-dir /opt/auditpipe auditpipe \
+ && mkdir -p /etc/auditpipe/job /etc/auditpipe/chain /var/lib/auditpipe \
+ && chown auditpipe:auditpipe /etc/auditpipe/job /etc/auditpipe/chain /var/lib/auditpipe
 USER auditpipe
 ENV PYTHONUNBUFFERED=1
 ENTRYPOINT ["auditpipe"]

@@ -11,4 +11,7 @@ RUN mvn -q -B -f pipelines/pom.xml -DskipTests package
 
 FROM ${FLINK_IMAGE}
 COPY --from=build --chown=flink:flink /build/pipelines/flink-job/target/auditpipe-flink-job.jar /opt/flink/usrlib/auditpipe-flink-job.jar
-COPY --chown=flink:flink deploy/docker/auditpipe-jobmanager /opt/auditpipe/auditpipe-jobmanager
+COPY --chown=flink:flink deploy/docker/auditpipe-jobmanager deploy/docker/auditpipe-flink-entry /opt/auditpipe/
+# the mount points of the checkpoints and archive volumes, Flink's: a new named volume takes the
+# owner of the image's folder it is mounted on
+RUN mkdir -p /flink/checkpoints /flink/archive && chown flink:flink /flink/checkpoints /flink/archive

@@ -1,11 +1,19 @@
 """Continuous verification (docs/security.md, stack/verification.py): with nobody running `verify`, the
 supervisor finds an event edited, one deleted and one forged in the store and raises a critical
 `integrity` alert for each, in the alerts collection and on the alerts topic; `status` shows the last
-verified link, then the findings. An alert deleted from the store comes back at the next pass. Its
+verified link, then the findings; each alert also reaches the webhook, signed. An alert deleted from
+the store comes back at the next pass. Its
 own stack, whose supervisor verifies every 5 s (the shared end-to-end stack verifies nothing: its
 tests tamper with and empty the store)."""
 
 from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from auditpipe.archive import reader
@@ -18,11 +26,34 @@ PORTS = {"kafka": 31292, "controller": 31293, "store": 27617, "flink": 31281}
 SERVER = "integrity-watch"
 
 
+KEY = "integrity-watch-webhook-key"
+posted: list[tuple[dict, bytes]] = []
+
+
+class Hook(BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802 - the stdlib's name
+        posted.append((dict(self.headers), self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
 @pytest.fixture(scope="module")
 def watched(tmp_path_factory):
-    with running_stack(tmp_path_factory.mktemp("watch"), PORTS, [SERVER], "auditpipe_watch", capped_mb=64,
-                       integrity_watch="5s") as s:
-        yield s
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    os.environ["AUDITPIPE_TEST_WEBHOOK_KEY"] = KEY  # read by the job's options and the supervisor
+    webhook = (f"alerts: {{webhook: {{url: 'http://127.0.0.1:{hook.server_address[1]}/hook', "
+               "secret_env: AUDITPIPE_TEST_WEBHOOK_KEY, retries: 1}}")
+    try:
+        with running_stack(tmp_path_factory.mktemp("watch"), PORTS, [SERVER], "auditpipe_watch", capped_mb=64,
+                           integrity_watch="5s", extra=webhook) as s:
+            yield s
+    finally:
+        hook.shutdown()
+        os.environ.pop("AUDITPIPE_TEST_WEBHOOK_KEY", None)
 
 
 def integrity_row(stack) -> dict:
@@ -65,6 +96,11 @@ def test_changes_to_the_store_raise_integrity_alerts_by_themselves(watched):
         assert a["severity"] == "critical", a
     on_topic = {a["_id"] for a in stack.topic_messages("alerts") if a.get("rule") == "integrity"}
     assert {a["_id"] for v in found.values() for a in v} <= on_topic, "also outside the store"
+    hooked = {}
+    for headers, body in posted:
+        assert headers["X-Auditpipe-Signature"] == "sha256=" + hmac.new(KEY.encode(), body, hashlib.sha256).hexdigest()
+        hooked[headers["X-Auditpipe-Alert-Id"]] = json.loads(body)
+    assert {a["_id"] for v in found.values() for a in v} <= set(hooked), "and to the webhook, signed"
     row = integrity_row(stack)
     assert row["health"] == "critical" and "3 finding(s)" in row["detail"], row
     assert stack.cli("status", check=False).returncode == 3

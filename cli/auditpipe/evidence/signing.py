@@ -67,6 +67,7 @@ def make_key_pair(signing_key_file: Path, public_key_file: Path) -> bool:
     signing_key_file.touch(mode=0o600)
     signing_key_file.chmod(0o600)
     signing_key_file.write_bytes(private + _public_pem(key.public_key()))
+    public_key_file.parent.mkdir(parents=True, exist_ok=True)
     public_key_file.write_bytes(_public_pem(key.public_key()))
     return True
 

@@ -119,7 +119,16 @@ def ensure_store_users(cfg: Config) -> list[str]:
 def cluster_target(cfg: Config, checkpoint_dir: str, archive_path: str) -> job_settings.Target:
     job = credentials(STORE_USERS["job"])
     uri = with_user(cfg.store_uri, *job) if job else cfg.store_uri
-    return job_settings.Target(store_uri=uri, checkpoint_dir=checkpoint_dir, archive_path=archive_path, local=False)
+    return job_settings.Target(store_uri=uri, checkpoint_dir=checkpoint_dir, archive_path=archive_path, local=False,
+                               signing_key_file=str(cfg.signing_key_file))
+
+
+def make_signing_key(cfg: Config) -> bool:
+    """The chain heads' key pair at config chain.signing_key_file (the job's) and chain.public_key_file
+    (verify's), made once: an existing key is kept, since heads signed by it verify only with it."""
+    from auditpipe.evidence import signing
+
+    return signing.make_key_pair(cfg.signing_key_file, cfg.public_key_file)
 
 
 def write_job_properties(cfg: Config, out: Path, target: job_settings.Target) -> Path:
@@ -146,6 +155,9 @@ def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_
     with progress.step("store users"):
         notes += ensure_store_users(cfg)
     if job_properties is not None:
+        with progress.step(f"the chain heads' signing key: {cfg.signing_key_file}"):
+            if not make_signing_key(cfg):
+                notes.append(f"the signing key {cfg.signing_key_file} exists: kept")
         with progress.step(f"the job's options: {job_properties}"):
             write_job_properties(cfg, job_properties, cluster_target(cfg, checkpoint_dir, archive_path))
     for note in notes:

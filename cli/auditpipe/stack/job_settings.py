@@ -179,29 +179,49 @@ def alert_properties(cfg: Config) -> dict[str, str]:
     return out
 
 
-def webhook_properties(cfg: Config, webhook: dict) -> dict[str, str]:
-    """The webhook's options: its URL (from url, or the variable url_env names, held to url's own
-    rule), the signing key from the variable secret_env names, the timeout and retries."""
+@dataclass(frozen=True)
+class Webhook:
+    """Where alerts are POSTed (config alerts.webhook): the URL, the HMAC key or None, timeout, retries."""
+    url: str
+    secret: str | None
+    timeout: str
+    retries: int
+
+
+def webhook(cfg: Config, section: dict | None = None) -> Webhook | None:
+    """The configured webhook: its URL (from url, or the variable url_env names, held to url's own
+    rule) and the signing key from the variable secret_env names; None without one."""
     import re
 
     from auditpipe.config import load_schema
-    from auditpipe.errors import UserError
+
+    w = cfg.data["alerts"].get("webhook") if section is None else section
+    if w is None:
+        return None
 
     def from_env(key: str) -> str:
-        value = os.environ.get(webhook[key], "")
+        value = os.environ.get(w[key], "")
         if not value:
-            raise UserError(f"alerts.webhook.{key} names {webhook[key]}, which is not set in the environment")
+            raise UserError(f"alerts.webhook.{key} names {w[key]}, which is not set in the environment")
         return value
 
-    out = {"alerts.webhook.url": webhook["url"] if "url" in webhook else from_env("url_env")}
-    rule = load_schema()["properties"]["alerts"]["properties"]["webhook"]["properties"]["url"]
-    if not re.match(rule["pattern"], out["alerts.webhook.url"]):
-        raise UserError(f"alerts.webhook: the URL in {webhook.get('url_env', 'url')} is not allowed: {rule['description']}")
-    if "secret_env" in webhook:
-        out["alerts.webhook.secret"] = from_env("secret_env")
+    url = w["url"] if "url" in w else from_env("url_env")
+    rule = load_schema()["properties"]["alerts"]["properties"]["webhook"]["properties"]
+    if not re.match(rule["url"]["pattern"], url):
+        raise UserError(f"alerts.webhook: the URL in {w.get('url_env', 'url')} is not allowed: {rule['url']['description']}")
+    return Webhook(url, from_env("secret_env") if "secret_env" in w else None,
+                   str(w.get("timeout", rule["timeout"]["default"])), int(w.get("retries", rule["retries"]["default"])))
+
+
+def webhook_properties(cfg: Config, section: dict) -> dict[str, str]:
+    """The webhook's options: URL, signing key, and the timeout and retries where the config sets them."""
+    w = webhook(cfg, section)
+    out = {"alerts.webhook.url": w.url}
+    if w.secret is not None:
+        out["alerts.webhook.secret"] = w.secret
     for name in ("timeout", "retries"):
-        if name in webhook:
-            out[f"alerts.webhook.{name}"] = str(webhook[name])
+        if name in section:
+            out[f"alerts.webhook.{name}"] = str(section[name])
     return out
 
 

@@ -294,17 +294,7 @@ class IntegrityWatch(threading.Thread):
     def run(self) -> None:
         from auditpipe.stack import verification
 
-        time.sleep(self.first)
-        last_error = ""
-        while True:
-            r = verification.run_pass(self.cfg)
-            if r.raised:
-                _log(f"verification: {r.raised} new finding(s) in the store, raised as critical integrity alerts "
-                     "(auditpipe alerts --rule integrity; auditpipe verify names them)")
-            if r.error and r.error != last_error:
-                _log(f"verification: the pass failed, trying again: {r.error}")
-            last_error = r.error
-            time.sleep(max(0.0, verification.next_delay(self.interval, r.seconds) - r.seconds))
+        verification.watch(self.cfg, self.interval, self.first, _log)
 
 
 def cap_log(log_file: Path, cap: int = LOG_CAP_BYTES) -> bool:

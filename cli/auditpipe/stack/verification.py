@@ -6,11 +6,13 @@ the archive's manifest (signed, docs/security.md); the archive's rows are left t
 imported history. Each finding becomes an alert whose id names what was found (rule, server, kind,
 link or event), so a finding that stays is one alert, and an alert someone deletes from the store
 comes back at the next pass. Alerts go to the alerts collection and, new ones, to the alerts topic,
-where a consumer outside the store sees them. The last pass, its findings and each server's last
+where a consumer outside the store sees them, and to the webhook when one is configured (signed as
+the job's are; docs/alerts.md). The last pass, its findings and each server's last
 verified link are kept in ``<state>/verification/watch.json`` (not in the store), which `status` shows.
 
-The local stack's supervisor runs a pass every ``chain.watch_interval``, and never more often
-than every ten times the last pass took, so that verification takes at most about a tenth of the
+The local stack's supervisor runs a pass every ``chain.watch_interval`` (``watch``), and so does
+`auditpipe verify --watch`, the deployment's verifier service; never more often than every ten times
+the last pass took, so that verification takes at most about a tenth of the
 time whatever the store holds: a pass reads every stored event, which the local FerretDB decodes
 whole (with the default interval measured to slow a busy stack's end-to-end rate; bench/README.md).
 """
@@ -28,6 +30,8 @@ from auditpipe.config import Config
 from auditpipe.evidence.chain import Finding
 
 SEVERITY = "critical"
+#: the header with the body's HMAC-SHA256, as the job's WebhookSink.SIGNATURE_HEADER
+SIGNATURE_HEADER = "X-Auditpipe-Signature"
 #: a pass starts at least this many times its predecessor's duration after it started
 COST_FACTOR = 10
 
@@ -85,14 +89,17 @@ def run_pass(cfg: Config) -> PassResult:
     except Exception as e:  # noqa: BLE001 - recorded for status; the next pass tries again
         result.error = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
     result.seconds = time.monotonic() - t0
-    save(cfg, result)
+    try:
+        save(cfg, result)
+    except OSError as e:  # the alerts are raised; only status's record of the pass is missing
+        result.error = result.error or f"the pass's record {state_file(cfg)} could not be written: {e}"
     return result
 
 
 def raise_alerts(cfg: Config, alerts: list[dict]) -> int:
     """Sends the alerts not yet in the alerts collection to the alerts topic, then inserts them there
     (in that order: an alert the store holds is on the topic; one that failed to reach either is new
-    again at the next pass); returns how many were new."""
+    again at the next pass), then POSTs them to the webhook; returns how many were new."""
     from pymongo.errors import BulkWriteError
 
     from auditpipe.store.client import mongo_client
@@ -110,6 +117,7 @@ def raise_alerts(cfg: Config, alerts: list[dict]) -> int:
     except BulkWriteError as e:  # another pass inserted some meanwhile: duplicates are fine
         if any(err.get("code") != 11000 for err in e.details.get("writeErrors", [])):
             raise
+    _notify(cfg, new)
     return len(new)
 
 
@@ -125,6 +133,74 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
                          value=json_util.dumps(a, json_options=json_util.RELAXED_JSON_OPTIONS).encode())
     if producer.flush(30) != 0:
         raise RuntimeError(f"{len(alerts)} integrity alert(s) could not be sent to the alerts topic (tried again at the next pass)")
+
+
+def _notify(cfg: Config, alerts: list[dict]) -> None:
+    """POSTs each alert to the configured webhook as the job's WebhookSink does: the JSON body, headers
+    X-Auditpipe-Alert-Id and, with a key, X-Auditpipe-Signature; retried with backoff (1 s, doubling).
+    A notification, not the record: one that fails after its retries is logged, never raised."""
+    import hashlib
+    import hmac
+    import urllib.request
+
+    from bson import json_util
+
+    from auditpipe.config import duration_seconds
+    from auditpipe.errors import UserError
+    from auditpipe.stack import job_settings
+
+    try:
+        hook = job_settings.webhook(cfg)
+    except UserError as e:
+        _log(f"verification: no integrity alert sent to the webhook: {e}")
+        return
+    if hook is None:
+        return
+    for a in alerts:
+        body = json_util.dumps(a, json_options=json_util.RELAXED_JSON_OPTIONS).encode()
+        headers = {"Content-Type": "application/json", "X-Auditpipe-Alert-Id": a["_id"]}
+        if hook.secret is not None:
+            mac = hmac.new(hook.secret.encode(), body, hashlib.sha256).hexdigest()
+            headers[SIGNATURE_HEADER] = f"sha256={mac}"
+        delay, error = 1.0, ""
+        for attempt in range(hook.retries + 1):
+            try:
+                req = urllib.request.Request(hook.url, data=body, headers=headers, method="POST")
+                with urllib.request.urlopen(req, timeout=duration_seconds(hook.timeout)) as r:
+                    if 200 <= r.status < 300:
+                        error = ""
+                        break
+                    error = f"status {r.status}"
+            except OSError as e:  # HTTPError (a status other than 2xx), URLError, timeouts
+                error = str(e)
+            if attempt < hook.retries:
+                time.sleep(delay)
+                delay *= 2
+        if error:
+            _log(f"verification: the webhook did not take integrity alert {a['_id']}: {error} "
+                 "(it is in the alerts collection and on the alerts topic)")
+
+
+def _log(message: str) -> None:
+    import sys
+
+    print(f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ} {message}", file=sys.stderr, flush=True)
+
+
+def watch(cfg: Config, interval: float, first: float, log=_log) -> None:
+    """Runs a pass ``first`` seconds from now and then every ``interval`` (``next_delay``), for ever,
+    logging new findings and a failed pass once until it changes."""
+    time.sleep(first)
+    last_error = ""
+    while True:
+        r = run_pass(cfg)
+        if r.raised:
+            log(f"verification: {r.raised} new finding(s) in the store, raised as critical integrity alerts "
+                "(auditpipe alerts --rule integrity; auditpipe verify names them)")
+        if r.error and r.error != last_error:
+            log(f"verification: the pass failed, trying again: {r.error}")
+        last_error = r.error
+        time.sleep(max(0.0, next_delay(interval, r.seconds) - r.seconds))
 
 
 def save(cfg: Config, r: PassResult) -> None:

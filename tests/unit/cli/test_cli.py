@@ -133,3 +133,12 @@ def test_the_supervisor_is_not_offered_and_archive_actions_have_their_own_help()
     assert "--dry-run" in prune and "--retention-days" in prune
     status = run("archive", "status", "--help").stdout
     assert "--dry-run" not in status
+
+
+def test_verify_watch_refuses_what_it_cannot_honour(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("chain: {watch_interval: 0s}\n")
+    r = run("--config", str(cfg), "verify", "--watch")
+    assert r.returncode == 2 and "chain.watch_interval is 0s" in r.stderr, r.stderr
+    r = run("--config", str(cfg), "verify", "--watch", "--server", "db-01")
+    assert r.returncode == 2 and "--server, --from, --to and --where are for a single verify" in r.stderr, r.stderr

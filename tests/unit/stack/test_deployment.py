@@ -40,7 +40,7 @@ def test_compose_accepts_the_file_with_each_profile(compose_check):
         r = load(compose_check, *profiles)
         assert r.returncode == 0, (profiles, r.stderr)
     services = set(json.loads(load(compose_check).stdout)["services"])
-    assert services == {"kafka", "mongodb", "init", "jobmanager", "taskmanager", "fluentd", "grafana"}
+    assert services == {"kafka", "mongodb", "init", "jobmanager", "taskmanager", "fluentd", "grafana", "verifier"}
 
 
 def test_without_the_passwords_compose_refuses_naming_each(compose_check):
@@ -116,10 +116,30 @@ def test_the_services_agree_on_kafka_the_store_and_the_job_options(project):
     job_properties = command[command.index("--job-properties") + 1]
     job_dir = str(Path(job_properties).parent)
     assert mounted[job_dir]["source"] == "job-config"
-    jm_mounts = {v["target"]: v for v in s["jobmanager"]["volumes"]}
-    assert jm_mounts[job_dir]["source"] == "job-config" and jm_mounts[job_dir].get("read_only")
+    # the Flink services mount it elsewhere, and their entry copies it to job_dir for Flink's user
+    flink_entry = (paths.REPO / "deploy" / "docker" / "auditpipe-flink-entry").read_text()
+    assert f'TO="${{AUDITPIPE_JOB_CONFIG:-{job_dir}}}"' in flink_entry
+    copied_from = re.search(r'FROM="\$\{AUDITPIPE_JOB_CONFIG_MOUNT:-([^}]+)\}"', flink_entry).group(1)
+    for flink in ("jobmanager", "taskmanager"):
+        mounts = {v["target"]: v for v in s[flink]["volumes"]}
+        assert mounts[copied_from]["source"] == "job-config" and mounts[copied_from].get("read_only"), flink
+        assert s[flink]["entrypoint"][0] == "/opt/auditpipe/auditpipe-flink-entry", flink
     entrypoint = (paths.REPO / "deploy" / "docker" / "auditpipe-jobmanager").read_text()
     assert f'PROPERTIES="${{AUDITPIPE_JOB_PROPERTIES:-{job_properties}}}"' in entrypoint
+    # the heads' signing key beside the options; its public half where the cli and the verifier read it
+    cfg = config.load(DEPLOY_CONFIG)
+    assert str(cfg.signing_key_file.parent) == job_dir
+    public_dir = str(cfg.public_key_file.parent)
+    assert mounted[public_dir]["source"] == "chain-public" and not mounted[public_dir].get("read_only")
+    for reader_service in ("cli", "verifier"):
+        mounts = {v["target"]: v for v in s[reader_service]["volumes"]}
+        assert mounts[public_dir]["source"] == "chain-public" and mounts[public_dir].get("read_only"), reader_service
+        assert mounts[str(cfg.archive_path)]["source"] == "archive" and mounts[str(cfg.archive_path)].get("read_only")
+    assert s["verifier"]["command"][-2:] == ["verify", "--watch"]
+    from auditpipe.stack import verification
+    assert str(verification.state_file(cfg)) in s["verifier"]["healthcheck"]["test"][-1]
+    assert s["verifier"]["environment"][deploy_cfg["store"]["uri_env"]].startswith(
+        f"mongodb://{s['init']['environment']['AUDITPIPE_JOB_STORE_USER']}:")
     assert s["init"]["environment"][deploy_cfg["store"]["uri_env"]].startswith("mongodb://")
     assert s["cli"]["environment"][deploy_cfg["store"]["uri_env"]].startswith(
         f"mongodb://{s['init']['environment']['AUDITPIPE_READER_STORE_USER']}:")
@@ -152,7 +172,13 @@ def test_grafana_gets_the_provisioning_and_every_variable_it_names(project):
         assert g["environment"].get(name), name
     assert g["environment"]["AUDITPIPE_GRAFANA_STORE_USER"] == project["services"]["init"]["environment"][
         "AUDITPIPE_READER_STORE_USER"]
-    assert "haohanyang-mongodb-datasource" in g["environment"]["GF_INSTALL_PLUGINS"]
+    # the plugin at the version .env pins, from its release (it is in no catalog), allowed unsigned by name
+    version = env_file(ENV)["GRAFANA_MONGODB_PLUGIN_VERSION"]
+    url, _, plugin_id = g["environment"]["GF_INSTALL_PLUGINS"].partition(";")
+    assert plugin_id == "haohanyang-mongodb-datasource" == g["environment"]["GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS"]
+    assert url == (f"https://github.com/haohanyang/mongodb-datasource/releases/download/v{version}/"
+                   f"haohanyang-mongodb-datasource-{version}.zip")
+    assert f"`haohanyang-mongodb-datasource` {version}" in (paths.REPO / "docs" / "dashboards.md").read_text()
 
 
 def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypatch, project):
@@ -168,20 +194,21 @@ def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypa
     uri = props["store.uri"].replace("\\:", ":").replace("\\=", "=")
     assert uri.startswith(f"mongodb://{init_env['AUDITPIPE_JOB_STORE_USER']}:{init_env['AUDITPIPE_JOB_STORE_PASSWORD']}@mongodb:27017/")
     assert "authSource=admin" in uri and "root" not in uri
+    assert props["chain.signing-key-file"] == str(cfg.signing_key_file)  # init makes it: the job signs its heads
     assert props["flink.execution.checkpointing.dir"].replace("\\:", ":") == "file:///flink/checkpoints"
     assert props["archive.path"].replace("\\:", ":") == "file:///flink/archive"
     assert not [k for k in props if k.startswith("flink.rest.")]
-    # the same entries as the local job's, but for the cluster's
+    # the same entries as the local job's, but for the cluster's (its key pair made here, not in /etc)
+    cfg.data["chain"] = {**cfg.data["chain"], "signing_key_file": str(tmp_path / "keys" / "chain-signing.pem"),
+                         "public_key_file": str(tmp_path / "keys" / "chain-signing.pub")}
     local = FlinkJob(cfg).job_properties(None)
     local_keys = {line.split("=", 1)[0] for line in local.splitlines()}
     local_only = local_keys - set(props)
     assert {"flink.rest.address", "flink.rest.bind-address", "flink.rest.port", "flink.jobmanager.bind-host",
             "flink.web.submit.enable", "flink.security.ssl.rest.enabled",
             "flink.security.ssl.rest.authentication-enabled"} <= local_only
-    # the MiniCluster's endpoints and their mutual TLS (stack/flink_rest.py), and the heads' signing key on
-    # this machine (the deployment's job signs none: docs/deployment.md), nothing else
-    assert "chain.signing-key-file" in local_only
-    assert all(k == "chain.signing-key-file" or k.startswith(("flink.rest.", "flink.web.", "flink.security.ssl.", "flink.jobmanager.bind-host",
+    # the MiniCluster's endpoints and their mutual TLS (stack/flink_rest.py), nothing else
+    assert all(k.startswith(("flink.rest.", "flink.web.", "flink.security.ssl.", "flink.jobmanager.bind-host",
                              "flink.taskmanager.bind-host", "flink.taskmanager.host")) for k in local_only), local_only
 
 
@@ -221,3 +248,60 @@ def test_init_refuses_the_local_stack(tmp_path):
     r = subprocess.run([str(paths.REPO / "auditpipe"), "--config", str(tmp_path / "auditpipe.yaml"), "init"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "init prepares a Kafka and a store that auditpipe does not run" in r.stderr
+
+
+def test_the_flink_entry_gives_the_job_config_to_flinks_user_alone(tmp_path):
+    """auditpipe-flink-entry copies the job-config volume's files (written by init as its own user) for
+    the user Flink runs as, 0600 in a 0700 folder, then runs the command."""
+    import getpass
+    import os
+
+    mount, to = tmp_path / "job-init", tmp_path / "job"
+    mount.mkdir()
+    for name in ("job.properties", "chain-signing.pem"):
+        (mount / name).write_text(name)
+        (mount / name).chmod(0o600)
+    env = {**os.environ, "AUDITPIPE_JOB_CONFIG_MOUNT": str(mount), "AUDITPIPE_JOB_CONFIG": str(to),
+           "AUDITPIPE_FLINK_USER": getpass.getuser()}
+    entry = str(paths.REPO / "deploy" / "docker" / "auditpipe-flink-entry")
+    r = subprocess.run([entry, "cat", str(to / "job.properties")], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and r.stdout == "job.properties", r.stderr
+    assert to.stat().st_mode & 0o777 == 0o700
+    assert {p.name: p.stat().st_mode & 0o777 for p in to.iterdir()} == {"job.properties": 0o600, "chain-signing.pem": 0o600}
+    # without the volume it says where it belongs and runs nothing
+    r = subprocess.run([entry, "true"], env={**env, "AUDITPIPE_JOB_CONFIG_MOUNT": str(tmp_path / "none")},
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "mount the job-config volume there" in r.stderr
+
+
+def test_each_writable_volume_is_mounted_on_a_folder_its_image_gives_its_user(project):
+    """A new named volume takes the owner of the image's folder it is mounted on (root when the image
+    has none): the CLI image (uid 10001) and Flink (user flink) write to theirs only because their
+    Dockerfiles create those folders for them."""
+    images = {"auditpipe-cli": ("auditpipe-cli.Dockerfile", "auditpipe:auditpipe"),
+              "auditpipe-flink-job": ("flink-job.Dockerfile", "flink:flink")}
+    checked = 0
+    for name, s in project["services"].items():
+        image = s.get("image", "").split(":")[0]
+        if image not in images:
+            continue
+        dockerfile, owner = images[image]
+        text = (paths.REPO / "deploy" / "docker" / dockerfile).read_text().replace("\\\n", " ")
+        chowned = {p for line in text.splitlines() if line.startswith("RUN") and f"chown {owner}" in line
+                   for p in re.findall(r"\s(/[\w/.-]+)", line.split(f"chown {owner}", 1)[1])}
+        for v in s.get("volumes", []):
+            if v["type"] == "volume" and not v.get("read_only"):
+                assert v["target"] in chowned, f"{name}: {v['target']} is not created for {owner} in {dockerfile}"
+                checked += 1
+    assert checked >= 6
+
+
+def test_init_makes_the_signing_key_once(tmp_path, monkeypatch):
+    cfg = config.load(DEPLOY_CONFIG)
+    cfg.data["chain"] = {**cfg.data["chain"], "signing_key_file": str(tmp_path / "job" / "chain-signing.pem"),
+                         "public_key_file": str(tmp_path / "chain-signing.pub")}
+    assert deployment.make_signing_key(cfg)
+    key = cfg.signing_key_file.read_bytes()
+    assert cfg.signing_key_file.stat().st_mode & 0o777 == 0o600 and b"PRIVATE KEY" in key
+    assert b"PRIVATE" not in cfg.public_key_file.read_bytes()
+    assert not deployment.make_signing_key(cfg) and cfg.signing_key_file.read_bytes() == key  # kept

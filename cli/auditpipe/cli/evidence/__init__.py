@@ -75,6 +75,8 @@ def cmd_verify(app: Application) -> int:
     from auditpipe.stack import job_settings
 
     a = app.args
+    if a.watch:
+        return watch(app)
     since = query.parse_time(a.since, None) if a.since else None
     until = query.parse_time(a.until, None) if a.until else None
     with progress.step("recomputing the chains"):
@@ -83,6 +85,29 @@ def cmd_verify(app: Application) -> int:
                                head_interval_s=job_settings.head_interval_seconds(app.config))
     app.out(verify.format_report(result))
     return 0 if result.clean else 1
+
+
+def watch(app: Application) -> int:
+    """verify --watch: the store's chains verified every chain.watch_interval, each finding a critical
+    integrity alert (stack/verification.py), until stopped: what the local stack's supervisor does, for
+    a deployment (docker-compose.yml's verifier service)."""
+    from auditpipe.config import duration_seconds
+    from auditpipe.stack import verification
+
+    a = app.args
+    if a.servers or a.since or a.until or a.where != "both":
+        raise UserError("verify --watch verifies every server's whole chain in the store: "
+                        "--server, --from, --to and --where are for a single verify")
+    interval = duration_seconds(app.config.data["chain"]["watch_interval"])
+    if interval <= 0:
+        raise UserError("verify --watch: chain.watch_interval is 0s (never); set it in the config")
+    app.out(f"verifying the store's chains every {app.config.data['chain']['watch_interval']} "
+            f"(chain.watch_interval); each finding becomes a critical integrity alert. Stop with Ctrl-C.")
+    try:
+        verification.watch(app.config, interval, 0.0)
+    except KeyboardInterrupt:
+        return 0
+    return 0
 
 
 def cmd_dashboards(app: Application) -> int:
@@ -169,12 +194,17 @@ def register(sub) -> None:
                 "the links from the documents in the store and the rows of the archive, checks them against the "
                 "chain heads the job recorded every minute, and reports each broken link: EDITED, DELETED, "
                 "INSERTED, REORDERED or HEAD_MISMATCH, with the event. Links the capped collection trimmed are not "
-                "an alarm. Exit 0: clean; 1: findings.",
-                ("./auditpipe verify", "./auditpipe verify --server db-01 --from 7d --where archive"), cmd_verify)
+                "an alarm. Exit 0: clean; 1: findings. With --watch it verifies the store again every "
+                "chain.watch_interval until stopped and raises a critical integrity alert for each finding, "
+                "as the local stack's supervisor does (docs/security.md).",
+                ("./auditpipe verify", "./auditpipe verify --server db-01 --from 7d --where archive",
+                 "./auditpipe verify --watch"), cmd_verify)
     add_servers(s, "chain")
     add_time_range(s, "the events whose links are checked", "the first", "the last")
     s.add_argument("--where", choices=("both", "store", "archive"), default="both",
                    help="what to verify (default both, and that they agree)")
+    s.add_argument("--watch", action="store_true",
+                   help="verify the store every chain.watch_interval until stopped, raising an alert for each finding")
 
     g = command(sub, "dashboards", "generate the Grafana dashboards (PCI DSS 10, HIPAA, SOX, pipeline health)",
                 "The Grafana dashboards are code (cli/auditpipe/evidence/dashboards.py): every panel runs a saved "
