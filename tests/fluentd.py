@@ -151,12 +151,13 @@ def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int) -> N
 
 
 def security_environment(cfg) -> dict:
-    """The stack's kafka.security as collectors/fluentd/run reads it."""
+    """The stack's kafka.security as collectors/fluentd/run reads it, as the collector's user."""
     sec, out = cfg.kafka["security"], {}
     out["AUDITPIPE_KAFKA_SECURITY_PROTOCOL"] = sec["protocol"]
-    for key in ("sasl_mechanism", "username", "ca_file", "certificate_file", "key_file"):
+    for key in ("sasl_mechanism", "ca_file", "certificate_file", "key_file"):
         if key in sec:
             out[f"AUDITPIPE_KAFKA_{key.upper()}"] = sec[key]
-    if cfg.kafka_password() is not None:
-        out["AUDITPIPE_KAFKA_PASSWORD"] = cfg.kafka_password()
+    if cfg.kafka_principal("collector") is not None:
+        out["AUDITPIPE_KAFKA_USERNAME"] = cfg.kafka_principal("collector")[0]
+        out["AUDITPIPE_KAFKA_PASSWORD"] = cfg.kafka_password("collector")
     return out

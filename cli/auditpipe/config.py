@@ -160,26 +160,44 @@ class Config:
     def kafka_bootstrap(self) -> str:
         return self.kafka.get("bootstrap_servers") or f"{self.kafka['host']}:{self.kafka['port']}"
 
-    def kafka_password(self) -> str | None:
+    def kafka_principal(self, part: str | None = None) -> tuple[str, str, str] | None:
+        """(username, the variable holding its password, the config key naming it) of the SASL user
+        that ``part`` (a key of kafka.security.principals: collector, job) connects as: its own, or
+        without one (or for the CLI, part None) the administrator, kafka.security.username."""
         sec = self.kafka["security"]
-        if "password_env" not in sec:
+        own = sec.get("principals", {}).get(part) if part else None
+        if own:
+            return own["username"], own["password_env"], f"kafka.security.principals.{part}.password_env"
+        if "username" not in sec:
             return None
-        value = os.environ.get(sec["password_env"])
+        return sec["username"], sec["password_env"], "kafka.security.password_env"
+
+    def kafka_password(self, part: str | None = None) -> str | None:
+        principal = self.kafka_principal(part)
+        if principal is None:
+            return None
+        user, env, key = principal
+        value = os.environ.get(env)
         if value is None:
-            raise UserError(f"kafka.security.password_env: the environment variable {sec['password_env']} (the Kafka "
-                            f"password of user {sec.get('username')}) is not set ({self.file})")
+            raise UserError(f"{key}: the environment variable {env} (the Kafka password of user {user}) is not set "
+                            f"({self.file})")
         return value
 
     @property
     def kafka_client(self) -> dict:
-        """librdkafka settings every Kafka client of auditpipe starts from (the CLI's clients, the
-        catch-up, rsyslog's omkafka): bootstrap servers and security. Same names in librdkafka and
-        rsyslog's confParam."""
+        """librdkafka settings of the CLI's own Kafka clients (the administrator's, with
+        kafka.security.principals): bootstrap servers and security."""
+        return self.kafka_client_for(None)
+
+    def kafka_client_for(self, part: str | None) -> dict:
+        """librdkafka settings every Kafka client of auditpipe starts from, as ``part`` (collector: the
+        catch-up and rsyslog's omkafka; None: the CLI): bootstrap servers and security. Same names in
+        librdkafka and rsyslog's confParam."""
         sec = self.kafka["security"]
         out = {"bootstrap.servers": self.kafka_bootstrap, "security.protocol": sec["protocol"].lower()}
         if sec["protocol"].startswith("SASL_"):
-            out.update({"sasl.mechanisms": sec["sasl_mechanism"], "sasl.username": sec["username"],
-                        "sasl.password": self.kafka_password()})
+            out.update({"sasl.mechanisms": sec["sasl_mechanism"], "sasl.username": self.kafka_principal(part)[0],
+                        "sasl.password": self.kafka_password(part)})
         if sec["protocol"].endswith("SSL"):
             for key, prop in (("ca_file", "ssl.ca.location"), ("certificate_file", "ssl.certificate.location"),
                               ("key_file", "ssl.key.location")):
@@ -189,7 +207,8 @@ class Config:
 
     @property
     def kafka_java_client(self) -> dict:
-        """The same for the job's Java Kafka clients (source, dead-letter sink, rejection producer)."""
+        """The same for the job's Java Kafka clients (sources, dead-letter and alert sinks, rejection
+        producer, lag reporter), as the job's principal."""
         sec = self.kafka["security"]
         out = {"bootstrap.servers": self.kafka_bootstrap, "security.protocol": sec["protocol"]}
         if sec["protocol"].startswith("SASL_"):
@@ -197,8 +216,8 @@ class Config:
                       else "org.apache.kafka.common.security.scram.ScramLoginModule")
             quote = lambda v: '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
             out.update({"sasl.mechanism": sec["sasl_mechanism"],
-                        "sasl.jaas.config": f"{module} required username={quote(sec['username'])} "
-                                            f"password={quote(self.kafka_password())};"})
+                        "sasl.jaas.config": f"{module} required username={quote(self.kafka_principal('job')[0])} "
+                                            f"password={quote(self.kafka_password('job'))};"})
         if sec["protocol"].endswith("SSL"):
             if "ca_file" in sec:
                 out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(self._path(sec["ca_file"]))})
@@ -332,6 +351,14 @@ def _kafka_problems(cfg: Config) -> list[str]:
         if not sasl and key in sec:
             problems.append(f"kafka.security.{key}: only used with protocol SASL_PLAINTEXT or SASL_SSL "
                             f"(protocol is {sec['protocol']})")
+    if "principals" in sec:
+        if not sasl:
+            problems.append(f"kafka.security.principals: only used with protocol SASL_PLAINTEXT or SASL_SSL "
+                            f"(protocol is {sec['protocol']})")
+        names = [sec.get("username"), *(p["username"] for p in sec["principals"].values())]
+        if len(set(names)) < len(names):
+            problems.append("kafka.security.principals: each part needs a user of its own, other than "
+                            f"kafka.security.username (the administrator): {', '.join(str(n) for n in names)}")
     tls = sec["protocol"].endswith("SSL")
     for key in ("ca_file", "certificate_file", "key_file"):
         if key in sec and not tls:

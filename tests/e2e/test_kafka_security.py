@@ -1,5 +1,6 @@
-"""Kafka with SASL: every client of the pipeline (rsyslog, the catch-up, the job's source and
-sinks, the CLI) authenticates, on a stack of its own whose broker accepts nothing else."""
+"""Kafka with SASL and ACLs: every client of the pipeline (rsyslog, the catch-up, Fluentd, the job's
+sources and sinks, the CLI) authenticates, each part as its own user (kafka.security.principals)
+allowed only what it does, on a stack of its own whose broker accepts nothing else."""
 
 from __future__ import annotations
 
@@ -14,18 +15,23 @@ pytestmark = pytest.mark.e2e
 # below Linux's ephemeral range (32768-60999), which outgoing connections take their own ends from
 PORTS = {"kafka": 25192, "controller": 25193, "store": 27417, "flink": 25181}
 PASSWORD_ENV = "AUDITPIPE_TEST_KAFKA_PASSWORD"
+PASSWORDS = {PASSWORD_ENV: 'a "quoted" pass\\word',  # the quoting of every config it goes into
+             "AUDITPIPE_TEST_KAFKA_COLLECTOR": "collector's own", "AUDITPIPE_TEST_KAFKA_JOB": "the job's own"}
 
 
 @pytest.fixture(scope="module")
 def sasl_stack(tmp_path_factory):
-    os.environ[PASSWORD_ENV] = 'a "quoted" pass\\word'  # the quoting of every config it goes into
+    os.environ.update(PASSWORDS)
     try:
         with running_stack(tmp_path_factory.mktemp("sasl"), PORTS, ["sasl-db"], "auditpipe_sasl",
                            kafka_extra=", security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, "
-                                       f"username: auditpipe, password_env: {PASSWORD_ENV}}}") as s:
+                                       f"username: auditpipe, password_env: {PASSWORD_ENV}, principals: {{"
+                                       "collector: {username: auditpipe-collector, password_env: AUDITPIPE_TEST_KAFKA_COLLECTOR}, "
+                                       "job: {username: auditpipe-job, password_env: AUDITPIPE_TEST_KAFKA_JOB}}}") as s:
             yield s
     finally:
-        os.environ.pop(PASSWORD_ENV, None)
+        for name in PASSWORDS:
+            os.environ.pop(name, None)
 
 
 def test_the_pipeline_runs_end_to_end_over_sasl(sasl_stack):
@@ -70,3 +76,81 @@ def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
     finally:
         fluentd.stop()
     assert not fluentd.problems(), "\n".join(fluentd.problems())
+
+
+def refused(client_config: dict, act) -> str:
+    """The error the broker gives ``act`` (a function of a client config), or "" when it is allowed."""
+    from confluent_kafka import KafkaException
+
+    try:
+        act({**client_config, "log_level": 0})
+    except KafkaException as e:
+        return e.args[0].name()
+    return ""
+
+
+def produce(topic: str):
+    def act(conf: dict):
+        from confluent_kafka import KafkaException, Producer
+
+        errors = []
+        p = Producer({**conf, "message.timeout.ms": 10000})
+        p.produce(topic, b"a line", key=b"acl-test", on_delivery=lambda err, msg: errors.append(err))
+        p.flush(15)
+        if errors and errors[0] is not None:
+            raise KafkaException(errors[0])
+    return act
+
+
+def consume(topic: str):
+    def act(conf: dict):
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+        c = Consumer({**conf, "group.id": "acl-test", "enable.auto.commit": False})
+        try:
+            c.assign([TopicPartition(topic, 0, 0)])
+            for _ in range(20):
+                msg = c.poll(0.5)
+                if msg is not None and msg.error():
+                    raise KafkaException(msg.error())
+        finally:
+            c.close()
+    return act
+
+
+def create_topic(conf: dict):
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    client = AdminClient(conf)
+    for f in client.create_topics([NewTopic("acl-test-topic", 1, 1)], request_timeout=15).values():
+        try:
+            f.result()
+        except KafkaException as e:
+            raise KafkaException(e.args[0]) from None
+
+
+def test_each_part_may_do_only_what_it_does(sasl_stack):
+    """The collector produces to the raw topic only; the job writes its own topics but not the raw
+    one; neither creates topics nor reads another's; the administrator may do anything."""
+    from auditpipe.stack import kafka_acls, topics
+
+    cfg = sasl_stack.cfg
+    raw, alerts, dead = (topics.topic_name(r) for r in ("raw", "alerts", "deadletter"))
+    collector, job = cfg.kafka_client_for("collector"), cfg.kafka_client_for("job")
+    assert collector["sasl.username"] == "auditpipe-collector" and job["sasl.username"] == "auditpipe-job"
+    assert refused(collector, produce(alerts)) == "TOPIC_AUTHORIZATION_FAILED", "a forged alert"
+    assert refused(collector, produce(dead)) == "TOPIC_AUTHORIZATION_FAILED"
+    assert refused(collector, consume(alerts)) in ("TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED")
+    assert refused(job, produce(raw)) == "TOPIC_AUTHORIZATION_FAILED", "a forged audit line"
+    for who in (collector, job):
+        assert refused(who, create_topic) in ("TOPIC_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED")
+    assert refused(cfg.kafka_client, produce(alerts)) == "", "the administrator (the CLI) may"
+    # what the broker holds is exactly what kafka_acls asks for
+    from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
+
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+                                  AclPermissionType.ANY)
+    client = topics.admin(cfg.kafka_client)
+    held = client.describe_acls(everything, request_timeout=15).result()
+    assert sorted({(b.principal, b.restype.name, b.name, b.operation.name) for b in held}) == kafka_acls.wanted(cfg)

@@ -161,6 +161,12 @@ def test_max_line_size_is_bounded_and_derives_every_limit(tmp_path):
     ("{security: {protocol: SASL_PLAINTEXT, sasl_mechanism: SCRAM-SHA-512, username: u, password_env: P}}",
      "the local broker serves PLAIN only"),
     ("{bootstrap_servers: 'no port'}", "kafka.bootstrap_servers"),
+    ("{security: {principals: {job: {username: j, password_env: J}}}}",
+     "kafka.security.principals: only used with protocol SASL"),
+    ("{security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: u, password_env: P, "
+     "principals: {job: {username: u, password_env: J}}}}", "kafka.security.principals: each part needs a user of its own"),
+    ("{security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: u, password_env: P, "
+     "principals: {flink: {username: f, password_env: F}}}}", "kafka.security.principals.flink: unknown key"),
 ])
 def test_kafka_settings_that_do_not_fit_together_are_named(tmp_path, kafka, named):
     with pytest.raises(UserError) as e:
@@ -200,6 +206,49 @@ def test_kafka_security_reaches_every_client_and_the_password_stays_in_the_envir
     job = FlinkJob(cfg).job_properties(None)
     assert "kafka.client.security.protocol=SASL_SSL\n" in job and "kafka.client.sasl.jaas.config=" in job
     assert "s3cr" not in cfg.file.read_text()
+
+
+def test_each_part_connects_as_its_own_kafka_user_and_the_broker_knows_them_all(tmp_path, monkeypatch):
+    cfg = config.load(write(tmp_path, """kafka:
+  security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
+             principals: {collector: {username: shipper, password_env: KSHIP}, job: {username: flink, password_env: KJOB}}}
+"""))
+    for name, value in (("KADMIN", "a"), ("KSHIP", "s"), ("KJOB", "j")):
+        monkeypatch.setenv(name, value)
+    assert (cfg.kafka_client["sasl.username"], cfg.kafka_client["sasl.password"]) == ("admin", "a")
+    assert (cfg.kafka_client_for("collector")["sasl.username"], cfg.kafka_client_for("collector")["sasl.password"]) == ("shipper", "s")
+    assert 'username="flink" password="j"' in cfg.kafka_java_client["sasl.jaas.config"]
+    from auditpipe.stack.components.collector import render_config
+    from auditpipe.stack.components.kafka import KafkaBroker
+
+    rsyslog = render_config(cfg, tmp_path / "work")
+    assert '"sasl.username=shipper"' in rsyslog and '"sasl.username=admin"' not in rsyslog
+    broker = KafkaBroker(cfg)._properties()
+    assert "super.users=User:admin\n" in broker and "allow.everyone.if.no.acl.found=false" in broker
+    assert "StandardAuthorizer" in broker and "CONTROLLER:SASL_PLAINTEXT" in broker, "the controller's listener too"
+    for user, password in (("admin", "a"), ("shipper", "s"), ("flink", "j")):
+        assert f'user_{user}="{password}"' in broker, user
+    monkeypatch.delenv("KSHIP")
+    with pytest.raises(UserError, match="kafka.security.principals.collector.password_env: .*KSHIP"):
+        cfg.kafka_client_for("collector")
+
+
+def test_the_kafka_acls_are_what_topics_yaml_says(tmp_path):
+    from auditpipe.stack import kafka_acls, topics
+
+    cfg = config.load(write(tmp_path, """kafka:
+  security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
+             principals: {collector: {username: shipper, password_env: KSHIP}, job: {username: flink, password_env: KJOB}}}
+"""))
+    acls = kafka_acls.wanted(cfg)
+    raw, alerts, dead = (topics.topic_name(r) for r in ("raw", "alerts", "deadletter"))
+    shipper = {(t, n, op) for p, t, n, op in acls if p == "User:shipper"}
+    assert shipper == {("TOPIC", raw, "WRITE"), ("TOPIC", raw, "READ"), ("TOPIC", raw, "DESCRIBE")}
+    flink = {(t, n, op) for p, t, n, op in acls if p == "User:flink"}
+    assert ("TOPIC", raw, "WRITE") not in flink and {("TOPIC", raw, "READ"), ("TOPIC", alerts, "WRITE"),
+                                                     ("TOPIC", dead, "WRITE")} <= flink
+    assert {p for p, *_ in acls} == {"User:shipper", "User:flink"}, "the administrator needs none: super user"
+    assert kafka_acls.wanted(config.load(write(tmp_path, ""))) == []
 
 
 def test_a_sources_time_zone_is_checked_and_travels_in_its_key(tmp_path):

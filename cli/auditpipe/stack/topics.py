@@ -18,6 +18,8 @@ class TopicDef:
     partitions: int
     retention_ms: int
     segment_ms: int | None = None  # when the broker closes a segment (and can delete it); None: the broker's default
+    producers: tuple[str, ...] = ()  # the parts that write it, each as its own user (kafka_acls.py)
+    consumers: tuple[str, ...] = ()  # the parts that read it
 
 
 # The CLI's clients only probe; failures surface as exceptions, so librdkafka's own log stays quiet.
@@ -27,7 +29,8 @@ QUIET_CLIENT = {"log_level": 0}
 def definitions() -> dict[str, TopicDef]:
     data = yaml.safe_load((paths.SCHEMAS / "topics.yaml").read_text())
     return {t["role"]: TopicDef(t["role"], t["name"], int(t["partitions"]), int(t["retention_ms"]),
-                                int(t["segment_ms"]) if "segment_ms" in t else None)
+                                int(t["segment_ms"]) if "segment_ms" in t else None,
+                                tuple(t["producers"]), tuple(t["consumers"]))
             for t in data["topics"]}
 
 
@@ -48,12 +51,13 @@ def admin(kafka: str | dict):
 
 
 def ensure_configured_topics(cfg) -> list[str]:
-    """ensure_topics with the configuration's limits, replicas and partitions: what `up` and `init` run."""
-    from auditpipe.stack import limits
+    """ensure_topics with the configuration's limits, replicas and partitions, then the ACLs of
+    kafka.security.principals (kafka_acls.py): what `up` and `init` run."""
+    from auditpipe.stack import kafka_acls, limits
 
     k = cfg.kafka
     return ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"], k["min_insync_replicas"],
-                         {"raw": k["raw_partitions"]})
+                         {"raw": k["raw_partitions"]}) + kafka_acls.ensure_acls(cfg)
 
 
 def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, min_insync_replicas: int = 1,

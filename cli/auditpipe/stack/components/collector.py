@@ -69,7 +69,7 @@ def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str
         max_message_bytes=lim.max_line_bytes + 1)
     block = Template((paths.COLLECTORS / "rsyslog" / "source.conf.tmpl").read_text())
     # TLS and SASL (config kafka.security): librdkafka's names, as the CLI's own clients use them
-    security = "".join(f', "{_rsyslog_string(f"{k}={v}")}"' for k, v in cfg.kafka_client.items()
+    security = "".join(f', "{_rsyslog_string(f"{k}={v}")}"' for k, v in cfg.kafka_client_for("collector").items()
                        if k != "bootstrap.servers")
     brokers = ", ".join(f'"{b}"' for b in cfg.kafka_bootstrap.split(","))
     action = Template((paths.COLLECTORS / "rsyslog" / "kafka-action.conf.tmpl").read_text()).substitute(
@@ -139,7 +139,7 @@ class RsyslogCollector(Component):
         self.conf_file.write_text(text)
         raw_topic = topics.topic_name("raw")
         try:
-            before = catchup.before_start(self.cfg.kafka_client, raw_topic, sources, _key_of, work)
+            before = catchup.before_start(self.cfg.kafka_client_for("collector"), raw_topic, sources, _key_of, work)
         except Exception as e:  # noqa: BLE001
             raise ComponentError(f"the collector starts once Kafka answers: it first looks up the last line shipped "
                                  f"for each source, to catch up on what was rotated while it was down ({e})") from None
@@ -154,7 +154,7 @@ class RsyslogCollector(Component):
         wait_until(lambda: (self.home / "rsyslogd.pid").exists(), 15, "waiting for rsyslogd to start", self.proc,
                    interval=0.1)
         lim = limits.from_config(self.cfg)
-        for report in catchup.catch_up(self.cfg.kafka_client, raw_topic, sources, _key_of, before,
+        for report in catchup.catch_up(self.cfg.kafka_client_for("collector"), raw_topic, sources, _key_of, before,
                                        lim.max_line_bytes, lim.raw_message_bytes):
             if report.summary():
                 progress.info(f"  collector: {report.summary()}")

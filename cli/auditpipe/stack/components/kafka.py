@@ -52,21 +52,38 @@ class KafkaBroker(Component):
         stamp.write_text(wanted)
 
     def _security_properties(self) -> list[str]:
-        """The client listener: PLAINTEXT, or SASL_PLAINTEXT with PLAIN and one user (the configured
-        one, whose password the broker reads from this file; the state directory is the user's)."""
+        """The listeners: PLAINTEXT, or SASL_PLAINTEXT with PLAIN, the controller's too. The users are
+        the configured one (the administrator, whom the broker and controller also log in as) and
+        those of kafka.security.principals, whose passwords the broker reads from this file (the
+        state directory is the user's). With principals the authorizer is on: the administrator is
+        the super user, everyone else may do only what an ACL allows (kafka_acls.py)."""
         sec = self.cfg.kafka["security"]
         if sec["protocol"] == "PLAINTEXT":
             return ["listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
                     "inter.broker.listener.name=PLAINTEXT"]
-        user, password = sec["username"], self.cfg.kafka_password()
-        quoted = password.replace("\\", "\\\\").replace('"', '\\"')
-        return ["listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
-                "inter.broker.listener.name=SASL_PLAINTEXT",
-                "sasl.enabled.mechanisms=PLAIN",
-                "sasl.mechanism.inter.broker.protocol=PLAIN",
-                "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + properties_value(
-                    "org.apache.kafka.common.security.plain.PlainLoginModule"
-                    f' required username="{user}" password="{quoted}" user_{user}="{quoted}";')]
+
+        def quoted(value: str) -> str:
+            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+        admin = sec["username"]
+        users = {admin: self.cfg.kafka_password(),
+                 **{p["username"]: self.cfg.kafka_password(part) for part, p in sec.get("principals", {}).items()}}
+        jaas = properties_value("org.apache.kafka.common.security.plain.PlainLoginModule required "
+                                f"username={quoted(admin)} password={quoted(users[admin])} "
+                                + " ".join(f"user_{u}={quoted(pw)}" for u, pw in users.items()) + ";")
+        out = ["listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+               "inter.broker.listener.name=SASL_PLAINTEXT",
+               "sasl.enabled.mechanisms=PLAIN",
+               "sasl.mechanism.inter.broker.protocol=PLAIN",
+               "sasl.mechanism.controller.protocol=PLAIN",
+               "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + jaas,
+               "listener.name.controller.sasl.enabled.mechanisms=PLAIN",
+               "listener.name.controller.plain.sasl.jaas.config=" + jaas]
+        if sec.get("principals"):
+            out += ["authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                    f"super.users=User:{admin}",
+                    "allow.everyone.if.no.acl.found=false"]
+        return out
 
     def _properties(self) -> str:
         k = self.cfg.kafka

@@ -1,0 +1,61 @@
+"""Kafka ACLs (docs/security.md "Kafka"): with ``kafka.security.principals`` each part of the pipeline
+connects as a SASL user of its own and may do only what it does: the collector produces to the raw
+topic (and reads it back to resume), the job reads the raw topic in its consumer group and writes
+the dead-letter and alerts topics. The administrator (``kafka.security.username``: the CLI, which
+creates topics and ACLs and raises integrity alerts) is the broker's super user.
+
+Who may use which topic is written once, in schemas/topics.yaml (``producers``, ``consumers``); the
+consumer groups are below. `up` creates the ACLs on the local broker, whose authorizer is on when
+principals are configured, and `auditpipe init` on a deployment's (topics.ensure_configured_topics
+calls ``ensure_acls``): the same code for both. Creating an ACL that exists changes nothing.
+"""
+
+from __future__ import annotations
+
+from auditpipe.config import Config
+from auditpipe.stack import job_settings, topics
+
+#: (part, consumer group): the groups a part reads in. The job's two sources use its group id
+#: (only the store path commits offsets there); the collector's catch-up assigns partitions and
+#: commits nothing, so it needs no group.
+GROUPS = (("job", job_settings.job_group_id()),)
+
+PRODUCE = ("WRITE", "DESCRIBE")
+CONSUME = ("READ", "DESCRIBE")
+
+
+def wanted(cfg: Config) -> list[tuple[str, str, str, str]]:
+    """(principal, resource type, resource name, operation) of every ACL the configuration asks for."""
+    principals = cfg.kafka["security"].get("principals", {})
+    out = []
+    for t in topics.definitions().values():
+        for part, ops in [*((p, PRODUCE) for p in t.producers), *((p, CONSUME) for p in t.consumers)]:
+            if part in principals:
+                out += [(f"User:{principals[part]['username']}", "TOPIC", t.name, op) for op in ops]
+    for part, group in GROUPS:
+        if part in principals:
+            out.append((f"User:{principals[part]['username']}", "GROUP", group, "READ"))
+    return sorted(set(out))
+
+
+def ensure_acls(cfg: Config) -> list[str]:
+    """Creates the ACLs of ``wanted`` (allow, any host, literal names); returns notes. Nothing without principals."""
+    from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
+    from confluent_kafka.error import KafkaException
+
+    acls = wanted(cfg)
+    if not acls:
+        return []
+    bindings = [AclBinding(ResourceType[rtype], name, ResourcePatternType.LITERAL, principal, "*",
+                           AclOperation[op], AclPermissionType.ALLOW) for principal, rtype, name, op in acls]
+    client = topics.admin(cfg.kafka_client)  # held until the answers are in: a collected client cancels its requests
+    futures = client.create_acls(bindings, request_timeout=30)
+    try:
+        for f in futures.values():
+            f.result()
+    except KafkaException as e:
+        if "SECURITY_DISABLED" in str(e) or "No Authorizer" in str(e):
+            return [f"Kafka at {cfg.kafka_bootstrap} has no authorizer: the {len(acls)} ACLs of "
+                    "kafka.security.principals were not created, and every authenticated user may do anything"]
+        raise
+    return []
