@@ -127,7 +127,8 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
 
     from auditpipe.stack import topics
 
-    producer = Producer({**cfg.kafka_client, "enable.idempotence": True, "acks": "all"})
+    # as the job, the alerts topic's producer (its own user with kafka.security.principals)
+    producer = Producer({**cfg.kafka_client_for("job"), "enable.idempotence": True, "acks": "all"})
     for a in alerts:
         producer.produce(topics.topic_name("alerts"), key=a["_id"].encode(),
                          value=json_util.dumps(a, json_options=json_util.RELAXED_JSON_OPTIONS).encode())

@@ -145,6 +145,34 @@ def test_the_services_agree_on_kafka_the_store_and_the_job_options(project):
         f"mongodb://{s['init']['environment']['AUDITPIPE_READER_STORE_USER']}:")
 
 
+def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_own(project):
+    """The broker's JAAS line (SASL PLAIN, every listener) holds the administrator and each principal of
+    deploy/compose/auditpipe.yaml, with the password each part's service is given; the authorizer
+    is on with the administrator as its only super user; Fluentd connects as the collector."""
+    s = project["services"]
+    cfg = config.load(DEPLOY_CONFIG)
+    sec = cfg.kafka["security"]
+    kafka = s["kafka"]["environment"]
+    assert set(kafka["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"].split(",")) == {
+        "CONTROLLER:SASL_PLAINTEXT", "INTERNAL:SASL_PLAINTEXT", "HOST:SASL_PLAINTEXT"}
+    assert kafka["KAFKA_SUPER_USERS"] == f"User:{sec['username']}"
+    assert kafka["KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND"] == "false" and "StandardAuthorizer" in kafka["KAFKA_AUTHORIZER_CLASS_NAME"]
+    secrets = env_file(SECRETS_EXAMPLE)
+    for listener in ("CONTROLLER", "INTERNAL", "HOST"):
+        jaas = kafka[f"KAFKA_LISTENER_NAME_{listener}_PLAIN_SASL_JAAS_CONFIG"]
+        assert f'username="{sec["username"]}" password="{secrets[sec["password_env"]]}"' in jaas
+        for part in (None, "collector", "job"):
+            user, env, _ = cfg.kafka_principal(part)
+            assert f'user_{user}="{secrets[env]}"' in jaas, (listener, user)
+    fluentd = s["fluentd"]["environment"]
+    assert (fluentd["AUDITPIPE_KAFKA_USERNAME"], fluentd["AUDITPIPE_KAFKA_PASSWORD"]) == (
+        sec["principals"]["collector"]["username"], secrets[sec["principals"]["collector"]["password_env"]])
+    assert fluentd["AUDITPIPE_KAFKA_SECURITY_PROTOCOL"] == sec["protocol"]
+    job_password = sec["principals"]["job"]["password_env"]
+    assert s["init"]["environment"][job_password] == s["verifier"]["environment"][job_password] == secrets[job_password]
+    assert sec["password_env"] not in s["verifier"]["environment"], "the verifier publishes alerts as the job"
+
+
 def test_fluentd_is_built_from_the_tested_collector(project):
     build = project["services"]["fluentd"]["build"]
     assert Path(build["context"]) == paths.COLLECTORS / "fluentd"
@@ -235,6 +263,11 @@ def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_pat
     for name in ("MONGO_ROOT_PASSWORD", "AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD",
                  "GRAFANA_ADMIN_PASSWORD"):
         assert name in said, said
+    deploy = config.load(DEPLOY_CONFIG)
+    with pytest.raises(UserError) as e:
+        deployment.refuse_placeholders(deploy)
+    for name in ("AUDITPIPE_KAFKA_ADMIN_PASSWORD", "AUDITPIPE_KAFKA_COLLECTOR_PASSWORD", "AUDITPIPE_KAFKA_JOB_PASSWORD"):
+        assert name in str(e.value) and name in project["services"]["init"]["environment"], name
     init_env = project["services"]["init"]["environment"]
     assert {"GRAFANA_ADMIN_PASSWORD", *deployment.OTHER_PASSWORDS} <= set(init_env), "init sees what it checks"
     for name in ("AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
