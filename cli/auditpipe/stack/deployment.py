@@ -12,12 +12,14 @@ administrator's connection string (store.uri_env) and creates or updates, in the
 database (so every client authenticates with authSource=admin, as the Grafana data source's
 provisioning says), users whose only role is on the auditpipe database:
 
-| user (environment) | role on the auditpipe database | who |
+| user (environment) | role | who |
 |---|---|---|
-| AUDITPIPE_JOB_STORE_USER / _PASSWORD | readWrite | the Flink job |
+| AUDITPIPE_JOB_STORE_USER / _PASSWORD | `auditpipeJob`: read the database; insert into the collections the job writes; update only those it upserts (counts, servers) | the Flink job, the verifier |
 | AUDITPIPE_READER_STORE_USER / _PASSWORD | read | Grafana, `auditpipe report` and `query` |
 
-The job's options then name the job's user, never the administrator.
+So the job's credentials cannot update or delete an event, an evidence document, an alert or a
+chain head (job_settings.job_collections says which collections the job upserts). The job's
+options then name the job's user, never the administrator.
 """
 
 from __future__ import annotations
@@ -45,8 +47,12 @@ class StoreUser:
     who: str
 
 
+#: the job's role, a custom one (job_role), kept in the users' database
+JOB_ROLE = "auditpipeJob"
+
 STORE_USERS = {
-    "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", "readWrite", "the Flink job"),
+    "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", JOB_ROLE,
+                     "the Flink job and the verifier"),
     "reader": StoreUser("AUDITPIPE_READER_STORE_USER", "AUDITPIPE_READER_STORE_PASSWORD", "read",
                         "Grafana and the reports"),
 }
@@ -97,6 +103,22 @@ def with_user(uri: str, name: str, password: str, database: str = USERS_DATABASE
                                     urllib.parse.urlencode(query), parts.fragment))
 
 
+def job_role(cfg: Config) -> dict:
+    """The job role's privileges and inherited roles: read on the database; insert into each collection
+    the job writes, and update (an upsert needs both) only where it upserts."""
+    database = cfg.store["database"]
+    return {"privileges": [{"resource": {"db": database, "collection": name},
+                            "actions": ["insert", "update"] if upserts else ["insert"]}
+                           for name, upserts in job_settings.job_collections(cfg).items()],
+            "roles": [{"role": "read", "db": database}]}
+
+
+def ensure_job_role(db, cfg: Config) -> str:
+    exists = db.command("rolesInfo", JOB_ROLE).get("roles")
+    db.command("updateRole" if exists else "createRole", JOB_ROLE, **job_role(cfg))
+    return f"store role {JOB_ROLE}: " + ("updated" if exists else "created")
+
+
 def ensure_store_users(cfg: Config) -> list[str]:
     """Creates or updates the users of STORE_USERS that the environment names; returns notes."""
     db = mongo_client(cfg)[USERS_DATABASE]
@@ -106,13 +128,13 @@ def ensure_store_users(cfg: Config) -> list[str]:
                 "connection string it is given"]
     if is_ferretdb(db):
         return ["the store is FerretDB, which manages no users here: the store users were not created"]
-    notes = []
+    notes = [ensure_job_role(db, cfg)] if "job" in wanted else []
     for key, (name, password) in wanted.items():
         user = STORE_USERS[key]
-        roles = [{"role": user.role, "db": cfg.store["database"]}]
+        roles = [{"role": user.role, "db": USERS_DATABASE if user.role == JOB_ROLE else cfg.store["database"]}]
         exists = db.command("usersInfo", name).get("users")
         db.command("updateUser" if exists else "createUser", name, pwd=password, roles=roles)
-        notes.append(f"store user {name}: {user.role} on {cfg.store['database']} ({user.who}), "
+        notes.append(f"store user {name}: role {user.role} on {cfg.store['database']} ({user.who}), "
                      + ("updated" if exists else "created"))
     return notes
 

@@ -99,6 +99,19 @@ def head_interval_seconds(cfg: Config) -> float:
     return int(m.group(1)) * {"ms": 0.001, "s": 1, "sec": 1, None: 0.001, "m": 60, "min": 60, "h": 3600}[m.group(2)]
 
 
+#: the collections whose documents the job updates (upserts: counts, the servers list); into the
+#: others (events, evidence, alerts, chain heads, dead letters, lag samples) it only inserts
+UPSERTED_COLLECTIONS = ("store.collection.stats", "store.collection.stats-hourly", "store.collection.rollups",
+                        "store.collection.servers")
+
+
+def job_collections(cfg: Config) -> dict[str, bool]:
+    """Each collection the job writes, and whether it updates documents there (the deployment's job
+    role grants exactly that: stack/deployment.py)."""
+    return {value(cfg, None): key in UPSERTED_COLLECTIONS
+            for key, value in OPTIONS if key.startswith("store.collection.")}
+
+
 def job_group_id() -> str:
     """The consumer group of the job's store path: where its committed offsets (the lag) are."""
     return next(o["default"] for o in contract.contract()["options"] if o["key"] == "kafka.group-id")

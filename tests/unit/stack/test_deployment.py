@@ -338,3 +338,24 @@ def test_init_makes_the_signing_key_once(tmp_path, monkeypatch):
     assert cfg.signing_key_file.stat().st_mode & 0o777 == 0o600 and b"PRIVATE KEY" in key
     assert b"PRIVATE" not in cfg.public_key_file.read_bytes()
     assert not deployment.make_signing_key(cfg) and cfg.signing_key_file.read_bytes() == key  # kept
+
+
+def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
+    """The role init gives the job's user: read; insert into every collection the job writes; update
+    only where it upserts counts and the servers list; remove nowhere (docs/security.md)."""
+    cfg = config.load(DEPLOY_CONFIG)
+    role = deployment.job_role(cfg)
+    actions = {p["resource"]["collection"]: set(p["actions"]) for p in role["privileges"]}
+    assert all(p["resource"]["db"] == cfg.store["database"] for p in role["privileges"])
+    s = cfg.store
+    for key in ("events_collection", "evidence_collection", "alerts_collection", "chain_heads_collection",
+                "dead_letter_collection", "kafka_lag_collection"):
+        assert actions.pop(s[key]) == {"insert"}, key
+    for key in ("stats_collection", "stats_hourly_collection", "rollups_collection", "servers_collection"):
+        assert actions.pop(s[key]) == {"insert", "update"}, key
+    assert actions == {}, "a collection the job writes that the role does not say"
+    assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]
+    from auditpipe import contract
+
+    collection_options = [o for o in contract.option_keys() if o.startswith("store.collection.")]
+    assert len(collection_options) == len(role["privileges"]), "every collection option of the job"
