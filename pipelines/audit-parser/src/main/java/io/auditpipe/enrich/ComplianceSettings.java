@@ -31,7 +31,7 @@ import java.util.TreeMap;
  * compliance.masking.pattern.&lt;name&gt;=&lt;regular expression&gt;
  * compliance.change-windows=sat,sun 02:00-06:00 UTC; * 23:00-23:30 Europe/Berlin
  * compliance.business-hours=mon,tue,wed,thu,fri 07:00-19:00 Europe/Berlin
- * compliance.sql-parse-timeout-ms=100
+ * compliance.sql-parse-timeout-ms=1000
  * </pre>
  * Patterns are {@link Glob}s, comma-separated. {@link #fromProperties} rejects unknown keys and
  * bad values, naming the key.
@@ -75,7 +75,7 @@ public final class ComplianceSettings implements Serializable {
         m.put(PREFIX + MASK_PATTERN + "<name>", "A regular expression whose matches are masked, named in 'masked'.");
         m.put(PREFIX + CHANGE_WINDOWS, "Weekly change windows, 'DAYS HH:MM-HH:MM ZONE' separated by ';'.");
         m.put(PREFIX + BUSINESS_HOURS, "Weekly business hours, in the form of the change windows.");
-        m.put(PREFIX + SQL_PARSE_TIMEOUT, "Longest time the SQL parser may spend on one statement, in milliseconds (one attempt; then a keyword scan).");
+        m.put(PREFIX + SQL_PARSE_TIMEOUT, "Longest time the SQL parser may spend on one statement, in milliseconds (one attempt; then a keyword scan): a safety net, far above what a statement within the parser's bounds takes (docs/compliance.md).");
         return java.util.Collections.unmodifiableMap(m);
     }
 
@@ -92,7 +92,7 @@ public final class ComplianceSettings implements Serializable {
     /** Weekly windows of working time (same form as the change windows); empty: after-hours is not judged. */
     final List<ChangeWindow> businessHours = new ArrayList<>();
     SensitiveDataMasker masker = new SensitiveDataMasker(true, Map.of());
-    long sqlParseTimeoutMillis = 100;
+    long sqlParseTimeoutMillis = 1000;
 
     /** Nothing classified, PANs masked: what the job does with no compliance configuration. */
     public static ComplianceSettings defaults() {
