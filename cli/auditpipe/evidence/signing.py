@@ -17,14 +17,32 @@ from pathlib import Path
 TAG = "auditpipe-chain-head/1"
 
 
-def _millis(value) -> int:
+def head_millis(value) -> int | None:
+    """A head's time as epoch milliseconds: a date from the store, {"$date": ...} (an ISO string or
+    {"$numberLong": ...}) from the manifest's extended JSON, or epoch milliseconds; None for anything else."""
+    from datetime import datetime
+
     from auditpipe.evidence.chain import _plain
 
-    if isinstance(value, dict) and "$date" in value:  # a manifest line's extended JSON
-        from bson import json_util
+    if isinstance(value, dict) and "$date" in value:
+        value = value["$date"]
+        if isinstance(value, dict):  # {"$numberLong": "..."}
+            value = int(next(iter(value.values())))
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return _plain(value) if isinstance(value, datetime) else None
 
-        value = json_util.loads(json_util.dumps(value))
-    return int(_plain(value))
+
+def _millis(value) -> int:
+    millis = head_millis(value)
+    if millis is None:
+        raise ValueError(f"not a time: {value!r}")
+    return millis
 
 
 def signed_bytes(head: dict) -> bytes:

@@ -58,22 +58,6 @@ def _seq_window(docs: list[dict], since, until) -> tuple[int | None, int | None]
     return (min(seqs), max(seqs)) if seqs else (0, -1)
 
 
-def _millis(value) -> int | None:
-    """A head's recorded_at as epoch milliseconds: a date from the store, {"$date": ...} from the manifest."""
-    if isinstance(value, dict) and "$date" in value:
-        value = value["$date"]
-        if isinstance(value, dict):  # {"$numberLong": "..."}
-            value = int(next(iter(value.values())))
-        if isinstance(value, str):
-            try:
-                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return _plain(value) if isinstance(value, datetime) else None
-
-
 @dataclass
 class _Heads:
     """The heads of one chain, by how long ago the job recorded them."""
@@ -82,7 +66,7 @@ class _Heads:
     newest: tuple[int, int] | None = None  # (seq, recorded_at in ms) of the newest head with a time
 
     def add(self, head: dict, now_ms: int) -> None:
-        seq, at = head["seq"], _millis(head.get("recorded_at"))
+        seq, at = head["seq"], signing.head_millis(head.get("recorded_at"))
         if at is not None and (self.newest is None or seq > self.newest[0]):
             self.newest = (seq, at)
         if at is not None and now_ms - at < IN_FLIGHT_S * 1000:
@@ -158,7 +142,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                     result.findings.append((where, Finding("forged_head", h["server"], h["seq"], None,
                                                            f"a chain head the pipeline did not sign: {check.detail}")))
                     continue
-                at = _millis(h.get("recorded_at"))
+                at = signing.head_millis(h.get("recorded_at"))
                 if at is not None and now_ms - at >= IN_FLIGHT_S * 1000:
                     signed_settled.setdefault((h["server"], h.get(CHAIN)), set()).add(h["seq"])
                 if isinstance(h.get("previous_seq"), int):

@@ -156,7 +156,8 @@ def test_a_copy_linked_again_at_the_end_is_explained_too():
 
 
 def test_heads_younger_than_the_in_flight_window_are_not_yet_expected():
-    from auditpipe.evidence.verify import IN_FLIGHT_S, _expected_end, _Heads, _millis
+    from auditpipe.evidence.signing import head_millis
+    from auditpipe.evidence.verify import IN_FLIGHT_S, _expected_end, _Heads
 
     now = 1_800_000_000_000
     heads = _Heads()
@@ -165,5 +166,5 @@ def test_heads_younger_than_the_in_flight_window_are_not_yet_expected():
     assert heads.settled[0] == 5 and heads.in_flight == (9, 10)
     assert _expected_end(heads, None, "")[0] == 5
     assert _expected_end(heads, 7, "archive") == (7, "the archive holds links up to 7")
-    assert _millis({"$date": {"$numberLong": "1700000000000"}}) == 1_700_000_000_000
-    assert _millis("not a time") is None and IN_FLIGHT_S >= 60
+    assert head_millis({"$date": {"$numberLong": "1700000000000"}}) == 1_700_000_000_000
+    assert head_millis("not a time") is None and IN_FLIGHT_S >= 60
