@@ -146,6 +146,17 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     for who in (collector, job):
         assert refused(who, create_topic) in ("TOPIC_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED")
     assert refused(cfg.kafka_client, produce(alerts)) == "", "the administrator (the CLI) may"
+    # the verifier's integrity alerts go out as the job (idempotent, acks all): allowed
+    from datetime import datetime, timezone
+
+    from auditpipe.evidence.chain import Finding
+    from auditpipe.stack import verification
+
+    alert = verification.alert_of("store", Finding("DELETED", "sasl-db", 7, None, "link 7 is missing"),
+                                  datetime.now(timezone.utc))
+    verification._send(cfg, [alert])
+    sasl_stack.wait_for("the integrity alert on the topic", lambda: (
+        alert["_id"] in (ids := {a.get("_id") for a in sasl_stack.topic_messages("alerts")}), len(ids)))
     # what the broker holds is exactly what kafka_acls asks for
     from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 
