@@ -95,7 +95,7 @@ def produce(topic: str):
 
         errors = []
         p = Producer({**conf, "message.timeout.ms": 10000})
-        p.produce(topic, b"a line", key=b"acl-test", on_delivery=lambda err, msg: errors.append(err))
+        p.produce(topic, b"{\"acl_test\": true}", key=b"acl-test", on_delivery=lambda err, msg: errors.append(err))
         p.flush(15)
         if errors and errors[0] is not None:
             raise KafkaException(errors[0])
