@@ -188,7 +188,7 @@ def alert_properties(cfg: Config) -> dict[str, str]:
     webhook = alerts.pop("webhook", None)
     walk(alerts, "alerts")
     if webhook is not None:
-        out.update(webhook_properties(cfg, webhook))
+        out.update(webhook_properties(cfg))
     return out
 
 
@@ -201,14 +201,14 @@ class Webhook:
     retries: int
 
 
-def webhook(cfg: Config, section: dict | None = None) -> Webhook | None:
+def webhook(cfg: Config) -> Webhook | None:
     """The configured webhook: its URL (from url, or the variable url_env names, held to url's own
     rule) and the signing key from the variable secret_env names; None without one."""
     import re
 
     from auditpipe.config import load_schema
 
-    w = cfg.data["alerts"].get("webhook") if section is None else section
+    w = cfg.data["alerts"].get("webhook")
     if w is None:
         return None
 
@@ -226,9 +226,9 @@ def webhook(cfg: Config, section: dict | None = None) -> Webhook | None:
                    str(w.get("timeout", rule["timeout"]["default"])), int(w.get("retries", rule["retries"]["default"])))
 
 
-def webhook_properties(cfg: Config, section: dict) -> dict[str, str]:
+def webhook_properties(cfg: Config) -> dict[str, str]:
     """The webhook's options: URL, signing key, and the timeout and retries where the config sets them."""
-    w = webhook(cfg, section)
+    w, section = webhook(cfg), cfg.data["alerts"]["webhook"]
     out = {"alerts.webhook.url": w.url}
     if w.secret is not None:
         out["alerts.webhook.secret"] = w.secret

@@ -200,7 +200,7 @@ def test_grafana_gets_the_provisioning_and_every_variable_it_names(project):
         assert g["environment"].get(name), name
     assert g["environment"]["AUDITPIPE_GRAFANA_STORE_USER"] == project["services"]["init"]["environment"][
         "AUDITPIPE_READER_STORE_USER"]
-    # the plugin at the version .env pins, from its release (it is in no catalog), allowed unsigned by name
+    # the plugin at the version .env pins, from its release (its documentation's way), allowed unsigned by name
     version = env_file(ENV)["GRAFANA_MONGODB_PLUGIN_VERSION"]
     url, _, plugin_id = g["environment"]["GF_INSTALL_PLUGINS"].partition(";")
     assert plugin_id == "haohanyang-mongodb-datasource" == g["environment"]["GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS"]
