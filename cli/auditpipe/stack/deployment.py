@@ -16,10 +16,11 @@ provisioning says), users whose only role is on the auditpipe database:
 |---|---|---|
 | AUDITPIPE_JOB_STORE_USER / _PASSWORD | `auditpipeJob`: read the database; insert into the collections the job writes; update only those it upserts (counts, servers) | the Flink job, the verifier |
 | AUDITPIPE_READER_STORE_USER / _PASSWORD | read | Grafana, `auditpipe report` and `query` |
+| AUDITPIPE_DIRECT_STORE_USER / _PASSWORD | `auditpipeDirect`: list the collections; create and insert into the events and dead-letter collections | the direct path's Fluentd (profile `direct`, whose `direct-init` runs `init --store-users-only`) |
 
 So the job's credentials cannot update or delete an event, an evidence document, an alert or a
-chain head (job_settings.job_collections says which collections the job upserts). The job's
-options then name the job's user, never the administrator.
+chain head (job_settings.job_collections says which collections the job upserts), nor can the
+direct path's. The job's options then name the job's user, never the administrator.
 """
 
 from __future__ import annotations
@@ -49,12 +50,16 @@ class StoreUser:
 
 #: the job's role, a custom one (job_role), kept in the users' database
 JOB_ROLE = "auditpipeJob"
+#: the direct path's Fluentd's role (direct_role), kept there too
+DIRECT_ROLE = "auditpipeDirect"
 
 STORE_USERS = {
     "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", JOB_ROLE,
                      "the Flink job and the verifier"),
     "reader": StoreUser("AUDITPIPE_READER_STORE_USER", "AUDITPIPE_READER_STORE_PASSWORD", "read",
                         "Grafana and the reports"),
+    "direct": StoreUser("AUDITPIPE_DIRECT_STORE_USER", "AUDITPIPE_DIRECT_STORE_PASSWORD", DIRECT_ROLE,
+                        "the direct path's Fluentd"),
 }
 
 
@@ -113,10 +118,26 @@ def job_role(cfg: Config) -> dict:
             "roles": [{"role": "read", "db": database}]}
 
 
-def ensure_job_role(db, cfg: Config) -> str:
-    exists = db.command("rolesInfo", JOB_ROLE).get("roles")
-    db.command("updateRole" if exists else "createRole", JOB_ROLE, **job_role(cfg))
-    return f"store role {JOB_ROLE}: " + ("updated" if exists else "created")
+def direct_role(cfg: Config) -> dict:
+    """The direct path's privileges (collectors/fluentd/mongo-direct.conf): its output lists the
+    collections (is the events collection there, and capped?), creates a missing one capped, and
+    inserts; nothing read, updated or removed. Its collections are the store's events and dead-letter
+    collections (docker-compose.yml gives the same names to fluentd-direct)."""
+    database, s = cfg.store["database"], cfg.store
+    return {"privileges": [{"resource": {"db": database, "collection": ""}, "actions": ["listCollections"]}]
+            + [{"resource": {"db": database, "collection": s[key]}, "actions": ["createCollection", "insert"]}
+               for key in ("events_collection", "dead_letter_collection")],
+            "roles": []}
+
+
+#: the custom roles and what makes their definitions
+CUSTOM_ROLES = {JOB_ROLE: job_role, DIRECT_ROLE: direct_role}
+
+
+def ensure_role(db, cfg: Config, name: str) -> str:
+    exists = db.command("rolesInfo", name).get("roles")
+    db.command("updateRole" if exists else "createRole", name, **CUSTOM_ROLES[name](cfg))
+    return f"store role {name}: " + ("updated" if exists else "created")
 
 
 def ensure_store_users(cfg: Config) -> list[str]:
@@ -128,10 +149,10 @@ def ensure_store_users(cfg: Config) -> list[str]:
                 "connection string it is given"]
     if is_ferretdb(db):
         return ["the store is FerretDB, which manages no users here: the store users were not created"]
-    notes = [ensure_job_role(db, cfg)] if "job" in wanted else []
+    notes = [ensure_role(db, cfg, role) for role in sorted({STORE_USERS[key].role for key in wanted} & set(CUSTOM_ROLES))]
     for key, (name, password) in wanted.items():
         user = STORE_USERS[key]
-        roles = [{"role": user.role, "db": USERS_DATABASE if user.role == JOB_ROLE else cfg.store["database"]}]
+        roles = [{"role": user.role, "db": USERS_DATABASE if user.role in CUSTOM_ROLES else cfg.store["database"]}]
         exists = db.command("usersInfo", name).get("users")
         db.command("updateUser" if exists else "createUser", name, pwd=password, roles=roles)
         notes.append(f"store user {name}: role {user.role} on {cfg.store['database']} ({user.who}), "
@@ -163,21 +184,26 @@ def write_job_properties(cfg: Config, out: Path, target: job_settings.Target) ->
 
 
 def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_path: str,
-         wait_seconds: float = 120) -> None:
+         wait_seconds: float = 120, store_users_only: bool = False) -> None:
+    """``store_users_only``: the store users the environment names and nothing else, with no Kafka
+    (the direct path's init)."""
     refuse_placeholders(cfg)
-    with progress.step(f"waiting for Kafka at {cfg.kafka_bootstrap}"):
-        wait_until(lambda: bool(topics.admin(cfg.kafka_client).list_topics(timeout=5)), wait_seconds,
-                   f"waiting for Kafka at {cfg.kafka_bootstrap}")
-    with progress.step("topics"):
-        notes = topics.ensure_configured_topics(cfg)
+    notes = []
+    if not store_users_only:
+        with progress.step(f"waiting for Kafka at {cfg.kafka_bootstrap}"):
+            wait_until(lambda: bool(topics.admin(cfg.kafka_client).list_topics(timeout=5)), wait_seconds,
+                       f"waiting for Kafka at {cfg.kafka_bootstrap}")
+        with progress.step("topics"):
+            notes += topics.ensure_configured_topics(cfg)
     with progress.step(f"waiting for the store at {cfg.store_uri_for_display}"):
         wait_until(lambda: bool(mongo_client(cfg, 3000).admin.command("ping")), wait_seconds,
                    f"waiting for the store at {cfg.store_uri_for_display}")
-    with progress.step("collections and indexes"):
-        notes += ensure_collections(cfg)
+    if not store_users_only:
+        with progress.step("collections and indexes"):
+            notes += ensure_collections(cfg)
     with progress.step("store users"):
         notes += ensure_store_users(cfg)
-    if job_properties is not None:
+    if job_properties is not None and not store_users_only:
         with progress.step(f"the chain heads' signing key: {cfg.signing_key_file}"):
             if not make_signing_key(cfg):
                 notes.append(f"the signing key {cfg.signing_key_file} exists: kept")

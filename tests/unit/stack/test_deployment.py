@@ -21,7 +21,7 @@ from auditpipe.stack import deployment
 from auditpipe.stack.components.flink import FlinkJob
 from compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_check, env_file, load
 
-ONE_SHOT = {"init", "audit-log-dir", "load", "cli"}  # run to completion; nothing waits for them to be healthy
+ONE_SHOT = {"init", "direct-init", "audit-log-dir", "load", "cli"}  # run to completion; nothing waits for them to be healthy
 OUTPUT_MOUNTS = {"/reports"}  # written by a service: compose creates the host directory
 
 
@@ -78,6 +78,7 @@ def test_health_and_start_order(project):
     # the job starts only after init made the topics, collections and its options
     assert services["jobmanager"]["depends_on"]["init"]["condition"] == "service_completed_successfully"
     assert services["fluentd"]["depends_on"]["init"]["condition"] == "service_completed_successfully"
+    assert services["fluentd-direct"]["depends_on"]["direct-init"]["condition"] == "service_completed_successfully"
 
 
 def test_state_that_must_survive_a_restart_is_on_named_volumes(project):
@@ -186,7 +187,8 @@ def test_fluentd_is_built_from_the_tested_collector(project):
     assert "COPY plugins /fluentd/etc/plugins" in dockerfile and "AUDITPIPE_OUTPUT=mongo" in dockerfile
     assert "fluent-plugin-mongo -v '1.6.3'" in dockerfile  # the version ../shared/fluentd installs for the test
     assert direct["environment"]["AUDITPIPE_MONGO_URI"].startswith("mongodb://")
-    assert set(direct["depends_on"]) == {"mongodb"}  # no Kafka, no Flink
+    assert set(direct["depends_on"]) == {"mongodb", "direct-init"}  # no Kafka, no Flink
+    assert set(project["services"]["direct-init"]["depends_on"]) == {"mongodb"}
 
 
 def test_grafana_gets_the_provisioning_and_every_variable_it_names(project):
@@ -261,7 +263,7 @@ def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_pat
         deployment.init(config.load(f), None, "file:///c", "file:///a", wait_seconds=0.1)
     said = str(e.value)
     for name in ("MONGO_ROOT_PASSWORD", "AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD",
-                 "GRAFANA_ADMIN_PASSWORD"):
+                 "AUDITPIPE_DIRECT_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
         assert name in said, said
     deploy = config.load(DEPLOY_CONFIG)
     with pytest.raises(UserError) as e:
@@ -270,7 +272,8 @@ def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_pat
         assert name in str(e.value) and name in project["services"]["init"]["environment"], name
     init_env = project["services"]["init"]["environment"]
     assert {"GRAFANA_ADMIN_PASSWORD", *deployment.OTHER_PASSWORDS} <= set(init_env), "init sees what it checks"
-    for name in ("AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
+    for name in ("AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD", "AUDITPIPE_DIRECT_STORE_PASSWORD",
+                 "GRAFANA_ADMIN_PASSWORD"):
         monkeypatch.setenv(name, "a password of my own")
     monkeypatch.setenv("AUDITPIPE_STORE_URI", "mongodb://root:mine@mongodb:27017/?authSource=admin")
     deployment.refuse_placeholders(config.load(f))  # nothing left to refuse
@@ -359,3 +362,46 @@ def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
 
     collection_options = [o for o in contract.option_keys() if o.startswith("store.collection.")]
     assert len(collection_options) == len(role["privileges"]), "every collection option of the job"
+
+
+def test_the_direct_path_inserts_as_its_own_user_who_can_change_nothing(project):
+    """fluentd-direct connects as the user direct-init makes (never the administrator), whose role
+    lists the collections and creates and inserts into the two the direct path writes: the store's
+    events and dead letters, the same names in the config and in Fluentd's environment."""
+    cfg = config.load(DEPLOY_CONFIG)
+    s = project["services"]
+    fluentd = s["fluentd-direct"]["environment"]
+    assert fluentd["AUDITPIPE_MONGO_COLLECTION"] == cfg.store["events_collection"]
+    assert fluentd["AUDITPIPE_MONGO_DEAD_LETTERS"] == cfg.store["dead_letter_collection"]
+    init_env = s["direct-init"]["environment"]
+    user, password = init_env["AUDITPIPE_DIRECT_STORE_USER"], init_env["AUDITPIPE_DIRECT_STORE_PASSWORD"]
+    assert user and fluentd["AUDITPIPE_MONGO_URI"].startswith(f"mongodb://{user}:{password}@mongodb:27017/")
+    assert "root" not in fluentd["AUDITPIPE_MONGO_URI"]
+    assert "init" in s["direct-init"]["command"] and "--store-users-only" in s["direct-init"]["command"]
+    assert init_env["AUDITPIPE_STORE_URI"].startswith(f"mongodb://{s['mongodb']['environment']['MONGO_INITDB_ROOT_USERNAME']}:")
+    role = deployment.direct_role(cfg)
+    database = cfg.store["database"]
+    actions = {p["resource"]["collection"]: set(p["actions"]) for p in role["privileges"]}
+    assert all(p["resource"]["db"] == database for p in role["privileges"])
+    assert actions == {"": {"listCollections"},
+                       cfg.store["events_collection"]: {"createCollection", "insert"},
+                       cfg.store["dead_letter_collection"]: {"createCollection", "insert"}}
+    assert role["roles"] == []
+    assert deployment.STORE_USERS["direct"].role in deployment.CUSTOM_ROLES
+
+
+def test_init_with_store_users_only_needs_no_kafka(tmp_path, monkeypatch):
+    """The direct path's init refuses the placeholder password, then waits for the store alone: the
+    Kafka the config names (nothing listens there) is never asked for."""
+    from auditpipe.errors import ComponentError
+
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text("kafka: {bootstrap_servers: '127.0.0.1:1'}\nstore: {uri_env: AUDITPIPE_STORE_URI}\n")
+    monkeypatch.setenv("AUDITPIPE_STORE_URI", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200")
+    monkeypatch.setenv("AUDITPIPE_DIRECT_STORE_USER", "direct")
+    monkeypatch.setenv("AUDITPIPE_DIRECT_STORE_PASSWORD", "replace-me-direct")
+    with pytest.raises(UserError, match="AUDITPIPE_DIRECT_STORE_PASSWORD"):
+        deployment.init(config.load(f), None, "file:///c", "file:///a", wait_seconds=0.1, store_users_only=True)
+    monkeypatch.setenv("AUDITPIPE_DIRECT_STORE_PASSWORD", "mine")
+    with pytest.raises(ComponentError, match="timed out after .* waiting for the store at"):
+        deployment.init(config.load(f), None, "file:///c", "file:///a", wait_seconds=0.5, store_users_only=True)

@@ -32,8 +32,10 @@ def cmd_init(app: Application) -> int:
     if cfg.kafka_is_local or cfg.store_uses_local_ferretdb:
         raise UserError("init prepares a Kafka and a store that auditpipe does not run: set kafka.bootstrap_servers "
                         f"and store.uri or store.uri_env in {cfg.file} (for the local stack, `up` does this)")
+    if args.store_users_only and args.job_properties:
+        raise UserError("--store-users-only makes the store users alone: no job options (leave out --job-properties)")
     deployment.init(cfg, Path(args.job_properties) if args.job_properties else None, args.checkpoint_dir,
-                    args.archive_path, args.wait)
+                    args.archive_path, args.wait, store_users_only=args.store_users_only)
     app.info("init: done")
     return 0
 
@@ -108,7 +110,8 @@ def register(sub) -> None:
                 "store.uri_env) that auditpipe does not run: the topics, the capped events collection, the other "
                 "collections and their indexes, the ACLs of kafka.security.principals, the store users named in the "
                 "environment (AUDITPIPE_JOB_STORE_USER/_PASSWORD: insert, and update only the counts; "
-                "AUDITPIPE_READER_STORE_USER/_PASSWORD: read), and with --job-properties the Flink job's options "
+                "AUDITPIPE_READER_STORE_USER/_PASSWORD: read; AUDITPIPE_DIRECT_STORE_USER/_PASSWORD: the direct path's "
+                "Fluentd, create and insert into the events and dead-letter collections), and with --job-properties the Flink job's options "
                 "for a cluster and the chain heads' signing key. Safe to run again: what exists is "
                 "kept. docker-compose.yml runs it before the job starts (docs/deployment.md).",
                 ("./auditpipe --config deploy/compose/auditpipe.yaml init --job-properties /flink/job.properties",),
@@ -120,6 +123,8 @@ def register(sub) -> None:
                    help="the archive's directory as the TaskManagers see it (default %(default)s)")
     s.add_argument("--wait", type=positive, default=120, metavar="SECONDS",
                    help="how long to wait for Kafka and the store to answer (default %(default)s)")
+    s.add_argument("--store-users-only", action="store_true",
+                   help="the store users alone, no Kafka and no collections (the direct path's direct-init service)")
 
     s = command(sub, "demo", "up, generate traffic, wait until all of it is stored, print a summary",
                 "Starts the local stack, writes a few minutes of audit traffic (rotations, late writes, a "
