@@ -2,9 +2,10 @@
 supervisor finds an event edited, one deleted and one forged in the store and raises a critical
 `integrity` alert for each, in the alerts collection and on the alerts topic; `status` shows the last
 verified link, then the findings; each alert also reaches the webhook, signed. An alert deleted from
-the store comes back at the next pass. Its
-own stack, whose supervisor verifies every 5 s (the shared end-to-end stack verifies nothing: its
-tests tamper with and empty the store)."""
+the store comes back at the next full pass. Its own stack, whose supervisor verifies what is new
+every 5 s and the whole store every 20 s (the shared end-to-end stack verifies nothing: its tests
+tamper with and empty the store). What an incremental pass finds by itself:
+tests/e2e/test_incremental_verification.py."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def watched(tmp_path_factory):
                "secret_env: AUDITPIPE_TEST_WEBHOOK_KEY, retries: 1}}")
     try:
         with running_stack(tmp_path_factory.mktemp("watch"), PORTS, [SERVER], "auditpipe_watch", capped_mb=64,
-                           integrity_watch="5s", extra=webhook) as s:
+                           integrity_watch="5s", integrity_full="20s", extra=webhook) as s:
             yield s
     finally:
         hook.shutdown()
@@ -87,7 +88,7 @@ def test_changes_to_the_store_raise_integrity_alerts_by_themselves(watched):
         return {kind: [a for a in found if f": {kind}:" in a["summary"]] for kind in ("EDITED", "DELETED", "INSERTED")}
 
     stack.wait_for("an integrity alert for each change", lambda: (
-        all((r := raised()).values()), {k: len(v) for k, v in r.items()}), timeout=60, every=1)
+        all((r := raised()).values()), {k: len(v) for k, v in r.items()}), timeout=90, every=1)
     found = raised()
     assert edited["_id"] in found["EDITED"][0]["summary"]
     assert f"link {deleted['chain_seq']}" in found["DELETED"][0]["summary"]
@@ -102,12 +103,12 @@ def test_changes_to_the_store_raise_integrity_alerts_by_themselves(watched):
         hooked[headers["X-Auditpipe-Alert-Id"]] = json.loads(body)
     assert {a["_id"] for v in found.values() for a in v} <= set(hooked), "and to the webhook, signed"
     row = integrity_row(stack)
-    assert row["health"] == "critical" and "3 finding(s)" in row["detail"], row
+    assert row["health"] == "critical" and "3 open finding(s)" in row["detail"], row
     assert stack.cli("status", check=False).returncode == 3
     shown = stack.cli("alerts", "--rule", "integrity", "--from", "1h").stdout
     assert shown.count("critical") >= 3, shown
 
-    # an insider deletes the alerts too: the next pass raises them again
+    # an insider deletes the alerts too: the next full pass raises them again
     alerts.delete_many({"rule": "integrity"})
     stack.wait_for("the alerts raised again", lambda: (
-        (n := alerts.count_documents({"rule": "integrity", "server": SERVER})) >= 3, n), timeout=60, every=1)
+        (n := alerts.count_documents({"rule": "integrity", "server": SERVER})) >= 3, n), timeout=90, every=1)

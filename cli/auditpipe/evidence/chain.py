@@ -106,8 +106,17 @@ def _id(doc: dict) -> str | None:
     return None if v is None else str(v)
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """A link verified earlier, which the links after it continue from (an incremental pass)."""
+    seq: int
+    digest: str
+    event_id: str | None
+
+
 def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first_seq: int | None = None,
-                 last_seq: int | None = None, expected_last: int | None = None, why: str = "") -> ServerReport:
+                 last_seq: int | None = None, expected_last: int | None = None, why: str = "",
+                 after: Anchor | None = None) -> ServerReport:
     """Checks one server's chain over ``docs`` (any order) against its ``heads`` {seq: digest}.
 
     Links before the first document present are not an alarm (the capped collection trims the
@@ -116,6 +125,8 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
     ``expected_last``: a link known to exist (a head, the other place's newest link; ``why`` says
     which): when the links present end before it, the ones after them were deleted from the end.
     Every document without a link is an insert: the job links every event it stores.
+    ``after``: the docs are the links after this one, verified earlier: the first of them follows
+    its digest, links between them are missing, and a document claiming a link up to it is an insert.
     """
     report = ServerReport(server)
     by_seq: dict[int, list[dict]] = {}
@@ -126,15 +137,32 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
             report.findings.append(Finding("inserted", server, None, _id(doc),
                                            "a document without a chain link: the job did not write it"))
             continue
+        if after is not None and seq <= after.seq:
+            report.findings.append(Finding(
+                "inserted", server, seq, _id(doc),
+                f"a document stored after link {after.seq} was verified claims link {seq}, which comes before it"))
+            continue
         if (first_seq is not None and seq < first_seq) or (last_seq is not None and seq > last_seq):
             continue
         by_seq.setdefault(seq, []).append(doc)
     if not by_seq:
+        if after is not None and expected_last is not None and last_seq is None and expected_last > after.seq:
+            report.findings.append(_deleted_at_end(server, after.seq, after.event_id, expected_last, why))
         return report
     seqs = sorted(by_seq)
     report.first_seq, report.last_seq = seqs[0], seqs[-1]
     previous: str | None = "" if seqs[0] == 1 else None
     previous_doc: dict | None = None
+    if after is not None:
+        if seqs[0] == after.seq + 1:
+            previous, previous_doc = after.digest, {"_id": after.event_id}
+        else:
+            missing = (f"link {after.seq + 1}" if seqs[0] == after.seq + 2
+                       else f"links {after.seq + 1} to {seqs[0] - 1}")
+            report.findings.append(Finding(
+                "deleted", server, after.seq + 1, None,
+                f"{missing} missing between event {after.event_id} (link {after.seq}, verified earlier) and event "
+                f"{_id(by_seq[seqs[0]][0])} (link {seqs[0]}): deleted", last_seq=seqs[0] - 1))
     for i, seq in enumerate(seqs):
         if i > 0 and seq != seqs[i - 1] + 1:
             missing = (f"link {seqs[i - 1] + 1}" if seq == seqs[i - 1] + 2
@@ -169,12 +197,16 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
                 report.anchored_to = seq
         previous, previous_doc = doc[DIGEST], doc
     if expected_last is not None and last_seq is None and expected_last > seqs[-1]:
-        gone = f"link {expected_last}" if expected_last == seqs[-1] + 1 else f"links {seqs[-1] + 1} to {expected_last}"
-        report.findings.append(Finding(
-            "deleted", server, seqs[-1] + 1, None,
-            f"{gone} missing at the end, after event {_id(previous_doc)} (link {seqs[-1]}), though {why}: deleted",
-            last_seq=expected_last))
+        report.findings.append(_deleted_at_end(server, seqs[-1], _id(previous_doc) if previous_doc else None,
+                                               expected_last, why))
     return report
+
+
+def _deleted_at_end(server: str, last: int, last_id: str | None, expected_last: int, why: str) -> Finding:
+    gone = f"link {expected_last}" if expected_last == last + 1 else f"links {last + 1} to {expected_last}"
+    return Finding("deleted", server, last + 1, None,
+                   f"{gone} missing at the end, after event {last_id} (link {last}), though {why}: deleted",
+                   last_seq=expected_last)
 
 
 def _linked(doc: dict) -> bool:

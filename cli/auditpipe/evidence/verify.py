@@ -14,12 +14,14 @@ from auditpipe.evidence.chain import (
     CHAIN,
     DIGEST,
     SEQ,
+    Anchor,
     Finding,
     ServerReport,
     slim,
     _plain,
     compare_copies,
     explain_repeats,
+    link,
     verify_links,
 )
 from auditpipe.store.client import mongo_client
@@ -32,11 +34,24 @@ IN_FLIGHT_S = 120
 
 
 @dataclass
+class Progress:
+    """How far a verification of the store got, for the next one to go on from (``verify(after=...)``):
+    the newest stored document it read (the events collection is capped, so documents keep the order
+    they were inserted in, and every document stored later, forged ones too, comes after it), and each
+    server's last link, with the digest of the link before it (to check the link itself again)."""
+    marker: str | None = None
+    anchors: dict[str, Anchor] = field(default_factory=dict)
+    previous: dict[str, str] = field(default_factory=dict)  # server -> the digest of the link before its anchor
+
+
+@dataclass
 class Verification:
     reports: list[tuple[str, ServerReport]] = field(default_factory=list)  # (where, report)
     findings: list[tuple[str, Finding]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     source_gaps: list[dict] = field(default_factory=list)  # record_gap alerts: the server's sequence, not our chain
+    incremental: bool = False  # only the events stored after ``after`` were read
+    progress: Progress | None = None  # with ``after``: where the next incremental verification goes on
 
     @property
     def clean(self) -> bool:
@@ -94,11 +109,20 @@ def _last_link(docs: list[dict]) -> int | None:
 
 def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None = None,
            until: datetime | None = None, store: bool = True, in_archive: bool = True,
-           manifest_heads: bool | None = None, head_interval_s: float | None = None) -> Verification:
+           manifest_heads: bool | None = None, head_interval_s: float | None = None,
+           after: Progress | None = None) -> Verification:
     """Every server's chain, or only those of ``servers``. ``manifest_heads`` (default: ``in_archive``):
     anchor with the heads of the archive's manifest too, also when its rows are not read.
     ``head_interval_s``: the job's chain.head-interval (stack/job_settings.head_interval_seconds), to
-    tell heads that stopped (UNANCHORED); None: not judged."""
+    tell heads that stopped (UNANCHORED); None: not judged.
+
+    ``after`` (the store alone, every server): only the events stored since an earlier verification
+    (its ``progress``), each server's links going on from its anchor, which must still be there as
+    it was. An edit or deletion of an event verified earlier is not seen so: a full verification
+    (``after=Progress()``) reads everything and gives the progress to go on from; so does one whose
+    marker is gone. The result's ``progress`` is where the next one goes on."""
+    if after is not None and (servers or since or until or in_archive or not store):
+        raise ValueError("verify(after=...) verifies the whole store alone")
     only = set(servers) if servers else None
     s = cfg.store
     db = mongo_client(cfg)[s["database"]]
@@ -161,9 +185,19 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                                 " chain.signing-key-file): not used as anchors")
 
     names = {server for server, _ in heads_by_chain}
+    anchors: dict[str, Anchor] = {}
     if store:
-        stored = _stored_by_server(events, only, result)
-        names |= set(stored)
+        if after is None:
+            stored = _stored_by_server(events, only, result)
+        else:
+            # an anchor gone (deleted, or trimmed by the cap with the rest of a quiet server's events):
+            # the whole store is read and judged
+            marker = after.marker if _anchors_present(events, after, result) else None
+            stored, newest, reached = _stored_since(events, marker, result)
+            result.incremental = reached and marker is not None
+            anchors = after.anchors if result.incremental else {}
+            result.progress = Progress(newest if newest is not None else marker)
+        names |= set(stored) | set(anchors)
     if in_archive:
         names |= set(reader.servers(root))
     if only is not None:
@@ -177,6 +211,9 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         if store:
             docs = stored.get(name, [])
             refused = _refused_by_store(db[s["dead_letter_collection"]], s["events_collection"], name)
+            anchor = anchors.get(name) if after is not None else None
+            if anchor is not None:  # those verified earlier are not read again
+                refused = [d for d in refused if not (isinstance(d.get(SEQ), int) and d[SEQ] <= anchor.seq)]
             if refused:
                 result.notes.append(f"{name}: {len(refused)} event(s) the store refused are links too; they are"
                                     " kept as dead letters of stage store, and verified from there")
@@ -194,11 +231,16 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         if imported and not heads and not any(docs for _, docs in sources):
             sources = []  # a server known from imported history alone: no live chain to report
         ends = {where: _last_link(docs) for where, docs in sources}
+        if store and after is not None and anchor is not None:
+            ends["store"] = max(ends["store"] or 0, anchor.seq)
         for where, docs in sources:
             first, last = _seq_window(docs, since, until)
             other = "archive" if where == "store" else None  # the store holds what the archive holds, and newer
             expected, why = _expected_end(heads_by_age.get((name, None), _Heads()), ends.get(other), str(other))
-            report = verify_links(name, docs, heads, first, last, expected if until is None else None, why)
+            report = verify_links(name, docs, heads, first, last, expected if until is None else None, why,
+                                  after=anchor if where == "store" and after is not None else None)
+            if where == "store" and result.progress is not None:
+                _advance(result.progress, name, stored.get(name, []), anchor, after)
             _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
             if where == "store" and since is None and until is None and head_interval_s is not None:
                 report.findings.extend(_heads_stopped(name, ends[where], heads_by_age.get((name, None)), now_ms,
@@ -249,18 +291,95 @@ def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_m
                     "stopped (the job is down or stalled) or the newer heads were removed", last_seq=last_link)]
 
 
+def _stored_since(events, marker: str | None, result: Verification) -> tuple[dict[str, list[dict]], str | None, bool]:
+    """The events stored after the document ``marker`` (all of them for None), by server, read in the
+    order they were inserted, which a capped collection keeps. Returns them, the newest document's id,
+    and whether the marker was reached (when not, every stored event is returned).
+
+    MongoDB reads newest first (``$natural`` -1) back to the marker: only what is new. FerretDB 1.24
+    sorts in memory for any sort, ``$natural`` too (its handler collects every document before it
+    sorts), but returns a capped collection in insertion order when no sort is asked for: there it
+    reads forward and skips what comes up to the marker without judging it again."""
+    from auditpipe.store.client import is_ferretdb
+
+    by_server: dict[str, list[dict]] = {}
+    if not is_ferretdb(events.database):
+        newest, reached = None, False
+        for d in events.find({}).sort("$natural", -1).batch_size(2000):
+            if newest is None:
+                newest = d.get("_id")
+            if marker is not None and d.get("_id") == marker:
+                reached = True
+                break
+            _by_server(d, by_server, result)
+        return by_server, newest, reached
+    newest, reached = None, marker is None
+    for d in events.find({}).batch_size(2000):
+        newest = d.get("_id")
+        if reached:
+            _by_server(d, by_server, result)
+        elif newest == marker:
+            reached = True
+    if not reached:  # the marker is gone: everything, judged
+        return _stored_since(events, None, result)[0], newest, False
+    return by_server, newest, marker is not None
+
+
+def _anchors_present(events, after: Progress, result: Verification) -> bool:
+    """Whether each server's anchor is still stored (looked up by id); one that is there but changed is
+    an EDITED finding."""
+    for server, anchor in sorted(after.anchors.items()):
+        doc = events.find_one({"_id": anchor.event_id})
+        if doc is None:
+            return False
+        previous = after.previous.get(server)
+        if doc.get(SEQ) != anchor.seq or doc.get(DIGEST) != anchor.digest or doc.get("server") != server:
+            detail = "its link is not the one verified earlier"
+        elif previous is not None and link(previous, slim(doc)) != anchor.digest:
+            detail = "its content does not give its digest any more"
+        else:
+            continue
+        result.findings.append(("store", Finding("edited", server, anchor.seq, anchor.event_id,
+                                                 f"event {anchor.event_id} was changed after it was verified: {detail}")))
+    return True
+
+
+def _advance(progress: Progress, server: str, docs: list[dict], anchor: Anchor | None, after: Progress) -> None:
+    """Sets ``server``'s anchor in ``progress``: its newest link in the events collection (``docs``,
+    read at this verification), else the anchor it had."""
+    linked = {d[SEQ]: d for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)
+              and (anchor is None or d[SEQ] > anchor.seq)}
+    if not linked:
+        if anchor is not None:
+            progress.anchors[server] = anchor
+            if server in after.previous:
+                progress.previous[server] = after.previous[server]
+        return
+    top = linked[max(linked)]
+    progress.anchors[server] = Anchor(top[SEQ], top[DIGEST], str(top["_id"]))
+    before = linked.get(top[SEQ] - 1)
+    if before is not None:
+        progress.previous[server] = before[DIGEST]
+    elif anchor is not None and top[SEQ] == anchor.seq + 1:
+        progress.previous[server] = anchor.digest
+
+
+def _by_server(d: dict, by_server: dict[str, list[dict]], result: Verification) -> None:
+    server = d.get("server")
+    if isinstance(server, str):
+        by_server.setdefault(server, []).append(slim(d))
+    else:
+        result.findings.append(("store", Finding("inserted", "?", None, str(d.get("_id")),
+                                                 "a document without a server name: the job did not write it")))
+
+
 def _stored_by_server(events, only: set[str] | None, result: Verification) -> dict[str, list[dict]]:
     """The stored events by server, read in one query (the local FerretDB reads the whole collection for
     any filtered query: one read, not one per server). A document without a server name is no event of
     the job's: an INSERTED finding."""
     by_server: dict[str, list[dict]] = {}
     for d in events.find({} if only is None else {"server": {"$in": sorted(only)}}):
-        server = d.get("server")
-        if isinstance(server, str):
-            by_server.setdefault(server, []).append(slim(d))
-        else:
-            result.findings.append(("store", Finding("inserted", "?", None, str(d.get("_id")),
-                                                     "a document without a server name: the job did not write it")))
+        _by_server(d, by_server, result)
     return by_server
 
 

@@ -76,13 +76,15 @@ def integrity_row(cfg: Config) -> StatusRow:
     if last is None:
         return StatusRow("verification", None, "-", "ok", "no verification pass yet (the supervisor runs one every "
                          f"{cfg.data['chain']['watch_interval']})")
-    when = f"last pass {last['started'][:19].replace('T', ' ')} UTC ({last['seconds']} s)"
+    when = f"last pass {last['started'][:19].replace('T', ' ')} UTC ({last.get('kind', 'full')}, {last['seconds']} s)"
+    if last.get("kind") == "incremental" and last.get("full"):
+        when += f", last full pass {str(last['full']['started'])[:19].replace('T', ' ')} UTC"
     if last["error"]:
         return StatusRow("verification", None, "-", "warning", f"{when} failed: {shown(last['error'])}")
     links = ", ".join(f"{shown(s)} to link {n}" for s, n in sorted(last["servers"].items()) if n is not None)
     if last["findings"]:
         return StatusRow("verification", None, "-", "critical",
-                         f"{when}: {last['findings']} finding(s), raised as integrity alerts; run auditpipe verify")
+                         f"{when}: {last['findings']} open finding(s), raised as integrity alerts; run auditpipe verify")
     return StatusRow("verification", None, "-", "ok", f"{when}: verified {links or 'nothing yet'}")
 
 

@@ -3,18 +3,27 @@ anyone running `verify`, each finding raised as a critical `integrity` alert.
 
 A pass is `verify` over the store, anchored by the heads of both the chain-heads collection and
 the archive's manifest (signed, docs/security.md); the archive's rows are left to `verify`, as is
-imported history. Each finding becomes an alert whose id names what was found (rule, server, kind,
-link or event), so a finding that stays is one alert, and an alert someone deletes from the store
-comes back at the next pass. Alerts go to the alerts collection and, new ones, to the alerts topic,
+imported history. Most passes are incremental: they read only the events stored since the last
+pass (newest first, back to the newest one it read: the events collection is capped, so anything
+inserted since, a forged document too, comes after it), go on from each server's last verified
+link, which must still be there unchanged, and judge the new links, the heads and any deletion at
+the end. A full pass, which reads and judges every stored event, runs every
+``chain.full_verify_interval`` (and whenever an incremental one cannot go on: its marker or an
+anchor is gone); it alone sees an event verified earlier being edited or deleted. Each finding
+becomes an alert whose id names what was found (rule, server, kind, link or event), so a finding
+that stays is one alert, and an alert someone deletes from the store comes back at the next full
+pass. Alerts go to the alerts collection and, new ones, to the alerts topic,
 where a consumer outside the store sees them, and to the webhook when one is configured (signed as
 the job's are; docs/alerts.md). The last pass, its findings and each server's last
 verified link are kept in ``<state>/verification/watch.json`` (not in the store), which `status` shows.
 
 The local stack's supervisor runs a pass every ``chain.watch_interval`` (``watch``), and so does
 `auditpipe verify --watch`, the deployment's verifier service; never more often than every ten times
-the last pass took, so that verification takes at most about a tenth of the
-time whatever the store holds: a pass reads every stored event, which the local FerretDB decodes
-whole (with the default interval measured to slow a busy stack's end-to-end rate; bench/README.md).
+the last pass took, nor a full pass more often than ten times the last full one took, so that
+verification takes at most about a tenth of the time whatever the store holds. On MongoDB an
+incremental pass reads what is new; the local FerretDB reads the whole collection for any sorted
+query (docs/security.md "Continuous verification" has the figures), so there an incremental pass
+saves the decoding and hashing of what was verified before, not FerretDB's own read.
 """
 
 from __future__ import annotations
@@ -32,8 +41,10 @@ from auditpipe.evidence.chain import Finding
 SEVERITY = "critical"
 #: the header with the body's HMAC-SHA256, as the job's WebhookSink.SIGNATURE_HEADER
 SIGNATURE_HEADER = "X-Auditpipe-Signature"
-#: a pass starts at least this many times its predecessor's duration after it started
+#: a pass starts at least this many times its predecessor's duration after it started (a full pass: the last full one's)
 COST_FACTOR = 10
+#: how many open findings' alert ids the state keeps (those raised since the last full pass)
+OPEN_KEPT = 1000
 
 
 def state_file(cfg: Config) -> Path:
@@ -44,10 +55,14 @@ def state_file(cfg: Config) -> Path:
 class PassResult:
     started: datetime
     seconds: float
-    findings: int
+    findings: int  # open: found by the last full pass or an incremental one since
     raised: int  # alerts new at this pass
     servers: dict[str, int | None]  # server -> the last link verified in the store
     error: str = ""
+    kind: str = "full"  # or "incremental"
+    full: dict | None = None  # the last full pass: {"started": ISO time, "seconds": ...}
+    open: list[str] | None = None  # the alert ids of the open findings
+    progress: dict | None = None  # where the next incremental pass goes on (Progress, as JSON)
 
 
 def alert_of(where: str, f: Finding, now: datetime) -> dict:
@@ -71,24 +86,58 @@ def alert_of(where: str, f: Finding, now: datetime) -> dict:
     }
 
 
+def full_due(cfg: Config, prior: dict | None, now: datetime) -> bool:
+    """Whether the next pass reads the whole store: there is no earlier pass to go on from, or the last
+    full one started chain.full_verify_interval ago (or ten times its duration, if longer)."""
+    from auditpipe.config import duration_seconds
+
+    if not prior or not prior.get("progress") or not prior.get("full"):
+        return True
+    try:
+        last = datetime.fromisoformat(prior["full"]["started"])
+        seconds = float(prior["full"]["seconds"])
+    except (KeyError, TypeError, ValueError):
+        return True
+    every = max(duration_seconds(cfg.data["chain"]["full_verify_interval"]), COST_FACTOR * seconds)
+    return (now - last).total_seconds() >= every
+
+
 def run_pass(cfg: Config) -> PassResult:
-    """One pass: verify the store, raise an alert for each finding, record the pass."""
+    """One pass, full or incremental (``full_due``): verify the store, raise an alert for each finding,
+    record the pass."""
     from auditpipe.evidence import verify
     from auditpipe.stack import job_settings
 
     started = datetime.now(timezone.utc)
     t0 = time.monotonic()
+    prior = last_pass(cfg)
     result = PassResult(started, 0.0, 0, 0, {})
     try:
+        full = full_due(cfg, prior, started)
+        after = verify.Progress() if full else progress_of(prior["progress"])
         v = verify.verify(cfg, store=True, in_archive=False, manifest_heads=cfg.archive["enabled"],
-                          head_interval_s=job_settings.head_interval_seconds(cfg))
-        result.findings = len(v.findings)
+                          head_interval_s=job_settings.head_interval_seconds(cfg), after=after)
+        result.kind = "incremental" if v.incremental else "full"
         result.servers = {r.server: r.last_seq for where, r in v.reports if where == "store"}
+        for server, anchor in v.progress.anchors.items():  # nothing new: the link verified before
+            if result.servers.get(server) is None:
+                result.servers[server] = anchor.seq
         now = datetime.now(timezone.utc).replace(microsecond=0)
-        result.raised = raise_alerts(cfg, [alert_of(where, f, now) for where, f in v.findings])
+        alerts = [alert_of(where, f, now) for where, f in v.findings]
+        kept = [] if result.kind == "full" else list((prior or {}).get("open") or [])
+        result.open = list(dict.fromkeys(kept + [a["_id"] for a in alerts]))[:OPEN_KEPT]
+        result.findings = len(result.open)
+        result.progress = progress_json(v.progress)
+        result.full = (prior or {}).get("full") if result.kind == "incremental" else None
+        result.raised = raise_alerts(cfg, alerts)
     except Exception as e:  # noqa: BLE001 - recorded for status; the next pass tries again
         result.error = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
     result.seconds = time.monotonic() - t0
+    if result.kind == "full" and result.full is None and not result.error:
+        result.full = {"started": started.isoformat(), "seconds": round(result.seconds, 1)}
+    if result.error and prior:  # a failed pass changes nothing: the next goes on from the last good one
+        result.full, result.open, result.progress = prior.get("full"), prior.get("open"), prior.get("progress")
+        result.findings = len(result.open or [])
     try:
         save(cfg, result)
     except OSError as e:  # the alerts are raised; only status's record of the pass is missing
@@ -204,13 +253,32 @@ def watch(cfg: Config, interval: float, first: float, log=_log) -> None:
         time.sleep(max(0.0, next_delay(interval, r.seconds) - r.seconds))
 
 
+def progress_json(p) -> dict:
+    return {"marker": p.marker, "anchors": {s: [a.seq, a.digest, a.event_id] for s, a in sorted(p.anchors.items())},
+            "previous": dict(sorted(p.previous.items()))}
+
+
+def progress_of(data: dict):
+    """The Progress of ``progress_json``'s form; a malformed one is no progress (a full pass follows)."""
+    from auditpipe.evidence import verify
+    from auditpipe.evidence.chain import Anchor
+
+    try:
+        return verify.Progress(data.get("marker"), {s: Anchor(int(a[0]), str(a[1]), str(a[2]))
+                                                    for s, a in data["anchors"].items()},
+                               {s: str(d) for s, d in data.get("previous", {}).items()})
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError):
+        return verify.Progress()
+
+
 def save(cfg: Config, r: PassResult) -> None:
     f = state_file(cfg)
     f.parent.mkdir(parents=True, exist_ok=True)
     tmp = f.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"started": r.started.isoformat(), "seconds": round(r.seconds, 1),
+    tmp.write_text(json.dumps({"started": r.started.isoformat(), "seconds": round(r.seconds, 1), "kind": r.kind,
                                "findings": r.findings, "raised": r.raised, "servers": r.servers,
-                               "error": r.error}, indent=1))
+                               "error": r.error, "full": r.full, "open": r.open or [], "progress": r.progress},
+                              indent=1))
     tmp.replace(f)
 
 

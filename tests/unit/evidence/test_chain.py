@@ -168,3 +168,27 @@ def test_heads_younger_than_the_in_flight_window_are_not_yet_expected():
     assert _expected_end(heads, 7, "archive") == (7, "the archive holds links up to 7")
     assert head_millis({"$date": {"$numberLong": "1700000000000"}}) == 1_700_000_000_000
     assert head_millis("not a time") is None and IN_FLIGHT_S >= 60
+
+
+def test_new_links_go_on_from_the_anchor_verified_before():
+    from auditpipe.evidence.chain import Anchor
+
+    docs = chain(12)
+    anchor = Anchor(8, docs[7]["chain_digest"], "db-01/8")
+    r = verify_links("db-01", docs[8:], {12: docs[11]["chain_digest"]}, after=anchor)
+    assert kinds(r) == [] and (r.first_seq, r.last_seq, r.links, r.anchored_to) == (9, 12, 4, 12)
+    # the first new link must follow the anchor's digest: one made over another chain does not
+    other = chain(12, server="db-01")
+    other[8]["sqltext"] = "select other"
+    assert kinds(verify_links("db-01", other[8:9], {}, after=anchor)) == [("edited", 9, "db-01/9")]
+    # links missing between the anchor and the first new one, and at the end though a head names them
+    r = verify_links("db-01", docs[10:], {}, after=anchor)
+    assert kinds(r) == [("deleted", 9, None)] and r.findings[0].last_seq == 10
+    assert "links 9 to 10 missing between event db-01/8 (link 8, verified earlier)" in r.findings[0].detail
+    r = verify_links("db-01", [], {}, expected_last=12, why="the head names link 12", after=anchor)
+    assert kinds(r) == [("deleted", 9, None)] and "after event db-01/8 (link 8)" in r.findings[0].detail
+    assert kinds(verify_links("db-01", [], {}, expected_last=8, why="x", after=anchor)) == []
+    # a document stored since that claims a link verified before is an insert, as is one without a link
+    claim = dict(docs[2], _id="db-01/claims-3")
+    r = verify_links("db-01", docs[8:] + [claim, {"_id": "db-01/bare", "server": "db-01"}], {}, after=anchor)
+    assert sorted(kinds(r), key=str) == [("inserted", 3, "db-01/claims-3"), ("inserted", None, "db-01/bare")]
