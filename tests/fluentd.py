@@ -41,7 +41,9 @@ def fluentd_command(tools_dir: Path) -> str:
 class Fluentd:
     """One Fluentd collector process for one audit log, started through collectors/fluentd/run."""
 
-    def __init__(self, command: str, stack, server: str, root: Path, fmt: str = "percona-json"):
+    def __init__(self, command: str, stack, server: str, root: Path, fmt: str = "percona-json",
+                 env: dict | None = None):
+        """``env``: collectors/fluentd/run's settings instead of the stack's kafka.security as the collector's user."""
         self.fmt = fmt
         self.log = root / "logs" / "audit.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -50,7 +52,7 @@ class Fluentd:
                     "AUDITPIPE_SERVER": server, "AUDITPIPE_AUDIT_LOG": str(self.log), "AUDITPIPE_FORMAT": fmt,
                     "AUDITPIPE_STATE_DIR": str(root / "state"),
                     "AUDITPIPE_MAX_LINE_BYTES": str(limits.from_config(stack.cfg).max_line_bytes),
-                    **security_environment(stack.cfg)}
+                    **(security_environment(stack.cfg) if env is None else env)}
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -154,9 +156,11 @@ def security_environment(cfg) -> dict:
     """The stack's kafka.security as collectors/fluentd/run reads it, as the collector's user."""
     sec, out = cfg.kafka["security"], {}
     out["AUDITPIPE_KAFKA_SECURITY_PROTOCOL"] = sec["protocol"]
-    for key in ("sasl_mechanism", "ca_file", "certificate_file", "key_file"):
+    for key in ("ca_file", "certificate_file", "key_file"):
         if key in sec:
             out[f"AUDITPIPE_KAFKA_{key.upper()}"] = sec[key]
+    if cfg.kafka_mechanism("collector") is not None:
+        out["AUDITPIPE_KAFKA_SASL_MECHANISM"] = cfg.kafka_mechanism("collector")
     if cfg.kafka_principal("collector") is not None:
         out["AUDITPIPE_KAFKA_USERNAME"] = cfg.kafka_principal("collector")[0]
         out["AUDITPIPE_KAFKA_PASSWORD"] = cfg.kafka_password("collector")

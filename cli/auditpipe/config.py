@@ -172,6 +172,12 @@ class Config:
             return None
         return sec["username"], sec["password_env"], "kafka.security.password_env"
 
+    def kafka_mechanism(self, part: str | None = None) -> str | None:
+        """The SASL mechanism ``part`` connects with: its principal's own, else kafka.security.sasl_mechanism."""
+        sec = self.kafka["security"]
+        own = sec.get("principals", {}).get(part) if part else None
+        return (own or {}).get("sasl_mechanism") or sec.get("sasl_mechanism")
+
     def kafka_password(self, part: str | None = None) -> str | None:
         principal = self.kafka_principal(part)
         if principal is None:
@@ -196,7 +202,7 @@ class Config:
         sec = self.kafka["security"]
         out = {"bootstrap.servers": self.kafka_bootstrap, "security.protocol": sec["protocol"].lower()}
         if sec["protocol"].startswith("SASL_"):
-            out.update({"sasl.mechanisms": sec["sasl_mechanism"], "sasl.username": self.kafka_principal(part)[0],
+            out.update({"sasl.mechanisms": self.kafka_mechanism(part), "sasl.username": self.kafka_principal(part)[0],
                         "sasl.password": self.kafka_password(part)})
         if sec["protocol"].endswith("SSL"):
             for key, prop in (("ca_file", "ssl.ca.location"), ("certificate_file", "ssl.certificate.location"),
@@ -212,10 +218,11 @@ class Config:
         sec = self.kafka["security"]
         out = {"bootstrap.servers": self.kafka_bootstrap, "security.protocol": sec["protocol"]}
         if sec["protocol"].startswith("SASL_"):
-            module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if sec["sasl_mechanism"] == "PLAIN"
+            mechanism = self.kafka_mechanism("job")
+            module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if mechanism == "PLAIN"
                       else "org.apache.kafka.common.security.scram.ScramLoginModule")
             quote = lambda v: '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'  # noqa: E731
-            out.update({"sasl.mechanism": sec["sasl_mechanism"],
+            out.update({"sasl.mechanism": mechanism,
                         "sasl.jaas.config": f"{module} required username={quote(self.kafka_principal('job')[0])} "
                                             f"password={quote(self.kafka_password('job'))};"})
         if sec["protocol"].endswith("SSL"):
@@ -371,8 +378,9 @@ def _kafka_problems(cfg: Config) -> list[str]:
         problems.append(f"kafka.security.protocol: the local broker does not serve {sec['protocol']} (it has no "
                         "certificate); use SASL_PLAINTEXT locally, or a cluster (kafka.bootstrap_servers)")
     if cfg.kafka_is_local and sasl and sec.get("sasl_mechanism", "PLAIN") != "PLAIN":
-        problems.append(f"kafka.security.sasl_mechanism: the local broker serves PLAIN only, not "
-                        f"{sec['sasl_mechanism']} (SCRAM needs a cluster: kafka.bootstrap_servers)")
+        problems.append(f"kafka.security.sasl_mechanism: the local broker's administrator, as whom the broker and "
+                        f"its controller log in, uses PLAIN, not {sec['sasl_mechanism']} (give SCRAM to the parts: "
+                        "kafka.security.principals.<part>.sasl_mechanism)")
     return problems
 
 

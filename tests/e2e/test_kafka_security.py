@@ -1,6 +1,9 @@
 """Kafka with SASL and ACLs: every client of the pipeline (rsyslog, the catch-up, Fluentd, the job's
 sources and sinks, the CLI) authenticates, each part as its own user (kafka.security.principals)
-allowed only what it does, on a stack of its own whose broker accepts nothing else."""
+allowed only what it does, on a stack of its own whose broker accepts nothing else. The
+administrator and the collector (rsyslog: its librdkafka cannot do SCRAM with Kafka 4) log in with
+PLAIN; the job, and Fluentd as the deployment's collector, with SCRAM-SHA-512, as in the
+deployment, credentials made through the administrator."""
 
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ def sasl_stack(tmp_path_factory):
                            kafka_extra=", security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, "
                                        f"username: auditpipe, password_env: {PASSWORD_ENV}, principals: {{"
                                        "collector: {username: auditpipe-collector, password_env: AUDITPIPE_TEST_KAFKA_COLLECTOR}, "
-                                       "job: {username: auditpipe-job, password_env: AUDITPIPE_TEST_KAFKA_JOB}}}") as s:
+                                       "job: {username: auditpipe-job, password_env: AUDITPIPE_TEST_KAFKA_JOB, "
+                                       "sasl_mechanism: SCRAM-SHA-512}}}") as s:
             yield s
     finally:
         for name in PASSWORDS:
@@ -62,13 +66,50 @@ def test_a_client_without_the_password_is_refused(sasl_stack):
     plain = AdminClient({"bootstrap.servers": sasl_stack.cfg.kafka_bootstrap, "log_level": 0})
     with pytest.raises(Exception):
         plain.list_topics(timeout=5)
+    # a SCRAM user's password does not open PLAIN: the broker holds no PLAIN password for it
+    job = sasl_stack.cfg.kafka_client_for("job")
+    assert job["sasl.mechanisms"] == "SCRAM-SHA-512"
+    assert AdminClient({**job, "log_level": 0}).list_topics(timeout=10).topics, "SCRAM works"
+    as_plain = AdminClient({**job, "sasl.mechanisms": "PLAIN", "log_level": 0})
+    with pytest.raises(Exception):
+        as_plain.list_topics(timeout=5)
+
+
+def test_the_local_collector_refuses_scram_its_librdkafka_cannot_do(tmp_path):
+    from auditpipe import config
+    from auditpipe.errors import UserError
+    from auditpipe.stack.components import collector
+
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text("kafka: {security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: a, password_env: A, "
+                 "principals: {collector: {username: c, password_env: C, sasl_mechanism: SCRAM-SHA-512}}}}\n")
+    version = collector.librdkafka_version()
+    assert version is not None, "rsyslog-kafka's librdkafka"
+    if version >= collector.SCRAM_LIBRDKAFKA:
+        collector.refuse_scram_it_cannot_do(config.load(f))
+    else:
+        with pytest.raises(UserError, match="principals.collector.sasl_mechanism: SCRAM-SHA-512 does not work"):
+            collector.refuse_scram_it_cannot_do(config.load(f))
 
 
 def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
     from fluentd import Fluentd, fluentd_command
 
+    from auditpipe.stack import topics
+    from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+    from fluentd import security_environment
+
+    # the deployment's collector: Fluentd (ruby-kafka) as the collector's user with SCRAM-SHA-512,
+    # credentials set through the administrator as init sets them
+    cfg = sasl_stack.cfg
+    user, password = cfg.kafka_principal("collector")[0], cfg.kafka_password("collector")
+    admin = topics.admin(cfg.kafka_client)
+    for f in admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+            user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), password.encode())]).values():
+        f.result()
     server = "sasl-fluentd"
-    fluentd = Fluentd(fluentd_command(sasl_stack.cfg.tools_dir), sasl_stack, server, tmp_path)
+    fluentd = Fluentd(fluentd_command(cfg.tools_dir), sasl_stack, server, tmp_path,
+                      env={**security_environment(cfg), "AUDITPIPE_KAFKA_SASL_MECHANISM": "SCRAM-SHA-512"})
     fluentd.start()
     try:
         m = simulate(fluentd.log, rate=1000, duration=3, speedup=5, seed=82, rotate_on_size=0)

@@ -159,7 +159,7 @@ def test_max_line_size_is_bounded_and_derives_every_limit(tmp_path):
      "kafka.security.ca_file: /nonexistent.pem is not a file"),
     ("{security: {protocol: SSL}}", "kafka.security.protocol: the local broker does not serve SSL"),
     ("{security: {protocol: SASL_PLAINTEXT, sasl_mechanism: SCRAM-SHA-512, username: u, password_env: P}}",
-     "the local broker serves PLAIN only"),
+     "the local broker's administrator"),
     ("{bootstrap_servers: 'no port'}", "kafka.bootstrap_servers"),
     ("{security: {principals: {job: {username: j, password_env: J}}}}",
      "kafka.security.principals: only used with protocol SASL"),
@@ -231,6 +231,31 @@ def test_each_part_connects_as_its_own_kafka_user_and_the_broker_knows_them_all(
     monkeypatch.delenv("KSHIP")
     with pytest.raises(UserError, match="kafka.security.principals.collector.password_env: .*KSHIP"):
         cfg.kafka_client_for("collector")
+
+
+def test_a_part_may_log_in_with_scram_which_the_local_broker_then_offers(tmp_path, monkeypatch):
+    cfg = config.load(write(tmp_path, """kafka:
+  security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
+             principals: {collector: {username: shipper, password_env: KSHIP},
+                          job: {username: flink, password_env: KJOB, sasl_mechanism: SCRAM-SHA-512}}}
+"""))
+    for name, value in (("KADMIN", "a"), ("KSHIP", "s"), ("KJOB", "j")):
+        monkeypatch.setenv(name, value)
+    assert cfg.kafka_client_for("job")["sasl.mechanisms"] == "SCRAM-SHA-512"
+    assert cfg.kafka_client_for("collector")["sasl.mechanisms"] == cfg.kafka_client["sasl.mechanisms"] == "PLAIN"
+    java = cfg.kafka_java_client
+    assert java["sasl.mechanism"] == "SCRAM-SHA-512" and "ScramLoginModule required username=\"flink\"" in java["sasl.jaas.config"]
+    from auditpipe.stack.components.kafka import KafkaBroker
+
+    broker = KafkaBroker(cfg)._properties()
+    assert "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512\n" in broker
+    assert ("listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config="
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;\n") in broker
+    assert "listener.name.controller.sasl.enabled.mechanisms=PLAIN\n" in broker
+    assert 'user_shipper="s"' in broker and "user_flink" not in broker, "a SCRAM user has no PLAIN password"
+    with pytest.raises(UserError, match="the local broker's administrator, as whom the broker and its controller log in"):
+        config.load(write(tmp_path, "kafka: {security: {protocol: SASL_PLAINTEXT, sasl_mechanism: SCRAM-SHA-512, "
+                                    "username: u, password_env: P}}\n"))
 
 
 def test_the_kafka_acls_are_what_topics_yaml_says(tmp_path):

@@ -1,5 +1,5 @@
-"""Kafka ACLs (docs/security.md "Kafka"): with ``kafka.security.principals`` each part of the pipeline
-connects as a SASL user of its own and may do only what it does: the collector produces to the raw
+"""Kafka users and ACLs (docs/security.md "Kafka"): with ``kafka.security.principals`` each part of the
+pipeline connects as a SASL user of its own and may do only what it does: the collector produces to the raw
 topic (and reads it back to resume), the job reads the raw topic in its consumer group and writes
 the dead-letter and alerts topics. The administrator (``kafka.security.username``: the CLI, which
 creates topics and ACLs and raises integrity alerts) is the broker's super user.
@@ -8,6 +8,8 @@ Who may use which topic is written once, in schemas/topics.yaml (``producers``, 
 consumer groups are below. `up` creates the ACLs on the local broker, whose authorizer is on when
 principals are configured, and `auditpipe init` on a deployment's (topics.ensure_configured_topics
 calls ``ensure_acls``): the same code for both. Creating an ACL that exists changes nothing.
+A principal with a SCRAM mechanism gets its credentials the same way (``ensure_scram_credentials``,
+set again at every `up` and `init`, so a changed password takes effect there).
 """
 
 from __future__ import annotations
@@ -36,6 +38,28 @@ def wanted(cfg: Config) -> list[tuple[str, str, str, str]]:
         if part in principals:
             out.append((f"User:{principals[part]['username']}", "GROUP", group, "READ"))
     return sorted(set(out))
+
+
+#: PBKDF2 iterations of the SCRAM credentials made here (the broker's minimum is 4096)
+SCRAM_ITERATIONS = 8192
+
+
+def ensure_scram_credentials(cfg: Config) -> list[str]:
+    """Sets, as the administrator, the SCRAM credentials of each principal whose mechanism is SCRAM;
+    returns notes."""
+    from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
+    sec = cfg.kafka["security"]
+    upserts = [UserScramCredentialUpsertion(p["username"], ScramCredentialInfo(
+                   ScramMechanism[mechanism.replace("-", "_")], SCRAM_ITERATIONS), cfg.kafka_password(part).encode())
+               for part, p in sorted(sec.get("principals", {}).items())
+               if (mechanism := cfg.kafka_mechanism(part)).startswith("SCRAM-")]
+    if not upserts:
+        return []
+    client = topics.admin(cfg.kafka_client)  # held until the answers are in
+    for f in client.alter_user_scram_credentials(upserts, request_timeout=30).values():
+        f.result()
+    return []
 
 
 def ensure_acls(cfg: Config) -> list[str]:

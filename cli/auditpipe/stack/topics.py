@@ -51,13 +51,14 @@ def admin(kafka: str | dict):
 
 
 def ensure_configured_topics(cfg) -> list[str]:
-    """ensure_topics with the configuration's limits, replicas and partitions, then the ACLs of
-    kafka.security.principals (kafka_acls.py): what `up` and `init` run."""
+    """ensure_topics with the configuration's limits, replicas and partitions, then the SCRAM credentials
+    and the ACLs of kafka.security.principals (kafka_acls.py): what `up` and `init` run."""
     from auditpipe.stack import kafka_acls, limits
 
     k = cfg.kafka
-    return ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"], k["min_insync_replicas"],
-                         {"raw": k["raw_partitions"]}) + kafka_acls.ensure_acls(cfg)
+    notes = ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"], k["min_insync_replicas"],
+                          {"raw": k["raw_partitions"]})
+    return notes + kafka_acls.ensure_scram_credentials(cfg) + kafka_acls.ensure_acls(cfg)
 
 
 def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, min_insync_replicas: int = 1,

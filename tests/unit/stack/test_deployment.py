@@ -147,9 +147,11 @@ def test_the_services_agree_on_kafka_the_store_and_the_job_options(project):
 
 
 def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_own(project):
-    """The broker's JAAS line (SASL PLAIN, every listener) holds the administrator and each principal of
-    deploy/compose/auditpipe.yaml, with the password each part's service is given; the authorizer
-    is on with the administrator as its only super user; Fluentd connects as the collector."""
+    """The broker's PLAIN JAAS line (every listener) holds the administrator alone, with the password
+    init and the healthcheck are given; each principal of deploy/compose/auditpipe.yaml is a SCRAM
+    user, the mechanism on both client listeners, its credentials set by init, which is given its
+    password, as is the service that connects as it; the authorizer is on with the administrator as
+    its only super user; Fluentd connects as the collector."""
     s = project["services"]
     cfg = config.load(DEPLOY_CONFIG)
     sec = cfg.kafka["security"]
@@ -162,10 +164,17 @@ def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_o
     for listener in ("CONTROLLER", "INTERNAL", "HOST"):
         jaas = kafka[f"KAFKA_LISTENER_NAME_{listener}_PLAIN_SASL_JAAS_CONFIG"]
         assert f'username="{sec["username"]}" password="{secrets[sec["password_env"]]}"' in jaas
-        for part in (None, "collector", "job"):
-            user, env, _ = cfg.kafka_principal(part)
-            assert f'user_{user}="{secrets[env]}"' in jaas, (listener, user)
+        assert re.findall(r"user_(\S+)=", jaas) == [sec["username"]], "PLAIN knows the administrator alone"
+    assert kafka["KAFKA_SASL_ENABLED_MECHANISMS"].split(",") == ["PLAIN", "SCRAM-SHA-512"]
+    assert kafka["KAFKA_LISTENER_NAME_CONTROLLER_SASL_ENABLED_MECHANISMS"] == "PLAIN"
+    for part in ("collector", "job"):
+        assert cfg.kafka_mechanism(part) == "SCRAM-SHA-512", part
+        assert s["init"]["environment"][cfg.kafka_principal(part)[1]] == secrets[cfg.kafka_principal(part)[1]]
+    for listener in ("INTERNAL", "HOST"):  # the image's names: "___" is "-"
+        assert kafka[f"KAFKA_LISTENER_NAME_{listener}_SCRAM___SHA___512_SASL_JAAS_CONFIG"] == \
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
     fluentd = s["fluentd"]["environment"]
+    assert fluentd["AUDITPIPE_KAFKA_SASL_MECHANISM"] == cfg.kafka_mechanism("collector")
     assert (fluentd["AUDITPIPE_KAFKA_USERNAME"], fluentd["AUDITPIPE_KAFKA_PASSWORD"]) == (
         sec["principals"]["collector"]["username"], secrets[sec["principals"]["collector"]["password_env"]])
     assert fluentd["AUDITPIPE_KAFKA_SECURITY_PROTOCOL"] == sec["protocol"]

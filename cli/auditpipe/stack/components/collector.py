@@ -102,6 +102,40 @@ def _imfile_framing(fmt: str) -> str:
             f'  endmsg.regex="{_rsyslog_string(framing.end)}"\n  escapeLF="off"\n')
 
 
+#: librdkafka completes SCRAM with Kafka 4 brokers from this version on (earlier ones append their
+#: nonce twice in the client-final message, which Kafka 4 refuses: librdkafka pull request 4895)
+SCRAM_LIBRDKAFKA = (2, 6, 1)
+
+
+def librdkafka_version() -> tuple[int, ...] | None:
+    """The version of the system's librdkafka, the one rsyslog's omkafka links; None if it cannot be loaded."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("librdkafka.so.1")
+    except OSError:
+        return None
+    lib.rd_kafka_version_str.restype = ctypes.c_char_p
+    return tuple(int(x) for x in lib.rd_kafka_version_str().decode().split("-")[0].split(".")[:3])
+
+
+def refuse_scram_it_cannot_do(cfg) -> None:
+    """A UserError when the collector's Kafka user has a SCRAM mechanism that this rsyslog's librdkafka
+    cannot complete with Kafka 4 (Debian 12's is 2.0.2)."""
+    mechanism = cfg.kafka_mechanism("collector")
+    if not (mechanism or "").startswith("SCRAM-"):
+        return
+    version = librdkafka_version()
+    if version is not None and version < SCRAM_LIBRDKAFKA:
+        key = ("kafka.security.principals.collector.sasl_mechanism"
+               if "sasl_mechanism" in cfg.kafka["security"].get("principals", {}).get("collector", {})
+               else "kafka.security.sasl_mechanism")
+        raise UserError(f"{key}: {mechanism} does not work with the local collector: rsyslog's Kafka output uses "
+                        f"librdkafka {'.'.join(map(str, version))}, whose SCRAM Kafka 4 brokers refuse (fixed in "
+                        f"librdkafka {'.'.join(map(str, SCRAM_LIBRDKAFKA))}); give the collector's user PLAIN "
+                        f"({cfg.file})")
+
+
 class RsyslogCollector(Component):
     name = "collector"
 
@@ -123,6 +157,7 @@ class RsyslogCollector(Component):
         return self.home / "rsyslog.conf"
 
     def start(self) -> None:
+        refuse_scram_it_cannot_do(self.cfg)
         work = self.home / "work"
         work.mkdir(exist_ok=True)
         for src in self.cfg.collector_sources():

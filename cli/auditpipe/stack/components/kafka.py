@@ -52,11 +52,14 @@ class KafkaBroker(Component):
         stamp.write_text(wanted)
 
     def _security_properties(self) -> list[str]:
-        """The listeners: PLAINTEXT, or SASL_PLAINTEXT with PLAIN, the controller's too. The users are
-        the configured one (the administrator, whom the broker and controller also log in as) and
-        those of kafka.security.principals, whose passwords the broker reads from this file (the
-        state directory is the user's). With principals the authorizer is on: the administrator is
-        the super user, everyone else may do only what an ACL allows (kafka_acls.py)."""
+        """The listeners: PLAINTEXT, or SASL_PLAINTEXT with PLAIN, the controller's too. PLAIN's users
+        are the configured one (the administrator, whom the broker and controller also log in as) and
+        the principals of kafka.security.principals that use PLAIN, whose passwords the broker reads
+        from this file (the state directory is the user's). A principal with SCRAM adds its mechanism
+        to the client listener; its credentials are made by `up` through the administrator
+        (kafka_acls.ensure_scram_credentials) and kept by the broker as a salted hash. With
+        principals the authorizer is on: the administrator is the super user, everyone else may do
+        only what an ACL allows (kafka_acls.py)."""
         sec = self.cfg.kafka["security"]
         if sec["protocol"] == "PLAINTEXT":
             return ["listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -66,19 +69,24 @@ class KafkaBroker(Component):
             return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
         admin = sec["username"]
+        principals = sec.get("principals", {})
         users = {admin: self.cfg.kafka_password(),
-                 **{p["username"]: self.cfg.kafka_password(part) for part, p in sec.get("principals", {}).items()}}
+                 **{p["username"]: self.cfg.kafka_password(part) for part, p in principals.items()
+                    if self.cfg.kafka_mechanism(part) == "PLAIN"}}
+        scram = sorted({m for part in principals if (m := self.cfg.kafka_mechanism(part)) != "PLAIN"})
         jaas = properties_value("org.apache.kafka.common.security.plain.PlainLoginModule required "
                                 f"username={quoted(admin)} password={quoted(users[admin])} "
                                 + " ".join(f"user_{u}={quoted(pw)}" for u, pw in users.items()) + ";")
         out = ["listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
                "inter.broker.listener.name=SASL_PLAINTEXT",
-               "sasl.enabled.mechanisms=PLAIN",
+               "sasl.enabled.mechanisms=" + ",".join(["PLAIN", *scram]),
                "sasl.mechanism.inter.broker.protocol=PLAIN",
                "sasl.mechanism.controller.protocol=PLAIN",
                "listener.name.sasl_plaintext.plain.sasl.jaas.config=" + jaas,
                "listener.name.controller.sasl.enabled.mechanisms=PLAIN",
                "listener.name.controller.plain.sasl.jaas.config=" + jaas]
+        out += [f"listener.name.sasl_plaintext.{m.lower()}.sasl.jaas.config="
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;" for m in scram]
         if sec.get("principals"):
             out += ["authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                     f"super.users=User:{admin}",
