@@ -150,7 +150,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     by_server = {} if only is None else {"server": {"$in": sorted(only)}}
     keys = _public_key(cfg, result)
     present: dict[tuple[str, str, str | None], set[int]] = {}  # (where, server, chain) -> seqs of its heads
-    signed_settled: dict[tuple[str, str | None], set[int]] = {}  # signed heads older than IN_FLIGHT_S
+    signed_settled: dict[tuple[str, str, str | None], set[int]] = {}  # a place's signed heads older than IN_FLIGHT_S
     previous: dict[tuple[str, str, str | None], dict[int, int]] = {}  # a place's signed heads: seq -> previous_seq
     unsigned = 0
     for where, heads in (("chain_heads", list(db[s["chain_heads_collection"]].find(by_server))),
@@ -168,7 +168,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                     continue
                 at = signing.head_millis(h.get("recorded_at"))
                 if at is not None and now_ms - at >= IN_FLIGHT_S * 1000:
-                    signed_settled.setdefault((h["server"], h.get(CHAIN)), set()).add(h["seq"])
+                    signed_settled.setdefault((where, h["server"], h.get(CHAIN)), set()).add(h["seq"])
                 if isinstance(h.get("previous_seq"), int):
                     previous.setdefault((where, h["server"], h.get(CHAIN)), {})[h["seq"]] = h["previous_seq"]
             heads_by_age.setdefault((h["server"], h.get(CHAIN)), _Heads()).add(h, now_ms)
@@ -399,9 +399,12 @@ def _public_key(cfg: Config, result: Verification):
 
 def _removed_heads(result: Verification, present: dict, signed_settled: dict, previous: dict) -> None:
     """Heads a place lacks though a signed head says they were written: the head a signed head names
-    as the one before it, and a signed head older than IN_FLIGHT_S that the other place holds (the
-    job writes every head to both). A place holding none of a chain's heads is not judged (the
-    archive is off)."""
+    as the one before it, and, in the chain-heads collection, a signed head older than IN_FLIGHT_S
+    that the archive's manifest holds. Not the other way round: the job writes a head to the store
+    as it makes it, to the manifest when the checkpoint after it completes, so a head made after the
+    last checkpoint before a failure is in the store alone (the job then goes on from that
+    checkpoint, its next head naming the one before as the previous). A place holding none of a
+    chain's heads is not judged (the archive is off)."""
     def removed(where: str, name: str, missing: list[int], why: str) -> None:
         result.findings.append((where, Finding(
             "head_removed", name, missing[0], None,
@@ -413,7 +416,8 @@ def _removed_heads(result: Verification, present: dict, signed_settled: dict, pr
         named = sorted({p for p in previous.get((where, server, chain), {}).values() if p not in have})
         if named:
             removed(where, name, named, "the signed head after each names it")
-        other = sorted(seq for seq in signed_settled.get((server, chain), set()) if seq not in have and seq not in named)
+        other = (sorted(seq for seq in signed_settled.get(("archive manifest", server, chain), set())
+                        if seq not in have and seq not in named) if where == "chain_heads" else [])
         if other:
             removed(where, name, other, "the other place holds them, signed")
 

@@ -110,3 +110,33 @@ def test_a_slim_document_links_as_the_document_does():
     assert chain.link("ef" * 32, small) == chain.link("ef" * 32, doc)
     assert "user" not in small and small["chain_seq"] == 7 and small["line_sha256"] == "cd" * 32
     assert chain.verify_links("db-01", [small], {7: "ab" * 32}).findings == [], "read like the document"
+
+
+def test_a_head_missing_from_the_store_is_removed_one_missing_from_the_manifest_is_a_rolled_back_attempt():
+    """The job writes a head to the store as it makes it and to the manifest when the checkpoint after
+    it completes: after a failure the store holds heads of the attempt the job rolled back (link 40
+    here), which the manifest never gets. A head the manifest holds must be in the store; a head the
+    next one names as its previous must be in its place."""
+    from auditpipe.evidence.verify import Verification, _removed_heads
+
+    present = {("chain_heads", "db", None): {10, 20, 40, 50}, ("archive manifest", "db", None): {10, 20, 30, 50}}
+    settled = {("chain_heads", "db", None): {10, 20, 40, 50}, ("archive manifest", "db", None): {10, 20, 30, 50}}
+    previous = {("chain_heads", "db", None): {20: 10, 40: 20, 50: 30},
+                ("archive manifest", "db", None): {20: 10, 30: 20, 50: 30}}
+    v = Verification()
+    _removed_heads(v, present, settled, previous)
+    found = [(where, f.kind, f.seq) for where, f in v.findings]
+    assert found == [("chain_heads", "head_removed", 30)], found  # named by 50, and the manifest holds it
+    assert "the signed head after each names it" in v.findings[0][1].detail
+
+    v = Verification()
+    present[("chain_heads", "db", None)].add(30)
+    _removed_heads(v, present, settled, previous)
+    assert v.findings == [], "40 in the store alone is no removal"
+
+    v = Verification()
+    del previous[("chain_heads", "db", None)][50]
+    present[("chain_heads", "db", None)].discard(30)
+    _removed_heads(v, present, settled, previous)
+    assert [(w, f.seq) for w, f in v.findings] == [("chain_heads", 30)]
+    assert "the other place holds them, signed" in v.findings[0][1].detail
