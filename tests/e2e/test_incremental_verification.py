@@ -128,6 +128,16 @@ def test_a_deleted_anchor_or_marker_makes_the_pass_a_full_one(store):
     tail = verify.verify(store, store=True, in_archive=False, after=first.progress)
     assert not tail.incremental and ("deleted", "db-c", 28, None) in kinds(tail), tail.findings
 
+    # the same with their heads deleted too: the last pass saw link 30, which the store no longer holds
+    chains.heads.delete_many({"server": "db-c", "seq": 30})
+    chains.heads.insert_one({"_id": "db-c/head/27", "server": "db-c", "seq": 27, "digest": chains.events.find_one(
+        {"_id": "db-c/27"})["chain_digest"], "recorded_at": LONG_AGO})
+    assert ("deleted", "db-c", 28, None) not in kinds(verify.verify(store, store=True, in_archive=False)), \
+        "the store alone is consistent again"
+    unseen = verify.verify(store, store=True, in_archive=False, after=first.progress)
+    assert ("deleted", "db-c", 28, None) in kinds(unseen), unseen.findings
+    assert any("continuous verification found link 30" in f.detail for _, f in unseen.findings)
+
     chains.add("db-d", 10)
     base = verify.verify(store, store=True, in_archive=False, after=verify.Progress())
     marker = base.progress.marker

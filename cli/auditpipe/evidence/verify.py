@@ -120,7 +120,8 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     (its ``progress``), each server's links going on from its anchor, which must still be there as
     it was. An edit or deletion of an event verified earlier is not seen so: a full verification
     (``after=Progress()``) reads everything and gives the progress to go on from; so does one whose
-    marker is gone. The result's ``progress`` is where the next one goes on."""
+    marker or an anchor is gone, and then each server's anchor is a link known to exist (the newest
+    ones deleted with their heads still show). The result's ``progress`` is where the next one goes on."""
     if after is not None and (servers or since or until or in_archive or not store):
         raise ValueError("verify(after=...) verifies the whole store alone")
     only = set(servers) if servers else None
@@ -237,6 +238,10 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             first, last = _seq_window(docs, since, until)
             other = "archive" if where == "store" else None  # the store holds what the archive holds, and newer
             expected, why = _expected_end(heads_by_age.get((name, None), _Heads()), ends.get(other), str(other))
+            seen = after.anchors.get(name) if after is not None and where == "store" else None
+            if seen is not None and (expected is None or seen.seq > expected):  # known outside the store
+                expected, why = seen.seq, (f"the continuous verification found link {seen.seq} (event {seen.event_id}) "
+                                           "in the store at its last pass")
             report = verify_links(name, docs, heads, first, last, expected if until is None else None, why,
                                   after=anchor if where == "store" and after is not None else None)
             if where == "store" and result.progress is not None:
