@@ -108,10 +108,12 @@ def _id(doc: dict) -> str | None:
 
 @dataclass(frozen=True)
 class Anchor:
-    """A link verified earlier, which the links after it continue from (an incremental pass)."""
+    """A link verified earlier, which the links after it continue from (an incremental pass), with the
+    digest of the link before it when known (to check the link's own content again)."""
     seq: int
     digest: str
     event_id: str | None
+    previous: str | None = None
 
 
 def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first_seq: int | None = None,

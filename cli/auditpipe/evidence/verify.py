@@ -38,10 +38,9 @@ class Progress:
     """How far a verification of the store got, for the next one to go on from (``verify(after=...)``):
     the newest stored document it read (the events collection is capped, so documents keep the order
     they were inserted in, and every document stored later, forged ones too, comes after it), and each
-    server's last link, with the digest of the link before it (to check the link itself again)."""
+    server's last link (``Anchor``)."""
     marker: str | None = None
     anchors: dict[str, Anchor] = field(default_factory=dict)
-    previous: dict[str, str] = field(default_factory=dict)  # server -> the digest of the link before its anchor
 
 
 @dataclass
@@ -245,7 +244,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             report = verify_links(name, docs, heads, first, last, expected if until is None else None, why,
                                   after=anchor if where == "store" and after is not None else None)
             if where == "store" and result.progress is not None:
-                _advance(result.progress, name, stored.get(name, []), anchor, after)
+                _advance(result.progress, name, stored.get(name, []), anchor)
             _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
             if where == "store" and since is None and until is None and head_interval_s is not None:
                 report.findings.extend(_heads_stopped(name, ends[where], heads_by_age.get((name, None)), now_ms,
@@ -337,10 +336,9 @@ def _anchors_present(events, after: Progress, result: Verification) -> bool:
         doc = events.find_one({"_id": anchor.event_id})
         if doc is None:
             return False
-        previous = after.previous.get(server)
         if doc.get(SEQ) != anchor.seq or doc.get(DIGEST) != anchor.digest or doc.get("server") != server:
             detail = "its link is not the one verified earlier"
-        elif previous is not None and link(previous, slim(doc)) != anchor.digest:
+        elif anchor.previous is not None and link(anchor.previous, slim(doc)) != anchor.digest:
             detail = "its content does not give its digest any more"
         else:
             continue
@@ -349,7 +347,7 @@ def _anchors_present(events, after: Progress, result: Verification) -> bool:
     return True
 
 
-def _advance(progress: Progress, server: str, docs: list[dict], anchor: Anchor | None, after: Progress) -> None:
+def _advance(progress: Progress, server: str, docs: list[dict], anchor: Anchor | None) -> None:
     """Sets ``server``'s anchor in ``progress``: its newest link in the events collection (``docs``,
     read at this verification), else the anchor it had."""
     linked = {d[SEQ]: d for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)
@@ -357,16 +355,12 @@ def _advance(progress: Progress, server: str, docs: list[dict], anchor: Anchor |
     if not linked:
         if anchor is not None:
             progress.anchors[server] = anchor
-            if server in after.previous:
-                progress.previous[server] = after.previous[server]
         return
     top = linked[max(linked)]
-    progress.anchors[server] = Anchor(top[SEQ], top[DIGEST], str(top["_id"]))
     before = linked.get(top[SEQ] - 1)
-    if before is not None:
-        progress.previous[server] = before[DIGEST]
-    elif anchor is not None and top[SEQ] == anchor.seq + 1:
-        progress.previous[server] = anchor.digest
+    previous = (before[DIGEST] if before is not None
+                else anchor.digest if anchor is not None and top[SEQ] == anchor.seq + 1 else None)
+    progress.anchors[server] = Anchor(top[SEQ], top[DIGEST], str(top["_id"]), previous)
 
 
 def _by_server(d: dict, by_server: dict[str, list[dict]], result: Verification) -> None:

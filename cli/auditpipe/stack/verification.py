@@ -254,8 +254,8 @@ def watch(cfg: Config, interval: float, first: float, log=_log) -> None:
 
 
 def progress_json(p) -> dict:
-    return {"marker": p.marker, "anchors": {s: [a.seq, a.digest, a.event_id] for s, a in sorted(p.anchors.items())},
-            "previous": dict(sorted(p.previous.items()))}
+    return {"marker": p.marker,
+            "anchors": {s: [a.seq, a.digest, a.event_id, a.previous] for s, a in sorted(p.anchors.items())}}
 
 
 def progress_of(data: dict):
@@ -264,9 +264,9 @@ def progress_of(data: dict):
     from auditpipe.evidence.chain import Anchor
 
     try:
-        return verify.Progress(data.get("marker"), {s: Anchor(int(a[0]), str(a[1]), str(a[2]))
-                                                    for s, a in data["anchors"].items()},
-                               {s: str(d) for s, d in data.get("previous", {}).items()})
+        return verify.Progress(data.get("marker"), {
+            s: Anchor(int(a[0]), str(a[1]), str(a[2]), None if a[3] is None else str(a[3]))
+            for s, a in data["anchors"].items()})
     except (AttributeError, KeyError, TypeError, ValueError, IndexError):
         return verify.Progress()
 
