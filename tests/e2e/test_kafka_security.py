@@ -75,6 +75,17 @@ def test_a_client_without_the_password_is_refused(sasl_stack):
         as_plain.list_topics(timeout=5)
 
 
+def test_scram_credentials_set_by_anyone_but_the_administrator_are_refused_by_name(sasl_stack, monkeypatch):
+    from auditpipe.errors import UserError
+    from auditpipe.stack import kafka_acls
+
+    cfg = sasl_stack.cfg
+    assert kafka_acls.ensure_scram_credentials(cfg) == [], "the administrator may"
+    monkeypatch.setattr(type(cfg), "kafka_client", property(lambda self: self.kafka_client_for("job")))
+    with pytest.raises(UserError, match="did not take the SCRAM credentials of user auditpipe-job"):
+        kafka_acls.ensure_scram_credentials(cfg)
+
+
 def test_the_local_collector_refuses_scram_its_librdkafka_cannot_do(tmp_path):
     from auditpipe import config
     from auditpipe.errors import UserError
@@ -95,7 +106,7 @@ def test_the_local_collector_refuses_scram_its_librdkafka_cannot_do(tmp_path):
 def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
     from fluentd import Fluentd, fluentd_command
 
-    from auditpipe.stack import topics
+    from auditpipe.stack import kafka_acls, topics
     from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
     from fluentd import security_environment
 
@@ -105,7 +116,8 @@ def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
     user, password = cfg.kafka_principal("collector")[0], cfg.kafka_password("collector")
     admin = topics.admin(cfg.kafka_client)
     for f in admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
-            user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), password.encode())]).values():
+            user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, kafka_acls.SCRAM_ITERATIONS),
+            password.encode())]).values():
         f.result()
     server = "sasl-fluentd"
     fluentd = Fluentd(fluentd_command(cfg.tools_dir), sasl_stack, server, tmp_path,

@@ -15,6 +15,7 @@ set again at every `up` and `init`, so a changed password takes effect there).
 from __future__ import annotations
 
 from auditpipe.config import Config
+from auditpipe.errors import UserError
 from auditpipe.stack import job_settings, topics
 
 #: (part, consumer group): the groups a part reads in. The job's two sources use its group id
@@ -56,9 +57,16 @@ def ensure_scram_credentials(cfg: Config) -> list[str]:
                if (mechanism := cfg.kafka_mechanism(part)).startswith("SCRAM-")]
     if not upserts:
         return []
+    from confluent_kafka import KafkaException
+
     client = topics.admin(cfg.kafka_client)  # held until the answers are in
-    for f in client.alter_user_scram_credentials(upserts, request_timeout=30).values():
-        f.result()
+    for user, f in client.alter_user_scram_credentials(upserts, request_timeout=30).items():
+        try:
+            f.result()
+        except KafkaException as e:
+            raise UserError(f"kafka.security.principals: Kafka at {cfg.kafka_bootstrap} did not take the SCRAM "
+                            f"credentials of user {user}: {e.args[0].str() if e.args else e} (the administrator, "
+                            "kafka.security.username, sets them; the brokers must offer the mechanism)") from None
     return []
 
 

@@ -116,7 +116,10 @@ def librdkafka_version() -> tuple[int, ...] | None:
     except OSError:
         return None
     lib.rd_kafka_version_str.restype = ctypes.c_char_p
-    return tuple(int(x) for x in lib.rd_kafka_version_str().decode().split("-")[0].split(".")[:3])
+    try:
+        return tuple(int(x) for x in lib.rd_kafka_version_str().decode().split("-")[0].split(".")[:3])
+    except ValueError:  # a version string of another form: not judged
+        return None
 
 
 def refuse_scram_it_cannot_do(cfg) -> None:
