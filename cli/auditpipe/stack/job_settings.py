@@ -82,7 +82,22 @@ FLINK: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("flink.execution.checkpointing.num-retained", lambda cfg, t: "2"),
     ("flink.restart-strategy.type", lambda cfg, t: "exponential-delay"),
     ("flink.taskmanager.memory.network.max", lambda cfg, t: "128m"),
+    # keyed state in RocksDB with incremental checkpoints: a checkpoint holds what changed since the
+    # last one, not every remembered id (docs/scaling.md "State"); RocksDB's memory is Flink's managed
+    # memory, outside the heap (the MiniCluster's; a cluster's TaskManagers set their own fraction)
+    ("flink.state.backend.type", lambda cfg, t: "rocksdb"),
+    ("flink.execution.checkpointing.incremental", lambda cfg, t: "true"),
+    ("flink.taskmanager.memory.managed.size", lambda cfg, t: "256m" if t.local else None),
+    # RocksDB's working files (the state itself) under the stack's state folder, not the system's /tmp
+    ("flink.io.tmp.dirs", lambda cfg, t: str(local_tmp_dir(cfg)) if t.local else None),
 )
+
+
+def local_tmp_dir(cfg: Config) -> Path:
+    """The local job's working folder (RocksDB's files among them), made when absent."""
+    d = cfg.state_dir / "flink" / "tmp"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
 
 
 def head_interval_seconds(cfg: Config) -> float:

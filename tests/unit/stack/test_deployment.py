@@ -246,9 +246,12 @@ def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypa
     assert {"flink.rest.address", "flink.rest.bind-address", "flink.rest.port", "flink.jobmanager.bind-host",
             "flink.web.submit.enable", "flink.security.ssl.rest.enabled",
             "flink.security.ssl.rest.authentication-enabled"} <= local_only
-    # the MiniCluster's endpoints and their mutual TLS (stack/flink_rest.py), nothing else
+    # the MiniCluster's endpoints and their mutual TLS (stack/flink_rest.py), its managed memory (RocksDB's)
+    # and working folder, nothing else
     assert all(k.startswith(("flink.rest.", "flink.web.", "flink.security.ssl.", "flink.jobmanager.bind-host",
-                             "flink.taskmanager.bind-host", "flink.taskmanager.host")) for k in local_only), local_only
+                             "flink.taskmanager.bind-host", "flink.taskmanager.host")) or k in (
+                   "flink.taskmanager.memory.managed.size", "flink.io.tmp.dirs") for k in local_only), local_only
+    assert props["flink.state.backend.type"] == "rocksdb" and props["flink.execution.checkpointing.incremental"] == "true"
 
 
 def test_store_users_come_in_pairs(monkeypatch):

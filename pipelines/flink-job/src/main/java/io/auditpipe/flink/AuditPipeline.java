@@ -14,6 +14,8 @@ import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.chain.HeadSigner;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
+import io.auditpipe.flink.functions.PreCountStats;
+import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitRollupRow;
 import io.auditpipe.flink.functions.EmitStatsRow;
@@ -38,6 +40,7 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
@@ -96,11 +99,15 @@ public final class AuditPipeline {
     /** The stats' window; also how long the chain remembers an id past its minute (with the lateness). */
     public static final Duration STATS_WINDOW = Duration.ofMinutes(1);
     /** Events too late for their minute's count (past stats.allowed-lateness): dead letters of stage "stats". */
+    /** Sums of (stats key, minute) one pre-counting subtask holds at most before it sends them. */
+    static final int PRE_COUNT_MAX_KEYS = 10_000;
     public static final OutputTag<StatsEvent> TOO_LATE_FOR_STATS = new OutputTag<>("too-late-for-stats") {};
 
     private final Configuration options;
     private final PipelineSources sources;
     private final PipelineSinks sinks;
+    /** The job's state backend iterates a map in key order (RocksDB: docs/scaling.md "State"). */
+    private boolean sortedState;
 
     public AuditPipeline(Configuration options, PipelineSources sources, PipelineSinks sinks) {
         this.options = Objects.requireNonNull(options, "options");
@@ -120,6 +127,7 @@ public final class AuditPipeline {
         // deserialized fresh; state holds what functions build). Copying every event field by field
         // once per chained operator was the job's largest single cost (profiled 2026-11-24).
         env.getConfig().enableObjectReuse();
+        sortedState = "rocksdb".equalsIgnoreCase(env.getConfiguration().get(StateBackendOptions.STATE_BACKEND));
         WatermarkStrategy<ParsedRecord> watermarks = watermarks();
         SingleOutputStreamOperator<ParsedRecord> read = env
                 .fromSource(sources.records(), watermarks, "audit-raw-source")
@@ -183,9 +191,10 @@ public final class AuditPipeline {
                 ? DataStreamUtils.reinterpretAsKeyedStream(events, new ServerOfEvent())
                 : events.keyBy(new ServerOfEvent());
         SingleOutputStreamOperator<IngestedEvent> firstCopies = byServer
-                .process(new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
-                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain(), signingKeyFile()))
-                .name("first-copies-in-chain").uid("first-copies-in-chain");
+                .transform("first-copies-in-chain", TypeInformation.of(IngestedEvent.class), new WriteBackOperator<>(
+                        new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
+                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain(), signingKeyFile(), sortedState)))
+                .uid("first-copies-in-chain");
         if (chain() != null) {
             firstCopies.setParallelism(1);
         }
@@ -214,10 +223,13 @@ public final class AuditPipeline {
     private SingleOutputStreamOperator<StatsRow> stats(DataStream<IngestedEvent> firstCopies) {
         SingleOutputStreamOperator<StatsRow> stats = windowed(firstCopies
                 .map(StatsEvent::of, TypeInformation.of(StatsEvent.class)).name("stats-fields").uid("stats-fields") // a few fields cross the shuffle
+                .transform("stats-pre-count", TypeInformation.of(StatsEvent.class), new PreCountStats(STATS_WINDOW,
+                        chain() == null ? options.get(JobOptions.STATS_ALLOWED_LATENESS) : Duration.ZERO, // as windowed() sets it
+                        PRE_COUNT_MAX_KEYS)).uid("stats-pre-count")
                 .keyBy(new StatsKeySelector())
                 .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
                 .sideOutputLateData(TOO_LATE_FOR_STATS)
-                .aggregate(new CountEvents<>(), new EmitStatsRow(chain()))
+                .aggregate(new CountEvents.OfStats(), new EmitStatsRow(chain()))
                 .name("stats-1m").uid("stats-1m");
         sinks.stats().ifPresent(s -> stats.sinkTo(s).name("store-stats").uid("store-stats"));
         stats.keyBy(HourlyCounts.KEY, Types.STRING)
@@ -280,8 +292,8 @@ public final class AuditPipeline {
         DataStream<Alert> gaps = enriched
                 .flatMap(new AlertInputs.NumberedRecords()).name("records-in-a-sequence").uid("records-in-a-sequence")
                 .keyBy(new AlertInputs.RecordSequence())
-                .process(new RecordGaps(settings))
-                .name("alert-record-gaps").uid("alert-record-gaps");
+                .transform("alert-record-gaps", TypeInformation.of(Alert.class), new WriteBackOperator<>(new RecordGaps(settings)))
+                .uid("alert-record-gaps");
         DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps)
                 .keyBy(new AlertInputs.AlertId())
                 .process(new AlertsOnce())

@@ -55,7 +55,7 @@ class StatsWindowTest {
                 TypeInformation.of(StatsKey.class));
         builder.allowedLateness(LATENESS);
         builder.sideOutputLateData(AuditPipeline.TOO_LATE_FOR_STATS);
-        OneInputStreamOperator<StatsEvent, StatsRow> op = builder.aggregate(new CountEvents<>(), new EmitStatsRow(), Types.LONG);
+        OneInputStreamOperator<StatsEvent, StatsRow> op = builder.aggregate(new CountEvents.OfStats(), new EmitStatsRow(), Types.LONG);
         harness = new KeyedOneInputStreamOperatorTestHarness<>(op, new StatsKeySelector(), TypeInformation.of(StatsKey.class));
         harness.setProcessingTime(0);
         harness.open();

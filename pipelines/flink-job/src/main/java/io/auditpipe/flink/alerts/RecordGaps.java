@@ -1,5 +1,7 @@
 package io.auditpipe.flink.alerts;
 
+import io.auditpipe.flink.functions.WriteBackOperator;
+
 import io.auditpipe.parser.AuditEvent;
 
 import org.apache.flink.api.common.functions.OpenContext;
@@ -26,13 +28,18 @@ import java.util.regex.Pattern;
  * sequence goes on from the waiting record. A record missing because its line could not be parsed
  * is a gap too: its dead letter says why.
  */
-public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert> {
+public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert>
+        implements WriteBackOperator.WritesBack<String> {
     private static final long serialVersionUID = 1L;
     public static final String RULE = AlertRule.RECORD_GAP.id;
     static final Pattern PERCONA_RECORD = Pattern.compile("(\\d{1,18})_(.+)");
 
     private final AlertSettings settings;
+    /** Each sequence as of the last checkpoint ({@link #sequences} holds it since). */
     private transient ValueState<Sequence> sequence;
+    /** The sequences seen since the last checkpoint, written into {@link #sequence} before the next one
+     *  ({@link WriteBackOperator}: every numbered record changes its sequence). */
+    private transient java.util.Map<String, Sequence> sequences;
 
     public RecordGaps(AlertSettings settings) {
         this.settings = settings;
@@ -86,12 +93,14 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
     @Override
     public void open(OpenContext context) {
         sequence = getRuntimeContext().getState(new ValueStateDescriptor<>("record-sequence", Sequence.class));
+        sequences = new java.util.HashMap<>();
     }
 
     @Override
     public void processElement(Numbered e, Context ctx, Collector<Alert> out) throws Exception {
         long n = e.number;
-        Sequence s = sequence.value();
+        Sequence s = sequences.get(ctx.getCurrentKey());
+        if (s == null) s = sequence.value();
         if (s == null) {
             s = new Sequence();
             s.next = n + 1;
@@ -102,7 +111,16 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             s.waiting.add(e.eventTimeMillis, e.id, String.valueOf(n));
             ctx.timerService().registerEventTimeTimer(e.eventTimeMillis + settings.recordGapGraceMillis);
         } // n < next: seen already (a copy) or given up on
-        sequence.update(s);
+        sequences.put(ctx.getCurrentKey(), s);
+    }
+
+    @Override
+    public void writeBack(java.util.function.Consumer<String> setKey) throws Exception {
+        for (java.util.Map.Entry<String, Sequence> e : sequences.entrySet()) {
+            setKey.accept(e.getKey());
+            sequence.update(e.getValue());
+        }
+        sequences.clear();
     }
 
     /** Moves {@code next} past the waiting records that now follow on. */
@@ -131,7 +149,8 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
 
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Alert> out) throws Exception {
-        Sequence s = sequence.value();
+        Sequence s = sequences.get(ctx.getCurrentKey());
+        if (s == null) s = sequence.value();
         if (s == null) return;
         boolean changed = false;
         while (s.waiting.size() > 0) {
@@ -156,6 +175,6 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             absorb(s);
             changed = true;
         }
-        if (changed) sequence.update(s);
+        if (changed) sequences.put(ctx.getCurrentKey(), s);
     }
 }

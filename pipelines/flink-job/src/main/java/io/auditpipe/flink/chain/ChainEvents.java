@@ -1,6 +1,7 @@
 package io.auditpipe.flink.chain;
 
 import io.auditpipe.flink.document.EventDocument;
+import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.sink.StoreDocuments;
@@ -11,6 +12,7 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.TimeDomain;
@@ -20,6 +22,7 @@ import org.apache.flink.util.OutputTag;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 
@@ -34,9 +37,19 @@ import java.util.Map;
  * an id collision (two sources under one server name, a server reusing record ids), sent to
  * {@link #COLLISIONS} as a dead letter; the store keeps the first record. An id is remembered
  * until the watermark passes the end of its minute plus the stats' allowed lateness (then the
- * window would not count a copy anyway): state holds the ids of the minutes still open, 32 bytes
- * each ({@link FirstCopies}: an id is known by a 128-bit hash, its first line by a 64-bit
- * fingerprint of its digest).
+ * window would not count a copy anyway), in a map keyed by ({@link RememberedId}) that time and
+ * the id's 128-bit hash, whose value is a 64-bit fingerprint of the first line's digest. A copy
+ * has its original's time, so it is looked up under the same key; a collision is found when its
+ * record falls in the same minute as the first one (always for the formats whose record id holds
+ * the time; for Percona's numbered records, when the numbers meet within the minute).
+ *
+ * <p><b>State per event, for the RocksDB backend.</b> An event looks its id up in the map (a
+ * RocksDB lookup of a few dozen bytes), so that an incremental checkpoint holds the entries added
+ * since the last one, not every id remembered. What an event changes is kept in memory and written
+ * into state once per checkpoint ({@link WriteBackOperator}: run it there): the server's
+ * {@link ChainTip}, and the ids passed since the last checkpoint, added in one write batch. Forgetting iterates the map: on RocksDB, whose
+ * entries come in key order (the time to forget first), it stops at the first id not yet due
+ * ({@code sortedState}); on the heap backend it reads them all.
  *
  * <p><b>Why keyed by server, and why that is deterministic.</b> A server's lines arrive on one
  * Kafka partition (the key is the source, and configuration allows one source per server), read
@@ -61,7 +74,8 @@ import java.util.Map;
  * linked a second time; its insert into the store is a duplicate (ignored), so that link has no
  * document there; verify finds the copy in the archive at that link and says so (docs/archive.md).
  */
-public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, IngestedEvent> {
+public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, IngestedEvent>
+        implements WriteBackOperator.WritesBack<String> {
     private static final long serialVersionUID = 1L;
 
     /** Records whose id belongs to a different, earlier line: dead letters of stage "store". */
@@ -79,54 +93,70 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private final String chain;
     /** The key file that signs the heads ({@link HeadSigner}); null: heads unsigned. Read where the operator runs. */
     private final String signingKeyFile;
+    /** Whether the state backend iterates a map in key order (RocksDB): forgetting then reads only what is due. */
+    private final boolean sortedState;
 
-    /** The ids this server's chain still remembers ({@link FirstCopies}). */
-    private transient ValueState<FirstCopies> firstCopies;
-    /** What held them before {@link FirstCopies} (event id -> (when to forget it, the first line's digest)):
-     *  read once per server after a restore from such a checkpoint, moved over and cleared. */
-    private transient MapState<String, Tuple2<Long, String>> firstCopiesBefore;
+    /** The ids this server's chain still remembers: (time to forget, id hash) -> the first line's fingerprint. */
+    private transient MapState<RememberedId, Long> remembered;
+    /** Where the chain stands, as of the last checkpoint ({@link #tips} holds it since). */
+    private transient ValueState<ChainTip> tip;
+    /** The tips of the servers seen since the last checkpoint, written into {@link #tip} before the next one. */
+    private transient Map<String, ChainTip> tips;
+    /** The ids each server's chain passed since the last checkpoint, added to {@link #remembered} before the next one. */
+    private transient Map<String, Map<RememberedId, Long>> added;
+    private transient ValueState<Long> lastHeadSeq;
     private transient FirstCopies.IdHasher ids;
     private transient EventChain.Linker linker;
-    private transient ValueState<Long> lastSeq;
-    private transient ValueState<String> lastDigest;
-    private transient ValueState<String> lastEventId;
-    private transient ValueState<Long> lastEventTime;
-    private transient ValueState<Long> headDueAt;
-    private transient ValueState<Long> lastHeadSeq;
     private transient Counter repeats;
     private transient Counter collisions;
     private transient Counter links;
     private transient HeadSigner signer;
 
+    // what former layouts kept, read once per server after a restore from their checkpoints, moved over and cleared
+    private transient ValueState<FirstCopies> formerFirstCopies;
+    private transient MapState<String, Tuple2<Long, String>> formerFirstCopyMap;
+    private transient ValueState<Long> formerSeq;
+    private transient ValueState<String> formerDigest;
+    private transient ValueState<String> formerEventId;
+    private transient ValueState<Long> formerEventTime;
+    private transient ValueState<Long> formerHeadDueAt;
+
     public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval) {
-        this(window, allowedLateness, headInterval, null, null);
+        this(window, allowedLateness, headInterval, null, null, false);
     }
 
     /** {@code chain}: the imported chain to link every event in (null: the server's live chain);
-     *  {@code signingKeyFile}: the key that signs the heads (null: unsigned). */
+     *  {@code signingKeyFile}: the key that signs the heads (null: unsigned); {@code sortedState}:
+     *  the state backend iterates a map in key order (RocksDB). */
     public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval, String chain,
-                       String signingKeyFile) {
+                       String signingKeyFile, boolean sortedState) {
         this.windowMillis = window.toMillis();
         this.allowedLatenessMillis = allowedLateness.toMillis();
         this.headIntervalMillis = headInterval.toMillis();
         this.chain = chain;
         this.signingKeyFile = signingKeyFile;
+        this.sortedState = sortedState;
     }
 
     @Override
     public void open(OpenContext openContext) {
-        firstCopies = getRuntimeContext().getState(new ValueStateDescriptor<>("first-copies-hashed",
+        remembered = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies-by-time",
+                RememberedId.Serializer.INSTANCE, LongSerializer.INSTANCE));
+        tip = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-tip", ChainTip.Serializer.INSTANCE));
+        lastHeadSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-head-seq", Types.LONG));
+        formerFirstCopies = getRuntimeContext().getState(new ValueStateDescriptor<>("first-copies-hashed",
                 FirstCopies.Serializer.INSTANCE));
-        firstCopiesBefore = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies", Types.STRING,
+        formerFirstCopyMap = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies", Types.STRING,
                 Types.TUPLE(Types.LONG, Types.STRING)));
+        formerSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
+        formerDigest = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
+        formerEventId = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
+        formerEventTime = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-time", Types.LONG));
+        formerHeadDueAt = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-head-due-at", Types.LONG));
+        tips = new HashMap<>();
+        added = new HashMap<>();
         ids = new FirstCopies.IdHasher();
         linker = new EventChain.Linker();
-        lastSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
-        lastDigest = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
-        lastEventId = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
-        lastEventTime = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-time", Types.LONG));
-        headDueAt = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-head-due-at", Types.LONG));
-        lastHeadSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-head-seq", Types.LONG));
         repeats = getRuntimeContext().getMetricGroup().counter("repeatedEventsNotCounted");
         collisions = getRuntimeContext().getMetricGroup().counter("idCollisions");
         links = getRuntimeContext().getMetricGroup().counter("chainLinks");
@@ -135,11 +165,17 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     @Override
     public void processElement(IngestedEvent e, Context ctx, Collector<IngestedEvent> out) throws Exception {
-        FirstCopies copies = remembered();
+        ChainTip t = tipOf(ctx.getCurrentKey());
+        long eventTime = ctx.timestamp() == null ? e.event.eventTimeMillis : ctx.timestamp();
+        long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
+        long forgetAt = windowEnd - 1 + allowedLatenessMillis;
         ids.hash(e.event.id);
+        RememberedId key = new RememberedId(forgetAt, ids.high, ids.low);
         long line = ids.line(e.lineSha256);
-        long first = copies.lineOf(ids.high, ids.low);
-        if (first != FirstCopies.NOT_SEEN) {
+        Map<RememberedId, Long> recent = added.computeIfAbsent(ctx.getCurrentKey(), k -> new HashMap<>());
+        Long first = recent.get(key);
+        if (first == null) first = remembered.get(key);
+        if (first != null) {
             if (first == FirstCopies.UNKNOWN_LINE || line == FirstCopies.UNKNOWN_LINE || first == line) {
                 repeats.inc();
             } else {
@@ -148,90 +184,141 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             }
             return;
         }
-        long eventTime = ctx.timestamp() == null ? e.event.eventTimeMillis : ctx.timestamp();
-        long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
-        long forgetAt = windowEnd - 1 + allowedLatenessMillis;
-        copies.add(ids.high, ids.low, line, forgetAt);
-        firstCopies.update(copies);
-        ctx.timerService().registerEventTimeTimer(forgetAt);
+        recent.put(key, line);
+        if (forgetAt != t.forgetTimerAt || forgetAt <= ctx.timerService().currentWatermark()) {
+            ctx.timerService().registerEventTimeTimer(forgetAt);
+            t.forgetTimerAt = forgetAt;
+        }
 
-        Long seq = lastSeq.value();
-        String previous = lastDigest.value();
         if (chain != null) {
             e.chain = chain;
-            if (seq == null) ctx.timerService().registerEventTimeTimer(END_OF_INPUT); // the last head
+            if (t.seq == 0) ctx.timerService().registerEventTimeTimer(END_OF_INPUT); // the last head
         }
-        e.chainSeq = (seq == null ? 0 : seq) + 1;
+        e.chainSeq = t.seq + 1;
         org.bson.Document document = EventDocument.of(e); // without chain fields: the digest is not set yet
-        e.chainDigest = linker.link(previous == null ? "" : previous, document);
+        e.chainDigest = linker.link(t.digest == null ? "" : t.digest, document);
         e.document = document.append(EventDocument.SEQ_FIELD, e.chainSeq).append(EventDocument.DIGEST_FIELD, e.chainDigest);
-        lastSeq.update(e.chainSeq);
-        lastDigest.update(e.chainDigest);
-        lastEventId.update(e.event.id);
-        lastEventTime.update(e.event.eventTimeMillis);
+        t.seq = e.chainSeq;
+        t.digest = e.chainDigest;
+        t.lastEventId = e.event.id;
+        t.lastEventTime = e.event.eventTimeMillis;
         links.inc();
-        if (headDueAt.value() == null) {
-            long due = ctx.timerService().currentProcessingTime() + headIntervalMillis;
-            headDueAt.update(due);
-            ctx.timerService().registerProcessingTimeTimer(due);
+        if (t.headDueAt == ChainTip.NONE) {
+            t.headDueAt = ctx.timerService().currentProcessingTime() + headIntervalMillis;
+            ctx.timerService().registerProcessingTimeTimer(t.headDueAt);
         }
         out.collect(e);
     }
 
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<IngestedEvent> out) throws Exception {
+        ChainTip t = tipOf(ctx.getCurrentKey());
         if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
-            headDueAt.clear();
-            writeHead(ctx, timestamp);
+            t.headDueAt = ChainTip.NONE;
+            writeHead(ctx, t, timestamp);
             return;
         }
         if (timestamp == END_OF_INPUT) {
-            writeHead(ctx, ctx.timerService().currentProcessingTime());
+            writeHead(ctx, t, ctx.timerService().currentProcessingTime());
         }
-        FirstCopies copies = firstCopies.value();
-        if (copies == null) return;
         // everything due by the watermark at once: the timers of the minutes it passed with it find none
-        if (!copies.forgetUpTo(Math.max(timestamp, ctx.timerService().currentWatermark()))) return;
-        if (copies.size() == 0) {
-            firstCopies.clear();
-        } else {
-            firstCopies.update(copies);
+        long due = Math.max(timestamp, ctx.timerService().currentWatermark());
+        Map<RememberedId, Long> recent = added.get(ctx.getCurrentKey());
+        if (recent != null) recent.keySet().removeIf(id -> id.forgetAt <= due);
+        Iterator<Map.Entry<RememberedId, Long>> it = remembered.iterator();
+        boolean kept = false;
+        while (it.hasNext()) {
+            if (it.next().getKey().forgetAt <= due) {
+                it.remove();
+            } else {
+                kept = true;
+                if (sortedState) break;
+            }
+        }
+        if (!kept) remembered.clear(); // the heap backend would keep an empty map
+        if (t.seq == 0) { // only ids moved over from a former layout's state, no link yet
+            tips.remove(ctx.getCurrentKey());
+            tip.clear();
         }
     }
 
+    /** The server's tip: from memory since the last checkpoint, else from state (or moved over, or new). */
+    private ChainTip tipOf(String server) throws Exception {
+        ChainTip t = tips.get(server);
+        if (t == null) {
+            t = tip.value();
+            if (t == null) t = movedOver();
+            tips.put(server, t);
+        }
+        return t;
+    }
+
+    @Override
+    public void writeBack(java.util.function.Consumer<String> setKey) throws Exception {
+        for (Map.Entry<String, ChainTip> e : tips.entrySet()) {
+            setKey.accept(e.getKey());
+            tip.update(e.getValue());
+        }
+        tips.clear();
+        for (Map.Entry<String, Map<RememberedId, Long>> e : added.entrySet()) {
+            if (e.getValue().isEmpty()) continue;
+            setKey.accept(e.getKey());
+            remembered.putAll(e.getValue()); // on RocksDB one write batch
+        }
+        added.clear();
+    }
+
     /** A head for the chain's last link, unless the last head written is that link's. */
-    private void writeHead(OnTimerContext ctx, long recordedAt) throws Exception {
-        Long seq = lastSeq.value();
+    private void writeHead(OnTimerContext ctx, ChainTip t, long recordedAt) throws Exception {
         Long written = lastHeadSeq.value();
-        if (seq != null && (written == null || seq > written)) { // written: the previous head's seq
-            ChainHead head = new ChainHead(ctx.getCurrentKey(), seq, lastDigest.value(), lastEventId.value(),
-                    lastEventTime.value(), recordedAt);
+        if (t.seq > 0 && (written == null || t.seq > written)) { // written: the previous head's seq
+            ChainHead head = new ChainHead(ctx.getCurrentKey(), t.seq, t.digest, t.lastEventId, t.lastEventTime, recordedAt);
             head.chain = chain;
             head.previousSeq = written;
             if (signer != null) signer.sign(head);
             ctx.output(HEADS, head);
-            lastHeadSeq.update(seq);
+            lastHeadSeq.update(t.seq);
         }
     }
 
-    /** This server's remembered ids; the first time after a restore from an older checkpoint, moved over from there. */
-    private FirstCopies remembered() throws Exception {
-        FirstCopies copies = firstCopies.value();
-        if (copies != null) return copies;
-        copies = new FirstCopies();
-        Iterator<Map.Entry<String, Tuple2<Long, String>>> before = firstCopiesBefore.iterator();
-        if (before.hasNext()) {
-            while (before.hasNext()) {
-                Map.Entry<String, Tuple2<Long, String>> entry = before.next();
-                ids.hash(entry.getKey());
-                if (copies.lineOf(ids.high, ids.low) == FirstCopies.NOT_SEEN) {
-                    copies.add(ids.high, ids.low, ids.line(entry.getValue().f1), entry.getValue().f0);
-                }
-            }
-            firstCopiesBefore.clear();
-            firstCopies.update(copies);
+    /**
+     * A server without a tip: a new one, or one restored from a checkpoint of a former layout, whose
+     * chain position and remembered ids (in either of two former layouts) are moved over here and
+     * cleared there.
+     */
+    private ChainTip movedOver() throws Exception {
+        ChainTip t = new ChainTip();
+        Long seq = formerSeq.value();
+        if (seq != null) {
+            t.seq = seq;
+            t.digest = formerDigest.value();
+            t.lastEventId = formerEventId.value();
+            Long time = formerEventTime.value();
+            t.lastEventTime = time == null ? 0 : time;
+            Long headDue = formerHeadDueAt.value(); // its processing-time timer is restored with the state
+            t.headDueAt = headDue == null ? ChainTip.NONE : headDue;
+            formerSeq.clear();
+            formerDigest.clear();
+            formerEventId.clear();
+            formerEventTime.clear();
+            formerHeadDueAt.clear();
         }
-        return copies;
+        FirstCopies former = formerFirstCopies.value();
+        if (former != null) {
+            former.forEach((high, low, line, forgetAt) -> remembered.put(new RememberedId(forgetAt, high, low), line));
+            formerFirstCopies.clear();
+        }
+        Iterator<Map.Entry<String, Tuple2<Long, String>>> formerMap = formerFirstCopyMap.iterator();
+        if (formerMap.hasNext()) {
+            while (formerMap.hasNext()) {
+                Map.Entry<String, Tuple2<Long, String>> entry = formerMap.next();
+                ids.hash(entry.getKey());
+                remembered.put(new RememberedId(entry.getValue().f0, ids.high, ids.low), ids.line(entry.getValue().f1));
+            }
+            formerFirstCopyMap.clear();
+        }
+        // the former layouts' time-to-forget timers are restored with the state and fire as before
+        return t;
     }
 
     static DeadLetter collision(IngestedEvent e) {

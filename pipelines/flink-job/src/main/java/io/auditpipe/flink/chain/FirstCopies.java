@@ -90,6 +90,21 @@ public final class FirstCopies {
         return frozen.size + delta.size;
     }
 
+    /** Each remembered entry: its id's two halves, its line's fingerprint and when to forget it. */
+    public interface EntryVisitor {
+        void visit(long idHigh, long idLow, long line, long forgetAt) throws Exception;
+    }
+
+    /** Calls {@code visitor} for each remembered entry, in no particular order. */
+    public void forEach(EntryVisitor visitor) throws Exception {
+        for (Table t : new Table[] {frozen, delta}) {
+            long[] s = t.slots;
+            for (int at = 0; at < s.length; at += FIELDS) {
+                if (s[at] != 0 || s[at + 1] != 0) visitor.visit(s[at], s[at + 1], s[at + 2], s[at + 3]);
+            }
+        }
+    }
+
     // ---- identities and fingerprints ------------------------------------------------------------
 
     /** Hashes ids; one per operator instance (a MessageDigest is not thread-safe). */

@@ -17,4 +17,12 @@ public class CountEvents<T> implements AggregateFunction<T, Long, Long> {
 
     @Override
     public Long merge(Long a, Long b) { return a + b; }
+
+    /** Counts the events that stats records stand for ({@link PreCountStats} sums them). */
+    public static class OfStats extends CountEvents<io.auditpipe.flink.records.StatsEvent> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Long add(io.auditpipe.flink.records.StatsEvent value, Long acc) { return acc + value.count; }
+    }
 }

@@ -275,7 +275,7 @@ class AlertRulesTest {
     static KeyedOneInputStreamOperatorTestHarness<String, RecordGaps.Numbered, Alert> gaps() throws Exception {
         AlertSettings s = settings();
         s.recordGapGraceMillis = 30 * S;
-        return new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new RecordGaps(s)),
+        return new KeyedOneInputStreamOperatorTestHarness<>(new io.auditpipe.flink.functions.WriteBackOperator<>(new RecordGaps(s)),
                 r -> r.sequence, Types.STRING);
     }
 
@@ -307,7 +307,9 @@ class AlertRulesTest {
             h.processWatermark(T0 + 200 * S);
             assertEquals(1, alerts(h).size(), "a record given up on is not a new gap; 109 follows 108");
             assertEquals(0, h.numEventTimeTimers(), "no record waits: no timer");
-            // what a sequence keeps for its life is its next number (the waiting records went with their timers)
+            // what a sequence keeps for its life is its next number (the waiting records went with their timers),
+            // written into state before each checkpoint
+            h.snapshot(2, 2);
             assertEquals(1, h.numKeyedStateEntries());
             AuditEvent mariadb = record(1, T0);
             mariadb.format = "mariadb-audit";

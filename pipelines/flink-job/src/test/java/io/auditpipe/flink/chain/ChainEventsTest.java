@@ -14,6 +14,7 @@ import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import io.auditpipe.flink.functions.WriteBackOperator;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
@@ -37,7 +38,7 @@ class ChainEventsTest {
     private static final Duration LATENESS = Duration.ofMinutes(2);
     private static final Duration HEAD_INTERVAL = Duration.ofMinutes(1);
 
-    private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> harness;
+    protected KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> harness;
 
     @BeforeEach
     void setUp() throws Exception {
@@ -45,10 +46,55 @@ class ChainEventsTest {
         harness.open();
     }
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> newHarness() throws Exception {
-        return new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL)),
+    /** The heap state backend here; {@link OnRocksDb} runs every test on RocksDB. */
+    protected boolean rocksDb() {
+        return false;
+    }
+
+    /** The same tests on the RocksDB state backend, whose map iterates in key order (the job's default). */
+    static class OnRocksDb extends ChainEventsTest {
+        @Override
+        protected boolean rocksDb() {
+            return true;
+        }
+    }
+
+    /** The ids the server's chain remembers, read from its state as a checkpoint holds it. */
+    private int remembered(String server) throws Exception {
+        harness.snapshot(++checkpoint, checkpoint);
+        var backend = harness.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(server);
+        MapState<RememberedId, Long> map = backend.getPartitionedState(VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE, new MapStateDescriptor<>("first-copies-by-time",
+                        RememberedId.Serializer.INSTANCE, org.apache.flink.api.common.typeutils.base.LongSerializer.INSTANCE));
+        int n = 0;
+        for (var ignored : map.keys()) n++;
+        return n;
+    }
+
+    /** Keyed state entries (a map is one); the RocksDB backend does not count them, so -1 there. */
+    private int stateEntries() {
+        return rocksDb() ? -1 : harness.numKeyedStateEntries();
+    }
+
+    /** Keyed state entries as a checkpoint holds them: the chain's tip is written into state before one. */
+    private void assertStateEntries(int expected, String message) throws Exception {
+        harness.snapshot(++checkpoint, checkpoint);
+        if (!rocksDb()) assertEquals(expected, stateEntries(), message);
+    }
+
+    private long checkpoint = 100;
+
+    private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> newHarness() throws Exception {
+        return newHarness(null);
+    }
+
+    private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> newHarness(String chain) throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, chain, null, rocksDb())),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        if (rocksDb()) h.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
+        return h;
     }
 
     @AfterEach
@@ -94,11 +140,13 @@ class ChainEventsTest {
         harness.processElement(event("db-01/1", T0 + 1_000, 1)); // still within the lateness: not counted again
         assertEquals(List.of("db-01/1@0"), passed());
 
-        int chainEntries = 5; // the chain's own: last link, its digest, event id and time, when the next head is due
-        assertEquals(chainEntries + 1, harness.numKeyedStateEntries(), "and the remembered ids");
+        int chainEntries = 1; // the chain's own: its tip (last link, its digest, event id and time, when the next head is due)
+        assertStateEntries(chainEntries + 1, "and the remembered ids");
+        assertEquals(1, remembered("db-01"));
         harness.processWatermark(closes);
         assertEquals(0, harness.numEventTimeTimers(), "timers dropped back to zero");
-        assertEquals(chainEntries, harness.numKeyedStateEntries(), "the remembered ids dropped; the chain goes on");
+        assertStateEntries(chainEntries, "the remembered ids dropped; the chain goes on");
+        assertEquals(0, remembered("db-01"));
     }
 
     @Test
@@ -140,6 +188,57 @@ class ChainEventsTest {
         assertEquals(1, harness.getSideOutput(ChainEvents.COLLISIONS).size());
         backend.setCurrentKey("db-01");
         assertFalse(former.iterator().hasNext(), "moved over, then cleared");
+    }
+
+    @Test
+    void theLayoutBeforeTheTipIsMovedOverAfterARestore() throws Exception {
+        // checkpoints of the version before ChainTip: the chain's position in five values, the ids in a FirstCopies
+        var backend = harness.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey("db-01");
+        var seq = backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                new org.apache.flink.api.common.state.ValueStateDescriptor<>("chain-seq", Types.LONG));
+        var digest = backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                new org.apache.flink.api.common.state.ValueStateDescriptor<>("chain-digest", Types.STRING));
+        var copies = backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                new org.apache.flink.api.common.state.ValueStateDescriptor<>("first-copies-hashed", FirstCopies.Serializer.INSTANCE));
+        seq.update(7L);
+        digest.update("d7");
+        FirstCopies former = new FirstCopies();
+        FirstCopies.IdHasher h = new FirstCopies.IdHasher();
+        h.hash("db-01/1");
+        former.add(h.high, h.low, h.line("aaaa"), T0 + 60_000 - 1 + LATENESS.toMillis());
+        copies.update(former);
+        harness.processElement(event("db-01/1", T0 + 1_000, 5, "aaaa")); // a copy of an id remembered before
+        harness.processElement(event("db-01/2", T0 + 2_000, 6));
+        List<IngestedEvent> linked = out();
+        assertEquals(1, linked.size());
+        assertEquals(8L, linked.get(0).chainSeq, "the chain goes on from where it stood");
+        assertEquals(EventChain.link("d7", EventDocument.of(linked.get(0))), linked.get(0).chainDigest);
+        backend.setCurrentKey("db-01");
+        assertEquals(null, seq.value(), "moved over, then cleared");
+        assertEquals(null, copies.value());
+    }
+
+    @Test
+    void forgetsExactlyWhatIsDueWhateverTheOrderTheMinutesCameIn() throws Exception {
+        int minutes = 5;
+        int perMinute = 300;
+        for (int i = 0; i < minutes * perMinute; i++) {
+            int minute = (i * 7) % minutes; // interleaved, not in time order
+            harness.processElement(event("db-01/" + i, T0 + minute * 60_000L + i % 60 * 1_000, i));
+        }
+        assertEquals(minutes * perMinute, remembered("db-01"));
+        for (int m = 0; m < minutes; m++) {
+            harness.processWatermark(T0 + (m + 1) * 60_000L - 1 + LATENESS.toMillis());
+            assertEquals((minutes - m - 1) * perMinute, remembered("db-01"), "after minute " + m);
+            for (int i = 0; i < minutes * perMinute; i += 37) { // what remains is still known as seen
+                int minute = (i * 7) % minutes;
+                if (minute > m) harness.processElement(event("db-01/" + i, T0 + minute * 60_000L + i % 60 * 1_000, 10_000 + i));
+            }
+            assertEquals(minutes * perMinute, out().size(), "no copy passed");
+        }
+        assertEquals(0, harness.numEventTimeTimers());
+        assertStateEntries(1, "the tip alone");
     }
 
     @Test
@@ -256,9 +355,7 @@ class ChainEventsTest {
     @Test
     void importedHistoryIsLinkedInItsOwnChainWhoseLastHeadComesAtTheEndOfInput() throws Exception {
         harness.close();
-        harness = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, "import-x", null)),
-                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        harness = newHarness("import-x");
         harness.open();
         harness.setProcessingTime(0);
         harness.processElement(event("db-01/1", T0 + 1_000, 0));
@@ -269,6 +366,7 @@ class ChainEventsTest {
         assertEquals("import-x", io.auditpipe.flink.document.EventDocument.of(linked.get(0)).getString("chain"));
         // the same event in the live chain has another digest: an event cannot be moved between chains unseen
         ChainEvents live = new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL);
+        // (a KeyedProcessOperator is enough here: nothing is snapshotted)
         KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> liveHarness =
                 new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(live), new ServerOfEvent(),
                         org.apache.flink.api.common.typeinfo.Types.STRING);
@@ -285,7 +383,7 @@ class ChainEventsTest {
         assertEquals("import-x", heads.get(0).chain);
         assertEquals(linked.get(1).chainDigest, heads.get(0).digest);
         assertEquals(0, harness.numEventTimeTimers(), "every id forgotten and the last head written: no timer left");
-        assertEquals(6, harness.numKeyedStateEntries(),
-                "the chain's end remains (link, digest, last event's id and time, last head, next head due); no id does");
+        assertStateEntries(2, "the chain's end remains (its tip and the last head's link); no id does");
+        assertEquals(0, remembered("db-01"));
     }
 }

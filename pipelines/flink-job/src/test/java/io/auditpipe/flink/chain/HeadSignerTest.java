@@ -80,8 +80,8 @@ class HeadSignerTest {
         Path file = keyFile(dir, pair);
         Duration interval = Duration.ofMinutes(1);
         var harness = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new ChainEvents(Duration.ofMinutes(1), Duration.ofMinutes(2), interval, null,
-                        file.toString())),
+                new io.auditpipe.flink.functions.WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), Duration.ofMinutes(2), interval, null,
+                        file.toString(), false)),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
         harness.open();
         harness.setProcessingTime(0);

@@ -1,0 +1,109 @@
+package io.auditpipe.flink.chain;
+
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.types.StringValue;
+
+import java.io.IOException;
+
+/**
+ * Where one server's chain stands ({@link ChainEvents}): its last link, the event it linked, when
+ * the next head is due and the last time-to-forget timer set. One state value read and written
+ * once per event: on RocksDB each state access is a lookup or a write of its own.
+ */
+public final class ChainTip {
+    /** {@link #headDueAt} and {@link #forgetTimerAt} when none is set. */
+    public static final long NONE = Long.MIN_VALUE;
+
+    public long seq;
+    public String digest;
+    public String lastEventId;
+    public long lastEventTime;
+    public long headDueAt = NONE;
+    public long forgetTimerAt = NONE;
+
+    /** Writes the fields in order; strings as Flink's {@code StringValue} does (null allowed). */
+    public static final class Serializer extends TypeSerializerSingleton<ChainTip> {
+        private static final long serialVersionUID = 1L;
+        public static final Serializer INSTANCE = new Serializer();
+
+        @Override
+        public boolean isImmutableType() {
+            return false;
+        }
+
+        @Override
+        public ChainTip createInstance() {
+            return new ChainTip();
+        }
+
+        @Override
+        public ChainTip copy(ChainTip from) {
+            ChainTip t = new ChainTip();
+            t.seq = from.seq;
+            t.digest = from.digest;
+            t.lastEventId = from.lastEventId;
+            t.lastEventTime = from.lastEventTime;
+            t.headDueAt = from.headDueAt;
+            t.forgetTimerAt = from.forgetTimerAt;
+            return t;
+        }
+
+        @Override
+        public ChainTip copy(ChainTip from, ChainTip reuse) {
+            return copy(from);
+        }
+
+        @Override
+        public int getLength() {
+            return -1;
+        }
+
+        @Override
+        public void serialize(ChainTip t, DataOutputView target) throws IOException {
+            target.writeLong(t.seq);
+            StringValue.writeString(t.digest, target);
+            StringValue.writeString(t.lastEventId, target);
+            target.writeLong(t.lastEventTime);
+            target.writeLong(t.headDueAt);
+            target.writeLong(t.forgetTimerAt);
+        }
+
+        @Override
+        public ChainTip deserialize(DataInputView source) throws IOException {
+            ChainTip t = new ChainTip();
+            t.seq = source.readLong();
+            t.digest = StringValue.readString(source);
+            t.lastEventId = StringValue.readString(source);
+            t.lastEventTime = source.readLong();
+            t.headDueAt = source.readLong();
+            t.forgetTimerAt = source.readLong();
+            return t;
+        }
+
+        @Override
+        public ChainTip deserialize(ChainTip reuse, DataInputView source) throws IOException {
+            return deserialize(source);
+        }
+
+        @Override
+        public void copy(DataInputView source, DataOutputView target) throws IOException {
+            serialize(deserialize(source), target);
+        }
+
+        @Override
+        public TypeSerializerSnapshot<ChainTip> snapshotConfiguration() {
+            return new SerializerSnapshot();
+        }
+    }
+
+    /** The serializer has no parameters: version 1 of this layout. */
+    public static final class SerializerSnapshot extends SimpleTypeSerializerSnapshot<ChainTip> {
+        public SerializerSnapshot() {
+            super(() -> Serializer.INSTANCE);
+        }
+    }
+}
