@@ -428,16 +428,6 @@ def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
     return {label: (rate, e) for (label, _, _), rate, e in zip(runs, rates, enriched)}
 
 
-def first_copies_footprint(ids: int) -> dict[str, float]:
-    """Heap and checkpoint bytes per remembered event id of the job's first-copies state, and the cost of
-    an event there, against the map it replaced (io.auditpipe.bench.FirstCopiesFootprint)."""
-    flink_lib = FlinkJob(config.load(REPO / "auditpipe.yaml")).runtime_lib
-    out = subprocess.run(["java", "-Xmx4g", "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink_lib}/*",
-                          "io.auditpipe.bench.FirstCopiesFootprint", str(ids)],
-                         capture_output=True, text=True, check=True)
-    return {k: float(v) for k, v in (line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)}
-
-
 def log_on_partition_of(root: Path, server: str, other_log: Path, other_server: str, partitions: int = 4) -> Path:
     """A log path for ``server`` whose lines land on the Kafka partition of ``other_server``'s: the
     alert latency is measured in its worst case, the alerting server's lines behind the busy server's
@@ -598,8 +588,8 @@ def wait_count(count, baseline: int, n: int, timeout: float, samples: list | Non
         time.sleep(0.1)
 
 def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -> tuple[float, float, Path]:
-    """The Flink job alone (at parallelism 1 and 2, with a profile's top frames), each format's parser
-    alone and the first-copies state's footprint, printed and put in ``figures``; returns the job's
+    """The Flink job alone (at parallelism 1 and 2, with a profile's top frames) and each format's parser
+    alone, printed and put in ``figures``; returns the job's
     events/s and events/s per core at the configured parallelism, and its flight recording."""
     fill_topic(cfg.kafka_bootstrap, "bench.raw", root / "job" / "audit.log", n_job)
     recording = root / "job-alone.jfr"
@@ -653,17 +643,6 @@ def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -
         print(f"  parsing alone, {fmt + ':':24s}{rate:10,.0f} records/s on one core; with enrichment and masking "
               f"{enriched:10,.0f} ({100 * enriched / rate:.0f}%) (framed as the collector frames them; the job's "
               f"per-core target of 150,000 includes both)")
-    fp = first_copies_footprint(500_000 if quick else 2_000_000)
-    remembered = 10_000 * (60 + 15 * 60)  # ids at 10,000 events/s: the open minute + 15 min of lateness
-    figures["first_copies_state"] = fp
-    print(f"  first-copies state, per remembered id: {fp['heap_bytes_per_id']:.0f} bytes of heap, "
-          f"{fp['checkpoint_bytes_per_id']:.0f} in a checkpoint, {fp['ns_per_event']:.0f} ns per event "
-          f"(the map it replaced: {fp['former_heap_bytes_per_id']:.0f}, {fp['former_checkpoint_bytes_per_id']:.0f}, "
-          f"{fp['former_ns_per_event']:.0f}); copy at the first access after a checkpoint "
-          f"{fp['copy_on_write_ms']:.0f} ms (was {fp['former_copy_on_write_ms']:.0f}) for {fp['ids']:,.0f} ids")
-    print(f"    at 10,000 events/s with 15 min of allowed lateness ({remembered:,} ids remembered): "
-          f"{remembered * fp['heap_bytes_per_id'] / 2**20:,.0f} MiB of heap "
-          f"(was {remembered * fp['former_heap_bytes_per_id'] / 2**20:,.0f} MiB)")
     return float(job["job_alone_events_per_s"]), per_core, recording
 
 

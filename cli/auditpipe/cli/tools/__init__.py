@@ -112,6 +112,17 @@ def cmd_test(app: Application) -> int:
 def cmd_bench(app: Application) -> int:
     """Runs bench/pipeline_bench.py, or with --review bench/review_bench.py: figures beside targets."""
     a = app.args
+    if a.long:
+        if a.review or a.end_to_end_only or a.recordings or a.quick:
+            raise UserError("--long is a run of its own: --review, --end-to-end-only, --recordings and --quick belong "
+                            "to the other benches (a shorter long run: --minutes)")
+        return subprocess.run([sys.executable, str(paths.REPO / "bench" / "long_run.py"),
+                               *(["--minutes", str(a.minutes)] if a.minutes else []),
+                               *(["--rate", str(a.rate)] if a.rate else []),
+                               *(["--json", str(Path(a.json).resolve())] if a.json else [])],
+                              cwd=paths.REPO).returncode
+    if a.minutes is not None or a.rate is not None:
+        raise UserError("--minutes and --rate are the long run's (--long)")
     if a.review:
         if a.end_to_end_only or a.recordings:
             raise UserError("--review measures reports and panels over a quarter: --end-to-end-only and --recordings "
@@ -211,7 +222,8 @@ def register(sub) -> None:
                 "alert latency at 10,000 events/s. Prints figures beside their targets; asserts nothing. About 7-13 "
                 "minutes on 2 cores, up to 2 of them warming the job up until its JIT compiler settles (--quick: 5).",
                 ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr",
-                 "./auditpipe bench --review --json review.json"), cmd_bench)
+                 "./auditpipe bench --review --json review.json",
+                 "./auditpipe bench --long --minutes 30 --rate 5000 --json long.json"), cmd_bench)
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000; "
                    "with --review 400,000 events, not 4 million)")
     s.add_argument("--review", action="store_true",
@@ -222,6 +234,12 @@ def register(sub) -> None:
                    help="only the store's bulk rate, the end-to-end run with its ceiling and the latency run "
                         "(about 7-9 minutes): to compare a change of the job's store writes or of the store, "
                         "without the job alone and the parsers")
+    s.add_argument("--long", action="store_true",
+                   help="the long run instead: two servers writing in real time for --minutes at --rate events/s "
+                        "together, with every checkpoint's size and duration, the job's heap and resident memory and "
+                        "the latency of each 5 minutes, and the counts checked (bench/README.md)")
+    s.add_argument("--minutes", type=positive, help="the long run's length (default 30)")
+    s.add_argument("--rate", type=positive, help="the long run's events/s, both servers together (default 5000)")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
                    "the parallelism and the run lengths, to FILE as JSON (two runs on one machine can be compared)")
     s.add_argument("--recordings", metavar="DIR", help="keep the Java Flight Recorder recordings of the job (alone, "

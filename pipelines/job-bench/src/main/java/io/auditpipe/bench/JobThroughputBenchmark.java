@@ -35,7 +35,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * the JIT compiler (in one run of 500,000 events its compiler threads logged 20 s of compilation
  * against the run's 14 s on two cores), so one pass measures a cold start, not the steady state
  * a busy server meets: the bench runs two and prints both. {@code job_alone_window} is the last
- * pass's span (UTC), for reading only its samples from a flight recording.
+ * pass's span (UTC), for reading only its samples from a flight recording. The state backend is the
+ * job's (RocksDB), unless the system property {@code auditpipe.bench.state-backend} names another;
+ * {@code -Dauditpipe.bench.flink.<setting>=<value>} sets any other Flink setting, to compare two.
  */
 public final class JobThroughputBenchmark {
     static final AtomicLong EVENTS = new AtomicLong();
@@ -92,7 +94,17 @@ public final class JobThroughputBenchmark {
                 .setStartingOffsets(OffsetsInitializer.earliest()).setBounded(OffsetsInitializer.latest())
                 .setDeserializer(AuditRecordDeserializer.forAlerts(AuditRecordDeserializer.DEFAULT_MAX_AHEAD,
                         ComplianceSettings.defaults())).build();
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        // the job's state backend and the local stack's managed memory for it (stack/job_settings.py);
+        // -Dauditpipe.bench.state-backend=hashmap measures the heap backend instead
+        Configuration flink = new Configuration();
+        flink.setString("state.backend.type", System.getProperty("auditpipe.bench.state-backend", "rocksdb"));
+        flink.setString("taskmanager.memory.managed.size", "256m");
+        for (String name : System.getProperties().stringPropertyNames()) { // -Dauditpipe.bench.flink.<setting>=<value>
+            if (name.startsWith("auditpipe.bench.flink.")) {
+                flink.setString(name.substring("auditpipe.bench.flink.".length()), System.getProperty(name));
+            }
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(flink);
         env.setParallelism(parallelism);
         long start = System.nanoTime();
         new AuditPipeline(options, new PipelineSources(source, alertSource), PipelineSinks.builder()

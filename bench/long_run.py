@@ -1,0 +1,305 @@
+"""auditpipe long-run benchmark: ./auditpipe bench --long [--minutes 30] [--rate 5000] [--json FILE]
+
+Prints figures beside their targets and asserts nothing but the counts (exit 1 when a count differs).
+On a stack of its own (ports 4xxxx, state in a temporary folder, the repository's defaults: RocksDB
+state with incremental checkpoints every 5 s, 15 minutes of allowed lateness, the archive on), two
+servers write for ``--minutes`` at ``--rate`` events/s together, in real time, each with the
+simulator (Percona JSON and the NEW XML format, rotating at 64 MiB), while the bench samples:
+
+  - every completed checkpoint (Flink's REST API, every 5 s): its full state size, the size it
+    wrote (incremental: what changed since the one before) and its end-to-end duration;
+  - the job's JVM heap (Flink's metrics) and every component's resident memory, every 10 s;
+  - latency, every second: for each server, how long ago the newest event the store holds was
+    written (its chain link n is the server's n-th record, which the simulator wrote at its start
+    plus n / rate), read from the newest rows of the local FerretDB's SQLite file.
+
+Then it prints each 5 minutes of the run beside the targets (checkpoint size and duration flat once
+the lateness window is full, p99 latency < 2 s throughout, memory flat), and checks the counts:
+every record written is counted once in the one-minute stats and archived once (the capped store
+keeps only the newest hours, so the store's own count is not one of them).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import shutil
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "cli"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from auditpipe import config  # noqa: E402
+from auditpipe.archive import reader  # noqa: E402
+from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
+from pipeline_bench import ComponentUsage, cli, git_commit, machine  # noqa: E402
+
+PORTS = {"kafka": 49092, "controller": 49093, "store": 47217, "flink": 48081}
+SERVERS = {"long-json": ("json", "percona-json"), "long-xml": ("xml-new", "percona-xml")}  # the simulator's style, the format
+SLICE_S = 300
+WARM_UP_S = 60  # the first minute is shown on its own: a fresh job's JIT compiler takes part of the cores
+ROTATE_BYTES = 64 * 1024 * 1024
+NEWEST_ROWS = 5000  # the newest rows read for each latency sample (about a second of events at 5,000/s)
+
+
+def write_log(path: str, style: str, rate: float, seconds: float, seed: int, out: str) -> None:
+    """The simulator in a process of its own, in real time; its wall-clock start and its counts go to ``out``."""
+    sys.path.insert(0, str(REPO / "cli"))
+    from auditpipe.tools.simulate import simulate
+
+    started = time.time()
+    Path(out).write_text(json.dumps({"started": started}))
+    m = simulate(Path(path), rate=rate, duration=seconds, speedup=1.0, seed=seed, rotate_on_size=ROTATE_BYTES,
+                 style=style)
+    Path(out).write_text(json.dumps({"started": started, "ended": time.time(), "records": m.records}))
+
+
+class Sampler:
+    """Samples checkpoints, memory and latency until stopped (docstring of the module)."""
+
+    def __init__(self, cfg, starts: dict[str, float], rates: dict[str, float]):
+        self.cfg = cfg
+        self.starts = starts
+        self.rates = rates
+        self.checkpoints: dict[int, dict] = {}
+        self.memory: list[dict] = []
+        self.latency: list[tuple[float, str, float]] = []  # (time, server, seconds)
+        self.stop = threading.Event()
+        self.usage = ComponentUsage(cfg.state_dir)
+        path = ferretdb_sqlite_file(cfg)
+        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self.table = ferretdb_table(self.db, cfg.store["events_collection"])[0]
+        self.index = f"{self.table}_bench_record_id"
+        writer = sqlite3.connect(path, timeout=30)
+        writer.execute(f'CREATE INDEX IF NOT EXISTS "{self.index}" ON "{self.table}" (_ferretdb_record_id)')
+        writer.commit()
+        writer.close()
+        self.newest: dict[str, int] = {}
+        self.job = None
+
+    def rest(self, path: str):
+        from auditpipe.stack import flink_rest
+
+        return flink_rest.call(self.cfg, path)
+
+    def run(self) -> None:
+        threads = [threading.Thread(target=self._every, args=(1.0, self.sample_latency), daemon=True),
+                   threading.Thread(target=self._every, args=(5.0, self.sample_checkpoints), daemon=True),
+                   threading.Thread(target=self._every, args=(10.0, self.sample_memory), daemon=True)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def _every(self, seconds: float, what) -> None:
+        while not self.stop.is_set():
+            began = time.monotonic()
+            try:
+                what()
+            except Exception as e:  # a missed sample is reported, not fatal
+                print(f"  ! sample {what.__name__}: {e}", flush=True)
+            self.stop.wait(max(0.0, seconds - (time.monotonic() - began)))
+
+    def sample_latency(self) -> None:
+        rows = self.db.execute(
+            f"SELECT json_extract(_ferretdb_sjson, '$.server'), max(json_extract(_ferretdb_sjson, '$.chain_seq')) "
+            f'FROM (SELECT _ferretdb_sjson FROM "{self.table}" INDEXED BY "{self.index}" '
+            f"ORDER BY _ferretdb_record_id DESC LIMIT {NEWEST_ROWS}) GROUP BY 1").fetchall()
+        now = time.time()
+        for server, seq in rows:
+            if server in self.rates and seq is not None:
+                self.newest[server] = max(self.newest.get(server, 0), int(seq))
+        for server, rate in self.rates.items():
+            if server in self.newest and server in self.starts:
+                written_at = self.starts[server] + (self.newest[server] - 1) / rate
+                self.latency.append((now, server, max(0.0, now - written_at)))
+
+    def sample_checkpoints(self) -> None:
+        if self.job is None:
+            running = [j for j in self.rest("/jobs/overview")["jobs"] if j["state"] == "RUNNING"]
+            if not running:
+                return
+            self.job = running[0]["jid"]
+        for c in self.rest(f"/jobs/{self.job}/checkpoints").get("history", []):
+            if c.get("status") == "COMPLETED" and c["id"] not in self.checkpoints:
+                self.checkpoints[c["id"]] = {"at": c["latest_ack_timestamp"] / 1000, "state_size": c["state_size"],
+                                             "checkpointed_size": c.get("checkpointed_size", c["state_size"]),
+                                             "duration_ms": c["end_to_end_duration"]}
+
+    def sample_memory(self) -> None:
+        sample = {"at": time.time(), "rss_mib": {k: ComponentUsage._rss_mib(p) for k, p in self.usage.pids.items()}}
+        tms = self.rest("/taskmanagers").get("taskmanagers", [])
+        if tms:
+            names = "Status.JVM.Memory.Heap.Used,Status.Flink.Memory.Managed.Used"
+            got = {m["id"]: float(m["value"]) for m in self.rest(f"/taskmanagers/{tms[0]['id']}/metrics?get={names}")}
+            sample["heap_mib"] = got.get("Status.JVM.Memory.Heap.Used", 0) / 2**20
+            sample["managed_mib"] = got.get("Status.Flink.Memory.Managed.Used", 0) / 2**20
+        self.memory.append(sample)
+
+
+def slices(t0: float, seconds: float) -> list[tuple[float, float]]:
+    """The first minute (the job's JIT compiler warming up), then each SLICE_S of the rest; the last
+    slice reaches past the end, to the drain."""
+    edges = [t0, t0 + WARM_UP_S] + [t0 + WARM_UP_S + i * SLICE_S for i in range(1, int(seconds // SLICE_S) + 1)]
+    edges = sorted({e for e in edges if e < t0 + seconds})
+    return [(a, b) for a, b in zip(edges, edges[1:] + [t0 + seconds + 60])]
+
+
+def percentile(values: list[float], p: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, int(p * (len(v) - 1)))] if v else float("nan")
+
+
+def stats_counts(db, collection: str) -> dict[str, int]:
+    return {d["_id"]: int(d["n"]) for d in db[collection].aggregate(
+        [{"$match": {"server": {"$in": list(SERVERS)}}}, {"$group": {"_id": "$server", "n": {"$sum": "$count"}}}])}
+
+
+def archive_counts(root: Path) -> dict[str, tuple[int, int]]:
+    """Each server's archived events and its newest link."""
+    out = {}
+    for server in SERVERS:
+        files = [f for p in reader.partitions(root, server=server) for f in p.files()]
+        if files:
+            n, top = reader.connect().execute(f"SELECT count(*), max(chain_seq) FROM {reader.parquet_source(files)}").fetchone()
+            out[server] = (int(n), int(top or 0))
+    return out
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    minutes = float(args[args.index("--minutes") + 1]) if "--minutes" in args else 30.0
+    rate = float(args[args.index("--rate") + 1]) if "--rate" in args else 5000.0
+    json_out = Path(args[args.index("--json") + 1]) if "--json" in args else None
+    seconds = minutes * 60
+    root = Path(tempfile.mkdtemp(prefix="auditpipe-long-"))
+    logs = {s: root / s / "audit.log" for s in SERVERS}
+    sources = "\n".join(f"  - {{path: {log}, server: {s}, format: {SERVERS[s][1]}}}" for s, log in logs.items())
+    cfg_file = root / "auditpipe.yaml"
+    cfg_file.write_text(f"""state_dir: {root / 'state'}
+tools_dir: {REPO / '.auditpipe' / 'tools'}
+kafka: {{port: {PORTS['kafka']}, controller_port: {PORTS['controller']}, heap: 1g}}
+store: {{port: {PORTS['store']}, database: bench, events_capped_size_mb: 2048}}
+flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
+sources:
+{sources}
+""")
+    cfg = config.load(cfg_file)
+    print(f"machine: {machine()}; commit {git_commit()}")
+    print(f"long run: {len(SERVERS)} servers ({', '.join(f'{s} {f}' for s, (_, f) in SERVERS.items())}) at {rate:,.0f} "
+          f"events/s together for {minutes:g} minutes, written in real time by the simulator")
+    cli(cfg_file, "up")
+    failed = False
+    try:
+        from pymongo import MongoClient
+
+        db = MongoClient(cfg.store_uri, socketTimeoutMS=600000)[cfg.store["database"]]
+        per_server = rate / len(SERVERS)
+        outs = {s: root / f"{s}.written.json" for s in SERVERS}
+        procs = [multiprocessing.Process(target=write_log, args=(str(logs[s]), style, per_server, seconds, 11 + i,
+                                                                 str(outs[s])))
+                 for i, (s, (style, _)) in enumerate(SERVERS.items())]
+        for p in procs:
+            p.start()
+        while not all(o.exists() for o in outs.values()):
+            time.sleep(0.05)
+        starts = {s: json.loads(o.read_text())["started"] for s, o in outs.items()}
+        t0 = min(starts.values())
+        while not ferretdb_table(sqlite3.connect(f"file:{ferretdb_sqlite_file(cfg)}?mode=ro", uri=True),
+                                 cfg.store["events_collection"]):
+            time.sleep(0.5)
+        sampler = Sampler(cfg, starts, {s: per_server for s in SERVERS})
+        cpu = ComponentUsage(cfg.state_dir).start()
+        threading.Thread(target=sampler.run, daemon=True).start()
+        next_note = t0 + 60
+        while any(p.is_alive() for p in procs):
+            time.sleep(1)
+            if time.time() >= next_note:
+                next_note += 60
+                last = sampler.latency[-len(SERVERS):]
+                ckpt = sampler.checkpoints[max(sampler.checkpoints)] if sampler.checkpoints else None
+                print(f"  {(time.time() - t0) / 60:4.1f} min: latency now "
+                      + ", ".join(f"{s} {lat:.2f}s" for _, s, lat in last)
+                      + (f"; last checkpoint {ckpt['state_size'] / 2**20:.1f} MiB of state, wrote "
+                         f"{ckpt['checkpointed_size'] / 2**20:.1f} MiB in {ckpt['duration_ms']} ms" if ckpt else ""),
+                      flush=True)
+        for p in procs:
+            p.join()
+        written = {s: json.loads(o.read_text()) for s, o in outs.items()}
+        # the last records through: the stats (early firing) and the archive (on checkpoints)
+        deadline = time.time() + 180
+        counted = archived = {}
+        while time.time() < deadline:
+            counted = stats_counts(db, cfg.store["stats_collection"])
+            archived = archive_counts(cfg.archive_path)
+            if all(counted.get(s) == w["records"] and archived.get(s, (0, 0))[0] == w["records"]
+                   for s, w in written.items()):
+                break
+            time.sleep(5)
+        sampler.stop.set()
+        used = cpu.stop()
+        run_seconds = max(w["ended"] for w in written.values()) - t0
+
+        figures: dict = {"machine": machine(), "commit": git_commit(), "minutes": minutes, "rate": rate,
+                         "servers": {s: f for s, (_, f) in SERVERS.items()}, "slices": []}
+        print(f"\nthe first minute (the job's JIT compiler warming up), then each {SLICE_S // 60} minutes of the run "
+              f"(targets: checkpoint size and duration flat once the 15 minutes of lateness are full, p99 latency < 2 s, "
+              f"memory flat):")
+        print(f"  {'minutes':>9} {'state MiB':>10} {'written MiB (mean/max)':>23} {'duration ms (p50/max)':>22} "
+              f"{'latency s (p50/p99/max)':>24} {'heap MiB (max)':>15} {'Flink RSS MiB (max)':>20}")
+        for a, b in slices(t0, seconds):
+            cks = [c for c in sampler.checkpoints.values() if a <= c["at"] < b]
+            lat = [x for t, _, x in sampler.latency if a <= t < b]
+            mem = [m for m in sampler.memory if a <= m["at"] < b]
+            row = {"from_min": round((a - t0) / 60, 1), "to_min": round((min(b, t0 + seconds) - t0) / 60, 1),
+                   "checkpoints": len(cks),
+                   "state_mib_max": round(max((c["state_size"] for c in cks), default=0) / 2**20, 1),
+                   "written_mib_mean": round(statistics.mean([c["checkpointed_size"] for c in cks]) / 2**20, 2) if cks else None,
+                   "written_mib_max": round(max((c["checkpointed_size"] for c in cks), default=0) / 2**20, 2),
+                   "duration_ms_p50": percentile([c["duration_ms"] for c in cks], 0.5) if cks else None,
+                   "duration_ms_max": max((c["duration_ms"] for c in cks), default=None),
+                   "latency_p50_s": round(percentile(lat, 0.5), 2), "latency_p99_s": round(percentile(lat, 0.99), 2),
+                   "latency_max_s": round(max(lat, default=float("nan")), 2),
+                   "heap_mib_max": round(max((m.get("heap_mib", 0) for m in mem), default=0)),
+                   "flink_rss_mib_max": round(max((m["rss_mib"].get("flink", 0) for m in mem), default=0)),
+                   "rss_mib_max": {k: round(max((m["rss_mib"].get(k, 0) for m in mem), default=0)) for k in sampler.usage.pids}}
+            figures["slices"].append(row)
+            print(f"  {row['from_min']:4.0f}-{row['to_min']:<4.0f} {row['state_mib_max']:10.1f} "
+                  f"{(row['written_mib_mean'] or 0):11.2f} / {row['written_mib_max']:<9.2f} "
+                  f"{row['duration_ms_p50'] or 0:10.0f} / {row['duration_ms_max'] or 0:<9} "
+                  f"{row['latency_p50_s']:8.2f} / {row['latency_p99_s']:.2f} / {row['latency_max_s']:<6.2f} "
+                  f"{row['heap_mib_max']:15,} {row['flink_rss_mib_max']:20,}")
+        cpu_us = {k: round(1e6 * c / max(sum(w["records"] for w in written.values()), 1), 1) for k, (c, _) in used.items()}
+        figures["cpu_us_per_event"] = cpu_us
+        figures["seconds_writing"] = round(run_seconds, 1)
+        print("  CPU per event over the run: " + ", ".join(f"{k} {v} us" for k, v in cpu_us.items())
+              + f"; the simulator wrote for {run_seconds:.0f} s of the {seconds:.0f} planned (it writes in real time; "
+              "behind its schedule, its delay counts as latency)")
+        print("\ncounts (every record written counted once in the stats and archived once):")
+        for s, w in written.items():
+            n_arch, top = archived.get(s, (0, 0))
+            ok = counted.get(s) == w["records"] == n_arch == top
+            failed |= not ok
+            print(f"  {s}: written {w['records']:,}, counted in the stats {counted.get(s, 0):,}, archived {n_arch:,} "
+                  f"(newest link {top:,}) {'ok' if ok else 'DIFFERENT'}")
+        figures["counts"] = {s: {"written": w["records"], "stats": counted.get(s, 0), "archived": archived.get(s, (0, 0))[0]}
+                             for s, w in written.items()}
+        figures["checkpoints"] = sorted(({"id": i, **c} for i, c in sampler.checkpoints.items()), key=lambda c: c["id"])
+        if json_out:
+            json_out.write_text(json.dumps(figures, indent=2) + "\n")
+            print(f"figures written to {json_out}")
+    finally:
+        cli(cfg_file, "down")
+        shutil.rmtree(root, ignore_errors=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
