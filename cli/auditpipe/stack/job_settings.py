@@ -132,9 +132,52 @@ def job_group_id() -> str:
     return next(o["default"] for o in contract.contract()["options"] if o["key"] == "kafka.group-id")
 
 
-def job_properties(cfg: Config, target: Target, restore_from: Path | None = None) -> dict[str, str]:
+STATE_BACKEND_KEY = "flink.state.backend.type"
+#: beside the checkpoints: the state backend that writes them (a checkpoint restores only on its own)
+STATE_BACKEND_MARKER = "state-backend"
+#: what wrote checkpoints without a marker: every version of the job before RocksDB
+UNMARKED_STATE_BACKEND = "hashmap"
+
+
+def state_backend(cfg: Config) -> str:
+    """The state backend the job is configured with: RocksDB (FLINK, above) unless flink.job_options says."""
+    configured = next(value for key, value in FLINK if key == STATE_BACKEND_KEY)(cfg, None)
+    return str(cfg.flink["job_options"].get(STATE_BACKEND_KEY, configured)).lower()
+
+
+def checkpoints_state_backend(checkpoint_dir: Path) -> str:
+    """The state backend that wrote the checkpoints in ``checkpoint_dir`` (its marker; none: the heap's)."""
+    marker = checkpoint_dir / STATE_BACKEND_MARKER
+    try:
+        return marker.read_text().strip() or UNMARKED_STATE_BACKEND
+    except FileNotFoundError:
+        return UNMARKED_STATE_BACKEND
+
+
+def choose_state_backend(cfg: Config, checkpoint_dir: Path, restoring: bool) -> str:
+    """The configured state backend, or, restoring a checkpoint another one wrote, that one: a
+    checkpoint restores only on the backend that wrote it (moving state between them takes a savepoint
+    in Flink's canonical format). Marks the folder with the one chosen."""
+    chosen = state_backend(cfg)
+    if restoring:
+        written_by = checkpoints_state_backend(checkpoint_dir)
+        if written_by != chosen:
+            from auditpipe import progress
+
+            progress.info(f"  flink: the checkpoints in {checkpoint_dir} were written by the {written_by} state "
+                          f"backend, and a checkpoint restores only on its own: the job goes on on {written_by} "
+                          f"(configured: {chosen}; a new state directory starts on it)")
+            chosen = written_by
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    (checkpoint_dir / STATE_BACKEND_MARKER).write_text(chosen + "\n")
+    return chosen
+
+
+def job_properties(cfg: Config, target: Target, restore_from: Path | None = None,
+                   backend: str | None = None) -> dict[str, str]:
     """The job's properties file, as entries: options, Flink settings, Kafka client security,
-    compliance and alert settings, then the config's own flink.job_options."""
+    compliance and alert settings, then the config's own flink.job_options; ``backend``: the state
+    backend, when it is not the configured one (choose_state_backend)."""
     entries: dict[str, str] = {}
     for key, value in (*OPTIONS, *FLINK):
         v = value(cfg, target)
@@ -151,6 +194,8 @@ def job_properties(cfg: Config, target: Target, restore_from: Path | None = None
     entries.update(alert_properties(cfg))
     for key, value in cfg.flink["job_options"].items():
         entries[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    if backend is not None:
+        entries[STATE_BACKEND_KEY] = backend
     if restore_from is not None:
         entries["flink.execution.state-recovery.path"] = restore_from.as_uri()
         # a checkpoint of an older job may hold state of an operator this job does not have: restore

@@ -417,3 +417,36 @@ def test_init_with_store_users_only_needs_no_kafka(tmp_path, monkeypatch):
     monkeypatch.setenv("AUDITPIPE_DIRECT_STORE_PASSWORD", "mine")
     with pytest.raises(ComponentError, match="timed out after .* waiting for the store at"):
         deployment.init(config.load(f), None, "file:///c", "file:///a", wait_seconds=0.5, store_users_only=True)
+
+
+def test_the_jobmanager_goes_on_on_the_state_backend_that_wrote_its_checkpoints(tmp_path):
+    """deploy/docker/auditpipe-jobmanager with Flink's entrypoint replaced by one that prints what it is
+    given: the configured backend for a first start, the heap's for checkpoints without a marker (every
+    job before RocksDB), the marker's otherwise; the marker written beside the checkpoints."""
+    import subprocess
+
+    script = paths.REPO / "deploy" / "docker" / "auditpipe-jobmanager"
+    fake = tmp_path / "entrypoint"
+    fake.write_text('#!/usr/bin/env bash\nwhile [ $# -gt 0 ]; do case "$1" in --config) cfg="$2"; shift;; '
+                    '--fromSavepoint) echo "restore=$2"; shift;; esac; shift; done\n'
+                    'echo "backend=$(sed -n "s/^flink\\.state\\.backend\\.type=//p" "$cfg" | tail -n 1)"\n')
+    fake.chmod(0o755)
+    props = tmp_path / "job.properties"
+    props.write_text("kafka.bootstrap-servers=kafka:9092\nflink.state.backend.type=rocksdb\n")
+    checkpoints = tmp_path / "checkpoints"
+    env = {"PATH": "/usr/bin:/bin", "AUDITPIPE_CHECKPOINTS": str(checkpoints), "AUDITPIPE_JOB_ID": "j1",
+           "AUDITPIPE_JOB_PROPERTIES": str(props), "AUDITPIPE_FLINK_ENTRYPOINT": str(fake)}
+
+    def run() -> dict[str, str]:
+        out = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, check=True).stdout
+        return dict(line.split("=", 1) for line in out.splitlines())
+
+    assert run() == {"backend": "rocksdb"}
+    assert (checkpoints / "state-backend").read_text().strip() == "rocksdb"
+    (checkpoints / "j1" / "chk-7").mkdir(parents=True)
+    (checkpoints / "j1" / "chk-7" / "_metadata").write_bytes(b"x")
+    assert run() == {"restore": str(checkpoints / "j1" / "chk-7"), "backend": "rocksdb"}
+    (checkpoints / "state-backend").unlink()  # checkpoints of a job before RocksDB
+    assert run() == {"restore": str(checkpoints / "j1" / "chk-7"), "backend": "hashmap"}
+    assert (checkpoints / "state-backend").read_text().strip() == "hashmap"
+    assert "flink.state.backend.type=rocksdb" in props.read_text(), "the options init wrote are left as they are"

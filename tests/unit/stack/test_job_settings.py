@@ -138,3 +138,30 @@ def test_the_local_job_gets_its_rest_endpoint_and_a_cluster_does_not(tmp_path):
         cfg, job_settings.Target("mongodb://job@h/", "file:///c", "file:///a", local=False)))
     assert "flink.rest." not in cluster and "store.uri=mongodb\\://job@h/" not in cluster
     assert "store.uri=mongodb://job@h/" in cluster
+
+
+def test_the_job_runs_on_rocksdb_unless_its_checkpoints_were_written_by_another_backend(tmp_path, capsys):
+    """A checkpoint restores only on the state backend that wrote it: a stack whose checkpoints the heap
+    backend wrote (unmarked: every job before RocksDB) goes on on it, saying so; the marker says which."""
+    cfg = load(tmp_path, "state_dir: " + str(tmp_path / "state"))
+    checkpoints = tmp_path / "checkpoints"
+    assert job_settings.state_backend(cfg) == "rocksdb"
+    assert job_settings.choose_state_backend(cfg, checkpoints, restoring=False) == "rocksdb"
+    assert (checkpoints / job_settings.STATE_BACKEND_MARKER).read_text().strip() == "rocksdb"
+    assert job_settings.choose_state_backend(cfg, checkpoints, restoring=True) == "rocksdb"
+    assert "restores only on its own" not in capsys.readouterr().err
+
+    unmarked = tmp_path / "old-checkpoints"
+    unmarked.mkdir()
+    assert job_settings.choose_state_backend(cfg, unmarked, restoring=True) == "hashmap"
+    assert "written by the hashmap state backend" in capsys.readouterr().err
+    assert (unmarked / job_settings.STATE_BACKEND_MARKER).read_text().strip() == "hashmap"
+    props = job_settings.job_properties(cfg, job_settings.Target("mongodb://x/", "file:///c", "file:///a", True),
+                                        backend="hashmap")
+    assert props["flink.state.backend.type"] == "hashmap"
+
+    # configured on the heap, restoring RocksDB's checkpoints: RocksDB
+    on_heap = load(tmp_path, "state_dir: " + str(tmp_path / "state") + "\nflink: {job_options: {flink.state.backend.type: hashmap}}")
+    assert job_settings.state_backend(on_heap) == "hashmap"
+    assert job_settings.choose_state_backend(on_heap, checkpoints, restoring=True) == "rocksdb"
+    assert job_settings.choose_state_backend(on_heap, tmp_path / "fresh", restoring=False) == "hashmap"

@@ -108,13 +108,14 @@ class FlinkJob(Component):
         if not runtime_ok:
             marker.write_text(runtime_id())
 
-    def job_properties(self, restore_from: Path | None, target: job_settings.Target | None = None) -> str:
+    def job_properties(self, restore_from: Path | None, target: job_settings.Target | None = None,
+                       backend: str | None = None) -> str:
         """The job's properties file (stack/job_settings.py): for the local MiniCluster, or with
-        ``target`` for a Flink cluster (the deployment)."""
+        ``target`` for a Flink cluster (the deployment); ``backend``: the state backend, when not the configured one."""
         target = target or job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
                                                archive_path=self.cfg.archive_path.as_uri(), local=True,
                                                signing_key_file=self.signing_key_file())
-        return job_settings.properties_text(job_settings.job_properties(self.cfg, target, restore_from))
+        return job_settings.properties_text(job_settings.job_properties(self.cfg, target, restore_from, backend))
 
     def signing_key_file(self) -> str:
         """The heads' signing key on this machine (config chain), made when absent (docs/security.md)."""
@@ -129,7 +130,8 @@ class FlinkJob(Component):
         self._refuse_taken_ports("rest_port")
         java = prereqs.require_java17()
         restore = self._checkpoint_to_restore()
-        props = self._write_job_properties(self.job_properties(restore))
+        backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None)
+        props = self._write_job_properties(self.job_properties(restore, backend=backend))
         log4j = self.home / "log4j2.properties"
         log4j.write_text(LOG4J2)
         if restore:

@@ -226,8 +226,9 @@ class FlinkJobManager(FlinkJob):
         target = job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
                                      archive_path=self.cfg.archive_path.as_uri(), local=False,
                                      signing_key_file=self.signing_key_file())
+        backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None)
         # the restore goes in the run request (savepointPath), not in the options
-        props = self._write_job_properties(self.job_properties(None, target))
+        props = self._write_job_properties(self.job_properties(None, target, backend=backend))
         boundary = uuid.uuid4().hex
         body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{paths.JOB_JAR.name}\"\r\n"
                 "Content-Type: application/x-java-archive\r\n\r\n").encode() + paths.JOB_JAR.read_bytes() + \

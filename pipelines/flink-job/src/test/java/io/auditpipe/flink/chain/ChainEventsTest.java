@@ -257,6 +257,50 @@ class ChainEventsTest {
         assertEquals("db-01/20000", after.get(0).event.id);
     }
 
+    @Test
+    void aCanonicalSavepointOfTheHeapBackendRestoresOnRocksDbWhereItsCheckpointDoesNot() throws Exception {
+        // how a job on the heap backend moves to RocksDB: a savepoint in Flink's canonical format
+        var heap = new KeyedOneInputStreamOperatorTestHarness<>(
+                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, null, null, false)),
+                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        heap.open();
+        heap.processElement(event("db-01/1", T0 + 1_000, 0));
+        heap.processElement(event("db-01/2", T0 + 61_000, 1));
+        OperatorSubtaskState checkpoint = heap.snapshot(1L, 1L);
+        OperatorSubtaskState savepoint = heap.snapshotWithLocalState(2L, 2L,
+                org.apache.flink.runtime.checkpoint.SavepointType.savepoint(
+                        org.apache.flink.core.execution.SavepointFormatType.CANONICAL)).getJobManagerOwnedState();
+        List<IngestedEvent> before = heap.extractOutputValues();
+        heap.close();
+
+        var fromCheckpoint = onRocksDb();
+        Exception refused = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+                () -> fromCheckpoint.initializeState(checkpoint));
+        assertTrue(String.valueOf(refused.getCause()).contains("Could not restore keyed state backend"), String.valueOf(refused.getCause()));
+        fromCheckpoint.close();
+        var rocks = onRocksDb();
+        rocks.initializeState(savepoint);
+        rocks.open();
+        rocks.processElement(event("db-01/1", T0 + 1_000, 2)); // a copy: still remembered
+        rocks.processElement(event("db-01/3", T0 + 62_000, 3));
+        List<IngestedEvent> after = rocks.extractOutputValues();
+        assertEquals(List.of("db-01/3"), after.stream().map(e -> e.event.id).collect(Collectors.toList()));
+        assertEquals(3L, after.get(0).chainSeq);
+        assertEquals(EventChain.link(before.get(1).chainDigest, EventDocument.of(after.get(0))), after.get(0).chainDigest);
+        assertEquals(2, rocks.numEventTimeTimers(), "the timers to forget came along");
+        rocks.processWatermark(T0 + 120_000 - 1 + LATENESS.toMillis());
+        assertEquals(0, rocks.numEventTimeTimers());
+        rocks.close();
+    }
+
+    private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> onRocksDb() throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, null, null, true)),
+                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        h.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
+        return h;
+    }
+
     private List<IngestedEvent> out() {
         return harness.extractOutputValues();
     }
