@@ -131,6 +131,8 @@ class FlinkJob(Component):
         java = prereqs.require_java17()
         restore = self._checkpoint_to_restore()
         backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None)
+        # RocksDB's working files of a job that was killed: the state comes back from the checkpoint
+        shutil.rmtree(job_settings.local_tmp_dir(self.cfg), ignore_errors=True)
         props = self._write_job_properties(self.job_properties(restore, backend=backend))
         log4j = self.home / "log4j2.properties"
         log4j.write_text(LOG4J2)
