@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from auditpipe import config  # noqa: E402
 from auditpipe.archive import reader  # noqa: E402
 from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
-from pipeline_bench import ComponentUsage, cli, git_commit, machine  # noqa: E402
+from pipeline_bench import ComponentUsage, cli, git_commit, machine, stack_config  # noqa: E402
 
 PORTS = {"kafka": 49092, "controller": 49093, "store": 47217, "flink": 48081}
 SERVERS = {"long-json": ("json", "percona-json"), "long-xml": ("xml-new", "percona-xml")}  # the simulator's style, the format
@@ -181,16 +181,7 @@ def main() -> None:
     seconds = minutes * 60
     root = Path(tempfile.mkdtemp(prefix="auditpipe-long-"))
     logs = {s: root / s / "audit.log" for s in SERVERS}
-    sources = "\n".join(f"  - {{path: {log}, server: {s}, format: {SERVERS[s][1]}}}" for s, log in logs.items())
-    cfg_file = root / "auditpipe.yaml"
-    cfg_file.write_text(f"""state_dir: {root / 'state'}
-tools_dir: {REPO / '.auditpipe' / 'tools'}
-kafka: {{port: {PORTS['kafka']}, controller_port: {PORTS['controller']}, heap: 1g}}
-store: {{port: {PORTS['store']}, database: bench, events_capped_size_mb: 2048}}
-flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
-sources:
-{sources}
-""")
+    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s, "format": SERVERS[s][1]} for s, log in logs.items()])
     cfg = config.load(cfg_file)
     print(f"machine: {machine()}; commit {git_commit()}")
     print(f"long run: {len(SERVERS)} servers ({', '.join(f'{s} {f}' for s, (_, f) in SERVERS.items())}) at {rate:,.0f} "

@@ -762,6 +762,22 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
                                              "total": round(total_rss)}
 
 
+def stack_config(root: Path, ports: dict, sources: list[dict]) -> Path:
+    """The configuration of a bench's own stack (its ``ports``, its state under ``root``, checkpoints
+    every 5 s, the local store's largest cap) reading ``sources``; written to root/auditpipe.yaml."""
+    lines = "\n".join("  - {" + ", ".join(f"{k}: {v}" for k, v in src.items()) + "}" for src in sources)
+    cfg_file = root / "auditpipe.yaml"
+    cfg_file.write_text(f"""state_dir: {root / 'state'}
+tools_dir: {REPO / '.auditpipe' / 'tools'}
+kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}, heap: 1g}}
+store: {{port: {ports['store']}, database: bench, events_capped_size_mb: 2048}}
+flink: {{rest_port: {ports['flink']}, checkpoint_interval: 5s}}
+sources:
+{lines}
+""")
+    return cfg_file
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     end_to_end_only = "--end-to-end-only" in sys.argv
@@ -778,16 +794,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="auditpipe-bench-"))
     logs = {s: root / s / "audit.log" for s in ["bench-warmup", "bench-e2e", "bench-latency"]}
     logs["bench-alerts"] = log_on_partition_of(root, "bench-alerts", logs["bench-latency"], "bench-latency")
-    sources = "\n".join(f"  - {{path: {log}, server: {s}}}" for s, log in logs.items())
-    cfg_file = root / "auditpipe.yaml"
-    cfg_file.write_text(f"""state_dir: {root / 'state'}
-tools_dir: {REPO / '.auditpipe' / 'tools'}
-kafka: {{port: {PORTS['kafka']}, controller_port: {PORTS['controller']}, heap: 1g}}
-store: {{port: {PORTS['store']}, database: bench, events_capped_size_mb: 2048}}
-flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
-sources:
-{sources}
-""")
+    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s} for s, log in logs.items()])
     cfg = config.load(cfg_file)
     assert cfg.kafka["raw_partitions"] == 4, "log_on_partition_of assumes audit.raw's 4 partitions"
     rsyslog = subprocess.run(['rsyslogd', '-v'], capture_output=True, text=True).stdout.split()[1]
