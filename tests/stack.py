@@ -42,12 +42,14 @@ compliance:
 @contextmanager
 def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
                   capped_mb: int = 256, formats: dict[str, str] | None = None, store_extra: str = "",
-                  flink_extra: str = "", integrity_watch: str = "0s", integrity_full: str = "1h", extra: str = ""):
+                  flink_extra: str = "", integrity_watch: str = "0s", integrity_full: str = "1h", extra: str = "",
+                  job_options: str = ""):
     """``servers`` each get a source logs/<server>/audit.log, in percona-json unless ``formats`` says otherwise.
     ``integrity_watch``: the supervisor's continuous verification interval; off unless a test is about it
     (tests that tamper with the store, or empty it, would otherwise raise integrity alerts in others);
     ``integrity_full``: how often one of its passes reads the whole store.
-    ``extra``: more top-level sections of the config, as YAML."""
+    ``extra``: more top-level sections of the config, as YAML; ``job_options``: more flink.job_options,
+    as YAML flow entries after a comma."""
     logs = root / "logs"
     formats = formats or {}
     sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: {formats.get(s, 'percona-json')}}}"
@@ -58,7 +60,7 @@ state_dir: {root / 'state'}
 tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}{kafka_extra}}}
 store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {database}{store_extra}}}
-flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s}}{flink_extra}}}
+flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s{job_options}}}{flink_extra}}}
 chain: {{watch_interval: {integrity_watch}, full_verify_interval: {integrity_full}}}
 sources:
 {sources}

@@ -127,3 +127,26 @@ def get(cfg: Config, path: str, timeout: float = 5):
     except (OSError, ValueError):
         return None
 
+
+
+def stop_with_savepoint(cfg: Config, job_id: str, directory: Path, timeout: float = 600) -> str:
+    """Stops the job with a savepoint in Flink's canonical format (one that any state backend
+    restores) under ``directory``, without draining (its windows and timers are kept, not fired);
+    returns the savepoint's location. Raises RuntimeError when Flink reports it failed or it takes
+    longer than ``timeout``."""
+    import time
+
+    body = json.dumps({"targetDirectory": directory.as_uri(), "drain": False, "formatType": "CANONICAL"}).encode()
+    trigger = call(cfg, f"/jobs/{job_id}/stop", "POST", body, "application/json", timeout=30)["request-id"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        answer = get(cfg, f"/jobs/{job_id}/savepoints/{trigger}", timeout=10) or {}
+        if answer.get("status", {}).get("id") == "COMPLETED":
+            operation = answer.get("operation") or {}
+            if operation.get("location"):
+                return operation["location"]
+            cause = operation.get("failure-cause") or {}
+            raise RuntimeError(f"Flink could not stop the job with a savepoint: "
+                               f"{cause.get('stack-trace', cause.get('class', 'no reason given'))[:2000]}")
+        time.sleep(0.5)
+    raise RuntimeError(f"the savepoint of job {job_id} took longer than {timeout:.0f} s")

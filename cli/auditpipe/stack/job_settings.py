@@ -135,6 +135,8 @@ def job_group_id() -> str:
 STATE_BACKEND_KEY = "flink.state.backend.type"
 #: beside the checkpoints: the state backend that writes them (a checkpoint restores only on its own)
 STATE_BACKEND_MARKER = "state-backend"
+#: the folder beside the checkpoint folders for the savepoints that move a job's state to another state backend
+SAVEPOINTS = "savepoints"
 #: what wrote checkpoints without a marker: every version of the job before RocksDB
 UNMARKED_STATE_BACKEND = "hashmap"
 
@@ -154,19 +156,20 @@ def checkpoints_state_backend(checkpoint_dir: Path) -> str:
         return UNMARKED_STATE_BACKEND
 
 
-def choose_state_backend(cfg: Config, checkpoint_dir: Path, restoring: bool) -> str:
+def choose_state_backend(cfg: Config, checkpoint_dir: Path, restoring: bool, canonical: bool = False) -> str:
     """The configured state backend, or, restoring a checkpoint another one wrote, that one: a
-    checkpoint restores only on the backend that wrote it (moving state between them takes a savepoint
-    in Flink's canonical format). Marks the folder with the one chosen."""
+    checkpoint restores only on the backend that wrote it; a savepoint in Flink's canonical format
+    (``canonical``) restores on either, which is how the stack moves a job's state to the configured
+    one (stack/components/flink.py ``move_state``). Marks the folder with the one chosen."""
     chosen = state_backend(cfg)
-    if restoring:
+    if restoring and not canonical:
         written_by = checkpoints_state_backend(checkpoint_dir)
         if written_by != chosen:
             from auditpipe import progress
 
             progress.info(f"  flink: the checkpoints in {checkpoint_dir} were written by the {written_by} state "
-                          f"backend, and a checkpoint restores only on its own: the job goes on on {written_by} "
-                          f"(configured: {chosen}; a new state directory starts on it)")
+                          f"backend, and a checkpoint restores only on its own: the job starts on {written_by}, "
+                          f"then moves to {chosen} through a savepoint in Flink's canonical format")
             chosen = written_by
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     (checkpoint_dir / STATE_BACKEND_MARKER).write_text(chosen + "\n")

@@ -450,3 +450,17 @@ def test_the_jobmanager_goes_on_on_the_state_backend_that_wrote_its_checkpoints(
     assert run() == {"restore": str(checkpoints / "j1" / "chk-7"), "backend": "hashmap"}
     assert (checkpoints / "state-backend").read_text().strip() == "hashmap"
     assert "flink.state.backend.type=rocksdb" in props.read_text(), "the options init wrote are left as they are"
+
+    # stopped with a canonical savepoint (docs/deployment.md): it resumes from that, on the configured backend
+    import os
+
+    savepoint = checkpoints / "savepoints" / "savepoint-0a1b2c-3d4e5f"
+    savepoint.mkdir(parents=True)
+    (savepoint / "_metadata").write_bytes(b"x")
+    os.utime(checkpoints / "j1" / "chk-7" / "_metadata", (1000, 1000))
+    assert run() == {"restore": str(savepoint), "backend": "rocksdb"}
+    assert (checkpoints / "state-backend").read_text().strip() == "rocksdb"
+    (checkpoints / "j1" / "chk-8").mkdir()
+    (checkpoints / "j1" / "chk-8" / "_metadata").write_bytes(b"x")  # the first checkpoint after it
+    os.utime(savepoint / "_metadata", (2000, 2000))
+    assert run() == {"restore": str(checkpoints / "j1" / "chk-8"), "backend": "rocksdb"}

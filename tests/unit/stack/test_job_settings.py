@@ -165,3 +165,33 @@ def test_the_job_runs_on_rocksdb_unless_its_checkpoints_were_written_by_another_
     assert job_settings.state_backend(on_heap) == "hashmap"
     assert job_settings.choose_state_backend(on_heap, checkpoints, restoring=True) == "rocksdb"
     assert job_settings.choose_state_backend(on_heap, tmp_path / "fresh", restoring=False) == "hashmap"
+
+
+def test_a_canonical_savepoint_restores_on_the_configured_backend_and_is_newest_until_a_checkpoint(tmp_path, capsys):
+    """The move to the configured backend (FlinkJob.move_state): the heap's checkpoints, then a savepoint
+    in the canonical format, restored on RocksDB; once a checkpoint follows it, the checkpoint is restored."""
+    import os
+
+    from auditpipe.stack.components.flink import is_savepoint, latest_checkpoint
+
+    cfg = load(tmp_path, "state_dir: " + str(tmp_path / "state"))
+    checkpoints = tmp_path / "checkpoints"
+
+    def snapshot(folder: str, at: float):
+        (checkpoints / folder).mkdir(parents=True)
+        (checkpoints / folder / "_metadata").write_bytes(b"x")
+        os.utime(checkpoints / folder / "_metadata", (at, at))
+        return checkpoints / folder
+
+    heap = snapshot("job1/chk-4", 1000)
+    assert latest_checkpoint(checkpoints) == heap and not is_savepoint(heap)
+    assert job_settings.choose_state_backend(cfg, checkpoints, restoring=True, canonical=False) == "hashmap"
+    assert "then moves to rocksdb" in capsys.readouterr().err
+    savepoint = snapshot(f"{job_settings.SAVEPOINTS}/savepoint-0a1b2c-3d4e5f", 1010)
+    assert latest_checkpoint(checkpoints) == savepoint and is_savepoint(savepoint)
+    assert job_settings.choose_state_backend(cfg, checkpoints, restoring=True, canonical=True) == "rocksdb"
+    assert (checkpoints / job_settings.STATE_BACKEND_MARKER).read_text().strip() == "rocksdb"
+    after = snapshot("job2/chk-1", 1020)
+    assert latest_checkpoint(checkpoints) == after and not is_savepoint(after)
+    assert job_settings.choose_state_backend(cfg, checkpoints, restoring=True) == "rocksdb"
+    assert capsys.readouterr().err == ""

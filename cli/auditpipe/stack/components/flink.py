@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from auditpipe import paths, prereqs, progress
+from auditpipe.errors import ComponentError
 from auditpipe.evidence import signing
 from auditpipe.process import refuse_taken_port, wait_until
 from auditpipe.stack import flink_rest, job_settings, topics
@@ -53,12 +54,14 @@ def _newest_source_mtime() -> float:
 
 
 def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
-    """The newest complete checkpoint (a chk-N folder with its _metadata written last).
+    """The newest complete checkpoint (a chk-N folder with its _metadata written last), or a savepoint
+    (``savepoints/``, FlinkJob.move_state) when no checkpoint was completed after it.
 
     Flink deletes older checkpoints while it runs, so a folder may vanish while we look.
     """
     best, best_time = None, -1.0
-    for meta in checkpoint_dir.glob("*/chk-*/_metadata"):
+    for meta in [*checkpoint_dir.glob("*/chk-*/_metadata"),
+                 *checkpoint_dir.glob(f"{job_settings.SAVEPOINTS}/savepoint-*/_metadata")]:
         try:
             t = meta.stat().st_mtime
         except FileNotFoundError:
@@ -66,6 +69,11 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
         if t > best_time:
             best, best_time = meta.parent, t
     return best
+
+
+def is_savepoint(restore: Path | None) -> bool:
+    """Whether ``restore`` (latest_checkpoint's) is a savepoint in the canonical format, not a checkpoint."""
+    return restore is not None and restore.parent.name == job_settings.SAVEPOINTS
 
 
 class FlinkJob(Component):
@@ -130,26 +138,64 @@ class FlinkJob(Component):
         self._refuse_taken_ports("rest_port")
         java = prereqs.require_java17()
         restore = self._checkpoint_to_restore()
-        backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None)
+        backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None,
+                                                    is_savepoint(restore))
         # RocksDB's working files of a job that was killed: the state comes back from the checkpoint
         shutil.rmtree(job_settings.local_tmp_dir(self.cfg), ignore_errors=True)
         props = self._write_job_properties(self.job_properties(restore, backend=backend))
         log4j = self.home / "log4j2.properties"
         log4j.write_text(LOG4J2)
         if restore:
-            progress.info(f"  flink: restoring from checkpoint {restore}")
+            progress.info(f"  flink: restoring from {'savepoint' if is_savepoint(restore) else 'checkpoint'} {restore}")
         self.proc.start([java, f"-Xmx{self.cfg.flink['heap']}", *JAVA_OPENS,
                          f"-Dlog4j2.configurationFile={log4j}",
                          "-cp", f"{paths.JOB_JAR}:{self.runtime_lib}/*",
                          "io.auditpipe.flink.AuditPipelineJob", "--config", str(props)])
         wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
+        self._move_state_if_needed(backend)
+
+    def _move_state_if_needed(self, running_on: str) -> None:
+        if running_on != job_settings.state_backend(self.cfg):
+            self.move_state(running_on)
+
+    def move_state(self, written_by: str) -> None:
+        """Moves the running job's state from the state backend ``written_by`` to the configured one:
+        the job stops with a savepoint in Flink's canonical format, which either backend restores (a
+        checkpoint restores only on the backend that wrote it), and runs again from it. The
+        savepoint is the newest snapshot until the job completes a checkpoint, so a kill in between
+        restores from it (latest_checkpoint)."""
+        configured = job_settings.state_backend(self.cfg)
+        job = next(j["jid"] for j in self.jobs() if j["state"] == "RUNNING")
+        progress.info(f"  {self.name}: moving the job's state from {written_by} to {configured}: stopping it "
+                      f"with a savepoint in Flink's canonical format, then running it from that savepoint")
+        try:
+            # a savepoint needs every task running, which a job reported RUNNING may not have yet
+            wait_until(lambda: all(v["status"] == "RUNNING" for v in flink_rest.call(self.cfg, f"/jobs/{job}")["vertices"]),
+                       120, "waiting for every task of the job to run", self.proc)
+            location = flink_rest.stop_with_savepoint(self.cfg, job, self.checkpoint_dir / job_settings.SAVEPOINTS)
+        except (OSError, RuntimeError, ComponentError) as e:
+            # the job goes on on the backend it restored on; the next start tries again
+            progress.info(f"  {self.name}: the job stays on {written_by} for now: {e}")
+            return
+        progress.info(f"  {self.name}: savepoint {location}")
+        self._run_again_after_stop()
+
+    def _run_again_after_stop(self) -> None:
+        """The MiniCluster's process ends with its job: start it again (from the newest snapshot)."""
+        try:
+            wait_until(lambda: not self.proc.running() or self.job_state() == "FINISHED", 60,
+                       "waiting for the stopped job to finish")
+        except ComponentError:
+            pass  # stopped below all the same: the savepoint is complete
+        self.proc.stop()
+        self.start()
 
     def _refuse_taken_ports(self, *keys: str) -> None:
         for key in keys:
             refuse_taken_port("127.0.0.1", self.cfg.flink[key], f"flink.{key}", self.cfg.file)
 
     def _checkpoint_to_restore(self) -> Path | None:
-        """The newest complete checkpoint, the folders of earlier runs pruned."""
+        """The newest complete checkpoint (or savepoint), the folders of earlier runs pruned."""
         restore = latest_checkpoint(self.checkpoint_dir)
         self._prune_old_checkpoints(keep=restore)
         return restore

@@ -39,7 +39,7 @@ from auditpipe.errors import ComponentError
 from auditpipe.process import wait_until
 from auditpipe.stack import flink_rest, job_settings
 from auditpipe.stack.components.base import Component, StatusRow
-from auditpipe.stack.components.flink import FLINK_VERSION, JAVA_OPENS, LOG4J2, FlinkJob
+from auditpipe.stack.components.flink import FLINK_VERSION, JAVA_OPENS, LOG4J2, FlinkJob, is_savepoint
 
 # What flink-dist bundles that no Flink artifact on Maven Central depends on (versions of Flink 2.2.0's pom)
 DIST_LIBRARIES = ("org.apache.commons:commons-lang3:3.18.0", "org.apache.commons:commons-math3:3.6.1")
@@ -191,11 +191,23 @@ class FlinkJobManager(FlinkJob):
                              "-cp", classpath(self.cfg), "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
                              "--configDir", str(conf), *dynamic])
             wait_until(lambda: self._get("/overview") is not None, 120, "waiting for the JobManager's REST API", self.proc)
+        running_on = None
         if not self.active_job():
-            self.submit()
+            running_on = self.submit()[1]
+        self._wait_running()
+        if running_on is not None:
+            self._move_state_if_needed(running_on)
+
+    def _wait_running(self) -> None:
         wait_until(lambda: self.job_state() == "RUNNING", 180,
                    f"waiting for the job to run on the cluster (TaskManagers registered: {self._taskmanager_count()})",
                    self.proc)
+
+    def _run_again_after_stop(self) -> None:
+        """The cluster outlives its job: run the job again (from the newest snapshot)."""
+        wait_until(lambda: self.active_job() is None, 120, "waiting for the stopped job to finish", self.proc)
+        self.submit()
+        self._wait_running()
 
     def _get(self, path: str):
         return flink_rest.get(self.cfg, path)
@@ -218,15 +230,17 @@ class FlinkJobManager(FlinkJob):
         jobs = (self._get("/jobs/overview") or {}).get("jobs", [])
         return next((j for j in jobs if j["name"] == JOB_NAME and j["state"] in ACTIVE_JOB_STATES), None)
 
-    def submit(self) -> str:
-        """Uploads the job jar and runs it, from the newest checkpoint if there is one; returns the job id."""
+    def submit(self) -> tuple[str, str]:
+        """Uploads the job jar and runs it, from the newest checkpoint (or savepoint) if there is one;
+        returns the job id and the state backend it runs on."""
         from auditpipe import paths
 
         restore = self._checkpoint_to_restore()
         target = job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
                                      archive_path=self.cfg.archive_path.as_uri(), local=False,
                                      signing_key_file=self.signing_key_file())
-        backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None)
+        backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None,
+                                                    is_savepoint(restore))
         # the restore goes in the run request (savepointPath), not in the options
         props = self._write_job_properties(self.job_properties(None, target, backend=backend))
         boundary = uuid.uuid4().hex
@@ -236,10 +250,11 @@ class FlinkJobManager(FlinkJob):
         jar_id = Path(self._post("/jars/upload", body, f"multipart/form-data; boundary={boundary}")["filename"]).name
         run = {"programArgsList": ["--config", str(props)], "parallelism": self.cfg.flink["parallelism"]}
         if restore:
-            progress.info(f"  {self.name}: restoring the job from checkpoint {restore}")
+            progress.info(f"  {self.name}: restoring the job from "
+                          f"{'savepoint' if is_savepoint(restore) else 'checkpoint'} {restore}")
             # an operator a newer version dropped must not block the restore (as in the MiniCluster's options)
             run.update(savepointPath=restore.as_uri(), allowNonRestoredState=True)
-        return self._post(f"/jars/{jar_id}/run", json.dumps(run).encode(), "application/json")["jobid"]
+        return self._post(f"/jars/{jar_id}/run", json.dumps(run).encode(), "application/json")["jobid"], backend
 
     def jobs(self) -> list[dict]:
         return [j for j in super().jobs() if j["name"] == JOB_NAME]

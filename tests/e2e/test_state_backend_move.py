@@ -1,0 +1,78 @@
+"""A stack whose checkpoints the heap state backend wrote moves to RocksDB by itself
+(stack/components/flink.py ``move_state``): the job restores its heap checkpoint on the heap, stops
+with a savepoint in Flink's canonical format and runs again from it on RocksDB, while a server
+writes. Every record is stored, counted, archived and linked once across the move.
+
+Its own stack (ports, state): the move stops and starts the job, which the other tests must not see.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from auditpipe.stack import flink_rest, job_settings
+from auditpipe.tools.simulate import simulate
+from stack import running_stack
+
+pytestmark = pytest.mark.e2e
+
+PORTS = {"kafka": 33192, "controller": 33193, "store": 27717, "flink": 33181}
+SERVER = "backend-move"
+ON_HEAP = ", flink.state.backend.type: hashmap"
+
+
+def running_state_backend(stack) -> str:
+    job = next(j["jid"] for j in flink_rest.call(stack.cfg, "/jobs/overview")["jobs"] if j["state"] == "RUNNING")
+    return flink_rest.call(stack.cfg, f"/jobs/{job}/checkpoints/config")["state_backend"]
+
+
+def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_doubled(tmp_path_factory):
+    with running_stack(tmp_path_factory.mktemp("move"), PORTS, [SERVER], "auditpipe_move", capped_mb=256,
+                       job_options=ON_HEAP) as stack:
+        checkpoints = stack.cfg.state_dir / "flink" / "checkpoints"
+        assert "HashMap" in running_state_backend(stack)
+        assert job_settings.checkpoints_state_backend(checkpoints) == "hashmap"
+
+        result = {}
+        writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
+            stack.log_path(SERVER), rate=500, duration=60, speedup=1, seed=31, rotate_on_size=512 * 1024,
+            late_writes=2)))
+        shipped_before = stack.raw_messages()
+        writer.start()
+        try:
+            stack.wait_for_a_checkpoint_of_this_run(shipped_before, records=2000)
+            assert writer.is_alive(), "the move must come mid-stream"
+            stack.cli("down")
+            # the configuration now takes the default backend (RocksDB); the checkpoints are the heap's
+            stack.cfg_file.write_text(stack.cfg_file.read_text().replace(ON_HEAP, ""))
+            up = stack.cli("up")
+        finally:
+            writer.join()
+        said = up.stdout + up.stderr
+        assert "written by the hashmap state backend" in said and "moving the job's state from hashmap to rocksdb" in said, said
+        assert "restoring from savepoint" in said, said
+        assert "RocksDB" in running_state_backend(stack)
+        assert job_settings.checkpoints_state_backend(checkpoints) == "rocksdb"
+
+        m = result["m"]
+        stack.assert_stored_and_counted_exactly_once(SERVER, m)
+        stack.assert_archived_exactly(SERVER)
+        stack.assert_chain_intact(SERVER)
+        verified = stack.cli("verify", "--server", SERVER, check=False)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+
+        # a kill after the move restores on RocksDB from its own checkpoint, not the savepoint
+        stack.wait_for("a checkpoint on RocksDB", lambda: (any(checkpoints.glob("*/chk-*/_metadata")), None), timeout=60)
+        killed = stack.kill("flink")
+        stack.wait_back("flink", killed)
+        stack.wait_for("the job to run again on RocksDB", lambda: ("RocksDB" in (b := _backend_or_none(stack)), b),
+                       timeout=180)
+        assert not (checkpoints / job_settings.SAVEPOINTS).exists(), "the savepoint is dropped once a checkpoint follows it"
+
+
+def _backend_or_none(stack) -> str:
+    try:
+        return running_state_backend(stack)
+    except (OSError, StopIteration, ValueError, KeyError):
+        return ""
