@@ -151,6 +151,9 @@ public final class AuditPipeline {
                 env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
                 .uid("audit-raw-source-for-alerts")
                 .flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts")));
+        if (sources.alertsShareRecords()) {
+            alerts(events.map(e -> e.event, TypeInformation.of(AuditEvent.class)).name("events-for-alerts").uid("events-for-alerts"));
+        }
         deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
                 .union(stats.getSideOutput(TOO_LATE_FOR_STATS)

@@ -209,6 +209,39 @@ class AuditPipelineTest {
     }
 
     @Test
+    void alertRulesReadingTheStorePathsEventsRaiseTheSameAlerts() throws Exception {
+        // PipelineSources.sharedWithAlerts, the design the bench compares the job with: one read of each record
+        for (boolean shared : new boolean[] {false, true}) {
+            Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
+                    "store.uri", "mongodb://unused/"), "test").job;
+            DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
+                    AuditPipelineTest::input, INPUT.size(), TypeInformation.of(ParsedRecord.class));
+            CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts-shared-" + shared);
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(2);
+            env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
+            new AuditPipeline(options, shared ? PipelineSources.sharedWithAlerts(source) : new PipelineSources(source, source),
+                    PipelineSinks.builder().events(new CollectingSink<>("events-shared-" + shared))
+                            .evidence(new CollectingSink<>("evidence-shared-" + shared))
+                            .stats(new CollectingSink<>("stats-shared-" + shared))
+                            .statsHourly(new CollectingSink<>("hours-shared-" + shared))
+                            .rollups(new CollectingSink<>("rollups-shared-" + shared))
+                            .deadLetters(new CollectingSink<>("dead-letters-shared-" + shared)).alerts(alerts)
+                            .chainHeads(new CollectingSink<>("heads-shared-" + shared)).build())
+                    .execute(env);
+            List<io.auditpipe.flink.alerts.Alert> all = alerts.received();
+            assertEquals(List.of("account_change/db-01/1_2026-11-22T08:00:00",
+                            "record_gap/db-01/2026-11-22T09:00:00/601", "record_gap/db-02/2026-11-22T09:00:00/601"),
+                    all.stream().filter(a -> !a.rule.equals("login_after_failures")).map(a -> a.id).sorted()
+                            .collect(java.util.stream.Collectors.toList()), "shared: " + shared);
+            for (String server : List.of("db-01", "db-02")) {
+                assertTrue(all.stream().anyMatch(a -> a.server.equals(server) && a.rule.equals("login_after_failures")),
+                        server + ", shared: " + shared);
+            }
+        }
+    }
+
+    @Test
     void importedHistoryIsLinkedInItsChainAndEachCountWrittenOnce() throws Exception {
         Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
                 "store.uri", "mongodb://unused/"), "test").job;

@@ -37,7 +37,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * a busy server meets: the bench runs two and prints both. {@code job_alone_window} is the last
  * pass's span (UTC), for reading only its samples from a flight recording. The state backend is the
  * job's (RocksDB), unless the system property {@code auditpipe.bench.state-backend} names another;
- * {@code -Dauditpipe.bench.flink.<setting>=<value>} sets any other Flink setting, to compare two.
+ * {@code -Dauditpipe.bench.flink.<setting>=<value>} sets any other Flink setting, to compare two;
+ * {@code -Dauditpipe.bench.alerts=shared} runs the alert rules on the store path's events instead of a
+ * reading of their own ({@link PipelineSources#sharedWithAlerts}), the design the job compares itself with.
  */
 public final class JobThroughputBenchmark {
     static final AtomicLong EVENTS = new AtomicLong();
@@ -107,7 +109,10 @@ public final class JobThroughputBenchmark {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(flink);
         env.setParallelism(parallelism);
         long start = System.nanoTime();
-        new AuditPipeline(options, new PipelineSources(source, alertSource), PipelineSinks.builder()
+        // -Dauditpipe.bench.alerts=shared: the rules read the store path's events instead (PipelineSources)
+        PipelineSources sources = "shared".equals(System.getProperty("auditpipe.bench.alerts", "own"))
+                ? PipelineSources.sharedWithAlerts(source) : new PipelineSources(source, alertSource);
+        new AuditPipeline(options, sources, PipelineSinks.builder()
                 .events(new Counting<IngestedEvent>(0)).evidence(new DiscardingSink<>()).stats(new Counting<StatsRow>(1)).statsHourly(new DiscardingSink<>())
                 .rollups(new DiscardingSink<>()).deadLetters(new Counting<DeadLetter>(2))
                 .alerts(new DiscardingSink<>()).chainHeads(new DiscardingSink<>())
