@@ -1,4 +1,4 @@
-"""auditpipe long-run benchmark: ./auditpipe bench --long [--minutes 30] [--rate 5000] [--json FILE]
+"""auditpipe long-run benchmark: ./auditpipe bench --long [--minutes 30] [--rate 3000] [--cluster] [--json FILE]
 
 Prints figures beside their targets and asserts nothing but the counts (exit 1 when a count differs).
 On a stack of its own (ports 4xxxx, state in a temporary folder, the repository's defaults: RocksDB
@@ -12,6 +12,10 @@ simulator (Percona JSON and the NEW XML format, rotating at 64 MiB), while the b
   - latency, every second: for each server, how long ago the newest event the store holds was
     written (its chain link n is the server's n-th record, which the simulator wrote at its start
     plus n / rate), read from the newest rows of the local FerretDB's SQLite file.
+
+With ``--cluster`` the job runs on the local Flink cluster (``flink.mode: cluster``, a JobManager and
+two TaskManagers, each a JVM of its own) instead of the one-process MiniCluster; heap and resident
+memory are then the sums over its processes.
 
 Then it prints each 5 minutes of the run beside the targets (checkpoint size and duration flat once
 the lateness window is full, p99 latency < 2 s throughout, memory flat), and checks the counts:
@@ -42,6 +46,7 @@ from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noq
 from pipeline_bench import ComponentUsage, cli, git_commit, machine, stack_config  # noqa: E402
 
 PORTS = {"kafka": 49092, "controller": 49093, "store": 47217, "flink": 48081}
+CLUSTER = ", mode: cluster, taskmanagers: 2, rpc_port: 48123"  # flink entries for --cluster
 SERVERS = {"long-json": ("json", "percona-json"), "long-xml": ("xml-new", "percona-xml")}  # the simulator's style, the format
 SLICE_S = 300
 WARM_UP_S = 60  # the first minute is shown on its own: a fresh job's JIT compiler takes part of the cores
@@ -135,12 +140,12 @@ class Sampler:
 
     def sample_memory(self) -> None:
         sample = {"at": time.time(), "rss_mib": {k: ComponentUsage._rss_mib(p) for k, p in self.usage.pids.items()}}
-        tms = self.rest("/taskmanagers").get("taskmanagers", [])
-        if tms:
-            names = "Status.JVM.Memory.Heap.Used,Status.Flink.Memory.Managed.Used"
-            got = {m["id"]: float(m["value"]) for m in self.rest(f"/taskmanagers/{tms[0]['id']}/metrics?get={names}")}
-            sample["heap_mib"] = got.get("Status.JVM.Memory.Heap.Used", 0) / 2**20
-            sample["managed_mib"] = got.get("Status.Flink.Memory.Managed.Used", 0) / 2**20
+        sample["rss_mib"]["flink (all)"] = sum(v for k, v in sample["rss_mib"].items() if k.startswith("flink"))
+        names = "Status.JVM.Memory.Heap.Used,Status.Flink.Memory.Managed.Used"
+        for tm in self.rest("/taskmanagers").get("taskmanagers", []):  # the MiniCluster's one, or the cluster's
+            got = {m["id"]: float(m["value"]) for m in self.rest(f"/taskmanagers/{tm['id']}/metrics?get={names}")}
+            sample["heap_mib"] = sample.get("heap_mib", 0) + got.get("Status.JVM.Memory.Heap.Used", 0) / 2**20
+            sample["managed_mib"] = sample.get("managed_mib", 0) + got.get("Status.Flink.Memory.Managed.Used", 0) / 2**20
         self.memory.append(sample)
 
 
@@ -176,16 +181,19 @@ def archive_counts(root: Path) -> dict[str, tuple[int, int]]:
 def main() -> None:
     args = sys.argv[1:]
     minutes = float(args[args.index("--minutes") + 1]) if "--minutes" in args else 30.0
-    rate = float(args[args.index("--rate") + 1]) if "--rate" in args else 5000.0
+    rate = float(args[args.index("--rate") + 1]) if "--rate" in args else 3000.0
     json_out = Path(args[args.index("--json") + 1]) if "--json" in args else None
+    on_cluster = "--cluster" in args
     seconds = minutes * 60
     root = Path(tempfile.mkdtemp(prefix="auditpipe-long-"))
     logs = {s: root / s / "audit.log" for s in SERVERS}
-    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s, "format": SERVERS[s][1]} for s, log in logs.items()])
+    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s, "format": SERVERS[s][1]} for s, log in logs.items()],
+                            CLUSTER if on_cluster else "")
     cfg = config.load(cfg_file)
     print(f"machine: {machine()}; commit {git_commit()}")
     print(f"long run: {len(SERVERS)} servers ({', '.join(f'{s} {f}' for s, (_, f) in SERVERS.items())}) at {rate:,.0f} "
-          f"events/s together for {minutes:g} minutes, written in real time by the simulator")
+          f"events/s together for {minutes:g} minutes, written in real time by the simulator; the job "
+          + ("on the local Flink cluster (a JobManager, 2 TaskManagers)" if on_cluster else "in one MiniCluster process"))
     cli(cfg_file, "up")
     failed = False
     try:
@@ -238,7 +246,7 @@ def main() -> None:
         used = cpu.stop()
         run_seconds = max(w["ended"] for w in written.values()) - t0
 
-        figures: dict = {"machine": machine(), "commit": git_commit(), "minutes": minutes, "rate": rate,
+        figures: dict = {"machine": machine(), "commit": git_commit(), "minutes": minutes, "rate": rate, "cluster": on_cluster,
                          "servers": {s: f for s, (_, f) in SERVERS.items()}, "slices": []}
         print(f"\nthe first minute (the job's JIT compiler warming up), then each {SLICE_S // 60} minutes of the run "
               f"(targets: checkpoint size and duration flat once the 15 minutes of lateness are full, p99 latency < 2 s, "
@@ -259,8 +267,9 @@ def main() -> None:
                    "latency_p50_s": round(percentile(lat, 0.5), 2), "latency_p99_s": round(percentile(lat, 0.99), 2),
                    "latency_max_s": round(max(lat, default=float("nan")), 2),
                    "heap_mib_max": round(max((m.get("heap_mib", 0) for m in mem), default=0)),
-                   "flink_rss_mib_max": round(max((m["rss_mib"].get("flink", 0) for m in mem), default=0)),
-                   "rss_mib_max": {k: round(max((m["rss_mib"].get(k, 0) for m in mem), default=0)) for k in sampler.usage.pids}}
+                   "flink_rss_mib_max": round(max((m["rss_mib"].get("flink (all)", 0) for m in mem), default=0)),
+                   "rss_mib_max": {k: round(max((m["rss_mib"].get(k, 0) for m in mem), default=0))
+                                   for k in [*sampler.usage.pids, "flink (all)"]}}
             figures["slices"].append(row)
             print(f"  {row['from_min']:4.0f}-{row['to_min']:<4.0f} {row['state_mib_max']:10.1f} "
                   f"{(row['written_mib_mean'] or 0):11.2f} / {row['written_mib_max']:<9.2f} "

@@ -762,16 +762,17 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
                                              "total": round(total_rss)}
 
 
-def stack_config(root: Path, ports: dict, sources: list[dict]) -> Path:
+def stack_config(root: Path, ports: dict, sources: list[dict], flink_extra: str = "") -> Path:
     """The configuration of a bench's own stack (its ``ports``, its state under ``root``, checkpoints
-    every 5 s, the local store's largest cap) reading ``sources``; written to root/auditpipe.yaml."""
+    every 5 s, the local store's largest cap) reading ``sources``; written to root/auditpipe.yaml.
+    ``flink_extra``: more entries of the flink section, as YAML flow entries after a comma."""
     lines = "\n".join("  - {" + ", ".join(f"{k}: {v}" for k, v in src.items()) + "}" for src in sources)
     cfg_file = root / "auditpipe.yaml"
     cfg_file.write_text(f"""state_dir: {root / 'state'}
 tools_dir: {REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}, heap: 1g}}
 store: {{port: {ports['store']}, database: bench, events_capped_size_mb: 2048}}
-flink: {{rest_port: {ports['flink']}, checkpoint_interval: 5s}}
+flink: {{rest_port: {ports['flink']}, checkpoint_interval: 5s{flink_extra}}}
 sources:
 {lines}
 """)
