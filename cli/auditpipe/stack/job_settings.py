@@ -87,6 +87,10 @@ FLINK: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     # memory, outside the heap (the MiniCluster's; a cluster's TaskManagers set their own fraction)
     ("flink.state.backend.type", lambda cfg, t: "rocksdb"),
     ("flink.execution.checkpointing.incremental", lambda cfg, t: "true"),
+    # universal compaction: merging sorted runs of similar size rewrites far less at each checkpoint's
+    # flush than levelled compaction, whose merges rewrite a server's whole range of ids (each new file
+    # spans it: the newest ids and the deletions of the oldest); measured in bench/README.md "The long run"
+    ("flink.state.backend.rocksdb.compaction.style", lambda cfg, t: "UNIVERSAL"),
     ("flink.taskmanager.memory.managed.size", lambda cfg, t: "256m" if t.local else None),
     # RocksDB's working files (the state itself) under the stack's state folder, not the system's /tmp
     ("flink.io.tmp.dirs", lambda cfg, t: str(local_tmp_dir(cfg)) if t.local else None),

@@ -252,6 +252,7 @@ def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypa
                              "flink.taskmanager.bind-host", "flink.taskmanager.host")) or k in (
                    "flink.taskmanager.memory.managed.size", "flink.io.tmp.dirs") for k in local_only), local_only
     assert props["flink.state.backend.type"] == "rocksdb" and props["flink.execution.checkpointing.incremental"] == "true"
+    assert props["flink.state.backend.rocksdb.compaction.style"] == "UNIVERSAL"
 
 
 def test_store_users_come_in_pairs(monkeypatch):

@@ -96,11 +96,12 @@ public final class JobThroughputBenchmark {
                 .setStartingOffsets(OffsetsInitializer.earliest()).setBounded(OffsetsInitializer.latest())
                 .setDeserializer(AuditRecordDeserializer.forAlerts(AuditRecordDeserializer.DEFAULT_MAX_AHEAD,
                         ComplianceSettings.defaults())).build();
-        // the job's state backend and the local stack's managed memory for it (stack/job_settings.py);
+        // the job's state backend, its compaction and the local stack's managed memory for it (stack/job_settings.py);
         // -Dauditpipe.bench.state-backend=hashmap measures the heap backend instead
         Configuration flink = new Configuration();
         flink.setString("state.backend.type", System.getProperty("auditpipe.bench.state-backend", "rocksdb"));
         flink.setString("taskmanager.memory.managed.size", "256m");
+        flink.setString("state.backend.rocksdb.compaction.style", "UNIVERSAL");
         for (String name : System.getProperties().stringPropertyNames()) { // -Dauditpipe.bench.flink.<setting>=<value>
             if (name.startsWith("auditpipe.bench.flink.")) {
                 flink.setString(name.substring("auditpipe.bench.flink.".length()), System.getProperty(name));
