@@ -65,12 +65,17 @@ final class AccountSecrets {
         return any;
     }
 
-    /** The next position at or after {@code from} where "identified" or "password" starts, or -1. */
+    /**
+     * The next position at or after {@code from} where "identified" or "password" starts, or -1. Every
+     * statement is scanned, so a keyword is compared only where its first two letters are (ASCII
+     * letters: {@code c | 0x20} is the lower case of each, and of no other character).
+     */
     private static int indexOfWord(String t, int from) {
         for (int i = Math.max(from, 0), n = t.length() - 7; i < n; i++) {
-            char c = t.charAt(i);
-            if ((c == 'i' || c == 'I') && t.regionMatches(true, i, IDENTIFIED, 0, IDENTIFIED.length())) return i;
-            if ((c == 'p' || c == 'P') && t.regionMatches(true, i, PASSWORD, 0, PASSWORD.length())) return i;
+            int c = t.charAt(i) | 0x20;
+            int next = t.charAt(i + 1) | 0x20;
+            if (c == 'i' && next == 'd' && t.regionMatches(true, i, IDENTIFIED, 0, IDENTIFIED.length())) return i;
+            if (c == 'p' && next == 'a' && t.regionMatches(true, i, PASSWORD, 0, PASSWORD.length())) return i;
         }
         return -1;
     }

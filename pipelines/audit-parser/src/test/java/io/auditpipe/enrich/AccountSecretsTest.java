@@ -31,6 +31,9 @@ class AccountSecretsTest {
         "CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (USER 'u', PASSWORD 'x1')|CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (USER 'u', PASSWORD '**')",
         "CREATE USER a IDENTIFIED BY 'it''s', b IDENTIFIED BY 'q\\'x'|CREATE USER a IDENTIFIED BY '*****', b IDENTIFIED BY '****'",
         "ALTER USER u IDENTIFIED BY 'never closed|ALTER USER u IDENTIFIED BY '************",
+        "alter user u IdEnTiFiEd By 'Mx'|alter user u IdEnTiFiEd By '**'",
+        "set pAsSwOrD = 'Mx2'|set pAsSwOrD = '***'",
+        "SET PASSWORD='ab'|SET PASSWORD='**'",
     })
     void eachFormsSecretIsMaskedAndTheStatementKept(String statement, String expected) {
         SensitiveDataMasker.Masked m = masker.mask(statement);
