@@ -103,7 +103,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     /** The tips of the servers seen since the last checkpoint, written into {@link #tip} before the next one. */
     private transient Map<String, ChainTip> tips;
     /** The ids each server's chain passed since the last checkpoint, added to {@link #remembered} before the next one. */
-    private transient Map<String, Map<RememberedId, Long>> added;
+    private transient Map<String, PassedIds> added;
     private transient ValueState<Long> lastHeadSeq;
     private transient FirstCopies.IdHasher ids;
     private transient EventChain.Linker linker;
@@ -170,12 +170,14 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
         long forgetAt = windowEnd - 1 + allowedLatenessMillis;
         ids.hash(e.event.id);
-        RememberedId key = new RememberedId(forgetAt, ids.high, ids.low);
         long line = ids.line(e.lineSha256);
-        Map<RememberedId, Long> recent = added.computeIfAbsent(ctx.getCurrentKey(), k -> new HashMap<>());
-        Long first = recent.get(key);
-        if (first == null) first = remembered.get(key);
-        if (first != null) {
+        PassedIds recent = added.computeIfAbsent(ctx.getCurrentKey(), k -> new PassedIds());
+        long first = recent.lineOf(forgetAt, ids.high, ids.low);
+        if (first == FirstCopies.NOT_SEEN) {
+            Long stored = remembered.get(new RememberedId(forgetAt, ids.high, ids.low));
+            if (stored != null) first = stored;
+        }
+        if (first != FirstCopies.NOT_SEEN) {
             if (first == FirstCopies.UNKNOWN_LINE || line == FirstCopies.UNKNOWN_LINE || first == line) {
                 repeats.inc();
             } else {
@@ -184,7 +186,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             }
             return;
         }
-        recent.put(key, line);
+        recent.add(forgetAt, ids.high, ids.low, line);
         if (forgetAt != t.forgetTimerAt || forgetAt <= ctx.timerService().currentWatermark()) {
             ctx.timerService().registerEventTimeTimer(forgetAt);
             t.forgetTimerAt = forgetAt;
@@ -223,8 +225,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         }
         // everything due by the watermark at once: the timers of the minutes it passed with it find none
         long due = Math.max(timestamp, ctx.timerService().currentWatermark());
-        Map<RememberedId, Long> recent = added.get(ctx.getCurrentKey());
-        if (recent != null) recent.keySet().removeIf(id -> id.forgetAt <= due);
+        PassedIds recent = added.get(ctx.getCurrentKey());
+        if (recent != null) recent.forgetUpTo(due);
         Iterator<Map.Entry<RememberedId, Long>> it = remembered.iterator();
         boolean kept = false;
         while (it.hasNext()) {
@@ -260,10 +262,10 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             tip.update(e.getValue());
         }
         tips.clear();
-        for (Map.Entry<String, Map<RememberedId, Long>> e : added.entrySet()) {
+        for (Map.Entry<String, PassedIds> e : added.entrySet()) {
             if (e.getValue().isEmpty()) continue;
             setKey.accept(e.getKey());
-            remembered.putAll(e.getValue()); // on RocksDB one write batch
+            remembered.putAll(e.getValue().asMap()); // on RocksDB one write batch
         }
         added.clear();
     }

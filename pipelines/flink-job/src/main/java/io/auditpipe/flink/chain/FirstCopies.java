@@ -45,7 +45,7 @@ public final class FirstCopies {
 
     private static final int MIN_DELTA = 4096;
     private static final int FIRST_DELTA_CAPACITY = 16; // a quiet server's state stays small
-    private static final int FIELDS = 4; // id high, id low, line fingerprint, forget at
+    static final int FIELDS = 4; // id high, id low, line fingerprint, forget at
 
     private Table frozen;
     private Table delta;
@@ -194,6 +194,18 @@ public final class FirstCopies {
                 long h = slots[at];
                 long l = slots[at + 1];
                 if (h == high && l == low) return slots[at + 2];
+                if (h == 0 && l == 0) return NOT_SEEN;
+            }
+        }
+
+        /** As {@link #lineOf(long, long)}, for an entry with this time to forget too (another may share the id). */
+        long lineOf(long high, long low, long forgetAt) {
+            if (size == 0) return NOT_SEEN;
+            for (int i = home(low); ; i = i + 1 == capacity ? 0 : i + 1) {
+                int at = i * FIELDS;
+                long h = slots[at];
+                long l = slots[at + 1];
+                if (h == high && l == low && slots[at + 3] == forgetAt) return slots[at + 2];
                 if (h == 0 && l == 0) return NOT_SEEN;
             }
         }
