@@ -3,11 +3,15 @@
 with a savepoint in Flink's canonical format and runs again from it on RocksDB, while a server
 writes. Every record is stored, counted, archived and linked once across the move.
 
-Its own stack (ports, state): the move stops and starts the job, which the other tests must not see.
+Both local modes: the MiniCluster (one process, started again after the stop) and the local Flink
+cluster (a JobManager and two TaskManagers that outlive the stopped job, which is submitted again).
+Each its own stack (ports, state): the move stops and starts the job, which the other tests must not
+see.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -17,9 +21,15 @@ from stack import running_stack
 
 pytestmark = pytest.mark.e2e
 
-PORTS = {"kafka": 33192, "controller": 33193, "store": 27717, "flink": 33181}
 SERVER = "backend-move"
 ON_HEAP = ", flink.state.backend.type: hashmap"
+# mode: (ports, flink entries, the part whose kill makes the job restore from its newest snapshot)
+MODES = {
+    "minicluster": ({"kafka": 33192, "controller": 33193, "store": 27717, "flink": 33181}, "", "flink"),
+    # below Linux's ephemeral range (32768-60999), as in test_flink_cluster.py
+    "cluster": ({"kafka": 31392, "controller": 31393, "store": 27917, "flink": 31381},
+                ", mode: cluster, taskmanagers: 2, rpc_port: 31323", "flink-jobmanager"),
+}
 
 
 def running_state_backend(stack) -> str:
@@ -27,9 +37,11 @@ def running_state_backend(stack) -> str:
     return flink_rest.call(stack.cfg, f"/jobs/{job}/checkpoints/config")["state_backend"]
 
 
-def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_doubled(tmp_path_factory):
-    with running_stack(tmp_path_factory.mktemp("move"), PORTS, [SERVER], "auditpipe_move", capped_mb=256,
-                       job_options=ON_HEAP) as stack:
+@pytest.mark.parametrize("mode", MODES)
+def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_doubled(tmp_path_factory, mode):
+    ports, flink_extra, job_process = MODES[mode]
+    with running_stack(tmp_path_factory.mktemp(f"move-{mode}"), ports, [SERVER], "auditpipe_move", capped_mb=256,
+                       job_options=ON_HEAP, flink_extra=flink_extra) as stack:
         checkpoints = stack.cfg.state_dir / "flink" / "checkpoints"
         assert "HashMap" in running_state_backend(stack)
         assert job_settings.checkpoints_state_backend(checkpoints) == "hashmap"
@@ -51,7 +63,7 @@ def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_
             writer.join()
         said = up.stdout + up.stderr
         assert "written by the hashmap state backend" in said and "moving the job's state from hashmap to rocksdb" in said, said
-        assert "restoring from savepoint" in said, said
+        assert re.search(r"restoring (the job )?from savepoint", said), said
         assert "RocksDB" in running_state_backend(stack)
         assert job_settings.checkpoints_state_backend(checkpoints) == "rocksdb"
 
@@ -64,8 +76,8 @@ def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_
 
         # a kill after the move restores on RocksDB from its own checkpoint, not the savepoint
         stack.wait_for("a checkpoint on RocksDB", lambda: (any(checkpoints.glob("*/chk-*/_metadata")), None), timeout=60)
-        killed = stack.kill("flink")
-        stack.wait_back("flink", killed)
+        killed = stack.kill(job_process)
+        stack.wait_back(job_process, killed)
         stack.wait_for("the job to run again on RocksDB", lambda: ("RocksDB" in (b := _backend_or_none(stack)), b),
                        timeout=180)
         assert not (checkpoints / job_settings.SAVEPOINTS).exists(), "the savepoint is dropped once a checkpoint follows it"
