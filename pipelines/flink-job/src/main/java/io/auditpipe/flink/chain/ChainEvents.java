@@ -47,7 +47,7 @@ import java.util.Map;
  * RocksDB lookup of a few dozen bytes), so that an incremental checkpoint holds the entries added
  * since the last one, not every id remembered. What an event changes is kept in memory and written
  * into state once per checkpoint ({@link WriteBackOperator}: run it there): the server's
- * {@link ChainTip}, and the ids passed since the last checkpoint, added in one write batch. Forgetting iterates the map: on RocksDB, whose
+ * {@link ChainTip}, and the ids passed since the last checkpoint ({@link PassedIds}), added in one write batch. Forgetting iterates the map: on RocksDB, whose
  * entries come in key order (the time to forget first), it stops at the first id not yet due
  * ({@code sortedState}); on the heap backend it reads them all.
  *
