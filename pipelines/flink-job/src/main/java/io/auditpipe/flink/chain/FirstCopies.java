@@ -163,6 +163,7 @@ public final class FirstCopies {
      * 32 bits of its low half by the capacity, so a merged table is sized to be 3/4 full.
      */
     static final class Table {
+        /** Shared by every empty table that merging leaves: never put into ({@link #with} copies it). */
         static final Table EMPTY = new Table(1);
 
         final long[] slots;
@@ -210,10 +211,10 @@ public final class FirstCopies {
             }
         }
 
-        /** Puts into this table, or into a larger copy once it is 3/4 full (returned). */
+        /** Puts into this table, or into a larger copy once it is 3/4 full or {@link #EMPTY} (returned). */
         Table with(long high, long low, long line, long forgetAt) {
             Table t = this;
-            if ((size + 1) * 4L > capacity * 3L) {
+            if (this == EMPTY || (size + 1) * 4L > capacity * 3L) {
                 t = new Table(capacity * 2);
                 t.putAll(this, Long.MIN_VALUE);
             }

@@ -36,9 +36,7 @@ final class PassedIds {
 
     /** Drops every id whose time to forget is at or before {@code time}. */
     void forgetUpTo(long time) {
-        if (time < table.earliestForget) return;
-        FirstCopies.Table kept = FirstCopies.Table.merged(table, FirstCopies.Table.EMPTY, time);
-        table = kept == FirstCopies.Table.EMPTY ? new FirstCopies.Table(FIRST_CAPACITY) : kept; // EMPTY is shared: never put into it
+        if (time >= table.earliestForget) table = FirstCopies.Table.merged(table, FirstCopies.Table.EMPTY, time);
     }
 
     boolean isEmpty() {
