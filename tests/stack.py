@@ -143,7 +143,8 @@ class Stack:
                 if len(docs) >= n:
                     return docs
             time.sleep(0.5)
-        raise AssertionError(f"timed out waiting for {n} events of {server}; last read: {len(docs)}")
+        raise AssertionError(f"timed out waiting for {n} events of {server}; last read: {len(docs)}; "
+                             + self.where_it_stands())
 
     def empty_events(self) -> None:
         """Drops the events collection and creates it again, capped, with its indexes (``auditpipe up``'s
@@ -426,6 +427,21 @@ class Stack:
         from auditpipe.stack.topics import end_offsets, topic_name
 
         return sum(end_offsets(self.cfg.kafka_client, topic_name("raw")).values())
+
+    def where_it_stands(self) -> str:
+        """Which stage a stalled run stopped at, for a failure's message: what audit.raw holds, what the
+        job's checkpoints committed of it, the dead letters and each part's health (each read may fail
+        itself: then its error says so)."""
+        said = []
+        for what, read in (("on audit.raw", self.raw_messages), ("committed by the job", self.committed_raw_offsets),
+                           ("dead letters", lambda: self.db()[self.cfg.store["dead_letter_collection"]]
+                            .estimated_document_count()),
+                           ("parts", lambda: {r["component"]: r.get("health") for r in self.status()})):
+            try:
+                said.append(f"{what}: {read()}")
+            except Exception as e:  # noqa: BLE001 - a diagnosis, never the failure itself
+                said.append(f"{what}: unreadable ({e})")
+        return "; ".join(said)
 
     def pid(self, part: str) -> int | None:
         from auditpipe.process import ManagedProcess
