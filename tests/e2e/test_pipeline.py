@@ -42,6 +42,59 @@ def test_rotating_log_arrives_exactly_once(stack):
     assert "invalid UTF-8" in reasons and "missing required field 'record'" in reasons
 
 
+def test_a_file_rotated_before_the_collector_opened_it_and_lines_written_after_it_closed_one_arrive(stack, tmp_path):
+    """The two things imfile never reads while it runs (docs/collectors.md), made to happen for sure: a
+    file written and renamed away while rsyslog is frozen (SIGSTOP), and lines appended to a rotated
+    file rsyslog has read and closed. The supervisor's rotation watch ships both: every record once."""
+    import os
+    import signal
+
+    from auditpipe.stack.catchup import open_inodes
+
+    server = "e2e-unopened"
+    scratch = tmp_path / "audit.log"
+    m = simulate(scratch, rate=1000, duration=1.2, speedup=1000, seed=23, rotate_on_size=1 << 30, rotations=0,
+                 late_writes=0)
+    lines = scratch.read_bytes().splitlines(keepends=True)
+    assert len(lines) == m.records == 1200
+    first, second, third, late = lines[:400], lines[400:800], lines[800:1100], lines[1100:]
+    live = stack.log_path(server)
+    one, two = live.with_name("audit.log.01"), live.with_name("audit.log.02")
+    live.parent.mkdir(parents=True, exist_ok=True)
+    shipped_before = stack.raw_messages()
+    rsyslog = stack.pid("collector")
+    os.kill(rsyslog, signal.SIGSTOP)
+    try:
+        live.write_bytes(b"".join(first))
+        live.rename(one)  # renamed away before rsyslog could open it
+        live.write_bytes(b"".join(second))
+    finally:
+        os.kill(rsyslog, signal.SIGCONT)
+    stack.wait_for("both files on audit.raw", lambda: ((n := stack.raw_messages() - shipped_before) >= 800, n),
+                   timeout=120, every=0.5)
+    one.rename(two)
+    live.rename(one)
+    second_file = one.stat().st_ino
+    live.write_bytes(b"".join(third))
+    stack.wait_for("the third file on audit.raw", lambda: ((n := stack.raw_messages() - shipped_before) >= 1100, n),
+                   timeout=120, every=0.5)
+    stack.wait_for("rsyslog to close the second file", lambda: (second_file not in (r := open_inodes(rsyslog)), r),
+                   timeout=60, every=0.2)
+    with open(one, "ab", buffering=0) as f:
+        f.write(b"".join(late))  # a late writer: after the collector moved on
+
+    docs = stack.stored_documents(server, m.records)
+    ids = [d["record_id"] for d in docs]
+    assert len(ids) == m.records and set(ids) == m.record_ids(), "every record, once"
+    assert stack.assert_stored_as_written(server, docs=docs) == m.records
+    total = stack.wait_for("stats that add up to N", lambda: ((t := stack.stats_total(server)) >= m.records, t))
+    assert total == m.records
+    log = (stack.cfg.state_dir / "logs" / "supervisor.log").read_text()
+    assert f"shipped 400 lines rsyslog will not read: {live}: audit.log.01, rotated before the collector opened it" \
+        in log, log[-2000:]
+    assert f"shipped 100 lines rsyslog will not read: {live}: audit.log.01, written to after" in log, log[-2000:]
+
+
 def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     """kill -9 of the job after a checkpoint of this run: the supervisor restarts it (nobody runs `up`),
     it restores the window state and offsets of that checkpoint, and every event is stored and counted once."""

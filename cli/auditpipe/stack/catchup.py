@@ -1,7 +1,9 @@
 """Catch-up after a collector outage: ship what rsyslog can no longer read itself.
 
 rsyslog's imfile follows the live file (``audit.log``) by its exact path. While it runs it reads a
-renamed file to its end, so rotations lose nothing. While it is down it sees nothing: files that
+renamed file to its end; what it still misses while it runs (a file renamed away before it opened
+it, lines written to a rotated file after it closed it) is ``RotationWatch``'s, at the end of this
+module. While it is down it sees nothing: files that
 the server rotated in the meantime (``audit.log.01``, ``.02`` ...) are never opened after the
 restart, and lines it had read but not yet handed to Kafka when it was killed (its queue is in
 memory; its saved read position is ahead of them) are never read again. Measured without the
@@ -34,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +45,7 @@ from auditpipe.errors import ComponentError
 from auditpipe.stack.topics import client_config
 
 SCAN_CHUNK = 20000
+PRUNE_EVERY = 60.0  # seconds between the rotation watch's removals of state files whose file is gone
 SCAN_LIMIT = 1_000_000  # messages per partition read backwards, at most, to find the sources' last lines
 
 
@@ -140,24 +144,84 @@ class ResumePoint:
 
 
 def resume_point(work_dir: Path, live: Path) -> ResumePoint | None:
-    """rsyslog's saved read position in the live file (the newest state file for its inode), read
-    before rsyslog starts: once it runs it saves newer positions. None: it reads the file from its start."""
+    """rsyslog's saved read position in the live file (its state file, ``saved_state``), read before
+    rsyslog starts: once it runs it saves newer positions. None: it reads the file from its start."""
     try:
-        inode = live.stat().st_ino
+        with open(live, "rb") as f:
+            inode, head = os.fstat(f.fileno()).st_ino, f.read(FILE_ID_BYTES)
     except FileNotFoundError:
         return None
-    newest, newest_mtime = None, -1.0
-    for f in work_dir.glob(f"imfile-state:{inode}:*"):
+    saved = saved_state(work_dir, live, inode, head)
+    return None if saved is None else ResumePoint(inode, saved[0])
+
+
+FILE_ID_BYTES = 512
+
+
+def _siphash24(key: bytes, data: bytes) -> bytes:
+    """SipHash-2-4 (Aumasson and Bernstein, 2012) of ``data`` under the 16-byte ``key``: 8 bytes."""
+    mask = (1 << 64) - 1
+
+    def rotl(x: int, b: int) -> int:
+        return ((x << b) | (x >> (64 - b))) & mask
+
+    def sipround(v0: int, v1: int, v2: int, v3: int) -> tuple[int, int, int, int]:
+        v0 = (v0 + v1) & mask
+        v1 = rotl(v1, 13) ^ v0
+        v0 = rotl(v0, 32)
+        v2 = (v2 + v3) & mask
+        v3 = rotl(v3, 16) ^ v2
+        v0 = (v0 + v3) & mask
+        v3 = rotl(v3, 21) ^ v0
+        v2 = (v2 + v1) & mask
+        v1 = rotl(v1, 17) ^ v2
+        v2 = rotl(v2, 32)
+        return v0, v1, v2, v3
+
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:16], "little")
+    v = (k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573)
+    whole = len(data) - len(data) % 8
+    words = [int.from_bytes(data[i:i + 8], "little") for i in range(0, whole, 8)]
+    words.append(int.from_bytes(data[whole:], "little") | ((len(data) & 0xFF) << 56))
+    for m in words:
+        v = sipround(*sipround(v[0], v[1], v[2], v[3] ^ m))
+        v = (v[0] ^ m, v[1], v[2], v[3])
+    v = (v[0], v[1], v[2] ^ 0xFF, v[3])
+    for _ in range(4):
+        v = sipround(*v)
+    return (v[0] ^ v[1] ^ v[2] ^ v[3]).to_bytes(8, "little")
+
+
+def imfile_file_id(head: bytes) -> str:
+    """imfile's id of a file's content: SipHash-2-4 of its first 512 bytes under the key 0, 1, ... 15,
+    in hex; '' while the file is shorter (rsyslog 8.2302 plugins/imfile). It tells apart files that
+    reused an inode: a deleted file's state file stays behind (imfile does not see the deletion of a
+    file it has closed) and the inode comes back with a later file."""
+    if len(head) < FILE_ID_BYTES:
+        return ""
+    return _siphash24(bytes(range(16)), head[:FILE_ID_BYTES]).hex()
+
+
+def saved_state(work_dir: Path, live: Path, inode: int, head: bytes) -> tuple[int, float] | None:
+    """rsyslog's state file for the file with ``inode`` whose first bytes are ``head``, looked up as
+    imfile looks it up (``imfile-state:<inode>:<file id>``, else ``imfile-state:<inode>``): (the offset
+    it read to, the state file's mtime); None if there is none or it belongs to another source. The
+    offset is where an unfinished multi-line record starts (strt_offs): imfile ships such a record
+    whole from there after a restart, and drops it when it closes a renamed file."""
+    file_id = imfile_file_id(head)
+    for name in ([f"imfile-state:{inode}:{file_id}"] if file_id else []) + [f"imfile-state:{inode}"]:
+        f = work_dir / name
         try:
             mtime = f.stat().st_mtime
             state = json.loads(f.read_text())
-        except (OSError, ValueError):
+        except FileNotFoundError:
             continue
-        if state.get("filename") == str(live) and mtime > newest_mtime:
-            # a multi-line record not finished yet: rsyslog keeps what it read of it (prev_msg_segment)
-            # and ships it whole from strt_offs, where the record starts; before that it is ours
-            newest, newest_mtime = int(state.get("strt_offs", state.get("curr_offs", 0))), mtime
-    return None if newest is None else ResumePoint(inode, newest)
+        except (OSError, ValueError):
+            return None
+        if state.get("filename") != str(live):
+            return None
+        return int(state.get("strt_offs", state.get("curr_offs", 0))), mtime
+    return None
 
 
 class Line(bytes):
@@ -207,6 +271,22 @@ def _records(data: bytes, base: int, fmt: str) -> list[Line]:
     if not formats.FRAMING[fmt].multi_line:
         return lines
     return [Line(b"\n".join(record), record[0].offset) for record in formats.frame(lines, fmt)]
+
+
+def _finished_records(data: bytes, base: int, fmt: str) -> tuple[list[Line], int]:
+    """The records of ``data`` that are finished, framed as rsyslog frames them, and how many bytes of
+    ``data`` they take: a line without its newline yet, or the lines of a multi-line record whose end
+    has not been written (a file's closing ``</AUDIT>``, which rsyslog holds and never sends), are left."""
+    whole = data.rfind(b"\n") + 1
+    lines = _lines(data[:whole], base)
+    if not formats.FRAMING[fmt].multi_line:
+        return lines, whole
+    framer, out, used = formats.Framer(fmt), [], 0
+    for line in lines:
+        for record in framer.add(line):
+            out.append(Line(b"\n".join(record), record[0].offset))
+            used = line.offset + len(line) + 1 - base
+    return out, used
 
 
 def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
@@ -321,6 +401,14 @@ def before_start(kafka: str | dict, topic: str, sources: list[dict], key_of, wor
             for s in sources}
 
 
+def remember_resume_points(before: dict[str, Before], path: Path) -> None:
+    """Which file rsyslog is to resume, per source (its inode), for the rotation watch: written before
+    rsyslog starts."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({p: b.resume.inode for p, b in before.items() if b.resume is not None}))
+    tmp.replace(path)
+
+
 def catch_up(kafka: str | dict, topic: str, sources: list[dict], key_of, before: dict[str, Before],
              max_line_bytes: int, message_bytes: int) -> list[CatchUpReport]:
     """Step 3, after rsyslog has started: ship what it cannot read."""
@@ -338,4 +426,198 @@ def catch_up(kafka: str | dict, topic: str, sources: list[dict], key_of, before:
     return reports
 
 
-__all__ = ["before_start", "catch_up", "plan", "rotated_files", "CatchUpReport", "ResumePoint"]
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` started (epoch seconds, from /proc; rounded down by up to a second, so files
+    written just before it count as written after it, which costs re-sent lines, never lost ones)."""
+    try:
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[19])
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def open_inodes(pid: int) -> set[int] | None:
+    """The inodes of the files process ``pid`` has open; None if it is gone."""
+    out = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            out.add(os.stat(f"/proc/{pid}/fd/{fd}").st_ino)
+        except OSError:
+            pass
+    return out
+
+
+@dataclass
+class Unread:
+    """A stretch of a rotated file that rsyslog will never read: [start, end) of ``path``."""
+
+    path: Path
+    inode: int
+    key: str
+    start: int
+    end: int
+    why: str
+
+
+def file_key(inode: int, head: bytes) -> str:
+    """Which file this is, for the rotation watch's memory: its inode and a digest of its first bytes
+    (an inode alone comes back with later files)."""
+    return f"{inode}:{_siphash24(bytes(range(16)), head[:FILE_ID_BYTES]).hex()}"
+
+
+def unread_rotated(live: Path, work_dir: Path, reading: set[int], started: float,
+                   shipped: dict[str, int], resumed: int | None = None) -> list[Unread]:
+    """What of ``live``'s rotated files rsyslog, running since ``started`` with the files ``reading``
+    open, will never read, while it runs. imfile follows the live file by its name: a file renamed away
+    before imfile opened it is never opened, and a line written to a rotated file after imfile closed
+    it is never read (docs/collectors.md). ``shipped``: file_key -> how far this watch has shipped it
+(judged files are in it too, with their size); ``resumed``: the inode of the file rsyslog was to
+resume when it started (the catch-up's ``ResumePoint``), if any.
+
+    Per rotated file that rsyslog does not have open:
+    - a state file written since rsyslog started: it read the file up to that offset, and closed it;
+      what follows was written later;
+    - only an older state file, and it is the file rsyslog was to resume: it was live when rsyslog
+      started and rotated before rsyslog opened it; the catch-up shipped what came before the
+      saved offset, the rest is this watch's. Any other file with an older state file was read by
+      an earlier run and is the catch-up's (a killed run's unsaved progress included);
+    - no state file, written to since rsyslog started: it was live while rsyslog ran, which never
+      opened it: all of it;
+    - no state file, last written before rsyslog started: rotated while the collector was down,
+      the catch-up's (it ships from the last shipped line on), not this.
+    ``RotationWatch`` ships finished records only (``_finished_records``)."""
+    out = []
+    for f in rotated_files(live):
+        try:
+            with open(f, "rb") as handle:
+                st, head = os.fstat(handle.fileno()), handle.read(FILE_ID_BYTES)
+        except FileNotFoundError:
+            continue
+        inode, size, key = st.st_ino, st.st_size, file_key(st.st_ino, head)
+        if inode in reading or shipped.get(key, -1) >= size:
+            continue
+        saved = None if key in shipped else saved_state(work_dir, live, inode, head)
+        if key in shipped:
+            start, why = shipped[key], "written to after it was rotated and read"
+        elif saved and saved[1] >= started:
+            start, why = saved[0], "written to after the collector read it to its end"
+        elif saved and inode == resumed:
+            start, why = saved[0], "rotated before the collector resumed it"
+        elif not saved and st.st_mtime >= started:
+            start, why = 0, "rotated before the collector opened it"
+        else:
+            start, why = size, "the catch-up's"
+        if start >= size:
+            shipped[key] = size
+            continue
+        out.append(Unread(f, inode, key, start, size, why))
+    return out
+
+
+def stale_state_files(work_dir: Path, lives: list[Path], older_than: float) -> list[Path]:
+    """rsyslog's state files for ``lives`` whose file is gone (written more than ``older_than``
+    seconds ago): imfile keeps them (deleteStateOnFileDelete off, collectors/rsyslog/source.conf.tmpl)."""
+    current, ours = set(), {str(live) for live in lives}
+    for live in lives:
+        for f in [live] + rotated_files(live):
+            try:
+                with open(f, "rb") as handle:
+                    inode, head = os.fstat(handle.fileno()).st_ino, handle.read(FILE_ID_BYTES)
+            except FileNotFoundError:
+                continue
+            current.add(f"imfile-state:{inode}")
+            if file_id := imfile_file_id(head):
+                current.add(f"imfile-state:{inode}:{file_id}")
+    out, now = [], time.time()
+    for f in work_dir.glob("imfile-state:*"):
+        try:
+            if f.name in current or now - f.stat().st_mtime < older_than:
+                continue
+            if json.loads(f.read_text()).get("filename") in ours:
+                out.append(f)
+        except (OSError, ValueError, AttributeError):
+            continue
+    return out
+
+
+class RotationWatch:
+    """Ships, while rsyslog runs, what it will never read of rotated files (``unread_rotated``), the
+    same way the catch-up ships: the source's key, records framed as rsyslog frames them. What it has
+    shipped is kept in ``memory`` (a JSON file) across restarts of whoever runs it; ``resume_file``
+    holds, per source, the inode of the file rsyslog was to resume at its last start
+    (``remember_resume_points``)."""
+
+    def __init__(self, kafka: str | dict, topic: str, key_of, work_dir: Path, memory: Path, resume_file: Path,
+                 max_line_bytes: int, message_bytes: int):
+        self.kafka, self.topic, self.key_of, self.work_dir, self.memory = kafka, topic, key_of, work_dir, memory
+        self.resume_file, self.resumed, self.resumed_started = resume_file, {}, None
+        self.next_prune = 0.0
+        self.max_line_bytes, self.message_bytes = max_line_bytes, message_bytes
+        try:
+            self.shipped: dict[str, dict[str, int]] = json.loads(memory.read_text())
+        except (OSError, ValueError, AttributeError):
+            self.shipped = {}
+
+    def check(self, sources: list[dict], pid: int) -> list[CatchUpReport]:
+        """One look at every source while rsyslog runs as ``pid``; a failure to ship raises (nothing is
+        marked shipped: the next look ships it again)."""
+        started, reading = process_started(pid), open_inodes(pid)
+        if started is None or reading is None:
+            return []  # rsyslog is gone: its next start's catch-up is in charge
+        if self.resumed_started != started:
+            try:  # written by the collector's start, before rsyslog started
+                self.resumed = {path: int(i) for path, i in json.loads(self.resume_file.read_text()).items()}
+            except (OSError, ValueError, AttributeError):
+                self.resumed = {}
+            self.resumed_started = started
+        reports = []
+        if time.monotonic() >= self.next_prune:
+            self.next_prune = time.monotonic() + PRUNE_EVERY
+            for f in stale_state_files(self.work_dir, [Path(s["path"]) for s in sources], PRUNE_EVERY):
+                f.unlink(missing_ok=True)
+        for s in sources:
+            live = Path(s["path"])
+            shipped = self.shipped.setdefault(str(live), {})
+            before = dict(shipped)
+            resumed = self.resumed.get(str(live)) if self.resumed_started == started else None
+            for part in unread_rotated(live, self.work_dir, reading, started, shipped, resumed):
+                if part.inode in (open_inodes(pid) or ()):
+                    continue  # opened just before it was renamed: rsyslog reads it
+                with open(part.path, "rb") as f:
+                    f.seek(part.start)
+                    data = f.read(part.end - part.start)
+                records, used = _finished_records(data, part.start, s.get("format", "percona-json"))
+                report = CatchUpReport(f"{live}: {part.path.name}, {part.why}")
+                if records:
+                    report.shipped = ship(self.kafka, self.topic, None, self.key_of(s).encode(), [(part.path, records)],
+                                          self.max_line_bytes, self.message_bytes)
+                    report.files = [f"{part.path.name}: {len(records)}"]
+                    reports.append(report)
+                shipped[part.key] = part.start + used
+            present = set()
+            for f in rotated_files(live):
+                try:
+                    with open(f, "rb") as handle:
+                        present.add(file_key(os.fstat(handle.fileno()).st_ino, handle.read(FILE_ID_BYTES)))
+                except FileNotFoundError:
+                    pass
+            for key in [k for k in shipped if k not in present]:  # deleted
+                del shipped[key]
+            if shipped != before:
+                self._remember()
+        return reports
+
+    def _remember(self) -> None:
+        tmp = self.memory.with_name(self.memory.name + ".tmp")
+        tmp.write_text(json.dumps(self.shipped))
+        tmp.replace(self.memory)
+
+
+__all__ = ["before_start", "catch_up", "plan", "rotated_files", "unread_rotated", "CatchUpReport", "ResumePoint",
+           "RotationWatch"]

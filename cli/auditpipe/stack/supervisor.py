@@ -21,6 +21,10 @@ has no TTL indexes: ``delete_expired_evidence``), logging what it deleted.
 It verifies the store's chains by itself every ``chain.watch_interval``, in a thread
 (``IntegrityWatch``, stack/verification.py), raising a critical ``integrity`` alert for each finding.
 
+Every ``ROTATION_WATCH_EVERY`` seconds, in another thread (``RotationWatch``), it ships what rsyslog
+will never read of the sources' rotated files: a file renamed away before rsyslog opened it, lines
+written to a rotated file after rsyslog closed it (stack/catchup.py, ``unread_rotated``).
+
 It keeps each part's log (``<state_dir>/logs/<part>.log``, and its own) under ``LOG_CAP_BYTES``:
 every ``CAP_LOGS_EVERY`` seconds a log over it becomes ``<part>.log.1`` (replacing the one before)
 and starts again empty (``cap_log``). Logs are diagnostics; the collector's record of gaps it could
@@ -59,6 +63,7 @@ STABLE_AFTER = 300.0
 TRIM_LOG_EVERY = 600.0
 LOG_CAP_BYTES = 20 * 1024 * 1024
 CAP_LOGS_EVERY = 60.0
+ROTATION_WATCH_EVERY = 1.0
 
 
 @dataclass
@@ -166,6 +171,7 @@ def run(cfg: Config) -> int:
     expiry = EvidenceExpiry(cfg) if cfg.store_uses_local_ferretdb else None
     log_capping = LogCapping(cfg, [c.proc.log_file for c in parts] + [process(cfg).log_file])
     IntegrityWatch(cfg).start()
+    RotationWatch(cfg).start()
     while not stopping:
         if trimmer is not None:
             trimmer.maybe_run()
@@ -295,6 +301,36 @@ class IntegrityWatch(threading.Thread):
         from auditpipe.stack import verification
 
         verification.watch(self.cfg, self.interval, self.first, _log)
+
+
+class RotationWatch(threading.Thread):
+    """Every ``ROTATION_WATCH_EVERY`` seconds, while rsyslog runs, ships what it will never read of the
+    sources' rotated files (RsyslogCollector.rotation_watch, catchup.unread_rotated), in a thread of
+    its own: shipping waits for Kafka, which must not hold up restarting Kafka. Each shipment is
+    logged; a failure is logged once per kind and tried again."""
+
+    def __init__(self, cfg: Config, every: float = ROTATION_WATCH_EVERY):
+        super().__init__(name="rotation-watch", daemon=True)
+        self.cfg, self.every = cfg, every
+
+    def run(self) -> None:
+        from auditpipe.stack.components.collector import RsyslogCollector, shipped_sources
+
+        collector = RsyslogCollector(self.cfg)
+        watch, last_error = collector.rotation_watch(), ""
+        while True:
+            time.sleep(self.every)
+            pid = collector.proc.pid()
+            if pid is None:
+                continue
+            try:
+                for report in watch.check(shipped_sources(self.cfg), pid):
+                    _log(f"collector: shipped {report.shipped} lines rsyslog will not read: {report.source}")
+                last_error = ""
+            except Exception as e:  # noqa: BLE001 - logged once per kind, tried again at the next look
+                if str(e) != last_error:
+                    _log(f"collector: the rotation watch failed, trying again every {self.every:.0f}s: {e}")
+                last_error = str(e)
 
 
 def cap_log(log_file: Path, cap: int = LOG_CAP_BYTES) -> bool:

@@ -2,9 +2,12 @@
 (Against the real rsyslog and Kafka: tests/faults/test_killed_parts.py, kill -9 during rotation.)"""
 
 import json
+import os
+import time
 from pathlib import Path
 
-from auditpipe.stack.catchup import ResumePoint, cut_key, cut_report, plan, rotated_files
+from auditpipe.stack.catchup import (ResumePoint, cut_key, cut_report, file_key, imfile_file_id, plan,
+                                     rotated_files, unread_rotated)
 from auditpipe.stack.components.collector import source_key
 
 
@@ -24,6 +27,12 @@ def layout(tmp_path: Path) -> Path:
     write(tmp_path / "audit.log.01", lines(40, 60))
     write(live, lines(60, 100), partial=b"line 100 still being writ")
     return live
+
+
+def state_name(f: Path) -> str:
+    """The name imfile gives the state file of ``f``: its inode, and its content's id once it has one."""
+    file_id = imfile_file_id(f.read_bytes())
+    return f"imfile-state:{f.stat().st_ino}" + (f":{file_id}" if file_id else "")
 
 
 def shipped(batches) -> list[bytes]:
@@ -142,7 +151,7 @@ def test_multi_line_records_are_shipped_whole_as_rsyslog_frames_them(tmp_path):
     strt = data.index(b"<AUDIT_RECORD\n  NAME=\"Query\"\n  RECORD=\"7_")
     work = tmp_path / "work"
     work.mkdir()
-    (work / f"imfile-state:{live.stat().st_ino}:1").write_text(json.dumps(
+    (work / state_name(live)).write_text(json.dumps(
         {"filename": str(live), "prev_was_nl": 0, "curr_offs": strt + 40, "strt_offs": strt,
          "prev_msg_segment": "<AUDIT_RECORD"}))
     resume = resume_point(work, live)
@@ -175,3 +184,164 @@ def test_timestamp_renamed_files_are_found_newest_first_and_shipped_from_the_las
                                                       "audit.20261122T085959.log"]
     batches, gap = plan(live, b"line 25", resume_after(live, b"line 69"))
     assert gap == "" and shipped(batches) == lines(26, 70)
+
+
+# --- the rotation watch: what rsyslog never reads while it runs (catchup.unread_rotated)
+# (against the real rsyslog: tests/e2e/test_pipeline.py, a file rotated while rsyslog was frozen)
+
+def state_file(work: Path, live: Path, f: Path, offset: int, mtime: float) -> None:
+    """An imfile state file for ``f`` as rsyslog writes it: named by inode, holding the live name."""
+    work.mkdir(exist_ok=True)
+    s = work / state_name(f)
+    s.write_text(json.dumps({"filename": str(live), "prev_was_nl": 1, "curr_offs": offset, "strt_offs": offset}))
+    os.utime(s, (mtime, mtime))
+
+
+def aged(f: Path, mtime: float) -> None:
+    os.utime(f, (mtime, mtime))
+
+
+def stretches(parts) -> list[tuple[str, int, int]]:
+    return [(p.path.name, p.start, p.end) for p in parts]
+
+
+def test_a_file_rotated_before_rsyslog_opened_it_is_unread_whole_and_only_once(tmp_path):
+    live, work = layout(tmp_path), tmp_path / "work"
+    started = time.time() - 60
+    for f in ("audit.log.03", "audit.log.02"):
+        state_file(work, live, tmp_path / f, (tmp_path / f).stat().st_size, started + 1)  # read to its end
+    shipped: dict[str, int] = {}
+    parts = unread_rotated(live, work, set(), started, shipped)
+    size = (tmp_path / "audit.log.01").stat().st_size
+    assert stretches(parts) == [("audit.log.01", 0, size)]
+    assert "before the collector opened it" in parts[0].why
+    shipped[parts[0].key] = size
+    assert unread_rotated(live, work, set(), started, shipped) == [], "shipped once"
+
+
+def test_lines_written_to_a_rotated_file_after_rsyslog_closed_it_are_unread(tmp_path):
+    live, work = layout(tmp_path), tmp_path / "work"
+    started = time.time() - 60
+    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+        state_file(work, live, tmp_path / f, (tmp_path / f).stat().st_size, started + 1)
+    shipped: dict[str, int] = {}
+    assert unread_rotated(live, work, set(), started, shipped) == []
+    late = tmp_path / "audit.log.02"
+    end = late.stat().st_size
+    with open(late, "ab") as f:
+        f.write(b"line 40a\nline 40b\n")
+    parts = unread_rotated(live, work, set(), started, shipped)
+    assert stretches(parts) == [("audit.log.02", end, end + 18)]
+    assert late.read_bytes()[parts[0].start:parts[0].end] == b"line 40a\nline 40b\n"
+
+
+def test_a_file_rsyslog_has_open_is_its_own(tmp_path):
+    live, work = layout(tmp_path), tmp_path / "work"
+    work.mkdir()
+    reading = {(tmp_path / f).stat().st_ino for f in ("audit.log.01", "audit.log.02", "audit.log.03")}
+    assert unread_rotated(live, work, reading, time.time() - 60, {}) == []
+
+
+def test_files_rotated_while_rsyslog_was_down_are_the_catch_ups(tmp_path):
+    live, work = layout(tmp_path), tmp_path / "work"
+    work.mkdir()
+    started = time.time()
+    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+        aged(tmp_path / f, started - 30)
+    shipped: dict[str, int] = {}
+    assert unread_rotated(live, work, set(), started, shipped) == []
+    assert len(shipped) == 3, "judged once: not looked at again"
+
+
+def test_a_file_rsyslog_was_to_resume_but_never_opened_is_unread_from_its_saved_offset(tmp_path):
+    """The catch-up's limit: the live file rotated between its look-up and rsyslog opening it. The
+    catch-up shipped the lines before rsyslog's saved offset; the rest is the watch's."""
+    live, work = layout(tmp_path), tmp_path / "work"
+    started = time.time()
+    one = tmp_path / "audit.log.01"
+    for f in ("audit.log.03", "audit.log.02"):
+        state_file(work, live, tmp_path / f, (tmp_path / f).stat().st_size, started - 100)
+    offset = one.read_bytes().index(b"line 50\n")
+    state_file(work, live, one, offset, started - 5)  # saved by the collector that ran before
+    parts = unread_rotated(live, work, set(), started, {}, resumed=one.stat().st_ino)
+    assert stretches(parts) == [("audit.log.01", offset, one.stat().st_size)]
+    assert "before the collector resumed it" in parts[0].why
+    # not the file it was to resume: one a killed run was reading, whose rest the catch-up shipped
+    assert unread_rotated(live, work, set(), started, {}, resumed=live.stat().st_ino) == []
+
+
+def test_state_files_of_another_source_in_the_same_directory_do_not_count(tmp_path):
+    live, work = layout(tmp_path), tmp_path / "work"
+    started = time.time() - 60
+    one = tmp_path / "audit.log.01"
+    state_file(work, tmp_path / "other.log", one, one.stat().st_size, started + 1)
+    assert [p.path.name for p in unread_rotated(live, work, set(), started, {})] == \
+        ["audit.log.01", "audit.log.02", "audit.log.03"]
+
+
+def test_imfile_names_a_file_by_inode_and_the_siphash_of_its_first_512_bytes():
+    from auditpipe.stack.catchup import _siphash24
+
+    # the reference vector of SipHash-2-4 (Aumasson and Bernstein, appendix A)
+    assert _siphash24(bytes(range(16)), bytes(range(15))).hex() == "e545be4961ca29a1"
+    assert imfile_file_id(b"x" * 511) == "", "shorter files have no id yet"
+    assert imfile_file_id(b"x" * 512) == imfile_file_id(b"x" * 512 + b"more") != imfile_file_id(b"y" * 512)
+
+
+def test_a_state_file_left_by_a_deleted_file_whose_inode_came_back_is_not_this_files(tmp_path):
+    """imfile keeps the state file of a file it closed after the file is deleted, and the file system
+    gives the inode to a later file: that state file says nothing about the later file."""
+    live, work = layout(tmp_path), tmp_path / "work"
+    work.mkdir()
+    started = time.time() - 60
+    one = tmp_path / "audit.log.01"
+    big = [f"line {i} ".encode() + b"x" * 40 for i in range(40, 60)]
+    write(one, big)
+    (work / f"imfile-state:{one.stat().st_ino}:{imfile_file_id(b'another file' * 60)}").write_text(json.dumps(
+        {"filename": str(live), "prev_was_nl": 1, "curr_offs": 600, "strt_offs": 600}))
+    parts = [p for p in unread_rotated(live, work, set(), started, {}) if p.path == one]
+    assert [(p.start, p.end) for p in parts] == [(0, one.stat().st_size)], "all of it: never opened"
+    assert state_name(one).startswith(f"imfile-state:{one.stat().st_ino}:")
+    state_file(work, live, one, one.stat().st_size, started + 1)  # its own, named by its content's id
+    assert [p for p in unread_rotated(live, work, set(), started, {}) if p.path == one] == []
+
+
+def test_what_the_watch_shipped_of_a_deleted_file_does_not_cover_a_later_file_with_its_inode(tmp_path):
+    live, work = layout(tmp_path), tmp_path / "work"
+    work.mkdir()
+    one = tmp_path / "audit.log.01"
+    shipped = {file_key(one.stat().st_ino, b"the deleted file's first line\n"): 10 ** 6}
+    parts = [p for p in unread_rotated(live, work, set(), time.time() - 60, shipped) if p.path == one]
+    assert [(p.start, p.end) for p in parts] == [(0, one.stat().st_size)]
+
+
+def test_the_watch_ships_finished_records_only():
+    """A line without its newline, and a multi-line record whose end is not written (a file's closing
+    </AUDIT>, which rsyslog never sends), wait."""
+    from auditpipe.stack.catchup import _finished_records
+
+    records, used = _finished_records(b"line 1\nline 2\nline 3 still being wri", 100, "percona-json")
+    assert records == [b"line 1", b"line 2"] and used == 14 and records[1].offset == 107
+    head = b'<?xml version="1.0" encoding="UTF-8"?>\n<AUDIT>\n'
+    data = head + xml_record(1) + b"\n" + xml_record(2) + b"\n</AUDIT>\n"
+    records, used = _finished_records(data, 0, "percona-xml")
+    assert records == [head.rstrip(b"\n") + b"\n" + xml_record(1), xml_record(2)]
+    assert data[used:] == b"</AUDIT>\n"
+
+
+def test_state_files_whose_file_is_gone_are_stale_the_others_kept(tmp_path):
+    from auditpipe.stack.catchup import stale_state_files
+
+    live, work = layout(tmp_path), tmp_path / "work"
+    old = time.time() - 3600
+    for f in ("audit.log.03", "audit.log.01", "audit.log"):
+        state_file(work, live, tmp_path / f, 1, old)
+    gone = work / "imfile-state:1:0123456789abcdef"
+    gone.write_text(json.dumps({"filename": str(live), "curr_offs": 5, "strt_offs": 5}))
+    os.utime(gone, (old, old))
+    another = work / "imfile-state:2:0123456789abcdef"
+    another.write_text(json.dumps({"filename": "/elsewhere/audit.log", "curr_offs": 5, "strt_offs": 5}))
+    os.utime(another, (old, old))
+    recent = work / "imfile-state:3:0123456789abcdef"
+    recent.write_text(json.dumps({"filename": str(live), "curr_offs": 5, "strt_offs": 5}))
+    assert stale_state_files(work, [live], 60) == [gone]

@@ -5,7 +5,9 @@ audit.log.01 and opens a new audit.log) and reads what is still written to the r
 read positions persist in the work directory. What it cannot read after being down (files rotated
 meanwhile, lines its queue lost when killed) the catch-up ships at every start
 (cli/auditpipe/stack/catchup.py); a restart may re-send up to persistStateInterval lines, which the
-store and the stats absorb by event id.
+store and the stats absorb by event id. What it never reads while it runs (a file renamed away
+before it opened it, lines written to a rotated file after it closed it) the supervisor's rotation
+watch ships (``rotation_watch``).
 """
 
 from __future__ import annotations
@@ -181,6 +183,7 @@ class RsyslogCollector(Component):
         except Exception as e:  # noqa: BLE001
             raise ComponentError(f"the collector starts once Kafka answers: it first looks up the last line shipped "
                                  f"for each source, to catch up on what was rotated while it was down ({e})") from None
+        catchup.remember_resume_points(before, self.resume_file)
         # rsyslogd refuses to start while its pid file exists ("pidfile ... already exist"); after a
         # kill -9 the file outlives the process. We know it is not running: the file is stale.
         (self.home / "rsyslogd.pid").unlink(missing_ok=True)
@@ -198,6 +201,18 @@ class RsyslogCollector(Component):
                 progress.info(f"  collector: {report.summary()}")
             if report.gap:
                 self.record_gap(report)
+
+    def rotation_watch(self) -> catchup.RotationWatch:
+        """What ships, while rsyslog runs, the rotated files and late lines it will never read (the
+        supervisor looks every ``ROTATION_WATCH_EVERY`` seconds; catchup.unread_rotated)."""
+        lim = limits.from_config(self.cfg)
+        return catchup.RotationWatch(self.cfg.kafka_client_for("collector"), topics.topic_name("raw"), _key_of,
+                                     self.home / "work", self.home / "rotations-shipped.json", self.resume_file,
+                                     lim.max_line_bytes, lim.raw_message_bytes)
+
+    @property
+    def resume_file(self) -> Path:
+        return self.home / "resume-points.json"
 
     @property
     def gaps_file(self) -> Path:
