@@ -316,15 +316,15 @@ class RotationWatch(threading.Thread):
     def run(self) -> None:
         from auditpipe.stack.components.collector import RsyslogCollector, shipped_sources
 
-        collector = RsyslogCollector(self.cfg)
-        watch, last_error = collector.rotation_watch(), ""
+        collector, watch, last_error = RsyslogCollector(self.cfg), None, ""
         while True:
             time.sleep(self.every)
             pid = collector.proc.pid()
             if pid is None:
                 continue
             try:
-                for report in watch.check(shipped_sources(self.cfg), pid):
+                watch = watch or collector.rotation_watch()
+                for report in watch.check(shipped_sources(self.cfg, quiet=True), pid):
                     _log(f"collector: shipped {report.shipped} lines rsyslog will not read: {report.source}")
                 last_error = ""
             except Exception as e:  # noqa: BLE001 - logged once per kind, tried again at the next look

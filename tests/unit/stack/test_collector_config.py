@@ -60,6 +60,11 @@ def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
     f.write_text(f"sources:\n  - {{path: {empty}, server: c, format: auto}}\n")
     with pytest.raises(UserError, match=r"sources\[0\].format is auto, but .*new.log does not exist yet"):
         shipped_sources(config.load(f))
+    # the supervisor's rotation watch asks every second: nothing said, the undetected source left out
+    f.write_text(f"sources:\n  - {{path: {empty}, server: c, format: auto}}\n  - {{path: {mdb}, server: a, format: auto}}\n")
+    capsys.readouterr()
+    assert [s["server"] for s in shipped_sources(config.load(f), quiet=True)][:1] == ["a"]
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("line,expected", [

@@ -47,17 +47,22 @@ def _rsyslog_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def shipped_sources(cfg) -> list[dict]:
+def shipped_sources(cfg, quiet: bool = False) -> list[dict]:
     """The sources as the collector ships them: ``format: auto`` replaced by the format detected
-    from the file (cli/auditpipe/formats.py), which is said; a file that cannot tell stops here."""
+    from the file (cli/auditpipe/formats.py), which is said; a file that cannot tell stops here.
+    ``quiet`` (the supervisor's rotation watch, every second): nothing said, and a source whose file
+    cannot tell is left out (the collector's start has said why)."""
     out = []
     for i, src in enumerate(cfg.collector_sources()):
         if src["format"] == "auto":
             found, how = formats.detect_file(Path(src["path"]))
+            if found is None and quiet:
+                continue
             if found is None:
                 raise UserError(f"sources[{i}].format is auto, but {how}: name its format in {cfg.file} "
                                 f"({', '.join(formats.FORMATS)})")
-            progress.info(f"  collector: {src['path']}: format {found} ({how})")
+            if not quiet:
+                progress.info(f"  collector: {src['path']}: format {found} ({how})")
             src = {**src, "format": found}
         out.append(src)
     return out
