@@ -560,9 +560,14 @@ class RotationWatch:
         self.next_prune = 0.0
         self.max_line_bytes, self.message_bytes = max_line_bytes, message_bytes
         try:
-            self.shipped: dict[str, dict[str, int]] = json.loads(memory.read_text())
-        except (OSError, ValueError, AttributeError):
-            self.shipped = {}
+            kept = json.loads(memory.read_text())
+        except (OSError, ValueError):
+            kept = None
+        # a memory of another shape (hand-edited, cut short) is no memory: files are judged again,
+        # which can only re-send
+        self.shipped: dict[str, dict[str, int]] = {
+            path: {k: n for k, n in per.items() if isinstance(n, int)}
+            for path, per in (kept.items() if isinstance(kept, dict) else ()) if isinstance(per, dict)}
 
     def check(self, sources: list[dict], pid: int) -> list[CatchUpReport]:
         """One look at every source while rsyslog runs as ``pid``; a failure to ship raises (nothing is

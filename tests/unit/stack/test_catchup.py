@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from auditpipe.stack.catchup import (ResumePoint, cut_key, cut_report, file_key, imfile_file_id, plan,
                                      rotated_files, unread_rotated)
 from auditpipe.stack.components.collector import source_key
@@ -345,3 +347,14 @@ def test_state_files_whose_file_is_gone_are_stale_the_others_kept(tmp_path):
     recent = work / "imfile-state:3:0123456789abcdef"
     recent.write_text(json.dumps({"filename": str(live), "curr_offs": 5, "strt_offs": 5}))
     assert stale_state_files(work, [live], 60) == [gone]
+
+
+@pytest.mark.parametrize("memory", ['["not", "a", "map"]', '{"/logs/audit.log": 5}', '{"/logs/audit.log": {"k": "x", "j": 7}}',
+                                    '{"cut short'])
+def test_a_rotation_watch_memory_of_another_shape_is_no_memory(tmp_path, memory):
+    from auditpipe.stack.catchup import RotationWatch
+
+    f = tmp_path / "rotations-shipped.json"
+    f.write_text(memory)
+    watch = RotationWatch("127.0.0.1:1", "audit.raw", str, tmp_path, f, tmp_path / "resume.json", 100, 200)
+    assert watch.shipped in ({}, {"/logs/audit.log": {}}, {"/logs/audit.log": {"j": 7}})
