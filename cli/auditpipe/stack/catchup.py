@@ -472,13 +472,14 @@ def file_key(inode: int, head: bytes) -> str:
 
 
 def unread_rotated(live: Path, work_dir: Path, reading: set[int], started: float,
-                   shipped: dict[str, int], resumed: int | None = None) -> list[Unread]:
+                   shipped: dict[str, int], resumed: int | None = None, seen: set[str] | None = None) -> list[Unread]:
     """What of ``live``'s rotated files rsyslog, running since ``started`` with the files ``reading``
     open, will never read, while it runs. imfile follows the live file by its name: a file renamed away
     before imfile opened it is never opened, and a line written to a rotated file after imfile closed
     it is never read (docs/collectors.md). ``shipped``: file_key -> how far this watch has shipped it
 (judged files are in it too, with their size); ``resumed``: the inode of the file rsyslog was to
-resume when it started (the catch-up's ``ResumePoint``), if any.
+resume when it started (the catch-up's ``ResumePoint``), if any; ``seen`` gets the file_key of every
+rotated file there is.
 
     Per rotated file that rsyslog does not have open:
     - a state file written since rsyslog started: it read the file up to that offset, and closed it;
@@ -500,6 +501,8 @@ resume when it started (the catch-up's ``ResumePoint``), if any.
         except FileNotFoundError:
             continue
         inode, size, key = st.st_ino, st.st_size, file_key(st.st_ino, head)
+        if seen is not None:
+            seen.add(key)
         if inode in reading or shipped.get(key, -1) >= size:
             continue
         saved = None if key in shipped else saved_state(work_dir, live, inode, head)
@@ -591,7 +594,8 @@ class RotationWatch:
             shipped = self.shipped.setdefault(str(live), {})
             before = dict(shipped)
             resumed = self.resumed.get(str(live)) if self.resumed_started == started else None
-            for part in unread_rotated(live, self.work_dir, reading, started, shipped, resumed):
+            present: set[str] = set()
+            for part in unread_rotated(live, self.work_dir, reading, started, shipped, resumed, present):
                 if part.inode in (open_inodes(pid) or ()):
                     continue  # opened just before it was renamed: rsyslog reads it
                 with open(part.path, "rb") as f:
@@ -605,13 +609,6 @@ class RotationWatch:
                     report.files = [f"{part.path.name}: {len(records)}"]
                     reports.append(report)
                 shipped[part.key] = part.start + used
-            present = set()
-            for f in rotated_files(live):
-                try:
-                    with open(f, "rb") as handle:
-                        present.add(file_key(os.fstat(handle.fileno()).st_ino, handle.read(FILE_ID_BYTES)))
-                except FileNotFoundError:
-                    pass
             for key in [k for k in shipped if k not in present]:  # deleted
                 del shipped[key]
             if shipped != before:
