@@ -3,6 +3,7 @@ package io.auditpipe.flink.alerts;
 import io.auditpipe.flink.functions.WriteBackOperator;
 
 import io.auditpipe.parser.AuditEvent;
+import io.auditpipe.parser.RecordNumbers;
 
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
@@ -12,14 +13,11 @@ import org.apache.flink.util.Collector;
 
 import java.time.Instant;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * {@code record_gap}: a record missing from a server's own record sequence (PCI DSS 10.2.1.6 and
- * tamper evidence). Percona's audit_log numbers its records {@code <n>_<startup time>}, n counting
- * up by one from the plugin's start, through rotations (the JSON, XML and CSV formats; the other
- * formats have no such sequence). Keyed by server and startup time (one sequence per start).
+ * tamper evidence): Percona's numbered records ({@link RecordNumbers}). Keyed by server and startup
+ * time (one sequence per start).
  *
  * <p>The sequence starts at the first record seen. A record that arrives above the next expected
  * number waits: the missing ones may still come, out of order. When the watermark has passed the
@@ -32,7 +30,6 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         implements WriteBackOperator.WritesBack<String> {
     private static final long serialVersionUID = 1L;
     public static final String RULE = AlertRule.RECORD_GAP.id;
-    static final Pattern PERCONA_RECORD = Pattern.compile("(\\d{1,18})_(.+)");
 
     private final AlertSettings settings;
     /** Each sequence as of the last checkpoint ({@link #sequences} holds it since). */
@@ -71,13 +68,11 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
 
     /** A Percona record's place in its sequence, or null for records without one. */
     public static Numbered numbered(AuditEvent e) {
-        String key = sequenceKey(e);
-        if (key == null) return null;
-        Matcher m = PERCONA_RECORD.matcher(e.recordId);
-        if (!m.matches()) return null;
+        long number = RecordNumbers.number(e);
+        if (number == RecordNumbers.NONE) return null;
         Numbered r = new Numbered();
-        r.sequence = key;
-        r.number = Long.parseLong(m.group(1));
+        r.sequence = sequenceKey(e);
+        r.number = number;
         r.id = e.id;
         r.eventTimeMillis = e.eventTimeMillis;
         return r;
@@ -85,9 +80,8 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
 
     /** The key of a Percona record's sequence (server and startup time), or null for records without one. */
     public static String sequenceKey(AuditEvent e) {
-        if (e.format == null || !e.format.startsWith("percona-") || e.recordId == null) return null;
-        Matcher m = PERCONA_RECORD.matcher(e.recordId);
-        return m.matches() ? e.server + "\u0000" + m.group(2) : null;
+        String startup = RecordNumbers.startup(e);
+        return startup == null ? null : e.server + "\u0000" + startup;
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.sink.StoreDocuments;
+import io.auditpipe.parser.RecordNumbers;
 
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
@@ -41,13 +42,20 @@ import java.util.Map;
  * the id's 128-bit hash, whose value is a 64-bit fingerprint of the first line's digest. A copy
  * has its original's time, so it is looked up under the same key; a collision is found when its
  * record falls in the same minute as the first one (always for the formats whose record id holds
- * the time; for Percona's numbered records, when the numbers meet within the minute).
+ * the time).
+ *
+ * <p><b>Numbered records.</b> Percona's records carry a number in a sequence ({@link RecordNumbers});
+ * the chain remembers those as runs of numbers per sequence ({@link NumberedRuns}), a few per server
+ * whatever the rate, instead of an entry per id: a copy is a number inside a run whose record's
+ * time lies within the run's. Those runs are at most {@link NumberedRuns#MAX_RUNS} per server; a
+ * number that would start one more is remembered by its id in the map, as other formats' are.
  *
  * <p><b>State per event, for the RocksDB backend.</b> An event looks its id up in the map (a
  * RocksDB lookup of a few dozen bytes), so that an incremental checkpoint holds the entries added
  * since the last one, not every id remembered. What an event changes is kept in memory and written
  * into state once per checkpoint ({@link WriteBackOperator}: run it there): the server's
- * {@link ChainTip}, and the ids passed since the last checkpoint ({@link PassedIds}), added in one write batch. Forgetting iterates the map: on RocksDB, whose
+ * {@link ChainTip}, its {@link NumberedRuns}, and the ids passed since the last checkpoint ({@link PassedIds}),
+ * added in one write batch. Forgetting iterates the map: on RocksDB, whose
  * entries come in key order (the time to forget first), it stops at the first id not yet due
  * ({@code sortedState}); on the heap backend it reads them all.
  *
@@ -98,6 +106,10 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     /** The ids this server's chain still remembers: (time to forget, id hash) -> the first line's fingerprint. */
     private transient MapState<RememberedId, Long> remembered;
+    /** The numbered records this server's chain still remembers, as of the last checkpoint ({@link #runs} holds them since). */
+    private transient ValueState<NumberedRuns> numbered;
+    /** The numbered runs of the servers seen since the last checkpoint, written into {@link #numbered} before the next one. */
+    private transient Map<String, NumberedRuns> runs;
     /** Where the chain stands, as of the last checkpoint ({@link #tips} holds it since). */
     private transient ValueState<ChainTip> tip;
     /** The tips of the servers seen since the last checkpoint, written into {@link #tip} before the next one. */
@@ -143,6 +155,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         remembered = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies-by-time",
                 RememberedId.Serializer.INSTANCE, LongSerializer.INSTANCE));
         tip = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-tip", ChainTip.Serializer.INSTANCE));
+        numbered = getRuntimeContext().getState(new ValueStateDescriptor<>("first-copies-numbered",
+                NumberedRuns.Serializer.INSTANCE));
         lastHeadSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-head-seq", Types.LONG));
         formerFirstCopies = getRuntimeContext().getState(new ValueStateDescriptor<>("first-copies-hashed",
                 FirstCopies.Serializer.INSTANCE));
@@ -154,6 +168,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         formerEventTime = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-time", Types.LONG));
         formerHeadDueAt = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-head-due-at", Types.LONG));
         tips = new HashMap<>();
+        runs = new HashMap<>();
         added = new HashMap<>();
         ids = new FirstCopies.IdHasher();
         linker = new EventChain.Linker();
@@ -169,24 +184,31 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         long eventTime = ctx.timestamp() == null ? e.event.eventTimeMillis : ctx.timestamp();
         long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
         long forgetAt = windowEnd - 1 + allowedLatenessMillis;
-        ids.hash(e.event.id);
-        long line = ids.line(e.lineSha256);
-        PassedIds recent = added.computeIfAbsent(ctx.getCurrentKey(), k -> new PassedIds());
-        long first = recent.lineOf(forgetAt, ids.high, ids.low);
-        if (first == FirstCopies.NOT_SEEN) {
-            Long stored = remembered.get(new RememberedId(forgetAt, ids.high, ids.low));
-            if (stored != null) first = stored;
-        }
-        if (first != FirstCopies.NOT_SEEN) {
-            if (first == FirstCopies.UNKNOWN_LINE || line == FirstCopies.UNKNOWN_LINE || first == line) {
+        long number = RecordNumbers.number(e.event);
+        if (number != RecordNumbers.NONE) {
+            String startup = RecordNumbers.startup(e.event);
+            NumberedRuns r = runsOf(ctx.getCurrentKey(), t);
+            int seen = r.seen(startup, number, e.event.eventTimeMillis);
+            boolean byId = seen == NumberedRuns.NOT_SEEN && ctx.timerService().currentWatermark() < r.mapUntil;
+            if (byId && seenById(e, ctx, forgetAt)) return; // counted, or sent to the collisions, there
+            if (seen == NumberedRuns.COPY) {
                 repeats.inc();
-            } else {
+                return;
+            }
+            if (seen == NumberedRuns.COLLISION) {
                 collisions.inc();
                 ctx.output(COLLISIONS, collision(e));
+                return;
             }
-            return;
+            if (!r.add(startup, number, e.event.eventTimeMillis, forgetAt)) { // past the bound: by its id
+                if (!byId) ids.hash(e.event.id);
+                rememberId(e, ctx.getCurrentKey(), forgetAt);
+                r.mapUntil = Math.max(r.mapUntil, forgetAt);
+            }
+        } else {
+            if (seenById(e, ctx, forgetAt)) return;
+            rememberId(e, ctx.getCurrentKey(), forgetAt);
         }
-        recent.add(forgetAt, ids.high, ids.low, line);
         if (forgetAt != t.forgetTimerAt || forgetAt <= ctx.timerService().currentWatermark()) {
             ctx.timerService().registerEventTimeTimer(forgetAt);
             t.forgetTimerAt = forgetAt;
@@ -210,6 +232,34 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             ctx.timerService().registerProcessingTimeTimer(t.headDueAt);
         }
         out.collect(e);
+    }
+
+    /**
+     * Whether the chain remembers this event's id (in memory since the last checkpoint, or in the
+     * map), counting it as a copy or sending it to the collisions if so. Leaves its hash in {@link #ids}.
+     */
+    private boolean seenById(IngestedEvent e, Context ctx, long forgetAt) throws Exception {
+        ids.hash(e.event.id);
+        long line = ids.line(e.lineSha256);
+        PassedIds recent = added.get(ctx.getCurrentKey());
+        long first = recent == null ? FirstCopies.NOT_SEEN : recent.lineOf(forgetAt, ids.high, ids.low);
+        if (first == FirstCopies.NOT_SEEN) {
+            Long stored = remembered.get(new RememberedId(forgetAt, ids.high, ids.low));
+            if (stored != null) first = stored;
+        }
+        if (first == FirstCopies.NOT_SEEN) return false;
+        if (first == FirstCopies.UNKNOWN_LINE || line == FirstCopies.UNKNOWN_LINE || first == line) {
+            repeats.inc();
+        } else {
+            collisions.inc();
+            ctx.output(COLLISIONS, collision(e));
+        }
+        return true;
+    }
+
+    /** Remembers the id whose hash {@link #ids} holds, with its line, until {@code forgetAt}. */
+    private void rememberId(IngestedEvent e, String server, long forgetAt) {
+        added.computeIfAbsent(server, k -> new PassedIds()).add(forgetAt, ids.high, ids.low, ids.line(e.lineSha256));
     }
 
     @Override
@@ -238,10 +288,45 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             }
         }
         if (!kept) remembered.clear(); // the heap backend would keep an empty map
+        NumberedRuns r = runs.get(ctx.getCurrentKey());
+        if (r == null) r = numbered.value();
+        if (r != null) {
+            r.forgetUpTo(due);
+            if (r.mapUntil == Long.MAX_VALUE) r.mapUntil = latestForget(recent); // once, after a restore
+            runs.put(ctx.getCurrentKey(), r);
+        }
         if (t.seq == 0) { // only ids moved over from a former layout's state, no link yet
             tips.remove(ctx.getCurrentKey());
             tip.clear();
+            runs.remove(ctx.getCurrentKey());
+            numbered.clear();
         }
+    }
+
+    /** The latest time to forget of the ids remembered in the map or since the last checkpoint; Long.MIN_VALUE if none. */
+    private long latestForget(PassedIds recent) throws Exception {
+        long latest = recent == null ? Long.MIN_VALUE : recent.latestForget();
+        for (RememberedId id : remembered.keys()) latest = Math.max(latest, id.forgetAt);
+        return latest;
+    }
+
+    /**
+     * The server's numbered runs: from memory since the last checkpoint, else from state, else new.
+     * New for a server whose chain has links already (restored from a checkpoint taken before the
+     * runs existed) means its numbered ids may be in the map: looked up there until the next
+     * forgetting says until when ({@link NumberedRuns#mapUntil}).
+     */
+    private NumberedRuns runsOf(String server, ChainTip t) throws Exception {
+        NumberedRuns r = runs.get(server);
+        if (r == null) {
+            r = numbered.value();
+            if (r == null) {
+                r = new NumberedRuns();
+                if (t.seq > 0) r.mapUntil = Long.MAX_VALUE;
+            }
+            runs.put(server, r);
+        }
+        return r;
     }
 
     /** The server's tip: from memory since the last checkpoint, else from state (or moved over, or new). */
@@ -262,6 +347,11 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             tip.update(e.getValue());
         }
         tips.clear();
+        for (Map.Entry<String, NumberedRuns> e : runs.entrySet()) {
+            setKey.accept(e.getKey());
+            numbered.update(e.getValue());
+        }
+        runs.clear();
         for (Map.Entry<String, PassedIds> e : added.entrySet()) {
             if (e.getValue().isEmpty()) continue;
             setKey.accept(e.getKey());

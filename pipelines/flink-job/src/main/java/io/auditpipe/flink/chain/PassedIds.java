@@ -39,6 +39,16 @@ final class PassedIds {
         if (time >= table.earliestForget) table = FirstCopies.Table.merged(table, FirstCopies.Table.EMPTY, time);
     }
 
+    /** The latest time to forget of the ids held, Long.MIN_VALUE if none. */
+    long latestForget() {
+        long latest = Long.MIN_VALUE;
+        long[] s = table.slots;
+        for (int at = 0; at < s.length; at += FirstCopies.FIELDS) {
+            if ((s[at] != 0 || s[at + 1] != 0) && s[at + 3] > latest) latest = s[at + 3];
+        }
+        return latest;
+    }
+
     boolean isEmpty() {
         return table.size == 0;
     }

@@ -241,6 +241,106 @@ class ChainEventsTest {
         assertStateEntries(1, "the tip alone");
     }
 
+    private static final String STARTUP = "2026-11-22T09:00:00";
+
+    /** Percona's numbered record n of the sequence started at {@link #STARTUP}. */
+    private static StreamRecord<IngestedEvent> numbered(long n, long at, long offset) {
+        return event("db-01/" + n + "_" + STARTUP, at, offset, "line-" + n + "-" + at);
+    }
+
+    /** The server's numbered runs as a checkpoint holds them (null: none). */
+    private NumberedRuns runs(String server) throws Exception {
+        harness.snapshot(++checkpoint, checkpoint);
+        var backend = harness.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(server);
+        return backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE,
+                new org.apache.flink.api.common.state.ValueStateDescriptor<>("first-copies-numbered",
+                        NumberedRuns.Serializer.INSTANCE)).value();
+    }
+
+    @Test
+    void numberedRecordsAreRememberedAsRunsNotAnIdEach() throws Exception {
+        int n = 3_000;
+        for (int i = 1; i <= n; i++) {
+            harness.processElement(numbered(i, T0 + i * 40L, i)); // two minutes of records
+            if (i % 100 == 0) harness.processElement(numbered(i - 50, T0 + (i - 50) * 40L, 100_000 + i)); // re-sent
+        }
+        assertEquals(n, out().size(), "each record once");
+        assertEquals(0, remembered("db-01"), "no id in the map");
+        assertEquals(1, runs("db-01").runs(), "one run");
+        assertStateEntries(2, "the tip and the runs");
+        harness.processWatermark(T0 + n * 40L + 60_000 + LATENESS.toMillis());
+        assertEquals(0, harness.numEventTimeTimers());
+        assertEquals(0, runs("db-01").runs(), "forgotten with the minutes");
+        harness.processElement(numbered(5, T0 + 200, 200_000));
+        assertEquals(n + 1, out().size(), "a copy later than its minute's lateness passes, as an id's does");
+    }
+
+    @Test
+    void numbersOutOfOrderAreEachPassedOnceAndTheirRunsMerge() throws Exception {
+        long[] order = {1, 2, 3, 10, 11, 7, 4, 12, 5, 6, 9, 8, 13};
+        for (int i = 0; i < order.length; i++) harness.processElement(numbered(order[i], T0 + order[i] * 1_000, i));
+        assertEquals(1, runs("db-01").runs(), "one run once every number between came");
+        for (int i = 0; i < order.length; i++) harness.processElement(numbered(order[i], T0 + order[i] * 1_000, 100 + i));
+        assertEquals(order.length, out().size(), "the copies dropped");
+    }
+
+    @Test
+    void aNumberingStartedAgainUnderTheSameStartupTimeIsACollisionNotACopy() throws Exception {
+        for (int i = 1; i <= 5; i++) harness.processElement(numbered(i, T0 + i * 1_000, i));
+        harness.processElement(numbered(2, T0 + 30_000, 10)); // the server restarted: number 2 again, later
+        assertEquals(5, out().size());
+        var collisions = harness.getSideOutput(ChainEvents.COLLISIONS);
+        assertEquals(1, collisions.size());
+        assertEquals("collision:db-01/2_" + STARTUP + ":line-2-" + (T0 + 30_000), collisions.peek().getValue().id);
+    }
+
+    @Test
+    void runsSurviveACheckpointAndTheRestore() throws Exception {
+        for (int i = 1; i <= 1_000; i++) harness.processElement(numbered(i, T0 + i * 10L, i));
+        OperatorSubtaskState snapshot = harness.snapshot(1L, 1L);
+        for (int i = 1_001; i <= 2_000; i++) harness.processElement(numbered(i, T0 + i * 10L, i));
+        harness.close();
+
+        harness = newHarness();
+        harness.initializeState(snapshot);
+        harness.open();
+        for (int i = 1; i <= 2_000; i++) harness.processElement(numbered(i, T0 + i * 10L, i));
+        List<IngestedEvent> after = out();
+        assertEquals(1_000, after.size(), "the numbers before the checkpoint are copies, the ones after it are new");
+        assertEquals("db-01/1001_" + STARTUP, after.get(0).event.id);
+    }
+
+    @Test
+    void numberedIdsRememberedInTheMapBeforeTheRunsAreFoundThereUntilForgotten() throws Exception {
+        // a checkpoint taken before the runs: a chain with links, and numbered ids in the map
+        harness.processElement(event("db-01/x", T0 + 1_000, 0)); // a link, so the chain has a tip
+        long forgetAt = T0 + 60_000 - 1 + LATENESS.toMillis();
+        var backend = harness.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey("db-01");
+        MapState<RememberedId, Long> map = backend.getPartitionedState(VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE, new MapStateDescriptor<>("first-copies-by-time",
+                        RememberedId.Serializer.INSTANCE, org.apache.flink.api.common.typeutils.base.LongSerializer.INSTANCE));
+        FirstCopies.IdHasher ids = new FirstCopies.IdHasher();
+        ids.hash("db-01/7_" + STARTUP);
+        map.put(new RememberedId(forgetAt, ids.high, ids.low), ids.line("line-7-" + (T0 + 7_000)));
+        harness.snapshot(1L, 1L);
+        OperatorSubtaskState snapshot = harness.snapshot(2L, 2L);
+        harness.close();
+        harness = newHarness();
+        harness.initializeState(snapshot);
+        harness.open();
+
+        harness.processElement(numbered(7, T0 + 7_000, 1)); // a copy of an id in the map
+        harness.processElement(numbered(8, T0 + 8_000, 2));
+        assertEquals(List.of("db-01/8_" + STARTUP + "@2"), passed());
+        assertEquals(Long.MAX_VALUE, runs("db-01").mapUntil, "looked up in the map until a forgetting says until when");
+        harness.processWatermark(T0 + 5_000);
+        assertEquals(Long.MAX_VALUE, runs("db-01").mapUntil, "no timer due yet");
+        harness.processWatermark(forgetAt);
+        assertEquals(Long.MIN_VALUE, runs("db-01").mapUntil, "the map is empty: no more look-ups there");
+    }
+
     @Test
     void aCheckpointKeepsWhatWasRememberedWhenItWasTaken() throws Exception {
         for (int i = 0; i < 20_000; i++) harness.processElement(event("db-01/" + i, T0 + 1_000, i));
