@@ -88,6 +88,7 @@ class Sampler:
         writer.close()
         self.newest: dict[str, int] = {}
         self.job = None
+        self.by_operator: list[dict] = []  # (time, the newest checkpoint's state per operator), every minute
 
     def rest(self, path: str):
         from auditpipe.stack import flink_rest
@@ -97,7 +98,8 @@ class Sampler:
     def run(self) -> None:
         threads = [threading.Thread(target=self._every, args=(1.0, self.sample_latency), daemon=True),
                    threading.Thread(target=self._every, args=(5.0, self.sample_checkpoints), daemon=True),
-                   threading.Thread(target=self._every, args=(10.0, self.sample_memory), daemon=True)]
+                   threading.Thread(target=self._every, args=(10.0, self.sample_memory), daemon=True),
+                   threading.Thread(target=self._every, args=(60.0, self.sample_operators), daemon=True)]
         for t in threads:
             t.start()
         for t in threads:
@@ -125,6 +127,17 @@ class Sampler:
             if server in self.newest and server in self.starts:
                 written_at = self.starts[server] + (self.newest[server] - 1) / rate
                 self.latency.append((now, server, max(0.0, now - written_at)))
+
+    def sample_operators(self) -> None:
+        """The newest completed checkpoint's full state size per operator (Flink's vertex names, which
+        chain several operators): which state grows."""
+        if self.job is None or not self.checkpoints:
+            return
+        newest = max(self.checkpoints)
+        names = {v["id"]: v["name"] for v in self.rest(f"/jobs/{self.job}")["vertices"]}
+        tasks = self.rest(f"/jobs/{self.job}/checkpoints/details/{newest}").get("tasks", {})
+        self.by_operator.append({"at": time.time(), "checkpoint": newest,
+                                 "state_size": {names.get(v, v): t.get("state_size", 0) for v, t in tasks.items()}})
 
     def sample_checkpoints(self) -> None:
         if self.job is None:
@@ -276,6 +289,19 @@ def main() -> None:
                   f"{row['duration_ms_p50'] or 0:10.0f} / {row['duration_ms_max'] or 0:<9} "
                   f"{row['latency_p50_s']:8.2f} / {row['latency_p99_s']:.2f} / {row['latency_max_s']:<6.2f} "
                   f"{row['heap_mib_max']:15,} {row['flink_rss_mib_max']:20,}")
+        ends = [min(b, t0 + seconds) for _, b in slices(t0, seconds)]
+        at_ends = [max((o for o in sampler.by_operator if o["at"] <= e), key=lambda o: o["at"], default=None) for e in ends]
+        if any(at_ends):
+            names = sorted({n for o in at_ends if o for n in o["state_size"]},
+                           key=lambda n: -max(o["state_size"].get(n, 0) for o in at_ends if o))
+            print("  state per operator (KiB) at the end of each slice, largest first: "
+                  + ", ".join(f"{(e - t0) / 60:.0f}" for e in ends) + " min")
+            for n in names:
+                if max(o["state_size"].get(n, 0) for o in at_ends if o) >= 1024:
+                    sizes = [(o or {}).get("state_size", {}).get(n, 0) / 1024 for o in at_ends]
+                    print("    " + " ".join(f"{k:8.0f}" for k in sizes) + f"  {n[:110]}")
+        figures["state_by_operator"] = [{"minute": round((o["at"] - t0) / 60, 1), "checkpoint": o["checkpoint"],
+                                         "state_size": o["state_size"]} for o in sampler.by_operator]
         cpu_us = {k: round(1e6 * c / max(sum(w["records"] for w in written.values()), 1), 1) for k, (c, _) in used.items()}
         figures["cpu_us_per_event"] = cpu_us
         figures["seconds_writing"] = round(run_seconds, 1)

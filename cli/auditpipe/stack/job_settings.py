@@ -91,6 +91,9 @@ FLINK: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     # flush than levelled compaction, whose merges rewrite a server's whole range of ids (each new file
     # spans it: the newest ids and the deletions of the oldest); measured in bench/README.md "The long run"
     ("flink.state.backend.rocksdb.compaction.style", lambda cfg, t: "UNIVERSAL"),
+    # what the configuration has no key for: a MANIFEST that does not grow for ever (every checkpoint
+    # uploads it whole): pipelines/flink-job/.../state/RocksDbFiles.java
+    ("flink.state.backend.rocksdb.options-factory", lambda cfg, t: "io.auditpipe.flink.state.RocksDbFiles"),
     ("flink.taskmanager.memory.managed.size", lambda cfg, t: "256m" if t.local else None),
     # RocksDB's working files (the state itself) under the stack's state folder, not the system's /tmp
     ("flink.io.tmp.dirs", lambda cfg, t: str(local_tmp_dir(cfg)) if t.local else None),

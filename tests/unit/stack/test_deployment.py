@@ -253,6 +253,9 @@ def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypa
                    "flink.taskmanager.memory.managed.size", "flink.io.tmp.dirs") for k in local_only), local_only
     assert props["flink.state.backend.type"] == "rocksdb" and props["flink.execution.checkpointing.incremental"] == "true"
     assert props["flink.state.backend.rocksdb.compaction.style"] == "UNIVERSAL"
+    factory = props["flink.state.backend.rocksdb.options-factory"]
+    assert (paths.REPO / "pipelines" / "flink-job" / "src" / "main" / "java" / (factory.replace(".", "/") + ".java")).is_file(), \
+        "the options factory is the job's own class"
 
 
 def test_store_users_come_in_pairs(monkeypatch):

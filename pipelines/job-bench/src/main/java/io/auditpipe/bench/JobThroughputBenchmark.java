@@ -102,6 +102,7 @@ public final class JobThroughputBenchmark {
         flink.setString("state.backend.type", System.getProperty("auditpipe.bench.state-backend", "rocksdb"));
         flink.setString("taskmanager.memory.managed.size", "256m");
         flink.setString("state.backend.rocksdb.compaction.style", "UNIVERSAL");
+        flink.setString("state.backend.rocksdb.options-factory", io.auditpipe.flink.state.RocksDbFiles.class.getName());
         for (String name : System.getProperties().stringPropertyNames()) { // -Dauditpipe.bench.flink.<setting>=<value>
             if (name.startsWith("auditpipe.bench.flink.")) {
                 flink.setString(name.substring("auditpipe.bench.flink.".length()), System.getProperty(name));
