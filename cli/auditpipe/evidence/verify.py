@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -31,6 +32,8 @@ from auditpipe.terminal import shown
 #: each checkpoint (5 s), and the archive's files are committed after it. A link a head names that a place
 #: lacks is a deletion only once its head is older than this; until then verify says it is on its way.
 IN_FLIGHT_S = 120
+#: Documents per batch read from the store, and between two of a ``Pacer``'s pauses.
+READ_BATCH = 2000
 
 
 @dataclass
@@ -109,7 +112,7 @@ def _last_link(docs: list[dict]) -> int | None:
 def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None = None,
            until: datetime | None = None, store: bool = True, in_archive: bool = True,
            manifest_heads: bool | None = None, head_interval_s: float | None = None,
-           after: Progress | None = None) -> Verification:
+           after: Progress | None = None, share: float = 1.0) -> Verification:
     """Every server's chain, or only those of ``servers``. ``manifest_heads`` (default: ``in_archive``):
     anchor with the heads of the archive's manifest too, also when its rows are not read.
     ``head_interval_s``: the job's chain.head-interval (stack/job_settings.head_interval_seconds), to
@@ -120,7 +123,11 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     it was. An edit or deletion of an event verified earlier is not seen so: a full verification
     (``after=Progress()``) reads everything and gives the progress to go on from; so does one whose
     marker or an anchor is gone, and then each server's anchor is a link known to exist (the newest
-    ones deleted with their heads still show). The result's ``progress`` is where the next one goes on."""
+    ones deleted with their heads still show). The result's ``progress`` is where the next one goes on.
+
+    ``share``: the part of the time the store's events are read in (``Pacer``); below 1 the reading
+    pauses between batches, so that a pass beside a running pipeline leaves the store and the cores
+    to it (the supervisor's watch); 1 for a person who waits for the answer."""
     if after is not None and (servers or since or until or in_archive or not store):
         raise ValueError("verify(after=...) verifies the whole store alone")
     only = set(servers) if servers else None
@@ -188,12 +195,12 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     anchors: dict[str, Anchor] = {}
     if store:
         if after is None:
-            stored = _stored_by_server(events, only, result)
+            stored = _stored_by_server(events, only, result, Pacer(share))
         else:
             # an anchor gone (deleted, or trimmed by the cap with the rest of a quiet server's events):
             # the whole store is read and judged
             marker = after.marker if _anchors_present(events, after, result) else None
-            stored, newest, reached = _stored_since(events, marker, result)
+            stored, newest, reached = _stored_since(events, marker, result, Pacer(share))
             result.incremental = reached and marker is not None
             anchors = after.anchors if result.incremental else {}
             result.progress = Progress(newest if newest is not None else marker)
@@ -295,7 +302,31 @@ def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_m
                     "stopped (the job is down or stalled) or the newer heads were removed", last_seq=last_link)]
 
 
-def _stored_since(events, marker: str | None, result: Verification) -> tuple[dict[str, list[dict]], str | None, bool]:
+class Pacer:
+    """Keeps a reader to a ``share`` of the time: after every ``every`` documents it pauses for as long
+    as makes the time since its last pause ``share`` reading and the rest waiting. Each pause lets the
+    store and the cores go to what shares them (the pipeline's writes); a share of 1 never pauses."""
+
+    def __init__(self, share: float = 1.0, every: int = READ_BATCH):
+        if not 0 < share <= 1:
+            raise ValueError(f"a share of the time is above 0 and at most 1, not {share}")
+        self.share, self.every, self.count = share, every, 0
+        self.since = time.monotonic()
+        self.paused = 0.0
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.share >= 1 or self.count % self.every:
+            return
+        busy = time.monotonic() - self.since
+        pause = busy * (1 - self.share) / self.share
+        time.sleep(pause)
+        self.paused += pause
+        self.since = time.monotonic()
+
+
+def _stored_since(events, marker: str | None, result: Verification,
+                  pacer: Pacer | None = None) -> tuple[dict[str, list[dict]], str | None, bool]:
     """The events stored after the document ``marker`` (all of them for None), by server, read in the
     order they were inserted, which a capped collection keeps. Returns them, the newest document's id,
     and whether the marker was reached (when not, every stored event is returned).
@@ -306,10 +337,12 @@ def _stored_since(events, marker: str | None, result: Verification) -> tuple[dic
     reads forward and skips what comes up to the marker without judging it again."""
     from auditpipe.store.client import is_ferretdb
 
+    pacer = pacer or Pacer()
     by_server: dict[str, list[dict]] = {}
     if not is_ferretdb(events.database):
         newest, reached = None, False
-        for d in events.find({}).sort("$natural", -1).batch_size(2000):
+        for d in events.find({}).sort("$natural", -1).batch_size(READ_BATCH):
+            pacer.tick()
             if newest is None:
                 newest = d.get("_id")
             if marker is not None and d.get("_id") == marker:
@@ -318,14 +351,15 @@ def _stored_since(events, marker: str | None, result: Verification) -> tuple[dic
             _by_server(d, by_server, result)
         return by_server, newest, reached
     newest, reached = None, marker is None
-    for d in events.find({}).batch_size(2000):
+    for d in events.find({}).batch_size(READ_BATCH):
+        pacer.tick()
         newest = d.get("_id")
         if reached:
             _by_server(d, by_server, result)
         elif newest == marker:
             reached = True
     if not reached:  # the marker is gone: everything, judged
-        return _stored_since(events, None, result)[0], newest, False
+        return _stored_since(events, None, result, pacer)[0], newest, False
     return by_server, newest, marker is not None
 
 
@@ -372,12 +406,15 @@ def _by_server(d: dict, by_server: dict[str, list[dict]], result: Verification) 
                                                  "a document without a server name: the job did not write it")))
 
 
-def _stored_by_server(events, only: set[str] | None, result: Verification) -> dict[str, list[dict]]:
+def _stored_by_server(events, only: set[str] | None, result: Verification,
+                      pacer: Pacer | None = None) -> dict[str, list[dict]]:
     """The stored events by server, read in one query (the local FerretDB reads the whole collection for
     any filtered query: one read, not one per server). A document without a server name is no event of
     the job's: an INSERTED finding."""
+    pacer = pacer or Pacer()
     by_server: dict[str, list[dict]] = {}
-    for d in events.find({} if only is None else {"server": {"$in": sorted(only)}}):
+    for d in events.find({} if only is None else {"server": {"$in": sorted(only)}}).batch_size(READ_BATCH):
+        pacer.tick()
         _by_server(d, by_server, result)
     return by_server
 

@@ -43,6 +43,9 @@ SEVERITY = "critical"
 SIGNATURE_HEADER = "X-Auditpipe-Signature"
 #: a pass starts at least this many times its predecessor's duration after it started (a full pass: the last full one's)
 COST_FACTOR = 10
+#: the part of a pass's time it reads the store in (evidence/verify.py Pacer): the rest it pauses, leaving
+#: the store and the cores to the pipeline beside it (bench/README.md "The long run")
+WATCH_SHARE = 1 / 3
 #: how many open findings' alert ids the state keeps (those raised since the last full pass)
 OPEN_KEPT = 1000
 
@@ -116,7 +119,7 @@ def run_pass(cfg: Config) -> PassResult:
         full = full_due(cfg, prior, started)
         after = verify.Progress() if full else progress_of(prior["progress"])
         v = verify.verify(cfg, store=True, in_archive=False, manifest_heads=cfg.archive["enabled"],
-                          head_interval_s=job_settings.head_interval_seconds(cfg), after=after)
+                          head_interval_s=job_settings.head_interval_seconds(cfg), after=after, share=WATCH_SHARE)
         result.kind = "incremental" if v.incremental else "full"
         result.servers = {r.server: r.last_seq for where, r in v.reports if where == "store"}
         for server, anchor in v.progress.anchors.items():  # nothing new: the link verified before
