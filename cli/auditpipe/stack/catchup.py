@@ -290,8 +290,10 @@ def _finished_records(data: bytes, base: int, fmt: str) -> tuple[list[Line], int
 
 
 def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
-         fmt: str = "percona-json") -> tuple[list[tuple[Path, list[bytes]]], str]:
-    """What to ship: [(file, records)], oldest first, and a gap description ('' if none).
+         fmt: str = "percona-json", shipped_to: dict[str, int] | None = None) -> tuple[list[tuple[Path, list[bytes]]], str]:
+    """What to ship: [(file, records)], oldest first, and a gap description ('' if none). ``shipped_to``
+    gets, per file shipped from (``file_key``), the offset up to which it is shipped (for the rotation
+    watch, which then does not ship it again).
 
     Records are lines, or for multi-line formats what rsyslog frames; ``last_line`` is the last
     record shipped (a message value), found in the files as it is written there.
@@ -342,6 +344,8 @@ def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
             continue
         else:
             end = len(contents[f])
+        if shipped_to is not None and end > 0:
+            shipped_to[file_key(inodes[f], contents[f][:FILE_ID_BYTES])] = end
         if end > start:
             records = _records(contents[f][start:end], start, fmt)
             if records:
@@ -401,27 +405,37 @@ def before_start(kafka: str | dict, topic: str, sources: list[dict], key_of, wor
             for s in sources}
 
 
-def remember_resume_points(before: dict[str, Before], path: Path) -> None:
-    """Which file rsyslog is to resume, per source (its inode), for the rotation watch: written before
-    rsyslog starts."""
+def remember_start(path: Path, before: dict[str, Before], catching_up: bool,
+                   shipped_to: dict[str, dict[str, int]] | None = None) -> None:
+    """What the rotation watch needs of a start of the collector: which file rsyslog is to resume per
+    source (its inode), whether the catch-up is still at work (the watch waits for it), and how far it
+    shipped each file (the watch does not ship that again). Written before rsyslog starts
+    (``catching_up``) and when the catch-up is done."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({p: b.resume.inode for p, b in before.items() if b.resume is not None}))
+    tmp.write_text(json.dumps({"resumed": {p: b.resume.inode for p, b in before.items() if b.resume is not None},
+                               "catching_up": catching_up, "shipped": shipped_to or {}}))
     tmp.replace(path)
 
 
 def catch_up(kafka: str | dict, topic: str, sources: list[dict], key_of, before: dict[str, Before],
-             max_line_bytes: int, message_bytes: int) -> list[CatchUpReport]:
-    """Step 3, after rsyslog has started: ship what it cannot read."""
+             max_line_bytes: int, message_bytes: int,
+             shipped_to: dict[str, dict[str, int]] | None = None) -> list[CatchUpReport]:
+    """Step 3, after rsyslog has started: ship what it cannot read. ``shipped_to``: per source, per
+    file, how far it is shipped (``plan``)."""
     reports = []
     for s in sources:
         live = Path(s["path"])
         found = before[s["path"]].last
-        batches, gap = plan(live, found.line if found else None, before[s["path"]].resume, s.get("format", "percona-json"))
+        ends: dict[str, int] = {}
+        batches, gap = plan(live, found.line if found else None, before[s["path"]].resume, s.get("format", "percona-json"),
+                            ends)
         report = CatchUpReport(s["path"], gap=gap)
         if batches:
             report.shipped = ship(kafka, topic, found.partition if found else None, key_of(s).encode(), batches,
                                   max_line_bytes, message_bytes)
             report.files = [f"{f.name}: {len(lines)}" for f, lines in batches]
+        if shipped_to is not None:  # only once shipped: what failed to ship is the watch's after all
+            shipped_to[s["path"]] = ends
         reports.append(report)
     return reports
 
@@ -505,9 +519,10 @@ rotated file there is.
             seen.add(key)
         if inode in reading or shipped.get(key, -1) >= size:
             continue
-        saved = None if key in shipped else saved_state(work_dir, live, inode, head)
+        saved = saved_state(work_dir, live, inode, head)
         if key in shipped:
-            start, why = shipped[key], "written to after it was rotated and read"
+            start = max(shipped[key], saved[0] if saved and saved[1] >= started else 0)
+            why = "written to after it was rotated and read"
         elif saved and saved[1] >= started:
             start, why = saved[0], "written to after the collector read it to its end"
         elif saved and inode == resumed:
@@ -578,11 +593,25 @@ class RotationWatch:
         started, reading = process_started(pid), open_inodes(pid)
         if started is None or reading is None:
             return []  # rsyslog is gone: its next start's catch-up is in charge
+        try:  # the collector's start: written before rsyslog started, and when its catch-up is done
+            start = json.loads(self.resume_file.read_text())
+        except (OSError, ValueError):
+            start = {}
+        if not isinstance(start, dict):
+            start = {}
+        if start.get("catching_up"):
+            return []  # the catch-up is at work: what it ships is not the watch's to ship again
         if self.resumed_started != started:
-            try:  # written by the collector's start, before rsyslog started
-                self.resumed = {path: int(i) for path, i in json.loads(self.resume_file.read_text()).items()}
-            except (OSError, ValueError, AttributeError):
-                self.resumed = {}
+            try:
+                self.resumed = {path: int(i) for path, i in (start.get("resumed") or {}).items()}
+                ends = {path: {key: int(end) for key, end in files.items()}
+                        for path, files in (start.get("shipped") or {}).items()}
+            except (AttributeError, TypeError, ValueError):  # another shape: nothing known of the start
+                self.resumed, ends = {}, {}
+            for path, files in ends.items():
+                mine = self.shipped.setdefault(path, {})
+                for key, end in files.items():
+                    mine[key] = max(mine.get(key, 0), end)
             self.resumed_started = started
         reports = []
         if time.monotonic() >= self.next_prune:

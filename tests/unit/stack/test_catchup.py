@@ -358,3 +358,24 @@ def test_a_rotation_watch_memory_of_another_shape_is_no_memory(tmp_path, memory)
     f.write_text(memory)
     watch = RotationWatch("127.0.0.1:1", "audit.raw", str, tmp_path, f, tmp_path / "resume.json", 100, 200)
     assert watch.shipped in ({}, {"/logs/audit.log": {}}, {"/logs/audit.log": {"j": 7}})
+
+
+def test_the_catch_up_tells_the_watch_how_far_it_shipped_each_file(tmp_path):
+    """After a restart, a file the catch-up shipped is not the rotation watch's to ship again, whether
+    rsyslog opens it or not; the file rsyslog resumes is shipped up to where rsyslog reads on."""
+    live = layout(tmp_path)
+    resume = resume_after(live, b"line 69")
+    ends: dict[str, int] = {}
+    batches, _ = plan(live, b"line 25", resume, shipped_to=ends)
+    key = {f.name: file_key(f.stat().st_ino, f.read_bytes()[:512]) for f in tmp_path.glob("audit.log*")}
+    assert ends == {key["audit.log.02"]: (tmp_path / "audit.log.02").stat().st_size,
+                    key["audit.log.01"]: (tmp_path / "audit.log.01").stat().st_size,
+                    key["audit.log"]: resume.offset}
+    work = tmp_path / "work"
+    work.mkdir()
+    started = time.time() - 60
+    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+        aged(tmp_path / f, started - 30)  # rotated while the collector was down
+    live.rename(tmp_path / "audit.log.00")  # rotated before rsyslog opened it (a made-up name: the chain's first)
+    assert [(p.path.name, p.start) for p in unread_rotated(live, work, set(), started, dict(ends))] == \
+        [("audit.log.00", resume.offset)], "the files the catch-up shipped are not; the rest of the resumed one is"

@@ -188,7 +188,7 @@ class RsyslogCollector(Component):
         except Exception as e:  # noqa: BLE001
             raise ComponentError(f"the collector starts once Kafka answers: it first looks up the last line shipped "
                                  f"for each source, to catch up on what was rotated while it was down ({e})") from None
-        catchup.remember_resume_points(before, self.resume_file)
+        catchup.remember_start(self.resume_file, before, catching_up=True)
         # rsyslogd refuses to start while its pid file exists ("pidfile ... already exist"); after a
         # kill -9 the file outlives the process. We know it is not running: the file is stale.
         (self.home / "rsyslogd.pid").unlink(missing_ok=True)
@@ -200,8 +200,13 @@ class RsyslogCollector(Component):
         wait_until(lambda: (self.home / "rsyslogd.pid").exists(), 15, "waiting for rsyslogd to start", self.proc,
                    interval=0.1)
         lim = limits.from_config(self.cfg)
-        for report in catchup.catch_up(self.cfg.kafka_client_for("collector"), raw_topic, sources, _key_of, before,
-                                       lim.max_line_bytes, lim.raw_message_bytes):
+        shipped_to: dict = {}
+        try:
+            reports = catchup.catch_up(self.cfg.kafka_client_for("collector"), raw_topic, sources, _key_of, before,
+                                       lim.max_line_bytes, lim.raw_message_bytes, shipped_to)
+        finally:  # also when it failed: the rotation watch must not wait for ever
+            catchup.remember_start(self.resume_file, before, catching_up=False, shipped_to=shipped_to)
+        for report in reports:
             if report.summary():
                 progress.info(f"  collector: {report.summary()}")
             if report.gap:
