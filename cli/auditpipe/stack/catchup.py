@@ -46,6 +46,9 @@ from auditpipe.stack.topics import client_config
 
 SCAN_CHUNK = 20000
 PRUNE_EVERY = 60.0  # seconds between the rotation watch's removals of state files whose file is gone
+# a catch-up said to be at work for longer than this was cut short (its process killed before it could
+# say it was done): the rotation watch goes on without waiting for it
+CATCH_UP_STALE_S = 600.0
 SCAN_LIMIT = 1_000_000  # messages per partition read backwards, at most, to find the sources' last lines
 
 
@@ -564,6 +567,14 @@ def stale_state_files(work_dir: Path, lives: list[Path], older_than: float) -> l
     return out
 
 
+def _age(path: Path) -> float:
+    """Seconds since ``path`` was last written; 0 when it cannot be read."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 class RotationWatch:
     """Ships, while rsyslog runs, what it will never read of rotated files (``unread_rotated``), the
     same way the catch-up ships: the source's key, records framed as rsyslog frames them. What it has
@@ -599,7 +610,7 @@ class RotationWatch:
             start = {}
         if not isinstance(start, dict):
             start = {}
-        if start.get("catching_up"):
+        if start.get("catching_up") and _age(self.resume_file) < CATCH_UP_STALE_S:
             return []  # the catch-up is at work: what it ships is not the watch's to ship again
         if self.resumed_started != started:
             try:

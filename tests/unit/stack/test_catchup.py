@@ -379,3 +379,25 @@ def test_the_catch_up_tells_the_watch_how_far_it_shipped_each_file(tmp_path):
     live.rename(tmp_path / "audit.log.00")  # rotated before rsyslog opened it (a made-up name: the chain's first)
     assert [(p.path.name, p.start) for p in unread_rotated(live, work, set(), started, dict(ends))] == \
         [("audit.log.00", resume.offset)], "the files the catch-up shipped are not; the rest of the resumed one is"
+
+
+def test_the_rotation_watch_waits_for_a_catch_up_at_work_but_not_for_one_cut_short(tmp_path, monkeypatch):
+    """A file never opened is the watch's to ship, once the collector's start says its catch-up is done;
+    a catch-up said to be at work for longer than CATCH_UP_STALE_S was cut short (its process killed)."""
+    from auditpipe.stack import catchup
+
+    live, work = layout(tmp_path), tmp_path / "work"
+    work.mkdir()
+    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+        aged(tmp_path / f, time.time() + 5)  # written since rsyslog (this process) started: never opened
+    shipped = []
+    monkeypatch.setattr(catchup, "ship", lambda kafka, topic, partition, key, batches, *a: shipped.append(
+        batches[0][0].name) or sum(len(r) for _, r in batches))
+    resume = tmp_path / "resume-points.json"
+    watch = catchup.RotationWatch("127.0.0.1:1", "audit.raw", str, work, tmp_path / "shipped.json", resume, 100, 200)
+    sources = [{"path": str(live), "server": "db", "format": "percona-json"}]
+    resume.write_text(json.dumps({"resumed": {}, "catching_up": True, "shipped": {}}))
+    assert watch.check(sources, os.getpid()) == [] and shipped == [], "the catch-up is at work"
+    aged(resume, time.time() - catchup.CATCH_UP_STALE_S - 1)
+    watch.check(sources, os.getpid())
+    assert sorted(shipped) == ["audit.log.01", "audit.log.02", "audit.log.03"], "cut short: the watch goes on"
