@@ -312,6 +312,24 @@ class ChainEventsTest {
     }
 
     @Test
+    void numbersPastTheRunsBoundAreRememberedByTheirIdsAndTheirCopiesFound() throws Exception {
+        int runs = NumberedRuns.MAX_RUNS;
+        for (int i = 0; i < runs; i++) harness.processElement(numbered(2L * i, T0 + 1_000, i)); // a run each
+        long past = 2L * runs + 1; // one run more: by its id
+        harness.processElement(numbered(past, T0 + 2_000, runs));
+        harness.processElement(numbered(past, T0 + 2_000, runs + 1)); // its copy
+        harness.processElement(numbered(3, T0 + 1_000, runs + 2)); // joins two runs: room for it
+        assertEquals(runs + 2, out().size(), "each once");
+        assertEquals(1, remembered("db-01"), "the one past the bound in the map");
+        assertEquals(runs - 1, runs("db-01").runs());
+        assertEquals(T0 + 60_000 - 1 + LATENESS.toMillis(), runs("db-01").mapUntil, "looked up there until it is forgotten");
+        harness.processWatermark(T0 + 60_000 - 1 + LATENESS.toMillis());
+        assertEquals(0, remembered("db-01"));
+        assertEquals(0, runs("db-01").runs());
+        assertEquals(0, harness.numEventTimeTimers());
+    }
+
+    @Test
     void numberedIdsRememberedInTheMapBeforeTheRunsAreFoundThereUntilForgotten() throws Exception {
         // a checkpoint taken before the runs: a chain with links, and numbered ids in the map
         harness.processElement(event("db-01/x", T0 + 1_000, 0)); // a link, so the chain has a tip
