@@ -98,10 +98,7 @@ public final class NumberedRuns {
             r.set(i + 1, 0, number);
             r.widen(i + 1, time, time, forgetAt);
         } else {
-            if (runCount >= MAX_RUNS) {
-                if (r.n == 0) sequences.remove(startup);
-                return false;
-            }
+            if (runCount >= MAX_RUNS) return false; // (a new sequence was refused above)
             r.insert(i + 1, number, time, forgetAt);
             runCount++;
         }
