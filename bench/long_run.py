@@ -88,6 +88,7 @@ class Sampler:
         writer.close()
         self.newest: dict[str, int] = {}
         self.job = None
+        self.passes: list[dict] = []  # the supervisor's verification passes as they finish
         self.by_operator: list[dict] = []  # (time, the newest checkpoint's state per operator), every minute
 
     def rest(self, path: str):
@@ -152,7 +153,8 @@ class Sampler:
                                              "duration_ms": c["end_to_end_duration"]}
 
     def sample_memory(self) -> None:
-        sample = {"at": time.time(), "rss_mib": {k: ComponentUsage._rss_mib(p) for k, p in self.usage.pids.items()}}
+        sample = {"at": time.time(), "rss_mib": {k: ComponentUsage._rss_mib(p) for k, p in self.usage.pids.items()},
+                  "cpu_s": {k: self.usage._cpu(p) for k, p in self.usage.pids.items()}}
         sample["rss_mib"]["flink (all)"] = sum(v for k, v in sample["rss_mib"].items() if k.startswith("flink"))
         names = "Status.JVM.Memory.Heap.Used,Status.Flink.Memory.Managed.Used"
         for tm in self.rest("/taskmanagers").get("taskmanagers", []):  # the MiniCluster's one, or the cluster's
@@ -160,6 +162,19 @@ class Sampler:
             sample["heap_mib"] = sample.get("heap_mib", 0) + got.get("Status.JVM.Memory.Heap.Used", 0) / 2**20
             sample["managed_mib"] = sample.get("managed_mib", 0) + got.get("Status.Flink.Memory.Managed.Used", 0) / 2**20
         self.memory.append(sample)
+        from auditpipe.stack import verification
+
+        last = verification.last_pass(self.cfg)  # the supervisor's newest finished pass
+        if last and last.get("started") not in {p.get("started") for p in self.passes}:
+            self.passes.append({k: last.get(k) for k in ("started", "seconds", "kind", "full", "error")})
+
+
+def supervisor_lines(path: Path) -> list[str]:
+    """The supervisor's log (its passes, trimming and restarts, each line with its time), at most its last 2,000 lines."""
+    try:
+        return path.read_text(errors="replace").splitlines()[-2000:]
+    except OSError:
+        return []
 
 
 def slices(t0: float, seconds: float) -> list[tuple[float, float]]:
@@ -318,6 +333,15 @@ def main() -> None:
         figures["counts"] = {s: {"written": w["records"], "stats": counted.get(s, 0), "archived": archived.get(s, (0, 0))[0]}
                              for s, w in written.items()}
         figures["checkpoints"] = sorted(({"id": i, **c} for i, c in sampler.checkpoints.items()), key=lambda c: c["id"])
+        # the timeline, to tell what a slow second fell on: latency every second, each component's CPU
+        # (seconds used since the previous sample) every 10 s, and what the supervisor did when
+        figures["timeline"] = {
+            "latency": [[round(t - t0, 1), s, round(x, 2)] for t, s, x in sampler.latency],
+            "cpu_s": [{"at": round(b["at"] - t0, 1), **{k: round(b["cpu_s"][k] - a["cpu_s"].get(k, 0), 2) for k in b["cpu_s"]}}
+                      for a, b in zip(sampler.memory, sampler.memory[1:])],
+            "supervisor": supervisor_lines(cfg.state_dir / "logs" / "supervisor.log"),
+            "verification_passes": sampler.passes,
+        }
         if json_out:
             json_out.write_text(json.dumps(figures, indent=2) + "\n")
             print(f"figures written to {json_out}")
