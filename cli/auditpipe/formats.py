@@ -46,6 +46,7 @@ FRAMING: dict[str, Framing] = {
     "mysql-enterprise-xml": _XML,
     "mariadb-audit": Framing(),
     "mcafee-json": Framing(),
+    "syslog": Framing(),  # records in a syslog envelope, one message a line, each record's format told by it
 }
 FORMATS = list(FRAMING)  # in io.auditpipe.parser.AuditFormats' order; the config schema's enum too
 
@@ -63,10 +64,55 @@ _SIGNATURES = [
 ]
 
 
+# What only syslog carries: MariaDB's record without its time (`[syslog_info ]serverhost,user,...`).
+_ENVELOPED_SIGNATURES = [
+    ("mariadb-audit", re.compile(rb"^[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
+]
+
+# A syslog header in front of a record (io.auditpipe.parser.SyslogEnvelope reads it; docs/formats.md
+# "Records in a syslog envelope"): RFC 5424 after <PRI>1, or an optional <PRI>, a time (Mmm dd
+# [yyyy ]hh:mm:ss or RFC 3339), a host unless the next word is the tag, and a tag; or a tag alone.
+_TAG = rb"[A-Za-z][A-Za-z0-9_.\-/]{0,64}(?:\[\d+\])?:"
+_SYSLOG_HEADER = re.compile(
+    rb"^(?:<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?(?:\xef\xbb\xbf)?"
+    rb"|(?:<\d{1,3}>)?(?:(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})?"
+    rb"|\d{4}-\d\d-\d\dT\S+) (?:(?!" + _TAG + rb" )\S+ )?)?" + _TAG + rb" ?"
+    rb"|<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})? (?:\S+ )?)?)")
+_ESCAPED = re.compile(rb"#0([0-3][0-7])")
+
+
+def unwrap(line: bytes) -> bytes | None:
+    """The record in a syslog envelope (its escaped newlines turned back where it is a multi-line
+    record), or None when ``line`` has no syslog header."""
+    m = _SYSLOG_HEADER.match(line)
+    if not m or not m.group(0):
+        return None
+    body = line[m.end():]
+    if body.lstrip(b" ")[:1] in (b"<", b'"') or body.lstrip(b" ")[:2] in (b"{#", b"[#"):
+        body = _ESCAPED.sub(lambda e: bytes([int(e.group(1), 8)]), body)
+    return body
+
+
 def detect_line(line: bytes) -> str | None:
     """The format whose records have a line like ``line``, or None."""
     for name, signature in _SIGNATURES:
         if signature.match(line):
+            return name
+    return None
+
+
+def detect_enveloped(line: bytes) -> str | None:
+    """The format of the record in ``line``'s syslog envelope, or None (no envelope, or no record
+    of a known format in it)."""
+    body = unwrap(line)
+    if body is None:
+        return None
+    for part in body.split(b"\n")[:20]:
+        found = detect_line(part)
+        if found:
+            return found
+    for name, signature in _ENVELOPED_SIGNATURES:
+        if signature.match(body):
             return name
     return None
 
@@ -84,6 +130,9 @@ def detect_file(path: Path, max_lines: int = 20) -> tuple[str | None, str]:
                 found = detect_line(line)
                 if found:
                     return found, f"line {n} of {path} looks like {found}"
+                inside = detect_enveloped(line)
+                if inside:
+                    return "syslog", f"line {n} of {path} is a syslog message holding {inside}"
         return None, f"none of the first {max_lines} lines of {path} looks like a known format ({', '.join(FORMATS)})"
     except FileNotFoundError:
         return None, f"{path} does not exist yet"

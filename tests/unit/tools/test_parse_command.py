@@ -92,6 +92,43 @@ def test_the_collectors_frame_records_with_the_parsers_own_patterns():
             assert case and case.group(2) == f.start, f"collectors/fluentd/run frames {name} by {f.start}"
 
 
+def test_the_cli_and_the_parsers_tell_formats_by_the_same_signatures():
+    """cli/auditpipe/formats.py (`format: auto`, `parse` without --format) and io.auditpipe.parser.AuditFormats
+    (the `syslog` format, per record) hold the same patterns of a format's line."""
+    from auditpipe import config
+    from auditpipe.formats import _SIGNATURES
+    from auditpipe.stack.components.flink import FlinkJob
+
+    runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
+    r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", "--formats"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    java = [(f["name"], f["signature"]) for f in sorted(map(json.loads, r.stdout.splitlines()), key=lambda f: f["tried"])
+            if f["signature"]]  # in the order they are tried: the first match wins
+    assert java == [(name, pattern.pattern.decode()) for name, pattern in _SIGNATURES]
+
+
+SYSLOG_FIXTURE = FIXTURE.parent / "syslog-wrapped.log"
+
+
+def test_records_in_a_syslog_envelope_are_detected_and_each_parses_in_its_own_format():
+    """Every wrapping docs/formats.md names (the Java side's SyslogEnvelopeTest reads the same file):
+    the file is detected as `syslog`, and each line's record as the format the Java side finds in it."""
+    from auditpipe.formats import detect_enveloped, detect_file
+
+    assert detect_file(SYSLOG_FIXTURE)[0] == "syslog"
+    r = parse(str(SYSLOG_FIXTURE), "--server", "relay")
+    assert r.returncode == 0, r.stderr
+    assert "format syslog (line 1 of" in r.stderr and "holding mariadb-audit" in r.stderr
+    docs = documents(r.stdout)
+    assert [d["format"] for d in docs] == [detect_enveloped(line) for line in SYSLOG_FIXTURE.read_bytes().splitlines()]
+    assert len(docs) == 10 and all(d["extra"]["syslog_tag"] for d in docs)
+    validator = jsonschema.Draft202012Validator(json.loads((paths.SCHEMAS / "audit-event.schema.json").read_text()))
+    for doc in docs:
+        assert not list(validator.iter_errors(doc)), doc
+    assert [d["original"] for d in docs] == SYSLOG_FIXTURE.read_text().splitlines(), "the line as received, header and all"
+
+
 @pytest.mark.parametrize("style", ["xml-old", "xml-new", "csv", "enterprise-json", "enterprise-jsonl"])
 def test_simulated_logs_of_each_style_parse_into_what_their_expected_records_say(tmp_path, style):
     """The simulator writes each record in the style and, beside it, as one JSON line (the Percona

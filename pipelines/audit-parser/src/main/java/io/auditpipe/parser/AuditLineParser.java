@@ -11,7 +11,17 @@ public interface AuditLineParser {
     /** The format name used in configuration and in the message key, e.g. "percona-json". */
     String formatName();
 
+    /** {@link #parse(byte[], SourceDescriptor, long)} received now. */
     ParseResult parse(byte[] line, SourceDescriptor source);
+
+    /**
+     * Parses a record received at {@code receivedMillis} (the Kafka record's time; a file's
+     * modification time offline): the year of a syslog header's time written without one
+     * ({@link SyslogEnvelope}).
+     */
+    default ParseResult parse(byte[] line, SourceDescriptor source, long receivedMillis) {
+        return parse(line, source);
+    }
 
     /** How the collectors cut this format's records out of the file; one record per line unless said. */
     default Framing framing() {

@@ -38,9 +38,49 @@ public final class MariadbAuditParser extends ReadableRecordParser {
 
     @Override
     protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
+        return read(line, source, null);
+    }
+
+    /**
+     * Through syslog ({@code server_audit_output_type=syslog}) the plugin writes
+     * {@code [syslog_info ]serverhost,username,...}: no time of its own (the header's is taken; its
+     * local time, formatted as the file's, begins the record id) and {@code server_audit_syslog_info}
+     * before the host (kept as {@code extra.syslog_info}). A whole file line forwarded through syslog
+     * (it starts with its own time) is read as one.
+     */
+    @Override
+    protected ParseResult parseEnveloped(byte[] body, SourceDescriptor source, SyslogEnvelope envelope) {
+        if (ownTimestamp(body)) return parseReadable(body, source);
+        if (envelope.timeMillis == Long.MIN_VALUE) {
+            return ParseResult.failed("a server_audit record sent through syslog has no time of its own, and its "
+                    + "syslog header gives none");
+        }
+        return read(body, source, envelope);
+    }
+
+    private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss");
+
+    /** Whether the line begins {@code yyyyMMdd }: the file's own time. */
+    private static boolean ownTimestamp(byte[] b) {
+        if (b.length < 9 || b[8] != ' ') return false;
+        for (int i = 0; i < 8; i++) {
+            if (b[i] < '0' || b[i] > '9') return false;
+        }
+        return true;
+    }
+
+    private ParseResult read(byte[] line, SourceDescriptor source, SyslogEnvelope envelope) {
         String text = new String(line, StandardCharsets.UTF_8);
+        String info = null;
+        if (envelope != null) { // [syslog_info ]serverhost,...: the host is the word before the first comma
+            int comma = text.indexOf(',');
+            if (comma < 0) return ParseResult.failed("not a server_audit record: no comma-separated fields");
+            int hostStart = text.lastIndexOf(' ', comma) + 1;
+            info = text.substring(0, hostStart).trim();
+            text = text.substring(hostStart);
+        }
         Fields f = new Fields(text);
-        String timestamp = f.plain();
+        String timestamp = envelope == null ? f.plain() : null;
         String serverhost = f.plain();
         String username = f.plain();
         String host = f.plain();
@@ -49,7 +89,8 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         String operation = f.plain();
         String database = f.plain();
         if (database == null) {
-            return ParseResult.failed("not a server_audit record: " + f.count + " of at least 10 comma-separated fields");
+            return ParseResult.failed("not a server_audit record: " + f.count + " of at least " + (envelope == null ? 10 : 9)
+                    + " comma-separated fields");
         }
         String object;
         try {
@@ -59,13 +100,21 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         }
         String retcode = f.plain();
         if (retcode == null) {
-            return ParseResult.failed("not a server_audit record: " + f.count + " of at least 10 comma-separated fields");
+            return ParseResult.failed("not a server_audit record: " + f.count + " of at least " + (envelope == null ? 10 : 9)
+                    + " comma-separated fields");
         }
         long millis;
-        try {
-            millis = LocalDateTime.parse(timestamp, TIMESTAMP).atZone(source.zone()).toInstant().toEpochMilli();
-        } catch (DateTimeParseException e) {
-            return ParseResult.failed("timestamp '" + timestamp + "' is not yyyyMMdd HH:mm:ss");
+        String idTime;
+        if (envelope != null) {
+            millis = envelope.timeMillis;
+            idTime = java.time.Instant.ofEpochMilli(millis).atZone(source.zone()).format(ID_TIME);
+        } else {
+            try {
+                millis = LocalDateTime.parse(timestamp, TIMESTAMP).atZone(source.zone()).toInstant().toEpochMilli();
+            } catch (DateTimeParseException e) {
+                return ParseResult.failed("timestamp '" + timestamp + "' is not yyyyMMdd HH:mm:ss");
+            }
+            idTime = timestamp.replace(" ", "T").replace(":", "");
         }
         if (!isDigits(connectionId)) {
             return ParseResult.failed("connection id '" + connectionId + "' is not a number");
@@ -97,6 +146,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
             return ParseResult.failed("a number out of range: " + ex.getMessage());
         }
         e.extra.put("serverhost", serverhost);
+        if (info != null && !info.isEmpty()) e.extra.put("syslog_info", info);
         e.extra.put("query_id", queryId);
         if ("QUERY".equals(operation)) {
             e.sqltext = object;
@@ -115,7 +165,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         } else if ("CHANGEUSER".equals(operation)) {
             e.authOutcome = e.status == null || e.status == 0 ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
         }
-        e.recordId = timestamp.replace(" ", "T").replace(":", "") + "-" + connectionId + "-" + queryId + "-"
+        e.recordId = idTime + "-" + connectionId + "-" + queryId + "-"
                 + Digests.sha256Hex(line).substring(0, 12);
         e.id = EventIds.eventId(source.server(), e.recordId);
         return ParseResult.ok(e);

@@ -105,7 +105,9 @@ final class PerconaRecords {
         e.format = source.format();
         e.sourceFile = source.source();
         e.collector = source.collector();
-        e.id = EventIds.eventId(source.server(), e.recordId);
+        // the syslog handler numbers from each server start: its ids repeat, the record's time tells them apart
+        e.id = EventIds.eventId(source.server(), RecordNumbers.restartsWithServer(e.recordId)
+                ? e.recordId + "@" + java.time.Instant.ofEpochMilli(e.eventTimeMillis) : e.recordId);
 
         MysqlAccount account = MysqlAccount.parse(e.user);
         if (account != null) {

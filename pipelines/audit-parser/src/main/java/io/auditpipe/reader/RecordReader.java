@@ -100,7 +100,16 @@ public final class RecordReader {
 
     private static final Read FRAMING = new Read(null, null, null, null);
 
+    /** {@link #read(byte[], byte[], long)} received now. */
     public Read read(byte[] key, byte[] value) {
+        return read(key, value, System.currentTimeMillis());
+    }
+
+    /**
+     * @param receivedMillis when the record was received (the Kafka record's time): the year of a
+     *     syslog header's time written without one
+     */
+    public Read read(byte[] key, byte[] value, long receivedMillis) {
         byte[] bytes = value == null ? new byte[0] : value;
         SourceDescriptor source;
         if (key != null && Arrays.equals(key, lastKey)) {
@@ -119,7 +128,7 @@ public final class RecordReader {
         }
         ParseResult result;
         try {
-            result = AuditFormats.parse(bytes, source);
+            result = AuditFormats.parse(bytes, source, receivedMillis);
         } catch (RuntimeException e) {
             result = ParseResult.failed("parser error: " + e);
         }

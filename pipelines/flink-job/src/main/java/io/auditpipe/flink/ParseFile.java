@@ -49,8 +49,11 @@ public final class ParseFile {
         if (args.length == 1 && "--formats".equals(args[0])) {
             for (String name : AuditFormats.names()) {
                 Framing f = AuditFormats.forName(name).framing();
+                String signature = AuditFormats.signatures().get(name);
                 System.out.println("{\"name\":" + FileRecords.quote(name) + ",\"start\":" + (f.start() == null ? "null" : FileRecords.quote(f.start()))
-                        + ",\"end\":" + (f.end() == null ? "null" : FileRecords.quote(f.end())) + "}");
+                        + ",\"end\":" + (f.end() == null ? "null" : FileRecords.quote(f.end()))
+                        + ",\"signature\":" + (signature == null ? "null" : FileRecords.quote(signature))
+                        + ",\"tried\":" + new java.util.ArrayList<>(AuditFormats.signatures().keySet()).indexOf(name) + "}");
             }
             return;
         }
@@ -110,6 +113,12 @@ public final class ParseFile {
                 + FileRecords.quote(timezone) + "}")
                 .getBytes(StandardCharsets.UTF_8);
         long now = System.currentTimeMillis();
+        long written = now; // when the records were received: a syslog time without a year takes that year (or the one before)
+        try {
+            written = Files.getLastModifiedTime(path).toMillis();
+        } catch (IOException e) {
+            // reading the file says what is wrong with it
+        }
         long lineNumber = 0, events = 0, dead = 0, framing = 0;
         // records are framed as the collector frames them (one per line, or by their first or last
         // line); lines are matched and joined as ISO-8859-1 text, which keeps every byte as it was
@@ -133,7 +142,7 @@ public final class ParseFile {
                 }
                 for (Framing.Framer.Record record : records) {
                     byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
-                    ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes), key, bytes,
+                    ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes, written), key, bytes,
                             new KafkaOrigin(path.getFileName().toString(), 0, record.firstLine, now), Long.MAX_VALUE / 4);
                     if (r == null) {
                         framing++;

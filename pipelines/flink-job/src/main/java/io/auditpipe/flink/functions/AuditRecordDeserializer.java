@@ -69,7 +69,7 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> message, Collector<ParsedRecord> out) {
-        ParsedRecord r = toRecord(reader().read(message.key(), message.value()), message.key(), message.value(),
+        ParsedRecord r = toRecord(reader().read(message.key(), message.value(), message.timestamp()), message.key(), message.value(),
                 new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp()),
                 maxAheadMillis);
         if (r != null) {
@@ -118,7 +118,8 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     /** {@code withOriginal} false: the event without {@code original} and {@code line_sha256} ({@link #forAlerts}). */
     static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher,
                               boolean withOriginal) {
-        return toRecord(new RecordReader(enricher, withOriginal).read(key, value), key, value, origin, maxAheadMillis);
+        return toRecord(new RecordReader(enricher, withOriginal).read(key, value, origin.timestampMillis), key, value, origin,
+                maxAheadMillis);
     }
 
     /** What the reader made of a message, with where it was read from: null for the file's framing. */

@@ -44,6 +44,8 @@ public final class FileRecords implements Closeable {
     private final RecordReader reader;
     private final byte[] key;
     private final long importedAtMillis;
+    /** The file's modification time: when its records were received, for a syslog time without a year. */
+    private final long writtenMillis;
     private final long maxAheadMillis;
     private final ArrayDeque<Framing.Framer.Record> framed = new ArrayDeque<>();
     private long lineNumber;
@@ -63,6 +65,7 @@ public final class FileRecords implements Closeable {
         this.reader = new RecordReader(enricher, true);
         this.key = settings.key(file);
         this.importedAtMillis = settings.importedAtMillis;
+        this.writtenMillis = Files.getLastModifiedTime(file).toMillis();
         this.maxAheadMillis = settings.maxAheadMillis;
     }
 
@@ -89,7 +92,7 @@ public final class FileRecords implements Closeable {
                 continue;
             }
             byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
-            ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes), key, bytes,
+            ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes, writtenMillis), key, bytes,
                     new KafkaOrigin(origin(file), 0, record.firstLine, importedAtMillis), maxAheadMillis);
             if (r == null) {
                 framing++;
