@@ -43,17 +43,17 @@ compliance:
 def running_stack(root: Path, ports: dict, servers: list[str], database: str, kafka_extra: str = "",
                   capped_mb: int = 256, formats: dict[str, str] | None = None, store_extra: str = "",
                   flink_extra: str = "", integrity_watch: str = "0s", integrity_full: str = "1h", extra: str = "",
-                  job_options: str = ""):
+                  job_options: str = "", listen: list[dict] | None = None):
     """``servers`` each get a source logs/<server>/audit.log, in percona-json unless ``formats`` says otherwise.
     ``integrity_watch``: the supervisor's continuous verification interval; off unless a test is about it
     (tests that tamper with the store, or empty it, would otherwise raise integrity alerts in others);
     ``integrity_full``: how often one of its passes reads the whole store.
     ``extra``: more top-level sections of the config, as YAML; ``job_options``: more flink.job_options,
-    as YAML flow entries after a comma."""
+    as YAML flow entries after a comma. ``listen``: more sources, each a mapping (listen, server...)."""
     logs = root / "logs"
     formats = formats or {}
-    sources = "\n".join(f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: {formats.get(s, 'percona-json')}}}"
-                        for s in servers)
+    sources = "\n".join([f"  - {{path: {logs / s / 'audit.log'}, server: {s}, format: {formats.get(s, 'percona-json')}}}"
+                          for s in servers] + [f"  - {json.dumps(src)}" for src in listen or []])
     cfg_file = root / "auditpipe.yaml"
     cfg_file.write_text(f"""\
 state_dir: {root / 'state'}

@@ -71,7 +71,13 @@ def validate(raw: Any, origin: str) -> dict:
     if errors:
         lines = "\n".join(f"  - {_where(e)}" for e in errors)
         raise UserError(f"invalid configuration in {origin}:\n{lines}")
-    return _apply_defaults(copy.deepcopy(raw), schema, schema)
+    data = _apply_defaults(copy.deepcopy(raw), schema, schema)
+    for given, src in zip(raw.get("sources") or [], data.get("sources", [])):
+        if isinstance(given, dict) and "listen" in src:  # a receiver's records are told apart one by one
+            src.setdefault("server", FROM_HOST)
+            if given.get("format", "auto") == "auto":
+                src["format"] = "syslog"
+    return data
 
 
 _MONGO_URI = re.compile(r"mongodb(?:\+srv)?://\S+")
@@ -298,11 +304,16 @@ class Config:
         return self.data["demo"]["server"]
 
     def collector_sources(self) -> list[dict]:
-        """The configured sources plus the demo's generated log, as the collector ships them."""
-        sources = [dict(s) for s in self.data["sources"]]
+        """The configured files plus the demo's generated log, as the collector ships them."""
+        sources = [dict(s) for s in self.data["sources"] if "path" in s]
         if not any(os.path.normpath(s["path"]) == str(self.demo_log) for s in sources):
             sources.append({"path": str(self.demo_log), "server": self.demo_server, "format": "percona-json"})
         return sources
+
+    def listen_sources(self) -> list[dict]:
+        """The addresses the collector receives syslog on (sources with ``listen``), each with its
+        ``server`` (a name, or ``from-host``) and ``format`` (``syslog`` unless named)."""
+        return [dict(s) for s in self.data["sources"] if "listen" in s]
 
 
 def load(path: str | os.PathLike | None = None) -> Config:
@@ -401,6 +412,10 @@ def _compliance_problems(cfg: Config) -> list[str]:
     return out
 
 
+#: ``server`` of a listen source that names each sender by its host
+FROM_HOST = "from-host"
+
+
 def _source_identity_problems(cfg: Config) -> list[str]:
     """Each source needs a server name of its own and a path of its own.
 
@@ -418,10 +433,43 @@ def _source_identity_problems(cfg: Config) -> list[str]:
             if src["timezone"] not in zones:
                 problems.append(f"sources[{i}].timezone: '{src['timezone']}' is not an IANA time zone name "
                                 "(e.g. UTC, Europe/Berlin, America/New_York)")
+    by_listen: dict[str, str] = {}
+    for i, src in enumerate(cfg.data["sources"]):
+        where = f"sources[{i}]"
+        if ("path" in src) == ("listen" in src):
+            problems.append(f"{where}: give either path (a file to tail) or listen (an address to receive syslog on)")
+            continue
+        if "path" in src:
+            if "server" not in src:
+                problems.append(f"{where}.server: a file source needs its server's name (it is part of every event id)")
+            elif src["server"] == FROM_HOST:
+                problems.append(f"{where}.server: {FROM_HOST} is for a listen source; name the server this file is of")
+            for k in ("tls_cert", "tls_key", "tls_ca"):
+                if k in src:
+                    problems.append(f"{where}.{k}: only a tls:// listen source takes it")
+            continue
+        tls = src["listen"].startswith("tls://")
+        if tls and not ("tls_cert" in src and "tls_key" in src):
+            problems.append(f"{where}: a tls:// listen source needs tls_cert and tls_key (the receiver's certificate and key)")
+        for k in ("tls_cert", "tls_key", "tls_ca"):
+            if k in src and not tls:
+                problems.append(f"{where}.{k}: only a tls:// listen source takes it")
+        port = src["listen"].rsplit(":", 1)[1]
+        if not 1 <= int(port) <= 65535:
+            problems.append(f"{where}.listen: port {port} is not between 1 and 65535")
+        address = src["listen"].split("://", 1)[1]
+        proto = "udp" if src["listen"].startswith("udp://") else "tcp"
+        if (proto, address) in by_listen:
+            problems.append(f"{where}.listen: {address} ({proto}) is already {by_listen[(proto, address)]}'s")
+        else:
+            by_listen[(proto, address)] = where
     by_server: dict[str, str] = {}
     by_path: dict[str, str] = {}
+    file_where = [f"sources[{i}]" for i, s in enumerate(cfg.data["sources"]) if "path" in s]
     for i, src in enumerate(cfg.collector_sources()):
-        where = f"sources[{i}]" if i < len(cfg.data["sources"]) else "demo"
+        where = file_where[i] if i < len(file_where) else "demo"
+        if "server" not in src:
+            continue
         path = os.path.normpath(src["path"])
         if src["server"] in by_server:
             problems.append(f"{where}.server: '{src['server']}' is already the server of {by_server[src['server']]}; "
@@ -433,6 +481,13 @@ def _source_identity_problems(cfg: Config) -> list[str]:
                             "twice would store every record twice")
         else:
             by_path[path] = where
+    for i, src in enumerate(cfg.data["sources"]):
+        if "listen" in src and "path" not in src and src.get("server", FROM_HOST) != FROM_HOST:
+            if src["server"] in by_server:
+                problems.append(f"sources[{i}].server: '{src['server']}' is already the server of {by_server[src['server']]}; "
+                                "every source needs its own server name (it is part of every event id)")
+            else:
+                by_server[src["server"]] = f"sources[{i}]"
     return problems
 
 

@@ -13,6 +13,32 @@ SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-ty
 FORMATS = {"e2e-mariadb": "mariadb-audit", "e2e-xml-old": "percona-xml", "e2e-xml-new": "percona-xml",
            "e2e-csv": "percona-csv", "e2e-enterprise": "mysql-enterprise-json",
            "e2e-enterprise-l": "mysql-enterprise-json"}
+# the collector's syslog receivers (tests/e2e/test_syslog_receiver.py)
+LISTEN_TCP, LISTEN_UDP, LISTEN_TLS = "tcp://127.0.0.1:25514", "udp://127.0.0.1:25515", "tls://127.0.0.1:26514"
+LISTEN = [{"listen": LISTEN_TCP, "server": "e2e-syslog"}, {"listen": LISTEN_UDP}]
+
+
+def tls_receiver_possible() -> bool:
+    """rsyslog's GnuTLS driver is there, or `up` can install it (root with apt-get)."""
+    import shutil
+
+    from auditpipe import prereqs
+    from auditpipe.stack.components.collector import OMKAFKA_PATHS
+
+    return any((p.parent / "lmnsd_gtls.so").exists() for p in OMKAFKA_PATHS) or (
+        prereqs.is_root() and shutil.which("apt-get") is not None)
+
+
+def receiver_certificate(folder) -> tuple:
+    """A self-signed certificate for 127.0.0.1 and its key (openssl), for the TLS receiver."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "receiver.pem", folder / "receiver.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
 
 
 @pytest.fixture(scope="session")
@@ -23,8 +49,12 @@ def session_stack(tmp_path_factory):
     # held them all); 640 MiB holds about 160,000. Not more: FerretDB scans the whole collection for every
     # query (docs/store.md), and with 2000 MiB the session's later query tests took several times as long
     # (the e2e suite grew from about 35 to over 80 minutes).
-    with running_stack(tmp_path_factory.mktemp("stack"), PORTS, SERVERS, "auditpipe_e2e", capped_mb=640,
-                       formats=FORMATS) as s:
+    root = tmp_path_factory.mktemp("stack")
+    listen = list(LISTEN)
+    if tls_receiver_possible():  # else test_syslog_receiver.py's TLS test skips, saying why
+        cert, key = receiver_certificate(root / "tls")
+        listen.append({"listen": LISTEN_TLS, "server": "e2e-syslog-tls", "tls_cert": str(cert), "tls_key": str(key)})
+    with running_stack(root, PORTS, SERVERS, "auditpipe_e2e", capped_mb=640, formats=FORMATS, listen=listen) as s:
         yield s
 
 

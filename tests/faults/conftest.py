@@ -10,11 +10,12 @@ PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
 SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-frozen-store", "fault-rotation",
            "fault-malformed", "fault-fast-rotation", "fault-xml-stamped", "fault-alerts"]
 FORMATS = {"fault-xml-stamped": "percona-xml"}
+LISTEN_TCP = "tcp://127.0.0.1:29514"  # a syslog receiver (test_bad_input_and_load.py)
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     # room for every event of a module's tests: the capped collection must not trim what a test counts
     with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096,
-                       formats=FORMATS) as s:
+                       formats=FORMATS, listen=[{"listen": LISTEN_TCP, "server": "fault-syslog"}]) as s:
         yield s

@@ -132,3 +132,34 @@ def test_a_collector_killed_twice_during_fast_rotation_catches_up_on_rotated_fil
     print(f"two kill -9 of the collector during {m.rotations} rotations: {resent} records re-sent, absorbed")
     collector_log = (stack.cfg.state_dir / "logs" / "supervisor.log").read_text()
     assert "shipped" in collector_log and "rsyslog could not read itself" in collector_log, "the catch-up ran"
+
+
+def test_syslog_senders_are_held_back_not_dropped_while_kafka_is_frozen(stack, tmp_path):
+    """Records sent over TCP (`logger`) while Kafka is frozen (SIGSTOP, 45 s: alive, so nobody
+    restarts it) wait in the collector's disk-assisted queue; after SIGCONT each is stored once."""
+    import shutil
+    import subprocess
+
+    from conftest import LISTEN_TCP
+
+    if not shutil.which("logger"):
+        pytest.skip("logger (util-linux) is not installed: it is the sender of this test")
+    server = "fault-syslog"
+    log = tmp_path / "audit.log"
+    m = simulate(log, rate=2000, duration=3, speedup=1000, seed=17, rotate_on_size=0)
+    host, port = LISTEN_TCP.split("://")[1].rsplit(":", 1)
+    pid = stack.kill("kafka", signal.SIGSTOP)
+    frozen_at = time.monotonic()
+    try:
+        r = subprocess.run(["logger", "--socket-errors=on", "--tcp", "--server", host, "--port", port, "--rfc5424",
+                            "--octet-count", "-t", "percona-audit", "-f", str(log)], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        time.sleep(max(0.0, 45 - (time.monotonic() - frozen_at)))
+        assert stack.pid("kafka") == pid, "a frozen Kafka is not restarted"
+    finally:
+        stack.kill("kafka", signal.SIGCONT)
+    docs = stack.stored_documents(server, m.records, timeout=400)
+    want = {json.loads(line)["audit_record"]["record"] for line in log.read_bytes().splitlines() if line}
+    assert len(docs) == m.records == len(want)
+    assert {d["record_id"] for d in docs} == want, "every record sent while Kafka was frozen, once"

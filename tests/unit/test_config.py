@@ -44,7 +44,7 @@ def test_bad_source_entry_is_named(tmp_path):
     assert "sources.0.path" in str(e.value)
     with pytest.raises(UserError) as e:
         config.load(write(tmp_path, "sources:\n  - path: /a/audit.log\n"))
-    assert "'server' is a required property" in str(e.value)
+    assert "sources[0].server: a file source needs its server's name" in str(e.value)
 
 
 def test_port_clash_is_refused(tmp_path):

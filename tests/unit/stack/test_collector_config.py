@@ -80,3 +80,74 @@ def test_a_line_tells_its_format(line, expected):
     from auditpipe.formats import detect_line
 
     assert detect_line(line) == expected
+
+
+LISTENING = """sources:
+  - {listen: "tcp://127.0.0.1:5514"}
+  - {listen: "udp://127.0.0.1:5514", server: relay-1, format: mariadb-audit, timezone: Europe/Berlin}
+"""
+
+
+def test_a_listen_source_receives_syslog_with_the_key_contract(tmp_path):
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text(LISTENING)
+    c = config.load(f)
+    assert [(s["server"], s["format"]) for s in c.listen_sources()] == [("from-host", "syslog"), ("relay-1", "mariadb-audit")]
+    assert [s["server"] for s in c.collector_sources()] == [c.demo_server], "listen sources are no files"
+    text = render_config(c, tmp_path / "work", [])
+    assert 'type="imtcp"' in text and 'type="imudp"' in text and text.count('port="5514"') == 2
+    # the key as omkafka writes it: the list template's parts, unescaped twice as rsyslog does for constants
+    tcp = re.search(r'template\(name="auditpipe_listen_key_0" type="list"\) \{(.*?)\n\}', text, re.S).group(1)
+    assert 'property(name="fromhost" format="json")' in tcp, "from-host: the sender's host as resolved"
+    parts = re.findall(r'constant\(value="((?:[^"\\]|\\.)*)"\)', tcp)
+    unescape = lambda v: v.replace('\\\\', '\\').replace('\\"', '"')  # noqa: E731
+    key = json.loads(unescape(unescape(parts[0])) + "db-7" + unescape(unescape(parts[1])))
+    assert key == {"v": 1, "server": "db-7", "format": "syslog", "source": "tcp://127.0.0.1:5514", "collector": "rsyslog"}
+    udp = re.search(r'template\(name="auditpipe_listen_key_1" type="list"\) \{(.*?)\n\}', text, re.S).group(1)
+    parts = re.findall(r'constant\(value="((?:[^"\\]|\\.)*)"\)', udp)
+    key = json.loads("".join(unescape(unescape(p)) for p in parts))
+    assert key["server"] == "relay-1" and key["timezone"] == "Europe/Berlin" and key["format"] == "mariadb-audit"
+
+
+@pytest.mark.skipif(not shutil.which("rsyslogd"), reason="rsyslogd is not installed (./auditpipe setup installs it)")
+def test_rsyslogd_accepts_listen_sources(tmp_path):
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text(LISTENING + f"  - {{listen: 'tls://127.0.0.1:6514', tls_cert: {tmp_path}/c.pem, tls_key: {tmp_path}/k.pem}}\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    conf = tmp_path / "rsyslog.conf"
+    conf.write_text(render_config(config.load(f), work))
+    check = subprocess.run(["rsyslogd", "-N1", "-f", str(conf)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert 'streamDriver.name="gtls"' in conf.read_text()
+
+
+@pytest.mark.parametrize("source,problem", [
+    ("{listen: 'tls://127.0.0.1:6514'}", "needs tls_cert and tls_key"),
+    ("{listen: 'tcp://127.0.0.1:70000'}", "port 70000 is not between 1 and 65535"),
+    ("{path: /a.log}", "a file source needs its server's name"),
+    ("{path: /a.log, server: from-host}", "from-host is for a listen source"),
+    ("{path: /a.log, server: db, listen: 'tcp://127.0.0.1:1'}", "give either path"),
+    ("{path: /a.log, server: db, tls_cert: /c.pem}", "only a tls:// listen source takes it"),
+    ("{listen: 'ftp://127.0.0.1:1'}", "listen"),
+])
+def test_a_bad_listen_source_is_named(tmp_path, source, problem):
+    from auditpipe.errors import UserError
+
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text(f"sources:\n  - {source}\n")
+    with pytest.raises(UserError) as e:
+        config.load(f)
+    assert problem in str(e.value) and "sources" in str(e.value), str(e.value)
+
+
+def test_two_listen_sources_on_one_address_are_refused(tmp_path):
+    from auditpipe.errors import UserError
+
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text("sources:\n  - {listen: 'tcp://127.0.0.1:5514'}\n  - {listen: 'tls://127.0.0.1:5514', tls_cert: /c, tls_key: /k}\n"
+                 "  - {listen: 'udp://127.0.0.1:5514', server: db-1}\n  - {path: /a.log, server: db-1}\n")
+    with pytest.raises(UserError) as e:
+        config.load(f)
+    assert "127.0.0.1:5514 (tcp) is already sources[0]'s" in str(e.value)
+    assert "'db-1' is already the server of" in str(e.value)
