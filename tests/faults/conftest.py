@@ -10,12 +10,14 @@ PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
 SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-job", "fault-frozen-store", "fault-rotation",
            "fault-malformed", "fault-fast-rotation", "fault-xml-stamped", "fault-alerts"]
 FORMATS = {"fault-xml-stamped": "percona-xml"}
-LISTEN_TCP = "tcp://127.0.0.1:29514"  # a syslog receiver (test_bad_input_and_load.py)
+# syslog receivers: logger's (test_killed_parts.py) and a real MariaDB's local syslog's (test_mariadb_syslog.py)
+LISTEN_TCP, LISTEN_MARIADB = "tcp://127.0.0.1:29514", "tcp://127.0.0.1:29515"
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     # room for every event of a module's tests: the capped collection must not trim what a test counts
     with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096,
-                       formats=FORMATS, listen=[{"listen": LISTEN_TCP, "server": "fault-syslog"}]) as s:
+                       formats=FORMATS, listen=[{"listen": LISTEN_TCP, "server": "fault-syslog"},
+                                                        {"listen": LISTEN_MARIADB, "server": "fault-mariadb-syslog"}]) as s:
         yield s
