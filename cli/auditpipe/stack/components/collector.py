@@ -93,7 +93,9 @@ def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str
             framing=_imfile_framing(src["format"])))
     listening = cfg.listen_sources()
     if any(not src["listen"].startswith("udp://") for src in listening):
-        parts.append('\nmodule(load="imtcp")  # LF and octet-counted framing (RFC 6587); TLS per input\n')
+        # LF and octet-counted framing (RFC 6587), TLS per input; an octet-counted frame may be as long
+        # as the longest line shipped whole, and one byte more, which tells a longer one apart
+        parts.append(f'\nmodule(load="imtcp" maxFrameSize="{lim.max_line_bytes + 1}")\n')
     if any(src["listen"].startswith("udp://") for src in listening):
         parts.append('\nmodule(load="imudp")\n')
     listen_block = Template((paths.COLLECTORS / "rsyslog" / "listen.conf.tmpl").read_text())
