@@ -8,7 +8,8 @@ simulator (Percona JSON and the NEW XML format, rotating at 64 MiB), while the b
 
   - every completed checkpoint (Flink's REST API, every 5 s): its full state size, the size it
     wrote (incremental: what changed since the one before) and its end-to-end duration;
-  - the job's JVM heap (Flink's metrics) and every component's resident memory, every 10 s;
+  - the job's JVM heap (Flink's metrics), every component's resident memory, the size of the store's
+    SQLite file and how much of its write-ahead log is in use, every 10 s;
   - latency, every second: for each server, how long ago the newest event the store holds was
     written (its chain link n is the server's n-th record, which the simulator wrote at its start
     plus n / rate), read from the newest rows of the local FerretDB's SQLite file.
@@ -79,6 +80,7 @@ class Sampler:
         self.stop = threading.Event()
         self.usage = ComponentUsage(cfg.state_dir)
         path = ferretdb_sqlite_file(cfg)
+        self.store_file = Path(path)
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         self.table = ferretdb_table(self.db, cfg.store["events_collection"])[0]
         self.index = f"{self.table}_bench_record_id"
@@ -155,6 +157,7 @@ class Sampler:
     def sample_memory(self) -> None:
         sample = {"at": time.time(), "rss_mib": {k: ComponentUsage._rss_mib(p) for k, p in self.usage.pids.items()},
                   "cpu_s": {k: self.usage._cpu(p) for k, p in self.usage.pids.items()}}
+        sample["store_file_mib"] = {"db": round(size_mib(self.store_file), 1), "wal": wal_in_use_mib(self.store_file)}
         sample["rss_mib"]["flink (all)"] = sum(v for k, v in sample["rss_mib"].items() if k.startswith("flink"))
         names = "Status.JVM.Memory.Heap.Used,Status.Flink.Memory.Managed.Used"
         for tm in self.rest("/taskmanagers").get("taskmanagers", []):  # the MiniCluster's one, or the cluster's
@@ -167,6 +170,29 @@ class Sampler:
         last = verification.last_pass(self.cfg)  # the supervisor's newest finished pass
         if last and last.get("started") not in {p.get("started") for p in self.passes}:
             self.passes.append({k: last.get(k) for k in ("started", "seconds", "kind", "full", "error")})
+
+
+def wal_in_use_mib(db_file: Path) -> float:
+    """How much of the SQLite file's write-ahead log is in use: its newest valid frame (mxFrame of the
+    wal-index header at the start of the -shm file, SQLite's wal.c, native byte order) times a frame's
+    size. The -wal file itself keeps its largest size; the log in use starts over after a checkpoint
+    that no reader's snapshot holds back, so a reader that keeps one makes this grow."""
+    import struct
+
+    try:
+        with open(db_file.with_name(db_file.name + "-shm"), "rb") as f:
+            header = f.read(24)
+        page, frames = struct.unpack_from("=HI", header, 14)
+    except (OSError, struct.error):
+        return 0.0
+    return round(frames * (page + 24) / 2**20, 1)
+
+
+def size_mib(path: Path) -> float:
+    try:
+        return path.stat().st_size / 2**20
+    except OSError:
+        return 0.0
 
 
 def supervisor_lines(path: Path) -> list[str]:
@@ -296,6 +322,7 @@ def main() -> None:
                    "latency_max_s": round(max(lat, default=float("nan")), 2),
                    "heap_mib_max": round(max((m.get("heap_mib", 0) for m in mem), default=0)),
                    "flink_rss_mib_max": round(max((m["rss_mib"].get("flink (all)", 0) for m in mem), default=0)),
+                   "store_wal_mib_max": max((m["store_file_mib"]["wal"] for m in mem), default=0),
                    "rss_mib_max": {k: round(max((m["rss_mib"].get(k, 0) for m in mem), default=0))
                                    for k in [*sampler.usage.pids, "flink (all)"]}}
             figures["slices"].append(row)
@@ -303,7 +330,7 @@ def main() -> None:
                   f"{(row['written_mib_mean'] or 0):11.2f} / {row['written_mib_max']:<9.2f} "
                   f"{row['duration_ms_p50'] or 0:10.0f} / {row['duration_ms_max'] or 0:<9} "
                   f"{row['latency_p50_s']:8.2f} / {row['latency_p99_s']:.2f} / {row['latency_max_s']:<6.2f} "
-                  f"{row['heap_mib_max']:15,} {row['flink_rss_mib_max']:20,}")
+                  f"{row['heap_mib_max']:15,} {row['flink_rss_mib_max']:20,} {row['store_wal_mib_max']:27,.0f}")
         ends = [min(b, t0 + seconds) for _, b in slices(t0, seconds)]
         at_ends = [max((o for o in sampler.by_operator if o["at"] <= e), key=lambda o: o["at"], default=None) for e in ends]
         if any(at_ends):
@@ -339,6 +366,9 @@ def main() -> None:
             "latency": [[round(t - t0, 1), s, round(x, 2)] for t, s, x in sampler.latency],
             "cpu_s": [{"at": round(b["at"] - t0, 1), **{k: round(b["cpu_s"][k] - a["cpu_s"].get(k, 0), 2) for k in b["cpu_s"]}}
                       for a, b in zip(sampler.memory, sampler.memory[1:])],
+            # the store's SQLite file and the part of its write-ahead log in use: a reader that holds its
+            # snapshot long keeps the log from starting over, and it grows (wal_in_use_mib)
+            "store_file_mib": [{"at": round(m["at"] - t0, 1), **m["store_file_mib"]} for m in sampler.memory],
             "supervisor": supervisor_lines(cfg.state_dir / "logs" / "supervisor.log"),
             "verification_passes": sampler.passes,
         }
