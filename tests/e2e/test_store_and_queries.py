@@ -158,6 +158,47 @@ def test_trimming_removes_a_prefix_of_each_servers_chain_when_batches_arrived_ou
         db.client.drop_database("auditpipe_trim_order")
 
 
+def test_the_local_stores_file_reads_back_what_ferretdb_answers_a_page_at_a_time(stack):
+    """Verification walks the local store's capped events in its SQLite file (``capped_rows``, a short
+    read per page, so that a long walk holds no snapshot that keeps the write-ahead log from being
+    checkpointed). Each document decoded from the file is the one FerretDB returns, for every type a
+    stored document can hold (an insider can write any), and its canonical form, which the chain's
+    digests cover, is the same; the pages meet without a row missing or read twice, in both orders."""
+    if not stack.cfg.store_uses_local_ferretdb:
+        pytest.skip("only the local FerretDB's SQLite file is read directly")
+    from datetime import datetime
+
+    from bson.binary import Binary
+    from bson.int64 import Int64
+    from bson.objectid import ObjectId
+    from bson.regex import Regex
+    from bson.timestamp import Timestamp
+
+    from auditpipe.evidence.chain import canonical
+    from auditpipe.store.ferretdb import capped_rows, from_sjson_document
+
+    cfg, db = scratch_database(stack, "auditpipe_file_reads")
+    try:
+        events = db.create_collection("events", capped=True, size=64 * 1024 * 1024)
+        odd = {"_id": ObjectId(), "server": "a", "when": datetime(2026, 11, 27, 15, 4, 5, 123000), "n32": 7,
+               "n64": Int64(2**40), "x": 1.0, "neg": -0.0, "big": 1e300, "text": "é\x00<b>", "yes": True, "none": None,
+               "bytes": b"\x00\xff", "uuid": Binary(b"0123456789abcdef", 4), "ts": Timestamp(1795000000, 3),
+               "re": Regex("^a.b$", "im"), "nested": {"list": [1, "two", {"three": [datetime(2026, 1, 1)]}], "empty": {}},
+               "empty_list": []}
+        events.insert_one(odd)
+        events.insert_many([{"_id": f"a/{n}", "server": "a", "chain_seq": n} for n in range(1, 12)])
+        answered = list(events.find({}))
+        for newest_first in (False, True):
+            read = [from_sjson_document(doc) for _, doc in capped_rows(cfg, "events", newest_first=newest_first, page=4)]
+            assert read == (answered[::-1] if newest_first else answered)
+            for mine, ferretdbs in zip(read, answered[::-1] if newest_first else answered):
+                assert canonical(mine) == canonical(ferretdbs)
+            assert [type(v) for v in read[-1 if newest_first else 0].values()] == [type(v) for v in answered[0].values()]
+        assert list(capped_rows(cfg, "no_such_collection")) == []
+    finally:
+        db.client.drop_database("auditpipe_file_reads")
+
+
 def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(stack):
     """`empty_events` can fail for good with "index audit_events_..._event_time already exists": one of
     FerretDB's pooled SQLite connections still has the schema from before the drop (SQLite checks it when

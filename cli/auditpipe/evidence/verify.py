@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -195,12 +196,12 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     anchors: dict[str, Anchor] = {}
     if store:
         if after is None:
-            stored = _stored_by_server(events, only, result, Pacer(share))
+            stored = _stored_by_server(cfg, events, only, result, Pacer(share))
         else:
             # an anchor gone (deleted, or trimmed by the cap with the rest of a quiet server's events):
             # the whole store is read and judged
             marker = after.marker if _anchors_present(events, after, result) else None
-            stored, newest, reached = _stored_since(events, marker, result, Pacer(share))
+            stored, newest, reached = _stored_since(cfg, events, marker, result, Pacer(share))
             result.incremental = reached and marker is not None
             anchors = after.anchors if result.incremental else {}
             result.progress = Progress(newest if newest is not None else marker)
@@ -325,13 +326,14 @@ class Pacer:
         self.since = time.monotonic()
 
 
-def _stored_since(events, marker: str | None, result: Verification,
+def _stored_since(cfg: Config, events, marker: str | None, result: Verification,
                   pacer: Pacer | None = None) -> tuple[dict[str, list[dict]], str | None, bool]:
     """The events stored after the document ``marker`` (all of them for None), by server, read in the
     order they were inserted, which a capped collection keeps. Returns them, the newest document's id,
     and whether the marker was reached (when not, every stored event is returned).
 
-    MongoDB reads newest first (``$natural`` -1) back to the marker: only what is new. FerretDB 1.24
+    MongoDB reads newest first (``$natural`` -1) back to the marker: only what is new; so does the
+    local FerretDB, from its SQLite file a page at a time (``_newest_first``). Another FerretDB 1.24
     sorts in memory for any sort, ``$natural`` too (its handler collects every document before it
     sorts), but returns a capped collection in insertion order when no sort is asked for: there it
     reads forward and skips what comes up to the marker without judging it again."""
@@ -339,9 +341,9 @@ def _stored_since(events, marker: str | None, result: Verification,
 
     pacer = pacer or Pacer()
     by_server: dict[str, list[dict]] = {}
-    if not is_ferretdb(events.database):
+    if cfg.store_uses_local_ferretdb or not is_ferretdb(events.database):
         newest, reached = None, False
-        for d in events.find({}).sort("$natural", -1).batch_size(READ_BATCH):
+        for d in _newest_first(cfg, events):
             pacer.tick()
             if newest is None:
                 newest = d.get("_id")
@@ -359,8 +361,27 @@ def _stored_since(events, marker: str | None, result: Verification,
         elif newest == marker:
             reached = True
     if not reached:  # the marker is gone: everything, judged
-        return _stored_since(events, None, result, pacer)[0], newest, False
+        return _stored_since(cfg, events, None, result, pacer)[0], newest, False
     return by_server, newest, marker is not None
+
+
+def _newest_first(cfg: Config, events) -> Iterator[dict]:
+    """The stored events newest first. The local FerretDB's are read from its SQLite file a page at a
+    time (``capped_rows``: a walk through FerretDB would hold one SQLite snapshot for its whole length,
+    minutes for a paced pass over a busy store, and the store's write-ahead log would grow all that
+    time); newest first, so that the capped trim, which removes the oldest rows meanwhile, only ends
+    the walk early and never leaves a hole in what it read."""
+    if not cfg.store_uses_local_ferretdb:
+        yield from events.find({}).sort("$natural", -1).batch_size(READ_BATCH)
+        return
+    from auditpipe.store.ferretdb import capped_rows, from_sjson_document
+
+    rows = capped_rows(cfg, events.name, newest_first=True, page=READ_BATCH)
+    try:
+        for _, doc in rows:
+            yield from_sjson_document(doc)
+    finally:
+        rows.close()
 
 
 def _anchors_present(events, after: Progress, result: Verification) -> bool:
@@ -406,14 +427,19 @@ def _by_server(d: dict, by_server: dict[str, list[dict]], result: Verification) 
                                                  "a document without a server name: the job did not write it")))
 
 
-def _stored_by_server(events, only: set[str] | None, result: Verification,
+def _stored_by_server(cfg: Config, events, only: set[str] | None, result: Verification,
                       pacer: Pacer | None = None) -> dict[str, list[dict]]:
-    """The stored events by server, read in one query (the local FerretDB reads the whole collection for
-    any filtered query: one read, not one per server). A document without a server name is no event of
-    the job's: an INSERTED finding."""
+    """The stored events by server, read in one walk: on the local FerretDB newest first from its
+    SQLite file (``_newest_first``), elsewhere in one query (another FerretDB reads the whole
+    collection for any filtered query: one read, not one per server). A document without a server
+    name is no event of the job's: an INSERTED finding."""
     pacer = pacer or Pacer()
     by_server: dict[str, list[dict]] = {}
-    for d in events.find({} if only is None else {"server": {"$in": sorted(only)}}).batch_size(READ_BATCH):
+    if cfg.store_uses_local_ferretdb:
+        docs = (d for d in _newest_first(cfg, events) if only is None or d.get("server") in only)
+    else:
+        docs = events.find({} if only is None else {"server": {"$in": sorted(only)}}).batch_size(READ_BATCH)
+    for d in docs:
         pacer.tick()
         _by_server(d, by_server, result)
     return by_server

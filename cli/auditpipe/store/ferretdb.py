@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from auditpipe.config import Config
@@ -108,9 +109,12 @@ def index_id_lookups(cfg: Config) -> list[str]:
 
 
 def from_sjson(value, schema: dict):
-    """A value of FerretDB 1.24's stored JSON ("sjson") as pymongo gives it, by its schema entry:
-    dates are stored as epoch milliseconds; objects carry their own schema ($s), arrays one per item
-    (i). Naive UTC datetimes, as pymongo returns them."""
+    """A value of FerretDB 1.24's stored JSON ("sjson") as pymongo gives it, by its schema entry
+    (FerretDB's `internal/handler/sjson`): dates are stored as epoch milliseconds, object ids as hex,
+    binary data as base64 with its subtype in the schema (s), timestamps as one unsigned 64-bit number,
+    regular expressions as the pattern with the options in the schema (o); objects carry their own
+    schema ($s), arrays one per item (i). Naive UTC datetimes, as pymongo returns them. A type the
+    schema names that FerretDB 1.24 does not write is a ValueError."""
     from datetime import datetime, timedelta
 
     kind = schema.get("t")
@@ -122,19 +126,84 @@ def from_sjson(value, schema: dict):
         return from_sjson_document(value, schema=schema.get("$s", {}))
     if kind == "array":
         return [from_sjson(v, s) for v, s in zip(value, schema.get("i", []))]
-    if kind in ("int", "long"):
+    if kind == "int":
         return int(value)
+    if kind == "long":
+        from bson.int64 import Int64
+
+        return Int64(value)
     if kind == "double":
         return float(value)
-    return value  # string, bool
+    if kind in ("string", "bool"):
+        return value
+    if kind == "objectId":
+        from bson.objectid import ObjectId
+
+        return ObjectId(value)
+    if kind == "binData":
+        import base64
+
+        from bson.binary import Binary
+
+        data, subtype = base64.b64decode(value), int(schema.get("s", 0))
+        return data if subtype == 0 else Binary(data, subtype)
+    if kind == "timestamp":
+        from bson.timestamp import Timestamp
+
+        return Timestamp(int(value) >> 32, int(value) & 0xFFFFFFFF)
+    if kind == "regex":
+        from bson.regex import Regex, str_flags_to_int
+
+        return Regex(value, int(str_flags_to_int(schema.get("o") or "")))  # the flags as the number pymongo gives
+    raise ValueError(f"a stored value of type {kind!r}, which FerretDB 1.24 does not write")
 
 
 def from_sjson_document(doc: dict, fields: set[str] | None = None, schema: dict | None = None) -> dict:
-    """A stored document (its sjson) as a dict of plain values; ``fields``: only those. The top-level
-    document carries its schema ($s); a nested one's is in its parent's (``schema``)."""
+    """A stored document (its sjson) as a dict of the values pymongo gives; ``fields``: only those. The
+    top-level document carries its schema ($s); a nested one's is in its parent's (``schema``)."""
     props = (doc.get("$s", {}) if schema is None else schema).get("p", {})
     return {k: from_sjson(v, props.get(k, {})) for k, v in doc.items()
             if k != "$s" and (fields is None or k in fields)}
+
+
+def _sjson_int(text: str) -> int | float:
+    # Go writes the double -0.0 as "-0", which reads as the integer 0: kept a negative zero here (an
+    # integer is never written so), which a double's schema entry then keeps
+    return -0.0 if text == "-0" else int(text)
+
+
+def capped_rows(cfg: Config, collection: str, newest_first: bool = False,
+                page: int = 5000) -> Iterator[tuple[int, dict]]:
+    """The rows of a capped collection of the local FerretDB as (record id, its sjson as parsed JSON),
+    in insertion order or newest first, read straight from FerretDB's SQLite file one page of rows
+    after another by record id, each page a read of its own. FerretDB answers a `find` with one SQLite
+    statement that stays open until the last batch is fetched, and SQLite cannot checkpoint its
+    write-ahead log past a reader's snapshot: a walk over a whole busy collection through FerretDB lets
+    the log grow with every write for as long as the walk takes. Here no snapshot lives longer than a
+    page. Between pages the collection goes on changing: rows inserted later are read by a walk in
+    insertion order only, and the capped trim removes the oldest rows, so a walk that must see each
+    server's links without a hole goes newest first (it stops where the trim has been)."""
+    con = sqlite3.connect(f"file:{ferretdb_sqlite_file(cfg)}?mode=ro", uri=True, timeout=10)
+    try:
+        found = ferretdb_table(con, collection)
+        if found is None:
+            return
+        table = found[0]
+        order, beyond = ("DESC", "<") if newest_first else ("ASC", ">")
+        last = None
+        while True:
+            rows = con.execute(
+                f'SELECT _ferretdb_record_id, _ferretdb_sjson FROM "{table}"'
+                + (f" WHERE _ferretdb_record_id {beyond} ?" if last is not None else "")
+                + f" ORDER BY _ferretdb_record_id {order} LIMIT ?", ((last, page) if last is not None else (page,))
+            ).fetchall()
+            if not rows:
+                return
+            for record_id, text in rows:
+                yield record_id, json.loads(text, parse_int=_sjson_int)
+            last = rows[-1][0]
+    finally:
+        con.close()
 
 
 def newest_unarchived(cfg: Config, collection: str, archived: dict[str, int], slack: int,
@@ -147,33 +216,19 @@ def newest_unarchived(cfg: Config, collection: str, archived: dict[str, int], sl
     links), so that what lies further back is archived. A server the archive has nothing of is read
     to the oldest row. FerretDB answers any filtered request by reading every document (docs/store.md);
     this reads the newest pages only. ``fields``: only these of each document."""
-    con = sqlite3.connect(f"file:{ferretdb_sqlite_file(cfg)}?mode=ro", uri=True, timeout=10)
+    lowest: dict[str, int] = {}
+    out: list[dict] = []
+    rows = capped_rows(cfg, collection, newest_first=True, page=page)
     try:
-        found = ferretdb_table(con, collection)
-        if found is None:
-            return []
-        table = found[0]
-        lowest: dict[str, int] = {}
-        out: list[dict] = []
-        before = None
-        while True:
-            rows = con.execute(
-                f'SELECT _ferretdb_record_id, _ferretdb_sjson FROM "{table}"'
-                + (" WHERE _ferretdb_record_id < ?" if before is not None else "")
-                + " ORDER BY _ferretdb_record_id DESC LIMIT ?", ((before, page) if before is not None else (page,))
-            ).fetchall()
-            if not rows:
-                return out
-            for record_id, text in rows:
-                doc = json.loads(text)
-                server, seq = doc.get("server"), doc.get("chain_seq")
-                if not isinstance(seq, int):
-                    continue
+        for n, (_, doc) in enumerate(rows, 1):
+            server, seq = doc.get("server"), doc.get("chain_seq")
+            if isinstance(seq, int):
                 lowest[server] = min(lowest.get(server, seq), seq)
                 if seq > archived.get(server, 0):
                     out.append(from_sjson_document(doc, fields))
-            before = rows[-1][0]
-            if all(archived.get(s, 0) > 0 and low <= archived[s] - slack for s, low in lowest.items()):
-                return out
+            # at the end of each page: stop once what lies further back is archived
+            if n % page == 0 and all(archived.get(s, 0) > 0 and low <= archived[s] - slack for s, low in lowest.items()):
+                break
+        return out
     finally:
-        con.close()
+        rows.close()

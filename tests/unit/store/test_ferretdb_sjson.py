@@ -27,3 +27,26 @@ def test_a_stored_row_reads_back_as_the_document():
         "chain_seq": 107998}
     assert from_sjson_document(ROW, fields={"_id", "chain_seq"}) == {"_id": "demo-db/54000_2026-11-25T19:37:32",
                                                                      "chain_seq": 107998}
+
+
+def test_every_type_ferretdb_writes_reads_back_as_pymongo_gives_it():
+    import pytest
+    from bson.binary import Binary
+    from bson.int64 import Int64
+    from bson.objectid import ObjectId
+    from bson.regex import Regex
+    from bson.timestamp import Timestamp
+
+    from auditpipe.store.ferretdb import _sjson_int
+
+    row = json.loads("""{"$s": {"p": {"o": {"t": "objectId"}, "b": {"t": "binData", "s": 0},
+      "u": {"t": "binData", "s": 4}, "ts": {"t": "timestamp"}, "re": {"t": "regex", "o": "im"},
+      "z": {"t": "double"}, "d": {"t": "double"}, "l": {"t": "long"}}, "$k": ["o", "b", "u", "ts", "re", "z", "d", "l"]},
+      "o": "65a1b2c3d4e5f60718293a4b", "b": "AP8=", "u": "MDEyMzQ1Njc4OWFiY2RlZg==", "ts": 7709466296320000003,
+      "re": "^a.b$", "z": -0, "d": 1, "l": 5}""", parse_int=_sjson_int)
+    doc = from_sjson_document(row)
+    assert doc == {"o": ObjectId("65a1b2c3d4e5f60718293a4b"), "b": b"\x00\xff", "u": Binary(b"0123456789abcdef", 4),
+                   "ts": Timestamp(1795000000, 3), "re": Regex("^a.b$", "im"), "z": -0.0, "d": 1.0, "l": 5}
+    assert str(doc["z"]) == "-0.0" and isinstance(doc["d"], float) and isinstance(doc["l"], Int64)
+    with pytest.raises(ValueError, match="'decimal'"):
+        from_sjson_document(json.loads('{"$s": {"p": {"x": {"t": "decimal"}}, "$k": ["x"]}, "x": "1.5"}'))
