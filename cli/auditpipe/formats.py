@@ -60,7 +60,9 @@ _SIGNATURES = [
     ("percona-xml", re.compile(rb'^\s*(RECORD="|<RECORD>)')),
     ("mysql-enterprise-xml", re.compile(rb'^\s*(RECORD_ID="|<RECORD_ID>)')),
     ("percona-csv", re.compile(rb'^"[A-Za-z ]+","\d+_\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d","')),
-    ("mariadb-audit", re.compile(rb"^\d{8} \d{2}:\d{2}:\d{2},[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
+    # the default time (%Y%m%d %H:%i:%s) or another server_audit_timestamp_format without a comma
+    ("mariadb-audit", re.compile(rb"^(\d{4})-?(\d{2})-?(\d{2})[ T](\d{2}):?(\d{2}):?(\d{2})(?:[.](\d{1,9}))? ?(Z|[+-]\d{2}:?\d{2})?"
+                                 rb",[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
 ]
 
 
@@ -76,7 +78,7 @@ _TAG = rb"[A-Za-z][A-Za-z0-9_.\-/]{0,64}(?:\[\d+\])?:"
 _SYSLOG_HEADER = re.compile(
     rb"^(?:<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?(?:\xef\xbb\xbf)?"
     rb"|(?:<\d{1,3}>)?(?:(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})?"
-    rb"|\d{4}-\d\d-\d\dT\S+) (?:(?!" + _TAG + rb" )\S+ )?)?" + _TAG + rb" ?"
+    rb"|\d{4}-\d\d-\d\dT[^\s,]+) (?:(?!" + _TAG + rb" )\S+ )?)?" + _TAG + rb" ?"
     rb"|<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})? (?:\S+ )?)?)")
 _ESCAPED = re.compile(rb"#0([0-3][0-7])")
 

@@ -73,7 +73,11 @@ def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
     (b"20261122 19:15:00,db-host,bob,localhost,4,0,FAILED_CONNECT,,,1045", "mariadb-audit"),
     (b"20261122 19:15:00,db-host,root,localhost,3,3,QUERY,shop,'SELECT 1',0", "mariadb-audit"),
     (b'<?xml version="1.0" encoding="utf-8"?>', None),
-    (b"2026-11-22 19:15:00,h,u,h,3,1,QUERY,,'x',0", None),
+    # another server_audit_timestamp_format: with the date's dashes, a T, a fraction, an offset
+    (b"2026-11-22 19:15:00,h,u,h,3,1,QUERY,,'x',0", "mariadb-audit"),
+    (b"20231207T13:14:28.481161+0100,mdbe106,root,localhost,4,0,DISCONNECT,,,0", "mariadb-audit"),
+    (b"2026-11-22T19:15:00+01:00,h,u,h,3,1,QUERY,,'x',0", "mariadb-audit"),
+    (b"2026/11/22 19:15:00,h,u,h,3,1,QUERY,,'x',0", None),
     (b"", None),
 ])
 def test_a_line_tells_its_format(line, expected):

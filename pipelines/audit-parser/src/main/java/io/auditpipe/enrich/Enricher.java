@@ -59,7 +59,12 @@ public final class Enricher implements Serializable, AutoCloseable {
         }
         if (e.extra != null) {
             String object = e.extra.get("object"); // MariaDB table events: db.table
-            if (object != null && e.sqltext == null && !object.isEmpty()) tables.add(SqlTables.qualified(object, e.db));
+            if (object != null && e.sqltext == null && !object.isEmpty()) {
+                // a RENAME names the old table and the new one: old|new
+                for (String t : "RENAME".equals(e.eventName) ? object.split("\\|") : new String[] {object}) {
+                    if (!t.isEmpty()) tables.add(SqlTables.qualified(t, e.db));
+                }
+            }
             String table = e.extra.get("table"); // MySQL Enterprise table_access
             if (table != null && !table.isEmpty()) tables.add(SqlTables.qualified(table, e.db));
         }

@@ -67,7 +67,8 @@ public final class EventTaxonomy {
         String recordClass = e.extra == null ? null : e.extra.get("class");
 
         // 1. the audit system's own records
-        if ("Audit".equals(name) || ("audit".equals(recordClass) && "startup".equals(lower))
+        // (Percona's audit_log_filter begins a file with a record of class audit and no event)
+        if ("Audit".equals(name) || ("audit".equals(recordClass) && ("startup".equals(lower) || "audit".equals(lower)))
                 || (e.extra != null && "header".equals(e.extra.get("msg-type")))) {
             return new Kind(AUDIT_SYSTEM, "audit_start");
         }

@@ -39,7 +39,7 @@ public final class AuditFormats {
         {"percona-xml", "^\\s*(RECORD=\"|<RECORD>)"},
         {"mysql-enterprise-xml", "^\\s*(RECORD_ID=\"|<RECORD_ID>)"},
         {"percona-csv", "^\"[A-Za-z ]+\",\"\\d+_\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\",\""},
-        {"mariadb-audit", "^\\d{8} \\d{2}:\\d{2}:\\d{2},[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"},
+        {"mariadb-audit", "^" + MariadbAuditParser.TIMESTAMP_LAYOUT.pattern() + ",[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"},
     };
     /** Records only syslog carries: MariaDB's {@code [syslog_info ]serverhost,user,host,connection,query,OPERATION,}. */
     static final String[][] ENVELOPED_SIGNATURES = {

@@ -3,21 +3,24 @@ package io.auditpipe.parser;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 
 /**
  * MariaDB's server_audit plugin, file output: one record per line,
  * {@code timestamp,serverhost,username,host,connectionid,queryid,operation,database,object,retcode}.
  *
  * <p>What the plugin writes (server_audit.c; fixtures in the tests are lines a MariaDB 10.11
- * server wrote): the timestamp as {@code yyyyMMdd HH:mm:ss} in the server's local time (converted
+ * server wrote): the timestamp as {@code yyyyMMdd HH:mm:ss} (or another
+ * {@code server_audit_timestamp_format}: {@link #TIMESTAMP_LAYOUT}) in the server's local time (converted
  * with the source's time zone, key field {@code timezone}, default UTC; in the hour a clock turns
  * back, a local time is ambiguous and the earlier instant is taken); {@code object} of a QUERY is the statement in single quotes
  * with {@code '} and {@code \} escaped by a backslash and newlines and tabs written as {@code \n},
  * {@code \t} (passwords masked as {@code *****}); of a table event (READ, WRITE, CREATE, ALTER,
  * DROP, RENAME) it is the table, unquoted, and the retcode is empty. Connection events
  * (CONNECT, FAILED_CONNECT, DISCONNECT, CHANGEUSER) have query id 0 and an empty object; newer
- * versions append the connection type, kept in {@code extra}.
+ * versions append the connection type (or the TLS version), kept in {@code extra.more}. The host is
+ * {@code host:port} in MariaDB 12 and the enterprise plugin ({@code localhost:unavailable} for a
+ * socket): the port goes to {@code extra.client_port}. A RENAME's object is {@code old|new}, both
+ * tables (Enricher).
  *
  * <p>Identity: the plugin writes no record id. The event id is
  * {@code <timestamp>-<connectionid>-<queryid>-<12 hex digits of the line's SHA-256>}: the same line
@@ -60,13 +63,39 @@ public final class MariadbAuditParser extends ReadableRecordParser {
 
     private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss");
 
-    /** Whether the line begins {@code yyyyMMdd }: the file's own time. */
+    /** Whether the line begins with a time the plugin wrote ({@link #TIMESTAMP_LAYOUT}): the file's own. */
     private static boolean ownTimestamp(byte[] b) {
-        if (b.length < 9 || b[8] != ' ') return false;
-        for (int i = 0; i < 8; i++) {
-            if (b[i] < '0' || b[i] > '9') return false;
+        int comma = 0;
+        while (comma < b.length && comma < 48 && b[comma] != ',') comma++;
+        return comma < b.length && b[comma] == ','
+                && TIMESTAMP_LAYOUT.matcher(new String(b, 0, comma, StandardCharsets.US_ASCII)).matches();
+    }
+
+    /**
+     * The times {@code server_audit_timestamp_format} can make that carry no comma: the default
+     * {@code %Y%m%d %H:%i:%s} ({@code 20261127 15:04:05}), and the same parts with or without the
+     * date's dashes and the time's colons, {@code T} or a space between them, a fraction of a second
+     * and an offset ({@code %Y%m%dT%H:%i:%s.%f%z}: {@code 20231207T13:14:28.481161+0100}). Without
+     * an offset the time is read in the source's time zone.
+     */
+    static final java.util.regex.Pattern TIMESTAMP_LAYOUT = java.util.regex.Pattern.compile(
+            "(\\d{4})-?(\\d{2})-?(\\d{2})[ T](\\d{2}):?(\\d{2}):?(\\d{2})(?:[.](\\d{1,9}))? ?(Z|[+-]\\d{2}:?\\d{2})?");
+
+    static long timestampMillis(String text, java.time.ZoneId zone) {
+        if (text.length() == 17 && text.charAt(8) == ' ') { // the default layout, read as always
+            return LocalDateTime.parse(text, TIMESTAMP).atZone(zone).toInstant().toEpochMilli();
         }
-        return true;
+        java.util.regex.Matcher m = TIMESTAMP_LAYOUT.matcher(text);
+        if (!m.matches()) throw new IllegalArgumentException(text);
+        String fraction = m.group(7) == null ? "0" : (m.group(7) + "00000000").substring(0, 9);
+        LocalDateTime local = LocalDateTime.of(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+                Integer.parseInt(m.group(3)), Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)),
+                Integer.parseInt(m.group(6)), Integer.parseInt(fraction));
+        if (m.group(8) == null) return local.atZone(zone).toInstant().toEpochMilli();
+        String offset = m.group(8);
+        java.time.ZoneOffset at = "Z".equals(offset) ? java.time.ZoneOffset.UTC
+                : java.time.ZoneOffset.of(offset.length() == 5 ? offset.substring(0, 3) + ":" + offset.substring(3) : offset);
+        return local.atOffset(at).toInstant().toEpochMilli();
     }
 
     private ParseResult read(byte[] line, SourceDescriptor source, SyslogEnvelope envelope) {
@@ -110,9 +139,10 @@ public final class MariadbAuditParser extends ReadableRecordParser {
             idTime = java.time.Instant.ofEpochMilli(millis).atZone(source.zone()).format(ID_TIME);
         } else {
             try {
-                millis = LocalDateTime.parse(timestamp, TIMESTAMP).atZone(source.zone()).toInstant().toEpochMilli();
-            } catch (DateTimeParseException e) {
-                return ParseResult.failed("timestamp '" + timestamp + "' is not yyyyMMdd HH:mm:ss");
+                millis = timestampMillis(timestamp, source.zone());
+            } catch (java.time.DateTimeException | IllegalArgumentException e) {
+                return ParseResult.failed("timestamp '" + timestamp + "' is not yyyyMMdd HH:mm:ss (nor another"
+                        + " server_audit_timestamp_format of a date, a time, a fraction and an offset)");
             }
             idTime = timestamp.replace(" ", "T").replace(":", "");
         }
@@ -137,6 +167,12 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         e.eventTimeMillis = millis;
         e.eventName = operation;
         e.user = username;
+        int port = hostPort(host);
+        if (port > 0) {
+            String portText = host.substring(port + 1);
+            if (!"unavailable".equals(portText)) e.extra.put("client_port", portText);
+            host = host.substring(0, port);
+        }
         e.host = host;
         e.db = database.isEmpty() ? null : database;
         try {
@@ -169,6 +205,18 @@ public final class MariadbAuditParser extends ReadableRecordParser {
                 + Digests.sha256Hex(line).substring(0, 12);
         e.id = EventIds.eventId(source.server(), e.recordId);
         return ParseResult.ok(e);
+    }
+
+    /**
+     * Where the port begins in a {@code host:port} host (MariaDB 12 and the enterprise plugin write the
+     * client's port, {@code localhost:unavailable} for a socket), or -1: a port is digits or
+     * {@code unavailable} after the only colon, so an IPv6 address (several colons) is kept whole.
+     */
+    static int hostPort(String host) {
+        int colon = host.lastIndexOf(':');
+        if (colon <= 0 || host.indexOf(':') != colon) return -1;
+        String port = host.substring(colon + 1);
+        return "unavailable".equals(port) || (port.length() <= 5 && isDigits(port)) ? colon : -1;
     }
 
     /** The statement's first word, lower case ("select", "insert", "grant"...), or null. */

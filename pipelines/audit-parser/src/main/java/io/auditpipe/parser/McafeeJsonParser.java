@@ -20,7 +20,9 @@ import java.io.IOException;
  * cmd in lower case for statements, {@code connection_id} = thread-id, {@code sqltext} = query,
  * {@code user}, {@code priv_user}, {@code host}, {@code ip}, {@code os_user}, {@code status};
  * objects, rows, query-id and the rest in {@code extra}. Login outcome: Connect succeeded,
- * Failed Login failed.
+ * Failed Login failed. A key written twice in one record (the plugin writes {@code os_user} of its
+ * own and again among the client's connection attributes): the first value is read; a later one
+ * that differs is kept as {@code extra.<key>#2} (#3 ...), never dropped.
  *
  * <p>Identity: the plugin writes no record id. As for MariaDB's server_audit, the id is
  * {@code <date>-<thread-id>-<query-id>-<12 hex of the line's SHA-256>}: the same line shipped twice
@@ -41,9 +43,21 @@ public final class McafeeJsonParser extends ReadableRecordParser {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return ParseResult.failed("not a JSON object");
             }
+            java.util.Map<String, String> seen = new java.util.HashMap<>();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
+                if (seen.containsKey(field)) { // a key the plugin wrote twice (os_user: once of its own, once from the client)
+                    String again = RecordText.anyAsText(p, value);
+                    if (!java.util.Objects.equals(again, seen.get(field))) {
+                        int n = 2;
+                        while (e.extra.containsKey(field + "#" + n)) n++;
+                        e.extra.put(field + "#" + n, again);
+                    }
+                    continue;
+                }
+                if (value.isScalarValue()) seen.put(field, value == JsonToken.VALUE_NULL ? null : p.getText());
+                else seen.put(field, null);
                 switch (field) {
                     case "msg-type": case "date": case "thread-id": case "query-id": case "cmd":
                     case "user": case "priv_user": case "host": case "ip": case "os_user": case "query":

@@ -153,6 +153,7 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
         } catch (IllegalArgumentException ex) {
             return ParseResult.failed(ex.getMessage());
         }
+        splitAccounts(e);
         e.eventName = event == null || event.isEmpty() ? eventClass : event;
         e.extra.put("class", eventClass);
         e.recordId = timestamp.trim().replace(' ', 'T') + "_" + id;
@@ -165,6 +166,28 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
             e.authOutcome = e.status == null || e.status == 0 ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
         }
         return ParseResult.ok(e);
+    }
+
+    /**
+     * Percona's audit_log_filter writes the whole {@code user[priv_user] @ host [ip]} into
+     * {@code account.user} and {@code login.user}: read into its parts (the text kept in
+     * {@code user_raw}), the parts filling only what the record left empty.
+     */
+    private static void splitAccounts(AuditEvent e) {
+        MysqlAccount account = MysqlAccount.parse(e.user);
+        if (account != null) {
+            e.userRaw = e.user;
+            e.user = account.user;
+            if (PerconaRecords.isEmpty(e.host)) e.host = account.host;
+            if (PerconaRecords.isEmpty(e.ip)) e.ip = account.ip;
+        }
+        MysqlAccount priv = MysqlAccount.parse(e.privUser);
+        if (priv != null) {
+            if (e.userRaw == null) e.userRaw = e.privUser;
+            e.privUser = priv.privUser;
+            if (PerconaRecords.isEmpty(e.host)) e.host = priv.host;
+            if (PerconaRecords.isEmpty(e.ip)) e.ip = priv.ip;
+        }
     }
 
     private static int trimEnd(byte[] b, int to) {

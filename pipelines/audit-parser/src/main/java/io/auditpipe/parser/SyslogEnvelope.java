@@ -203,7 +203,11 @@ public final class SyslogEnvelope {
         }
         if (isDigit(s.charAt(p)) && s.charAt(p + 4) == '-' && s.charAt(p + 10) == 'T') {
             int q = p;
-            while (q < s.length() && s.charAt(q) != ' ') q++;
+            while (q < s.length() && s.charAt(q) != ' ') {
+                // a comma: a record's own time (server_audit_timestamp_format=%Y-%m-%dT...), no header
+                if (s.charAt(q) == ',') return p;
+                q++;
+            }
             return q;
         }
         return p;

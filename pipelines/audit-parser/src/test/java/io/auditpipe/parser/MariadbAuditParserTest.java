@@ -107,7 +107,9 @@ class MariadbAuditParserTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "20261122 19:15:00,db-host,root|not a server_audit record: 3 of at least 10 comma-separated fields",
-            "2026-11-22 19:15:00,h,u,h,3,1,QUERY,,'x',0|timestamp '2026-11-22 19:15:00' is not yyyyMMdd HH:mm:ss",
+            "2026/11/22 19:15:00,h,u,h,3,1,QUERY,,'x',0|timestamp '2026/11/22 19:15:00' is not yyyyMMdd HH:mm:ss (nor another server_audit_timestamp_format of a date, a time, a fraction and an offset)",
+            "20261122 25:15:00,h,u,h,3,1,QUERY,,'x',0|timestamp '20261122 25:15:00' is not yyyyMMdd HH:mm:ss (nor another server_audit_timestamp_format of a date, a time, a fraction and an offset)",
+            "2026-11-22T19:15:00+2500,h,u,h,3,1,QUERY,,'x',0|timestamp '2026-11-22T19:15:00+2500' is not yyyyMMdd HH:mm:ss (nor another server_audit_timestamp_format of a date, a time, a fraction and an offset)",
             "20261122 19:15:00,h,u,h,x,1,QUERY,,'x',0|connection id 'x' is not a number",
             "20261122 19:15:00,h,u,h,3,1,query,,'x',0|operation 'query' is not an upper-case word",
             "20261122 19:15:00,h,u,h,3,1,QUERY,,'SELECT 1|the quoted object is not closed (the line was cut?)",
