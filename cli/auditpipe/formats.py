@@ -45,6 +45,7 @@ FRAMING: dict[str, Framing] = {
     "mysql-enterprise-json": Framing(start=r"^ {0,2},? *[{]", end=r"^ {0,2}([{].*)?[}] *,? *$"),
     "mysql-enterprise-xml": _XML,
     "mariadb-audit": Framing(),
+    "aurora-audit": Framing(),
     "mcafee-json": Framing(),
     "syslog": Framing(),  # records in a syslog envelope, one message a line, each record's format told by it
 }
@@ -63,6 +64,8 @@ _SIGNATURES = [
     # the default time (%Y%m%d %H:%i:%s) or another server_audit_timestamp_format without a comma
     ("mariadb-audit", re.compile(rb"^(\d{4})-?(\d{2})-?(\d{2})[ T](\d{2}):?(\d{2}):?(\d{2})(?:[.](\d{1,9}))? ?(Z|[+-]\d{2}:?\d{2})?"
                                  rb",[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
+    # Aurora MySQL: epoch microseconds, maybe after the CloudWatch Logs export's own time
+    ("aurora-audit", re.compile(rb"^(\d{4}-\d\d-\d\dT[^ ,]+Z )?\d{16},[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
 ]
 
 
@@ -78,7 +81,7 @@ _TAG = rb"[A-Za-z][A-Za-z0-9_.\-/]{0,64}(?:\[\d+\])?:"
 _SYSLOG_HEADER = re.compile(
     rb"^(?:<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?(?:\xef\xbb\xbf)?"
     rb"|(?:<\d{1,3}>)?(?:(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})?"
-    rb"|\d{4}-\d\d-\d\dT[^\s,]+) (?:(?!" + _TAG + rb" )\S+ )?)?" + _TAG + rb" ?"
+    rb"|\d{4}-\d\d-\d\dT[^\s,]+) (?:(?!" + _TAG + rb" )[^\s,]+ )?)?" + _TAG + rb" ?"
     rb"|<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})? (?:\S+ )?)?)")
 _ESCAPED = re.compile(rb"#0([0-3][0-7])")
 

@@ -203,3 +203,20 @@ def test_every_formats_fixture_is_detected_and_parses_offline_into_schema_valid_
     # PCI DSS 10.2.2 on every record: user, type, date and time, outcome, origin (the failed login's)
     failed = [d for d in docs if d.get("outcome") == "failure"]
     assert [(d["user"], d["ip"]) for d in failed] == [("mallory", "203.0.113.9")], failed
+
+
+def test_aurora_rows_downloaded_and_exported_are_the_same_stored_events():
+    """Aurora's audit files and their CloudWatch Logs export, each detected by itself (no --format):
+    the same documents but for the file they came from and where in it, valid against the event schema."""
+    validator = jsonschema.Draft202012Validator(json.loads((paths.SCHEMAS / "audit-event.schema.json").read_text()))
+    got = {}
+    for name in ("aurora-mysql-3-audit.log", "aurora-mysql-3-cloudwatch-export.log"):
+        r = parse(str(FIXTURE.parent / name), "--server", "aurora-1")
+        assert r.returncode == 0, r.stderr
+        assert "5 events, 0 dead letters" in r.stderr and "(aurora-audit)" in r.stderr, r.stderr
+        docs = documents(r.stdout)
+        for doc in docs:
+            assert not list(validator.iter_errors(doc)), doc
+        got[name] = {d["_id"]: {k: v for k, v in d.items() if k not in ("source_file", "original", "line_sha256", "ingest")}
+                     for d in docs}
+    assert got["aurora-mysql-3-audit.log"] == got["aurora-mysql-3-cloudwatch-export.log"]

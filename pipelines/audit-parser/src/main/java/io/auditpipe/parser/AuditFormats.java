@@ -21,6 +21,7 @@ public final class AuditFormats {
         register(m, new MysqlEnterpriseJsonParser());
         register(m, new AuditXmlParser(AuditXmlParser.MYSQL_ENTERPRISE));
         register(m, new MariadbAuditParser());
+        register(m, new MariadbAuditParser(MariadbAuditParser.AURORA));
         register(m, new McafeeJsonParser());
         register(m, new SyslogRecordParser());
         PARSERS = Collections.unmodifiableMap(m);
@@ -40,6 +41,7 @@ public final class AuditFormats {
         {"mysql-enterprise-xml", "^\\s*(RECORD_ID=\"|<RECORD_ID>)"},
         {"percona-csv", "^\"[A-Za-z ]+\",\"\\d+_\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\",\""},
         {"mariadb-audit", "^" + MariadbAuditParser.TIMESTAMP_LAYOUT.pattern() + ",[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"},
+        {"aurora-audit", "^(\\d{4}-\\d\\d-\\d\\dT[^ ,]+Z )?\\d{16},[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"},
     };
     /** Records only syslog carries: MariaDB's {@code [syslog_info ]serverhost,user,host,connection,query,OPERATION,}. */
     static final String[][] ENVELOPED_SIGNATURES = {

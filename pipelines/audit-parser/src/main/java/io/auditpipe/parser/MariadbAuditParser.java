@@ -33,14 +33,49 @@ import java.time.format.DateTimeFormatter;
  */
 public final class MariadbAuditParser extends ReadableRecordParser {
     public static final String FORMAT = "mariadb-audit";
+    /**
+     * Amazon Aurora MySQL's advanced auditing: the same ten fields, the timestamp in epoch
+     * microseconds ({@code 1795600000123456,...}); the object quoted and escaped as MariaDB's (a comma
+     * inside the quotes is not escaped, and is read as part of it). Identity as MariaDB's, the
+     * microseconds first: Aurora writes several files per instance whose rows are not in time order,
+     * and the id depends on the line alone. The CloudWatch Logs export writes each line after its
+     * ingestion time ({@code 2026-11-20T11:00:01.123Z 1795...}): that prefix is read past.
+     */
+    public static final String AURORA = "aurora-audit";
+    private final boolean aurora;
 
     public MariadbAuditParser() {
-        super(FORMAT, Framing.LINES);
+        this(FORMAT);
+    }
+
+    public MariadbAuditParser(String format) {
+        super(format, Framing.LINES);
+        if (!FORMAT.equals(format) && !AURORA.equals(format)) throw new IllegalArgumentException(format);
+        this.aurora = AURORA.equals(format);
+    }
+
+    /** How many digits an Aurora timestamp has: epoch microseconds from 2001-09-09 to 2286. */
+    private static final int AURORA_DIGITS = 16;
+
+    /** Where an Aurora record begins after the CloudWatch export's time ({@code yyyy-MM-ddTHH:mm:ss[.SSS]Z }), or 0. */
+    static int cloudWatchPrefix(byte[] b) {
+        if (b.length < 22 || b[4] != '-' || b[10] != 'T') return 0;
+        int space = 0;
+        while (space < b.length && space < 40 && b[space] != ' ') space++;
+        if (space >= b.length || b[space - 1] != 'Z') return 0;
+        int i = space + 1;
+        int digits = 0;
+        while (i + digits < b.length && b[i + digits] >= '0' && b[i + digits] <= '9') digits++;
+        return digits == AURORA_DIGITS && i + digits < b.length && b[i + digits] == ',' ? i : 0;
     }
     private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("yyyyMMdd HH:mm:ss");
 
     @Override
     protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
+        if (aurora) {
+            int from = cloudWatchPrefix(line);
+            if (from > 0) line = java.util.Arrays.copyOfRange(line, from, line.length);
+        }
         return read(line, source, null);
     }
 
@@ -53,7 +88,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
      */
     @Override
     protected ParseResult parseEnveloped(byte[] body, SourceDescriptor source, SyslogEnvelope envelope) {
-        if (ownTimestamp(body)) return parseReadable(body, source);
+        if (aurora || ownTimestamp(body)) return parseReadable(body, source);
         if (envelope.timeMillis == Long.MIN_VALUE) {
             return ParseResult.failed("a server_audit record sent through syslog has no time of its own, and its "
                     + "syslog header gives none");
@@ -82,7 +117,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
             "(\\d{4})-?(\\d{2})-?(\\d{2})[ T](\\d{2}):?(\\d{2}):?(\\d{2})(?:[.](\\d{1,9}))? ?(Z|[+-]\\d{2}:?\\d{2})?");
 
     static long timestampMillis(String text, java.time.ZoneId zone) {
-        if (text.length() == 17 && text.charAt(8) == ' ') { // the default layout, read as always
+        if (text.length() == 17 && text.charAt(8) == ' ' && text.charAt(11) == ':' && text.charAt(14) == ':') { // the default layout
             return LocalDateTime.parse(text, TIMESTAMP).atZone(zone).toInstant().toEpochMilli();
         }
         java.util.regex.Matcher m = TIMESTAMP_LAYOUT.matcher(text);
@@ -138,13 +173,18 @@ public final class MariadbAuditParser extends ReadableRecordParser {
             millis = envelope.timeMillis;
             idTime = java.time.Instant.ofEpochMilli(millis).atZone(source.zone()).format(ID_TIME);
         } else {
-            try {
+            if (aurora) {
+                if (timestamp.length() != AURORA_DIGITS || !isDigits(timestamp)) {
+                    return ParseResult.failed("timestamp '" + timestamp + "' is not epoch microseconds (16 digits)");
+                }
+                millis = Long.parseLong(timestamp) / 1000;
+            } else try {
                 millis = timestampMillis(timestamp, source.zone());
             } catch (java.time.DateTimeException | IllegalArgumentException e) {
                 return ParseResult.failed("timestamp '" + timestamp + "' is not yyyyMMdd HH:mm:ss (nor another"
                         + " server_audit_timestamp_format of a date, a time, a fraction and an offset)");
             }
-            idTime = timestamp.replace(" ", "T").replace(":", "");
+            idTime = aurora ? timestamp : timestamp.replace(" ", "T").replace(":", "");
         }
         if (!isDigits(connectionId)) {
             return ParseResult.failed("connection id '" + connectionId + "' is not a number");

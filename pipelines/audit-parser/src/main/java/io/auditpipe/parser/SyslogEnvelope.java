@@ -118,6 +118,10 @@ public final class SyslogEnvelope {
         int tagEnd = tag(s, p);
         if (tagEnd < 0 && timestamp != null) { // a host, then the tag (or the record)
             int space = s.indexOf(' ', p);
+            int comma = s.indexOf(',', p);
+            // no host has a comma: a time before a record's own first field (the CloudWatch Logs
+            // export's "2026-11-20T11:00:05.100Z 1795172401000123,...") is no syslog header
+            if (!pri && comma >= 0 && (space < 0 || comma < space)) return null;
             if (space <= p) throw new Malformed("nothing follows the syslog header's host");
             host = s.substring(p, space);
             p = space + 1;

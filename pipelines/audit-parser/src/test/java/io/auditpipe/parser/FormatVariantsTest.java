@@ -146,4 +146,26 @@ class FormatVariantsTest {
         assertEquals("100", different.extra.get("pid"));
         assertEquals("200", different.extra.get("pid#2"));
     }
+
+    @Test
+    void auroraFilesAndTheCloudWatchExportGiveTheSameEvents() throws IOException {
+        List<AuditEvent> downloaded = parsed("aurora-mysql-3-audit.log", "aurora-audit").events();
+        List<AuditEvent> exported = parsed("aurora-mysql-3-cloudwatch-export.log", "aurora-audit").events();
+        assertEquals(5, downloaded.size(), "the last row, without a final newline, too");
+        Set<String> a = new HashSet<>(), b = new HashSet<>();
+        downloaded.forEach(e -> a.add(e.id));
+        exported.forEach(e -> b.add(e.id));
+        assertEquals(a, b, "a row has one id, downloaded or exported");
+        AuditEvent connect = downloaded.get(0);
+        assertEquals(Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), connect.eventTimeMillis);
+        assertEquals(AuditEvent.AUTH_SUCCESS, connect.authOutcome);
+        assertEquals("10.0.0.5", connect.host);
+        assertEquals(AuditEvent.AUTH_FAILURE, downloaded.get(1).authOutcome, "rows out of time order are read as they come");
+        AuditEvent query = downloaded.get(2);
+        assertEquals("SELECT name, note\n  FROM t WHERE note = 'a, b < c & d'", query.sqltext, "a comma inside the quotes");
+        assertEquals(Instant.parse("2026-11-20T11:00:02.250Z").toEpochMilli(), query.eventTimeMillis);
+        assertTrue(query.recordId.startsWith("1795172402250000-11-5-"), query.recordId);
+        assertEquals("aurora-audit", AuditFormats.detect(("2026-11-20T11:00:05.100Z " + "1795172401000123,ip-10-0-1-20,app,"
+                + "10.0.0.5,11,0,CONNECT,shop,,0").getBytes(), false));
+    }
 }
