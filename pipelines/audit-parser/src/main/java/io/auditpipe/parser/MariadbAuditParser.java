@@ -231,8 +231,10 @@ public final class MariadbAuditParser extends ReadableRecordParser {
             e.extra.put("object", object);
         }
         String rest = f.rest();
-        if (rest != null) {
-            e.extra.put("more", rest); // e.g. the connection type newer versions append
+        // e.g. the connection type newer versions append; RDS for MySQL ends a query record with two
+        // empty fields: nothing to keep
+        if (rest != null && !rest.chars().allMatch(c -> c == ',')) {
+            e.extra.put("more", rest);
         }
         if ("CONNECT".equals(operation)) {
             e.authOutcome = AuditEvent.AUTH_SUCCESS;

@@ -168,4 +168,21 @@ class FormatVariantsTest {
         assertEquals("aurora-audit", AuditFormats.detect(("2026-11-20T11:00:05.100Z " + "1795172401000123,ip-10-0-1-20,app,"
                 + "10.0.0.5,11,0,CONNECT,shop,,0").getBytes(), false));
     }
+
+    @Test
+    void rdsForMysqlsAuditPlugin() throws IOException {
+        FormatFixturesTest.Parsed p = parseFixture("rds-mysql-8.0-server_audit.log", "mariadb-audit",
+                java.time.ZoneId.of("America/New_York"));
+        assertEquals(List.of(), p.deadLetters());
+        List<AuditEvent> events = p.events();
+        assertEquals(6, events.size(), "the last record, without a final newline, too");
+        assertEquals(Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), events.get(0).eventTimeMillis, "server-local time");
+        assertEquals("TCP/IP", events.get(0).extra.get("more"), "the connection type");
+        AuditEvent query = events.get(1);
+        assertEquals("SELECT name FROM t WHERE note = 'a, b'", query.sqltext);
+        assertEquals(0, query.status);
+        assertFalse(query.extra.containsKey("more"), "two empty fields after the retcode: nothing");
+        assertEquals(AuditEvent.AUTH_FAILURE, events.get(2).authOutcome);
+        assertEquals("SOCKET", events.get(3).extra.get("more"));
+    }
 }
