@@ -169,7 +169,7 @@ class Sampler:
 
         last = verification.last_pass(self.cfg)  # the supervisor's newest finished pass
         if last and last.get("started") not in {p.get("started") for p in self.passes}:
-            self.passes.append({k: last.get(k) for k in ("started", "seconds", "kind", "full", "error")})
+            self.passes.append({k: last.get(k) for k in ("started", "seconds", "kind", "full", "error", "findings", "open")})
 
 
 def wal_in_use_mib(db_file: Path) -> float:
@@ -298,6 +298,8 @@ def main() -> None:
             time.sleep(5)
         sampler.stop.set()
         used = cpu.stop()
+        # what the supervisor's verification passes raised: a run's passes must find nothing
+        integrity = [json.loads(json.dumps(a, default=str)) for a in db[cfg.store["alerts_collection"]].find({"rule": "integrity"})]
         run_seconds = max(w["ended"] for w in written.values()) - t0
 
         figures: dict = {"machine": machine(), "commit": git_commit(), "minutes": minutes, "rate": rate, "cluster": on_cluster,
@@ -372,6 +374,11 @@ def main() -> None:
             "supervisor": supervisor_lines(cfg.state_dir / "logs" / "supervisor.log"),
             "verification_passes": sampler.passes,
         }
+        figures["integrity_alerts"] = integrity
+        print(f"\nintegrity alerts raised by the supervisor's verification passes: {len(integrity)}")
+        for a in integrity[:10]:
+            print(f"  {a.get('_id')}: {str(a.get('detail') or a.get('message') or a)[:300]}")
+        failed |= bool(integrity)
         if json_out:
             json_out.write_text(json.dumps(figures, indent=2) + "\n")
             print(f"figures written to {json_out}")
