@@ -46,6 +46,7 @@ FRAMING: dict[str, Framing] = {
     "mysql-enterprise-xml": _XML,
     "mariadb-audit": Framing(),
     "aurora-audit": Framing(),
+    "azure-mysql-audit": Framing(),
     "mcafee-json": Framing(),
     "syslog": Framing(),  # records in a syslog envelope, one message a line, each record's format told by it
 }
@@ -57,6 +58,8 @@ FORMATS = list(FRAMING)  # in io.auditpipe.parser.AuditFormats' order; the confi
 _SIGNATURES = [
     ("percona-json", re.compile(rb'^\s*\{\s*"audit_record"\s*:')),
     ("mcafee-json", re.compile(rb'^\s*\{\s*"msg-type"\s*:')),
+    # Azure Database for MySQL's diagnostic logs, in any of their spellings
+    ("azure-mysql-audit", re.compile(rb'^\s*\{.*("(event_class(_s)?|EventClass)"\s*:|"MySqlAuditLogs")')),
     ("mysql-enterprise-json", re.compile(rb'^\s*(\{.*)?"class"\s*:\s*"')),
     ("percona-xml", re.compile(rb'^\s*(RECORD="|<RECORD>)')),
     ("mysql-enterprise-xml", re.compile(rb'^\s*(RECORD_ID="|<RECORD_ID>)')),

@@ -78,6 +78,9 @@ def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
     (b"20231207T13:14:28.481161+0100,mdbe106,root,localhost,4,0,DISCONNECT,,,0", "mariadb-audit"),
     (b"2026-11-22T19:15:00+01:00,h,u,h,3,1,QUERY,,'x',0", "mariadb-audit"),
     (b"2026/11/22 19:15:00,h,u,h,3,1,QUERY,,'x',0", None),
+    (b"1795172401000123,ip-10-0-1-20,app,10.0.0.5,11,0,CONNECT,shop,,0", "aurora-audit"),
+    (b'{"time": "2026-11-20T11:00:01Z", "category": "MySqlAuditLogs", "properties": {}}', "azure-mysql-audit"),
+    (b'{"TimeGenerated": "2026-11-20T11:00:01Z", "event_class_s": "connection_log"}', "azure-mysql-audit"),
     (b"", None),
 ])
 def test_a_line_tells_its_format(line, expected):

@@ -22,6 +22,7 @@ public final class AuditFormats {
         register(m, new AuditXmlParser(AuditXmlParser.MYSQL_ENTERPRISE));
         register(m, new MariadbAuditParser());
         register(m, new MariadbAuditParser(MariadbAuditParser.AURORA));
+        register(m, new AzureMysqlAuditParser());
         register(m, new McafeeJsonParser());
         register(m, new SyslogRecordParser());
         PARSERS = Collections.unmodifiableMap(m);
@@ -36,6 +37,7 @@ public final class AuditFormats {
     static final String[][] SIGNATURES = {
         {"percona-json", "^\\s*\\{\\s*\"audit_record\"\\s*:"},
         {"mcafee-json", "^\\s*\\{\\s*\"msg-type\"\\s*:"},
+        {"azure-mysql-audit", "^\\s*\\{.*(\"(event_class(_s)?|EventClass)\"\\s*:|\"MySqlAuditLogs\")"},
         {"mysql-enterprise-json", "^\\s*(\\{.*)?\"class\"\\s*:\\s*\""},
         {"percona-xml", "^\\s*(RECORD=\"|<RECORD>)"},
         {"mysql-enterprise-xml", "^\\s*(RECORD_ID=\"|<RECORD_ID>)"},
