@@ -48,8 +48,11 @@ def test_the_stats_queries_events_forms_count_what_the_stats_count(stack, scenar
     def too_late() -> int:
         return sum(1 for d in stack.dead_letters(SERVER) if d["stage"] == "stats")
 
-    stack.wait_for("every event counted in the stats or too late for them",
-                   lambda: (stack.stats_total(SERVER) + too_late() == m.records, stack.stats_total(SERVER)))
+    def counted() -> tuple[bool, dict]:
+        n = {"records": m.records, "in the stats": stack.stats_total(SERVER), "too late": too_late()}
+        return n["in the stats"] + n["too late"] == m.records, n
+
+    stack.wait_for("every event counted in the stats or too late for them", counted)
     since, until = (start - timedelta(hours=1)).isoformat(), (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
     names = sorted(n for n, q in query.saved_queries().items() if "events" in q)
     assert names == ["events-by-hour", "events-by-server", "stats-by-minute"]
