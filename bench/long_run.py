@@ -12,7 +12,8 @@ simulator (Percona JSON and the NEW XML format, rotating at 64 MiB), while the b
     SQLite file and how much of its write-ahead log is in use, every 10 s;
   - latency, every second: for each server, how long ago the newest event the store holds was
     written (its chain link n is the server's n-th record, which the simulator wrote at its start
-    plus n / rate), read from the newest rows of the local FerretDB's SQLite file.
+    plus n / rate), read from the newest rows of the local FerretDB's SQLite file; the slices count
+    it while the simulator writes (after its last record the figure only grows with the clock).
 
 With ``--cluster`` the job runs on the local Flink cluster (``flink.mode: cluster``, a JobManager and
 two TaskManagers, each a JVM of its own) instead of the one-process MiniCluster; heap and resident
@@ -311,7 +312,9 @@ def main() -> None:
               f"{'latency s (p50/p99/max)':>24} {'heap MiB (max)':>15} {'Flink RSS MiB (max)':>20}")
         for a, b in slices(t0, seconds):
             cks = [c for c in sampler.checkpoints.values() if a <= c["at"] < b]
-            lat = [x for t, _, x in sampler.latency if a <= t < b]
+            # latency while the simulator writes: after its last record, "how long ago the newest stored
+            # record was written" only grows with the clock, with nothing left to store
+            lat = [x for t, _, x in sampler.latency if a <= t < b and t <= t0 + run_seconds]
             mem = [m for m in sampler.memory if a <= m["at"] < b]
             row = {"from_min": round((a - t0) / 60, 1), "to_min": round((min(b, t0 + seconds) - t0) / 60, 1),
                    "checkpoints": len(cks),
