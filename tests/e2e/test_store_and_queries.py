@@ -175,7 +175,7 @@ def test_the_local_stores_file_reads_back_what_ferretdb_answers_a_page_at_a_time
     from bson.timestamp import Timestamp
 
     from auditpipe.evidence.chain import canonical
-    from auditpipe.store.ferretdb import capped_rows, from_sjson_document
+    from auditpipe.store.ferretdb import capped_document, capped_rows, from_sjson_document
 
     cfg, db = scratch_database(stack, "auditpipe_file_reads")
     try:
@@ -195,6 +195,9 @@ def test_the_local_stores_file_reads_back_what_ferretdb_answers_a_page_at_a_time
                 assert canonical(mine) == canonical(ferretdbs)
             assert [type(v) for v in read[-1 if newest_first else 0].values()] == [type(v) for v in answered[0].values()]
         assert list(capped_rows(cfg, "no_such_collection")) == []
+        # a lookup by _id through FerretDB's own index in the file: the document FerretDB answers
+        assert capped_document(cfg, "events", "a/7") == events.find_one({"_id": "a/7"})
+        assert capped_document(cfg, "events", "a/99") is None and capped_document(cfg, "no_such_collection", "a/7") is None
     finally:
         db.client.drop_database("auditpipe_file_reads")
 

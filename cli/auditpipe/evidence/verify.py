@@ -200,7 +200,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         else:
             # an anchor gone (deleted, or trimmed by the cap with the rest of a quiet server's events):
             # the whole store is read and judged
-            marker = after.marker if _anchors_present(events, after, result) else None
+            marker = after.marker if _anchors_present(cfg, events, after, result) else None
             stored, newest, reached = _stored_since(cfg, events, marker, result, Pacer(share))
             result.incremental = reached and marker is not None
             anchors = after.anchors if result.incremental else {}
@@ -384,11 +384,18 @@ def _newest_first(cfg: Config, events) -> Iterator[dict]:
         rows.close()
 
 
-def _anchors_present(events, after: Progress, result: Verification) -> bool:
-    """Whether each server's anchor is still stored (looked up by id); one that is there but changed is
-    an EDITED finding."""
+def _anchors_present(cfg: Config, events, after: Progress, result: Verification) -> bool:
+    """Whether each server's anchor is still stored (looked up by id: on the local FerretDB in its
+    SQLite file by its `_id` index, where FerretDB would read the whole collection for each); one that
+    is there but changed is an EDITED finding."""
     for server, anchor in sorted(after.anchors.items()):
-        doc = events.find_one({"_id": anchor.event_id})
+        doc: dict | None | bool = False
+        if cfg.store_uses_local_ferretdb and isinstance(anchor.event_id, str):
+            from auditpipe.store.ferretdb import capped_document
+
+            doc = capped_document(cfg, events.name, anchor.event_id)
+        if doc is False:
+            doc = events.find_one({"_id": anchor.event_id})
         if doc is None:
             return False
         if doc.get(SEQ) != anchor.seq or doc.get(DIGEST) != anchor.digest or doc.get("server") != server:

@@ -206,6 +206,33 @@ def capped_rows(cfg: Config, collection: str, newest_first: bool = False,
         con.close()
 
 
+def capped_document(cfg: Config, collection: str, doc_id: str) -> dict | None | bool:
+    """The document of a capped collection of the local FerretDB whose ``_id`` is the string
+    ``doc_id``, read from its SQLite file by FerretDB's own unique `_id` index (its expression, as
+    the index's SQL has it: SQLite searches an index on an expression only for that same
+    expression), decoded as pymongo decodes it; None when there is none; False when the file has no
+    such index (then ask FerretDB, which reads the whole collection for it)."""
+    con = sqlite3.connect(f"file:{ferretdb_sqlite_file(cfg)}?mode=ro", uri=True, timeout=10)
+    try:
+        found = ferretdb_table(con, collection)
+        if found is None:
+            return None
+        table = found[0]
+        row = con.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?",
+                          (table, f"{table}__id_")).fetchone()
+        if row is None or not row[0] or f'"{table}" (' not in row[0] or not row[0].endswith(")"):
+            return False
+        expression = row[0].split(f'"{table}" (', 1)[1][:-1]
+        if "_ferretdb_sjson" not in expression:
+            return False
+        # the -> operator gives a string as its JSON text: compact, non-ASCII as it is
+        key = json.dumps(doc_id, ensure_ascii=False, separators=(",", ":"))
+        hit = con.execute(f'SELECT _ferretdb_sjson FROM "{table}" WHERE {expression} = ?', (key,)).fetchone()
+        return None if hit is None else from_sjson_document(json.loads(hit[0], parse_int=_sjson_int))
+    finally:
+        con.close()
+
+
 def newest_unarchived(cfg: Config, collection: str, archived: dict[str, int], slack: int,
                       fields: set[str] | None = None, page: int = 5000) -> list[dict]:
     """The documents of a capped collection of the local FerretDB whose chain link is above the newest
