@@ -83,7 +83,16 @@ def test_a_file_rotated_before_the_collector_opened_it_and_lines_written_after_i
     with open(one, "ab", buffering=0) as f:
         f.write(b"".join(late))  # a late writer: after the collector moved on
 
-    docs = stack.stored_documents(server, m.records)
+    try:
+        docs = stack.stored_documents(server, m.records)
+    except AssertionError as e:  # which of the four parts is missing, and what the rotation watch said
+        stored = {d["record_id"] for d in stack.db()[stack.cfg.store["events_collection"]].find(
+            {"server": server}, {"record_id": 1})}
+        parts = {"first (the watch)": (1, 400), "second (rsyslog)": (401, 800), "third (rsyslog)": (801, 1100),
+                 "late (the watch)": (1101, 1200)}
+        held = {name: sum(f"{i}_{m.log_start}" in stored for i in range(a, b + 1)) for name, (a, b) in parts.items()}
+        log = (stack.cfg.state_dir / "logs" / "supervisor.log").read_text().splitlines()
+        raise AssertionError(f"{e}\nstored per part: {held}\nsupervisor log:\n" + "\n".join(log[-25:])) from None
     ids = [d["record_id"] for d in docs]
     assert len(ids) == m.records and set(ids) == m.record_ids(), "every record, once"
     assert stack.assert_stored_as_written(server, docs=docs) == m.records
