@@ -416,7 +416,8 @@ def parse_alone(cfg, root: Path) -> dict[str, tuple[float, float]]:
     fixtures = paths.PIPELINES / "audit-parser" / "src" / "test" / "resources" / "fixtures"
     for fmt, name in (("mysql-enterprise-xml", "mysql-8.0-enterprise-new.xml"),
                       ("mariadb-audit", "mariadb-10.11-server_audit.log"), ("aurora-audit", "aurora-mysql-3-audit.log"),
-                      ("azure-mysql-audit", "azure-mysql-flexible-eventhubs.json"), ("mcafee-json", "mcafee-1.1-audit.json")):
+                      ("azure-mysql-audit", "azure-mysql-flexible-eventhubs.json"),
+                      ("cloudsql-mysql-audit", "cloudsql-mysql-8.0-data-access.json"), ("mcafee-json", "mcafee-1.1-audit.json")):
         runs.append((f"{fmt} (fixture)", fmt, fixtures / name))
     flink = FlinkJob(cfg)
     out = subprocess.run(["java", "-Xmx1g", "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink.runtime_lib}/*",

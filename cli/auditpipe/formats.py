@@ -47,6 +47,8 @@ FRAMING: dict[str, Framing] = {
     "mariadb-audit": Framing(),
     "aurora-audit": Framing(),
     "azure-mysql-audit": Framing(),
+    # one Cloud Logging entry a line; `import` and `parse` (the JVM's reader) gather a split entry's parts
+    "cloudsql-mysql-audit": Framing(),
     "mcafee-json": Framing(),
     "syslog": Framing(),  # records in a syslog envelope, one message a line, each record's format told by it
 }
@@ -58,6 +60,8 @@ FORMATS = list(FRAMING)  # in io.auditpipe.parser.AuditFormats' order; the confi
 _SIGNATURES = [
     ("percona-json", re.compile(rb'^\s*\{\s*"audit_record"\s*:')),
     ("mcafee-json", re.compile(rb'^\s*\{\s*"msg-type"\s*:')),
+    # Cloud SQL for MySQL's audit entries in Cloud Logging (the request's type, or the plugin in the insertId)
+    ("cloudsql-mysql-audit", re.compile(rb'^\s*\{.*(google\.cloud\.sql\.audit\.v1\.MysqlAuditEntry"|#cloudsql_mysql_audit#)')),
     # Azure Database for MySQL's diagnostic logs, in any of their spellings
     ("azure-mysql-audit", re.compile(rb'^\s*\{.*("(event_class(_s)?|EventClass)"\s*:|"MySqlAuditLogs")')),
     ("mysql-enterprise-json", re.compile(rb'^\s*(\{.*)?"class"\s*:\s*"')),

@@ -81,6 +81,8 @@ def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
     (b"1795172401000123,ip-10-0-1-20,app,10.0.0.5,11,0,CONNECT,shop,,0", "aurora-audit"),
     (b'{"time": "2026-11-20T11:00:01Z", "category": "MySqlAuditLogs", "properties": {}}', "azure-mysql-audit"),
     (b'{"TimeGenerated": "2026-11-20T11:00:01Z", "event_class_s": "connection_log"}', "azure-mysql-audit"),
+    (b'{"insertId": "x", "protoPayload": {"request": {"@type": "type.googleapis.com/google.cloud.sql.audit.v1.MysqlAuditEntry"}}}',
+     "cloudsql-mysql-audit"),
     (b"", None),
 ])
 def test_a_line_tells_its_format(line, expected):

@@ -220,3 +220,29 @@ def test_aurora_rows_downloaded_and_exported_are_the_same_stored_events():
         got[name] = {d["_id"]: {k: v for k, v in d.items() if k not in ("source_file", "original", "line_sha256", "ingest")}
                      for d in docs}
     assert got["aurora-mysql-3-audit.log"] == got["aurora-mysql-3-cloudwatch-export.log"]
+
+
+def test_a_cloud_sql_export_is_detected_and_its_split_entry_read_whole(tmp_path):
+    """Cloud Logging's Data Access entries of Cloud SQL for MySQL, detected by themselves: the entry
+    Cloud Logging split in two (its parts apart in the file) is one event with the whole statement;
+    a part whose partner is not in the file is a dead letter naming its split, exit code 1."""
+    validator = jsonschema.Draft202012Validator(json.loads((paths.SCHEMAS / "audit-event.schema.json").read_text()))
+    export = FIXTURE.parent / "cloudsql-mysql-8.0-data-access.json"
+    r = parse(str(export), "--server", "cloudsql-1")
+    assert r.returncode == 0, r.stderr
+    assert "5 events, 0 dead letters, 6 lines (cloudsql-mysql-audit)" in r.stderr, r.stderr
+    docs = documents(r.stdout)
+    for doc in docs:
+        assert not list(validator.iter_errors(doc)), doc
+    inserts = [d for d in docs if d.get("command_class") == "insert"]
+    assert len(inserts) == 1 and inserts[0]["sqltext"].startswith("INSERT INTO shop.orders") \
+        and inserts[0]["sqltext"].endswith("(40, 'order 40')"), inserts
+    assert [(d["user"], d["status"]) for d in docs if d.get("auth_outcome") == "failure"] == [("root", 1045)]
+
+    lines = export.read_text().splitlines()
+    alone = tmp_path / "part.json"
+    alone.write_text("\n".join(lines[:3]) + "\n")  # part 2 of 2, without part 1
+    r = parse(str(alone), "--server", "cloudsql-1", "--format", "cloudsql-mysql-audit")
+    assert r.returncode == 1
+    assert "part.json:3: part 2 of 2 of a Cloud Logging entry split in 2 (split.uid 1764064803500000-7f3a)" in r.stderr, r.stderr
+    assert "2 events, 1 dead letters" in r.stderr

@@ -23,6 +23,7 @@ public final class AuditFormats {
         register(m, new MariadbAuditParser());
         register(m, new MariadbAuditParser(MariadbAuditParser.AURORA));
         register(m, new AzureMysqlAuditParser());
+        register(m, new CloudSqlMysqlAuditParser());
         register(m, new McafeeJsonParser());
         register(m, new SyslogRecordParser());
         PARSERS = Collections.unmodifiableMap(m);
@@ -37,6 +38,7 @@ public final class AuditFormats {
     static final String[][] SIGNATURES = {
         {"percona-json", "^\\s*\\{\\s*\"audit_record\"\\s*:"},
         {"mcafee-json", "^\\s*\\{\\s*\"msg-type\"\\s*:"},
+        {"cloudsql-mysql-audit", "^\\s*\\{.*(google\\.cloud\\.sql\\.audit\\.v1\\.MysqlAuditEntry\"|#cloudsql_mysql_audit#)"},
         {"azure-mysql-audit", "^\\s*\\{.*(\"(event_class(_s)?|EventClass)\"\\s*:|\"MySqlAuditLogs\")"},
         {"mysql-enterprise-json", "^\\s*(\\{.*)?\"class\"\\s*:\\s*\""},
         {"percona-xml", "^\\s*(RECORD=\"|<RECORD>)"},

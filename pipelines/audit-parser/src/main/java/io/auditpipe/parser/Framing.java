@@ -23,17 +23,31 @@ import java.util.regex.Pattern;
  */
 public final class Framing {
     public static final Framing LINES = new Framing(null, null);
+    /**
+     * One record per line, save for the parts of a Cloud Logging entry it split: those are handed
+     * out together, as one record of several lines ({@link CloudSqlMysqlAuditParser.SplitParts}).
+     * Only a reader of whole files can gather them; the collectors ship line by line.
+     */
+    public static final Framing LINES_JOINING_SPLIT_ENTRIES = new Framing(null, null, true);
+    /** Split entries held at most while their other parts are awaited. */
+    static final int SPLIT_ENTRIES_HELD = 1024;
 
     private final String start;
     private final String end;
+    private final boolean joinsSplitEntries;
 
     /** Both patterns, or neither (one record per line). */
     public Framing(String start, String end) {
+        this(start, end, false);
+    }
+
+    private Framing(String start, String end, boolean joinsSplitEntries) {
         if ((start == null) != (end == null)) {
             throw new IllegalArgumentException("a multi-line format needs both a start and an end pattern");
         }
         this.start = start;
         this.end = end;
+        this.joinsSplitEntries = joinsSplitEntries;
     }
 
     /** Whether a record can span several lines. */
@@ -47,7 +61,8 @@ public final class Framing {
 
     /** Splits lines (without their newlines) into records the way the collector frames them. */
     public Framer framer() {
-        return new Framer(end == null ? null : Pattern.compile(end));
+        return new Framer(end == null ? null : Pattern.compile(end),
+                joinsSplitEntries ? new CloudSqlMysqlAuditParser.SplitParts(SPLIT_ENTRIES_HELD) : null);
     }
 
     /** All records of {@code text} (split on LF, empty lines skipped as the collectors skip them), the rest at its end included. */
@@ -59,20 +74,21 @@ public final class Framing {
             n++;
             if (!line.isEmpty()) out.addAll(framer.add(line, n));
         }
-        Framer.Record last = framer.finish();
-        if (last != null) out.add(last);
+        out.addAll(framer.finish());
         return out;
     }
 
     /** Feeds lines one by one; hands out each record as it completes. */
     public static final class Framer {
         private final Pattern end;
+        private final CloudSqlMysqlAuditParser.SplitParts splits;
         private final List<String> pending = new ArrayList<>();
         /** 1-based number of the first pending line. */
         private long firstLine;
 
-        Framer(Pattern end) {
+        Framer(Pattern end, CloudSqlMysqlAuditParser.SplitParts splits) {
             this.end = end;
+            this.splits = splits;
         }
 
         /** A record and the number of its first line. */
@@ -88,6 +104,11 @@ public final class Framing {
 
         /** Adds line number {@code number}; returns the records it completes (zero or one). */
         public List<Record> add(String line, long number) {
+            if (splits != null) {
+                List<Record> out = new ArrayList<>(1);
+                for (CloudSqlMysqlAuditParser.SplitParts.Out o : splits.add(line, number)) out.add(new Record(o.text(), o.firstLine()));
+                return out;
+            }
             if (end == null) {
                 return List.of(new Record(line, number));
             }
@@ -101,12 +122,20 @@ public final class Framing {
             return List.of(r);
         }
 
-        /** The unfinished record left at the end of the input (e.g. a file's closing {@code </AUDIT>}), or null. */
-        public Record finish() {
-            if (pending.isEmpty()) return null;
-            Record r = new Record(String.join("\n", pending), firstLine);
-            pending.clear();
-            return r;
+        /**
+         * What is left at the end of the input: the unfinished record (e.g. a file's closing
+         * {@code </AUDIT>}), or the split entries whose other parts never came; often nothing.
+         */
+        public List<Record> finish() {
+            List<Record> out = new ArrayList<>();
+            if (splits != null) {
+                for (CloudSqlMysqlAuditParser.SplitParts.Out o : splits.finish()) out.add(new Record(o.text(), o.firstLine()));
+            }
+            if (!pending.isEmpty()) {
+                out.add(new Record(String.join("\n", pending), firstLine));
+                pending.clear();
+            }
+            return out;
         }
     }
 }

@@ -133,8 +133,7 @@ public final class ParseFile {
                 java.util.List<Framing.Framer.Record> records;
                 if (line == null) {
                     more = false;
-                    Framing.Framer.Record last = framer.finish();
-                    records = last == null ? java.util.List.of() : java.util.List.of(last);
+                    records = framer.finish();
                 } else {
                     lineNumber++;
                     if (line.length == 0) continue;

@@ -83,8 +83,7 @@ public final class FileRecords implements Closeable {
                 byte[] line = lines.next();
                 if (line == null) {
                     ended = true;
-                    Framing.Framer.Record last = framer.finish();
-                    if (last != null) framed.add(last);
+                    framed.addAll(framer.finish());
                 } else {
                     lineNumber++;
                     if (line.length > 0) framed.addAll(framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber));
