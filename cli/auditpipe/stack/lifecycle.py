@@ -59,6 +59,9 @@ def status(cfg: Config) -> list[StatusRow]:
     from auditpipe.stack import tiers
 
     rows.extend(tiers.tier_rows(cfg))  # hot tier and archive: spans and warnings (docs/archive.md)
+    from auditpipe.stack import fleet
+
+    rows.append(fleet.servers_row(cfg))  # the sources' servers: counted, the silent ones named
     rows.append(integrity_row(cfg))
     return rows
 
