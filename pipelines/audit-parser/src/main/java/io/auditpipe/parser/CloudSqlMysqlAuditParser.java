@@ -348,16 +348,20 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
      * Gathers the parts of split entries among a file's records: each part is held until the
      * others of its uid have come, then the parts are handed out together as one record (their
      * lines joined with LF, in the order they came; the parser orders them by index). Records
-     * that are no part pass at once. At most {@code maxHeld} entries are held: beyond that, and
-     * at the end of the file, the oldest is handed out as it is (its parts together, which the
-     * parser then names as incomplete: a dead letter, nothing dropped).
+     * that are no part pass at once. At most {@code maxHeld} entries and {@code maxChars}
+     * characters are held: beyond either, and at the end of the file, the oldest is handed out as
+     * it is (its parts together, which the parser then names as incomplete: a dead letter, nothing
+     * dropped).
      */
     public static final class SplitParts {
         private final int maxHeld;
+        private final long maxChars;
         private final LinkedHashMap<String, Held> held = new LinkedHashMap<>();
+        private long chars;
 
-        public SplitParts(int maxHeld) {
+        public SplitParts(int maxHeld, long maxChars) {
             this.maxHeld = maxHeld;
+            this.maxChars = maxChars;
         }
 
         /** A record and the number of its first line. */
@@ -389,7 +393,9 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
             if (h.parts > 0) h.text.append('\n');
             h.text.append(record);
             h.parts++;
+            chars += record.length() + 1;
             if (h.parts >= h.total || h.parts >= MAX_PARTS) out.add(handOut(split[0]));
+            while (chars > maxChars && !held.isEmpty()) out.add(handOut(held.keySet().iterator().next()));
             return out;
         }
 
@@ -402,6 +408,7 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
 
         private Out handOut(String uid) {
             Held h = held.remove(uid);
+            chars -= h.text.length() + 1;
             return new Out(h.text.toString(), h.firstLine);
         }
     }

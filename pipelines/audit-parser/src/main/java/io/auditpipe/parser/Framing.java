@@ -29,8 +29,9 @@ public final class Framing {
      * Only a reader of whole files can gather them; the collectors ship line by line.
      */
     public static final Framing LINES_JOINING_SPLIT_ENTRIES = new Framing(null, null, true);
-    /** Split entries held at most while their other parts are awaited. */
+    /** Split entries held at most while their other parts are awaited, and their characters. */
     static final int SPLIT_ENTRIES_HELD = 1024;
+    static final long SPLIT_ENTRIES_CHARS = 64L << 20;
 
     private final String start;
     private final String end;
@@ -62,7 +63,7 @@ public final class Framing {
     /** Splits lines (without their newlines) into records the way the collector frames them. */
     public Framer framer() {
         return new Framer(end == null ? null : Pattern.compile(end),
-                joinsSplitEntries ? new CloudSqlMysqlAuditParser.SplitParts(SPLIT_ENTRIES_HELD) : null);
+                joinsSplitEntries ? new CloudSqlMysqlAuditParser.SplitParts(SPLIT_ENTRIES_HELD, SPLIT_ENTRIES_CHARS) : null);
     }
 
     /** All records of {@code text} (split on LF, empty lines skipped as the collectors skip them), the rest at its end included. */

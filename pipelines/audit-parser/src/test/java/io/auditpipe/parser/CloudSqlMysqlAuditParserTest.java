@@ -101,6 +101,21 @@ class CloudSqlMysqlAuditParserTest {
     }
 
     @Test
+    void partsAwaitingTheirOthersAreBoundedInEntriesAndCharacters() throws IOException {
+        String part = fixtureLines().get(2); // part 2 of 2 of one entry
+        String other = part.replace("1764064803500000-7f3a", "another-uid");
+        CloudSqlMysqlAuditParser.SplitParts byCount = new CloudSqlMysqlAuditParser.SplitParts(1, Long.MAX_VALUE);
+        assertEquals(List.of(), byCount.add(part, 1));
+        assertEquals(List.of(new CloudSqlMysqlAuditParser.SplitParts.Out(part, 1)), byCount.add(other, 2), "the oldest makes room");
+        assertEquals(List.of(new CloudSqlMysqlAuditParser.SplitParts.Out(other, 2)), byCount.finish());
+        CloudSqlMysqlAuditParser.SplitParts byChars = new CloudSqlMysqlAuditParser.SplitParts(1024, part.length() + 10);
+        assertEquals(List.of(), byChars.add(part, 1));
+        assertEquals(List.of(new CloudSqlMysqlAuditParser.SplitParts.Out(part, 1)), byChars.add(other, 2));
+        assertEquals(List.of(), byChars.add("{\"not\":\"a part\"}", 3).stream().filter(o -> o.firstLine() != 3).toList());
+        assertEquals(1, byChars.finish().size());
+    }
+
+    @Test
     void listsAreJoinedElementByElement() {
         // Cloud Logging's own example of a list cut in two: ["foo", "ba"] and ["", "r", "baz"]
         assertEquals(List.of("foo", "bar", "baz"), CloudSqlMysqlAuditParser.merge(List.of("foo", "ba"), List.of("", "r", "baz")));
