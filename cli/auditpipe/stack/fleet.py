@@ -34,6 +34,10 @@ def summary(expected: list[str], last_seen: dict[str, datetime], now: datetime,
         s = max(0, int((now - t).total_seconds()))
         return f"{s // 86400}d ago" if s >= 86400 else f"{s // 3600}h ago" if s >= 3600 else f"{s // 60}m ago"
 
+    others = sorted(set(last_seen) - set(expected))  # syslog senders named by their host, imports
+    if not expected:
+        return "ok", "none named in sources" + (f"; {len(others)} by their own name (syslog hosts, imports)"
+                                                if others else "")
     silent = []
     for server in expected:
         t = last_seen.get(server)
@@ -41,7 +45,6 @@ def summary(expected: list[str], last_seen: dict[str, datetime], now: datetime,
             silent.append((server, "no event stored"))
         elif silent_after and now - t > timedelta(seconds=silent_after):
             silent.append((server, f"last event {t:%Y-%m-%d %H:%M} UTC, {ago(t)}"))
-    others = sorted(set(last_seen) - set(expected))  # syslog senders named by their host, imports
     window = f"in the last {_span(silent_after)}" if silent_after else "stored"
     detail = f"{len(expected)} configured: {len(expected) - len(silent)} with events {window}"
     if others:

@@ -32,3 +32,8 @@ def test_many_silent_servers_are_listed_up_to_a_bound_and_names_are_escaped():
     assert detail.endswith(f" and {len(expected) - LISTED} more")
     assert detail.count("(no event stored)") == LISTED
     assert "\x1b" not in summary(["evil\x1b[31m"], {}, NOW, 60)[1]
+
+
+def test_a_stack_with_no_named_source_says_so():
+    assert summary([], {}, NOW, 900) == ("ok", "none named in sources")
+    assert summary([], {"localhost": NOW}, NOW, 900) == ("ok", "none named in sources; 1 by their own name (syslog hosts, imports)")
