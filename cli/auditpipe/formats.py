@@ -82,11 +82,12 @@ _ENVELOPED_SIGNATURES = [
 ]
 
 # A syslog header in front of a record (io.auditpipe.parser.SyslogEnvelope reads it; docs/formats.md
-# "Records in a syslog envelope"): RFC 5424 after <PRI>1, or an optional <PRI>, a time (Mmm dd
-# [yyyy ]hh:mm:ss or RFC 3339), a host unless the next word is the tag, and a tag; or a tag alone.
+# "Records in a syslog envelope"): RFC 5424 after <PRI>1 (or 1 alone, the priority taken off by a
+# receiver), or an optional <PRI>, a time (Mmm dd [yyyy ]hh:mm:ss or RFC 3339), a host unless the
+# next word is the tag, and a tag; or a tag alone.
 _TAG = rb"[A-Za-z][A-Za-z0-9_.\-/]{0,64}(?:\[\d+\])?:"
 _SYSLOG_HEADER = re.compile(
-    rb"^(?:<\d{1,3}>1 \S+ \S+ \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?(?:\xef\xbb\xbf)?"
+    rb"^(?:(?:<\d{1,3}>1 \S+|1 (?:-|\d{4}-\d\d-\d\dT\S+)) \S+ \S+ \S+ \S+ (?:-|(?:\[(?:[^\]\\]|\\.)*\])+) ?(?:\xef\xbb\xbf)?"
     rb"|(?:<\d{1,3}>)?(?:(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})?"
     rb"|\d{4}-\d\d-\d\dT[^\s,]+) (?:(?!" + _TAG + rb" )[^\s,]+ )?)?" + _TAG + rb" ?"
     rb"|<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]?\d (?:\d{4} )?\d\d:\d\d:\d\d(?:\.\d{1,9})? (?:\S+ )?)?)")

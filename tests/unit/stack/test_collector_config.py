@@ -160,3 +160,15 @@ def test_two_listen_sources_on_one_address_are_refused(tmp_path):
         config.load(f)
     assert "127.0.0.1:5514 (tcp) is already sources[0]'s" in str(e.value)
     assert "'db-1' is already the server of" in str(e.value)
+
+
+@pytest.mark.parametrize("line", [
+    b'<134>1 2026-11-27T12:00:00Z db-02 percona-audit 1088 - - {"audit_record":{}}',
+    b'1 2026-11-27T12:00:00Z db-02 percona-audit 1088 - - {"audit_record":{}}',  # the priority taken off by a receiver
+    b'1 - db-02 percona-audit - - [meta x="1"] {"audit_record":{}}',
+])
+def test_an_rfc5424_envelope_is_unwrapped_with_or_without_its_priority(line):
+    from auditpipe.formats import unwrap
+
+    assert unwrap(line) == b'{"audit_record":{}}'
+    assert unwrap(b'1795172401000123,ip,app,10.0.0.5,11,0,CONNECT,shop,,0') is None, "an Aurora row is no envelope"

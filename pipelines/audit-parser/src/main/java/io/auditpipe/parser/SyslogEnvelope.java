@@ -16,7 +16,8 @@ import java.time.format.DateTimeParseException;
  * <p>What is read (docs/formats.md "Records in a syslog envelope"):
  * <ul>
  *   <li>RFC 5424: {@code <PRI>1 TIMESTAMP HOST APP PROCID MSGID SD MSG}, nil values {@code -}, the
- *       structured data skipped, a byte order mark before the message dropped; the tag is APP.</li>
+ *       structured data skipped, a byte order mark before the message dropped; the tag is APP. Also
+ *       without the {@code <PRI>}, as a receiver that took it off hands the message on.</li>
  *   <li>RFC 3164 and what syslog daemons write to files: an optional {@code <PRI>}, then a time
  *       ({@code Mmm dd hh:mm:ss}, with a year after the day or not, with fractions of a second or not;
  *       or RFC 3339, {@code 2026-11-27T12:00:00.123+01:00}), a host (absent in what a program sends
@@ -103,6 +104,7 @@ public final class SyslogEnvelope {
             p = end + 1;
         }
         if (pri && s.startsWith("1 ", p)) return rfc5424(line, s, p + 2);
+        if (!pri && rfc5424WithoutPri(s)) return rfc5424(line, s, 2);
         String timestamp = null;
         long millis = Long.MIN_VALUE;
         int timeEnd = legacyTime(s, p);
@@ -140,10 +142,21 @@ public final class SyslogEnvelope {
         return new SyslogEnvelope(timestamp, millis, host, tag, body(line, p));
     }
 
+    /**
+     * Whether a line without a priority starts as an RFC 5424 header does after it: the version 1,
+     * then an RFC 3339 time or the nil value ({@code 1 2026-11-27T12:00:00Z host ...}, {@code 1 - host
+     * ...}), as a receiver that took the priority off hands the message on (Fluentd's in_syslog).
+     */
+    private static boolean rfc5424WithoutPri(String s) {
+        return s.length() > 4 && s.charAt(0) == '1' && s.charAt(1) == ' '
+                && ((s.startsWith("- ", 2)) || (s.length() > 13 && digits(s, 2, 6) && s.charAt(6) == '-' && s.charAt(12) == 'T'));
+    }
+
     /** Whether a line starting with this byte may have a header: '<' and a digit, a letter, a digit (a date). */
     private static boolean mayStart(byte[] line) {
         byte c = line[0];
         if (c == '<') return line.length > 1 && line[1] >= '0' && line[1] <= '9';
+        if (c == '1' && line.length > 4 && line[1] == ' ') return true; // RFC 5424 without its priority
         if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) return true;
         // RFC 3339 ("2026-11-27T..."); MariaDB's own lines start "20261127 " and are no header
         return c >= '0' && c <= '9' && line.length > 10 && line[4] == '-' && line[10] == 'T';

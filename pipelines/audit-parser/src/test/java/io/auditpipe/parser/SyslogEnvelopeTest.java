@@ -101,6 +101,12 @@ class SyslogEnvelopeTest {
         assertEquals("db-02", rfc5424.extra.get("syslog_host"));
         assertEquals("percona-audit", rfc5424.extra.get("syslog_tag"));
         assertEquals("db/4_2026-11-22T09:00:00", rfc5424.id);
+        // the same message as a receiver hands it on with its priority taken off (Fluentd's in_syslog)
+        String line = lines.get(5);
+        AuditEvent withoutPri = ok(line.substring(line.indexOf('>') + 1));
+        assertEquals(rfc5424.recordId, withoutPri.recordId);
+        assertEquals("db-02", withoutPri.extra.get("syslog_host"));
+        assertEquals("percona-audit", withoutPri.extra.get("syslog_tag"));
 
         assertEquals("percona-audit", ok(lines.get(6)).extra.get("syslog_tag"), "the pid is not the tag's");
         assertEquals("audit-filter", ok(lines.get(7)).extra.get("syslog_tag"));
