@@ -41,9 +41,10 @@ def fluentd_command(tools_dir: Path) -> str:
 class Fluentd:
     """One Fluentd collector process for one audit log, started through collectors/fluentd/run."""
 
-    def __init__(self, command: str, stack, server: str, root: Path, fmt: str = "percona-json",
-                 env: dict | None = None):
-        """``env``: collectors/fluentd/run's settings instead of the stack's kafka.security as the collector's user."""
+    def __init__(self, command: str, stack, server: str | None, root: Path, fmt: str = "percona-json",
+                 env: dict | None = None, listen: str | None = None):
+        """``env``: collectors/fluentd/run's settings instead of the stack's kafka.security as the collector's user;
+        ``listen``: receive syslog there instead of tailing ``log`` (``server`` None: each sender's host)."""
         self.fmt = fmt
         self.log = root / "logs" / "audit.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
@@ -53,6 +54,11 @@ class Fluentd:
                     "AUDITPIPE_STATE_DIR": str(root / "state"),
                     "AUDITPIPE_MAX_LINE_BYTES": str(limits.from_config(stack.cfg).max_line_bytes),
                     **(security_environment(stack.cfg) if env is None else env)}
+        if listen:
+            self.env["AUDITPIPE_LISTEN"] = listen
+            del self.env["AUDITPIPE_AUDIT_LOG"]
+        if server is None:
+            del self.env["AUDITPIPE_SERVER"]
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:

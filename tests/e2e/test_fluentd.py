@@ -6,6 +6,9 @@ kill -9 mid-rotation, a line at the maximum size. The Fluentd itself: tests/flue
 from __future__ import annotations
 
 import base64
+import shutil
+import socket
+import subprocess
 import threading
 
 import pytest
@@ -122,5 +125,60 @@ def test_fluentd_ships_a_line_at_the_maximum_size_whole(stack, fluentd_command, 
         assert len(dead) == 1
         assert dead[0]["original"]["length"] == longest
         assert base64.b64decode(dead[0]["original"]["base64"]) == line, "whole, byte for byte"
+    finally:
+        fluentd.stop()
+
+
+def test_fluentd_receives_syslog_and_ships_each_record_once(stack, fluentd_command, tmp_path):
+    """collectors/fluentd with AUDITPIPE_LISTEN: in_syslog in place of in_tail, as the rsyslog receiver
+    (tests/e2e/test_syslog_receiver.py): octet-counted TCP from `logger` with RFC 5424 and RFC 3164
+    headers, each record stored once in its own format under the sender's host name (from-host), a
+    record of several lines with its newlines escaped; a message without a priority becomes a dead letter, not a warning."""
+    if not shutil.which("logger"):
+        pytest.skip("logger (util-linux) is not installed: it is the sender of this test")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    listen = f"tcp://127.0.0.1:{port}"
+    fluentd = Fluentd(fluentd_command, stack, None, tmp_path, fmt="syslog", listen=listen)
+    fluentd.start()
+    try:
+        log = tmp_path / "records.jsonl"
+        m = simulate(log, rate=1000, duration=0.5, speedup=1000, seed=57, rotate_on_size=0, max_records=500)
+        lines = [line for line in log.read_bytes().splitlines() if line]
+        assert len(lines) == m.records == 500
+        half = tmp_path / "second.jsonl"
+        half.write_bytes(b"\n".join(lines[250:]) + b"\n")
+        log.write_bytes(b"\n".join(lines[:250]) + b"\n")
+
+        def logger(*args: str) -> None:
+            r = subprocess.run(["logger", "--socket-errors=on", "--tcp", "--octet-count", "--server", "127.0.0.1",
+                                "--port", str(port), "--size", "65536", *args], capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, r.stderr
+
+        logger("--rfc5424", "-t", "percona-audit", "-f", str(log))
+        logger("--rfc3164", "-t", "percona-audit", "-f", str(half))
+        xml = ('<AUDIT_RECORD\n  NAME="Query"\n  RECORD="9_2026-11-22T09:00:00"\n  TIMESTAMP="2026-11-22T09:00:09 UTC"\n'
+               '  COMMAND_CLASS="select"\n  CONNECTION_ID="12"\n  STATUS="0"\n  SQLTEXT="SELECT&#10;  2"\n'
+               '  USER="app[app] @ localhost [10.0.0.5]"\n  HOST="localhost"\n  IP="10.0.0.5"\n  DB="shop"\n/>')
+        # in_syslog keeps a message's first line only (docs/collectors.md): a record of several lines
+        # comes with its newlines escaped, as a syslog daemon relaying it escapes them
+        logger("--rfc5424", "-t", "percona-audit", xml.replace("\n", "#012"))
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:  # no <PRI>: not syslog
+            msg = b"no priority, no header, no record"
+            raw.sendall(str(len(msg)).encode() + b" " + msg)
+
+        want = m.records + 1
+        docs = stack.stored_documents("localhost", want, timeout=300)
+        assert len(docs) == want and len({d["_id"] for d in docs}) == want, f"{len(docs)} stored of {want} sent"
+        assert {d["record_id"] for d in docs} >= m.record_ids(), "every record sent, by its own id"
+        assert {d["source_file"] for d in docs} == {listen} and {d["collector"] for d in docs} == {"fluentd"}
+        assert {d["format"] for d in docs} == {"percona-json", "percona-xml"}
+        assert {d["extra"]["syslog_tag"] for d in docs} == {"percona-audit"}
+        assert next(d for d in docs if d["format"] == "percona-xml")["sqltext"] == "SELECT\n  2", "13 lines, whole"
+        dead = stack.wait_for("the message without a priority as a dead letter", lambda: (bool(found := [
+            d for d in stack.dead_letters("localhost") if base64.b64decode(d["original"]["base64"]) == msg]), found))
+        assert dead[0]["stage"] == "parse" and dead[0]["reason"], dead[0]
+        assert not fluentd.problems(), "\n".join(fluentd.problems())
     finally:
         fluentd.stop()

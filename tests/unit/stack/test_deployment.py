@@ -187,7 +187,8 @@ def test_fluentd_is_built_from_the_tested_collector(project):
     build = project["services"]["fluentd"]["build"]
     assert Path(build["context"]) == paths.COLLECTORS / "fluentd"
     dockerfile = (paths.COLLECTORS / "fluentd" / "Dockerfile").read_text()
-    assert "COPY fluent.conf run /fluentd/etc/" in dockerfile  # the files tests/e2e/test_fluentd.py runs
+    # the files tests/e2e/test_fluentd.py runs, the syslog receiver's source included
+    assert "COPY fluent.conf run syslog-source.conf /fluentd/etc/" in dockerfile
     # the direct path: the files tests/e2e/test_fluentd_direct.py runs, in mongo mode
     direct = project["services"]["fluentd-direct"]
     assert Path(direct["build"]["context"]) == paths.COLLECTORS / "fluentd"
@@ -468,3 +469,22 @@ def test_the_jobmanager_goes_on_on_the_state_backend_that_wrote_its_checkpoints(
     (checkpoints / "j1" / "chk-8" / "_metadata").write_bytes(b"x")  # the first checkpoint after it
     os.utime(savepoint / "_metadata", (2000, 2000))
     assert run() == {"restore": str(checkpoints / "j1" / "chk-8"), "backend": "rocksdb"}
+
+
+@pytest.mark.parametrize("env, says", [
+    ({"AUDITPIPE_LISTEN": "tcp:/127.0.0.1:5514"}, "AUDITPIPE_LISTEN must be tcp://HOST:PORT"),
+    ({"AUDITPIPE_LISTEN": "tcp://127.0.0.1:port"}, "the port of AUDITPIPE_LISTEN must be a number"),
+    ({"AUDITPIPE_LISTEN": "udp://127.0.0.1:70000"}, "must be 1-65535"),
+    ({"AUDITPIPE_LISTEN": "tcp://a host:5514"}, "must be a host name or an IP address"),
+    ({"AUDITPIPE_LISTEN": "tls://127.0.0.1:6514"}, "AUDITPIPE_LISTEN_TLS_CERT is not set"),
+    ({"AUDITPIPE_LISTEN": "tcp://127.0.0.1:5514", "AUDITPIPE_LISTEN_FRAMING": "crlf"}, "AUDITPIPE_LISTEN_FRAMING must be"),
+    ({"AUDITPIPE_LISTEN": "tcp://127.0.0.1:5514", "AUDITPIPE_OUTPUT": "mongo"}, "received syslog goes through Kafka"),
+    ({}, "AUDITPIPE_AUDIT_LOG is not set"),
+])
+def test_the_fluentd_collector_refuses_a_bad_receiver_setting_by_name(tmp_path, env, says):
+    """collectors/fluentd/run checks its environment before Fluentd starts (no fluentd needed for that)."""
+    r = subprocess.run([str(paths.COLLECTORS / "fluentd" / "run")], capture_output=True, text=True, timeout=30,
+                       env={"PATH": "/usr/bin:/bin", "FLUENTD": "/bin/false", "AUDITPIPE_KAFKA_BROKERS": "127.0.0.1:9",
+                            "AUDITPIPE_STATE_DIR": str(tmp_path), **env})
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert says in r.stderr, r.stderr
