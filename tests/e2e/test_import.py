@@ -151,6 +151,32 @@ def test_several_servers_import_in_one_run(stack, history_files, tmp_path):
         "one run, one chain name"
 
 
+def test_managed_services_files_import_each_detected_by_itself(stack):
+    """The managed services' files as users download or export them (docs/formats.md), each format
+    told by the file: Aurora's downloaded audit file and its CloudWatch Logs export hold the same
+    rows (the export adds nothing), Azure's Event Hubs records, and Cloud SQL's Cloud Logging export
+    with a statement split in two entries, which comes in as one event holding the whole statement."""
+    from auditpipe import paths
+
+    fixtures = paths.PIPELINES / "audit-parser" / "src" / "test" / "resources" / "fixtures"
+    for server, name, fmt, expected in (
+            ("e2e-aurora", "aurora-mysql-3-audit.log", "aurora-audit", (5, 0)),
+            ("e2e-aurora", "aurora-mysql-3-cloudwatch-export.log", "aurora-audit", (0, 5)),
+            ("e2e-azure", "azure-mysql-flexible-eventhubs.json", "azure-mysql-audit", (5, 0)),
+            ("e2e-cloudsql", "cloudsql-mysql-8.0-data-access.json", "cloudsql-mysql-audit", (5, 0))):
+        r = stack.cli("import", str(fixtures / name), "--server", server)
+        assert f"as {fmt}" in r.stdout + r.stderr, (name, r.stdout, r.stderr)
+        assert imported_summary(r.stdout) == expected, (name, r.stdout)
+    for server in ("e2e-aurora", "e2e-azure", "e2e-cloudsql"):
+        rows = stack.archived(server)
+        assert len(rows) == len({r["_id"] for r in rows}) == 5, server
+        assert not stack.dead_letters(server), server
+    statements = [r["sqltext"] for r in stack.archived("e2e-cloudsql") if r.get("command_class") == "insert"]
+    assert len(statements) == 1 and statements[0].startswith("INSERT INTO shop.orders") \
+        and statements[0].endswith("(40, 'order 40')"), statements
+    assert "RESULT: the chains verify" in stack.cli("verify", "--server", "e2e-cloudsql").stdout
+
+
 def test_bad_arguments_are_refused_with_the_reason(stack, history_files, tmp_path):
     _, _, files = history_files
     cases = [

@@ -379,7 +379,8 @@ def test_status_shows_every_part_healthy(stack):
     verification = rows.pop("verification")  # off in the test stack (its tests tamper): said so
     assert verification["health"] == "ok" and "off (chain.watch_interval 0s)" in verification["detail"], verification
     servers = rows.pop("servers")  # the configured sources' servers in one line, the silent ones named
-    configured = len({s["server"] for s in stack.cfg.data["sources"] if "path" in s})
+    configured = len({s["server"] for s in stack.cfg.data["sources"]
+                      if s.get("server", "from-host") != "from-host"})  # files, and receivers with a name
     assert servers["detail"].startswith(f"{configured} configured: "), servers
     assert servers["health"] in ("ok", "warning") and (servers["health"] == "ok") == (" silent: " not in servers["detail"])
     assert set(rows) == {"kafka", "store", "flink", "collector", "supervisor"}
