@@ -142,3 +142,13 @@ def test_verify_watch_refuses_what_it_cannot_honour(tmp_path):
     assert r.returncode == 2 and "chain.watch_interval is 0s" in r.stderr, r.stderr
     r = run("--config", str(cfg), "verify", "--watch", "--server", "db-01")
     assert r.returncode == 2 and "--server, --from, --to and --where are for a single verify" in r.stderr, r.stderr
+
+
+def test_the_test_command_passes_pytest_its_options_and_the_whole_suite_unless_a_path_is_named():
+    from auditpipe.cli.tools import pytest_arguments
+
+    suite = str(paths.REPO / "tests")
+    assert pytest_arguments([]) == [suite]
+    assert pytest_arguments(["--", "--durations=0", "-x"]) == [suite, "--durations=0", "-x"]
+    assert pytest_arguments(["tests/unit", "-k", "chain"]) == ["tests/unit", "-k", "chain"]
+    assert pytest_arguments(["--", "tests/unit/test_config.py::test_x"]) == ["tests/unit/test_config.py::test_x"]

@@ -105,8 +105,16 @@ def cmd_test(app: Application) -> int:
         app.info("test: JVM unit tests failed")
         return mvn.returncode
     app.info("test: pytest (unit, then end to end on the real stack)")
-    return subprocess.run([sys.executable, "-m", "pytest", "-ra", "--durations=25", str(paths.REPO / "tests"),
-                           *a.pytest_args], cwd=paths.REPO).returncode
+    return subprocess.run([sys.executable, "-m", "pytest", "-ra", "--durations=25", *pytest_arguments(a.pytest_args)],
+                          cwd=paths.REPO).returncode
+
+
+def pytest_arguments(given: list[str]) -> list[str]:
+    """What `test` passes to pytest: ``given`` without a leading ``--`` (argparse keeps it), and the
+    whole suite (tests/) unless ``given`` names a test path (a file, folder or node id under the repository)."""
+    args = given[1:] if given[:1] == ["--"] else list(given)
+    names_a_path = any(not x.startswith("-") and (paths.REPO / x.split("::")[0]).exists() for x in args)
+    return args if names_a_path else [str(paths.REPO / "tests"), *args]
 
 
 def cmd_bench(app: Application) -> int:
@@ -212,7 +220,8 @@ def register(sub) -> None:
     s = command(sub, "test", "install what is needed, then run the JVM and Python test suites",
                 "mvn test (parser and job unit tests), then pytest tests/ (unit tests and end-to-end tests on a real "
                 "local stack of their own ports and state).",
-                ("./auditpipe test", "./auditpipe test --no-setup tests/unit -k chain"), cmd_test)
+                ("./auditpipe test", "./auditpipe test --no-setup tests/unit -k chain",
+                 "./auditpipe test --no-setup -- --durations=0 -x"), cmd_test)
     s.add_argument("--no-setup", action="store_true", help="skip the install step")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest")
 
