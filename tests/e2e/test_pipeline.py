@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -111,10 +112,12 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     from auditpipe.stack.components.flink import FlinkJob
 
     flink = FlinkJob(stack.cfg)
-    result = {}
+    result, stop = {}, threading.Event()
+    # written until the job runs again and some seconds after: records before the checkpoint, between
+    # it and the kill, while the job is down and after it is back (at most 240 s)
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=700, duration=90, speedup=1, seed=12, rotate_on_size=512 * 1024,
-        rotations=90, late_writes=2)))
+        stack.log_path(server), rate=700, duration=240, speedup=1, seed=12, rotate_on_size=512 * 1024,
+        rotations=90, late_writes=2, stop=stop)))
     shipped_before, stored_before = stack.raw_messages(), stack.estimate()
     writer.start()
     try:
@@ -124,14 +127,20 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
         stack.wait_for("the job process to be gone", lambda: (not flink.proc.running() or flink.proc.pid() != killed_pid,
                                                                None), timeout=30, every=0.2)
         stored_at_kill = stack.estimate()  # this module's events: the other test's and this one's so far
+        stack.wait_back("flink", killed_pid)
+        stack.wait_for("the restarted job to run", lambda: (flink.job_state() == "RUNNING", flink.job_state()),
+                       timeout=180)
+        assert writer.is_alive(), "records are written while the job is down and after it is back"
+        time.sleep(5)
     finally:
+        stop.set()
         writer.join()
     m = result["m"]
     assert stored_at_kill < stored_before + m.records, "the kill happened mid-stream"
-    stack.wait_back("flink", killed_pid)
-    stack.wait_for("the restarted job to run", lambda: (flink.job_state() == "RUNNING", flink.job_state()), timeout=180)
     restore_log = (stack.cfg.state_dir / "logs" / "flink.log").read_text()
     assert "Restoring job" in restore_log, "the job restarted from its retained checkpoint"
+    flink_row = next(r for r in stack.status() if r["component"] == "flink")
+    assert "restarted" in flink_row["detail"], f"status shows the restart: {flink_row}"
 
     docs = stack.stored_documents(server, m.records, timeout=240)
     ids = [d["record_id"] for d in docs]

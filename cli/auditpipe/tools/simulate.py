@@ -29,6 +29,7 @@ import json
 import os
 import random
 import re
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -400,7 +401,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
              failed_login_burst: int = 0, malformed: int = 0, start_time: datetime | None = None,
              progress: Callable[[int, int], None] | None = None, max_records: int | None = None,
              bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES), style: str = "json",
-             rotation: str = "chain", incidents: bool = False) -> Manifest:
+             rotation: str = "chain", incidents: bool = False, stop: threading.Event | None = None) -> Manifest:
     """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
 
     ``incidents``: also write the INCIDENTS (a password spray, a privilege escalation, card numbers in
@@ -412,6 +413,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     carry simulated timestamps starting at ``start_time`` (default: now minus ``duration``).
     ``malformed`` lines are taken in turn from ``bad_lines`` (default: one of each kind in MALFORMED_LINES).
     ``style``: json, xml-old, xml-new or csv (STYLES). ``rotation``: chain or timestamp (ROTATION_SCHEMES).
+    ``stop``: once set (by another thread), writing ends early; the manifest counts what was written.
     """
     if rotation not in ROTATION_SCHEMES:
         raise ValueError(f"unknown rotation {rotation!r} (known: {', '.join(ROTATION_SCHEMES)})")
@@ -469,7 +471,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     session: dict | None = None
     remaining_in_session = 0
     in_txn = False
-    while seq < total:
+    while seq < total and not (stop and stop.is_set()):
         sim_t = t0 + timedelta(seconds=seq / rate)
         # pace against the wall clock
         due = wall_start + (seq / rate) / speedup
