@@ -138,7 +138,7 @@ def test_simulated_logs_of_each_style_parse_into_what_their_expected_records_say
     from oracle import expected_document, expected_enterprise_document
 
     log = tmp_path / "audit.log"
-    m = simulate(log, rate=1000, duration=3, speedup=1000, seed=5, rotate_on_size=64 * 1024, rotations=20,
+    m = simulate(log, rate=1000, duration=3, speedup=1000, seed=5, rotate_on_size=256 * 1024, rotations=20,
                  late_writes=2, failed_login_burst=5, style=style)
     assert m.rotations >= 2
     want = {}
