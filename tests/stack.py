@@ -178,6 +178,16 @@ class Stack:
                 return
         raise AssertionError(f"{name} could not be created capped again: something keeps writing into it")
 
+    def empty_derived(self) -> None:
+        """Empties what the job derives from events and keeps beside them (one-minute and hourly counts,
+        daily rollups, evidence, alerts, dead letters): FerretDB reads a whole collection for every
+        query (docs/store.md), and over a session these grow with every module's events, until a saved
+        query over them outlasts its time limit on a slow machine. Chain heads stay (verify reads them)."""
+        db = self.db()
+        for role in ("stats_collection", "stats_hourly_collection", "rollups_collection", "evidence_collection",
+                     "alerts_collection", "dead_letter_collection"):
+            db[self.cfg.store[role]].delete_many({})
+
     def stored_ids(self, server: str) -> list[str]:
         return [d["record_id"] for d in self.events(server)]
 

@@ -60,12 +60,12 @@ def session_stack(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def stack(session_stack):
-    """The session's stack, its events collection emptied for each module: FerretDB reads every event
-    for every filtered query (docs/store.md): about 14 s each at the 54,000 events of the demo, and
-    the session holds up to 160,000, whoever's events a query looks for (each formats test takes
-    11-17 s with this, about 3 minutes without). Other collections (stats, dead letters, alerts) are
-    small and kept."""
+    """The session's stack, its events and what the job derives from them emptied for each module:
+    FerretDB reads every event for every filtered query (docs/store.md): about 14 s each at the 54,000
+    events of the demo, and the session holds up to 160,000, whoever's events a query looks for (each
+    formats test takes 11-17 s with this, about 3 minutes without). Chain heads are kept."""
     session_stack.empty_events()
+    session_stack.empty_derived()
     yield session_stack
 
 

@@ -308,7 +308,10 @@ def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack
                  failed_login_burst=12, incidents=True, malformed=2)
     stack.stored_documents(server, m.records)
     for name in query.saved_queries():
-        rows = query.run_saved(stack.cfg, name, params={"control": "PCI-DSS-10.2.1.4"})
+        try:
+            rows = query.run_saved(stack.cfg, name, params={"control": "PCI-DSS-10.2.1.4"})
+        except UserError as e:
+            raise AssertionError(f"saved query {name}: {e}") from None
         assert isinstance(rows, list), name
     # narrowed to this run's server: exact
     mine = query.run_saved(stack.cfg, "failed-logins", servers=[server])
