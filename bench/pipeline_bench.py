@@ -12,6 +12,7 @@ Measures, in one run on a stack of its own (ports 2xxxx, state in a temporary fo
      line written -> document visible (p50, p99), alert latency
      (another server's brute forces, its lines on the busy server's Kafka partition: the worst case),
      and each component's resident memory at that rate
+  5. the syslog receiver: messages/s over TCP into Kafka and the collector's CPU per message
 and says which stage is the bottleneck. Targets (2 cores): job alone >= 150k events/s per core;
 end to end >= 80% of the store's bulk rate; p99 < 2 s at 10k events/s; alert p99 < 3 s; the stack
 under 3 GiB resident. `--json FILE` writes the figures for comparing runs.
@@ -25,6 +26,7 @@ import json
 import os
 import platform
 import shutil
+import socket
 import sqlite3
 import statistics
 import subprocess
@@ -764,6 +766,57 @@ def measure_latency(cfg, db, logs: dict, stored, figures: dict, lat_seconds: int
                                              "total": round(total_rss)}
 
 
+RECEIVER_LISTEN = "tcp://127.0.0.1:29614"  # the bench stack's syslog receiver (rsyslog imtcp)
+
+
+def syslog_frames(lines: list[bytes], host: str) -> bytes:
+    """``lines`` as octet-counted RFC 5424 messages (RFC 6587) from ``host``, tag percona-audit."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ").encode()
+    head = b"<110>1 " + now + b" " + host.encode() + b" percona-audit - - - "
+    return b"".join(b"%d %s" % (len(head) + len(line), head + line) for line in lines)
+
+
+def raw_total(cfg) -> int:
+    return sum(end_offsets(cfg.kafka_bootstrap, topic_name("raw")).values())
+
+
+def wait_raw(cfg, base: int, n: int, timeout: float = 1800) -> float:
+    """Waits until audit.raw holds ``n`` messages more than ``base``; the time it did (monotonic)."""
+    deadline = time.monotonic() + timeout
+    while raw_total(cfg) - base < n:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"audit.raw did not receive {n} messages in {timeout:.0f} s")
+        time.sleep(0.1)
+    return time.monotonic()
+
+
+def measure_receiver(cfg, root: Path, figures: dict, n: int, file_rate: float) -> None:
+    """The syslog receiver (rsyslog's imtcp) alone: ``n`` records sent over one TCP connection as
+    octet-counted RFC 5424 messages, as fast as the connection takes them; messages/s into Kafka and the
+    collector's CPU per message, beside the file collector's rate of this run."""
+    host, port = RECEIVER_LISTEN.split("://")[1].rsplit(":", 1)
+    address = (host, int(port))
+    made = root / "receiver" / "audit.log"
+    simulate(made, rate=n, duration=1, speedup=1e6, seed=8, rotate_on_size=0)
+    frames = syslog_frames([line for line in made.read_bytes().splitlines() if line], "bench-sender")
+    base = raw_total(cfg)
+    usage = ComponentUsage(cfg.state_dir).start()
+    start = time.monotonic()
+    with socket.create_connection(address) as s:
+        s.sendall(frames)
+    sent = time.monotonic()
+    done = wait_raw(cfg, base, n)
+    used = usage.stop()
+    rate = n / (done - start)
+    cpu_us = 1e6 * used["collector"][0] / n
+    figures["syslog_receiver"] = {"messages": n, "messages_per_s": round(rate), "collector_cpu_us_per_message":
+                                  round(cpu_us, 1), "seconds_sending": round(sent - start, 2),
+                                  "file_collector_lines_per_s": round(file_rate)}
+    print(f"syslog receiver (rsyslog imtcp, one TCP connection, octet-counted RFC 5424): {rate:,.0f} messages/s "
+          f"into Kafka ({n} messages, all on audit.raw after {done - start:.1f}s), the collector {cpu_us:.1f} us of "
+          f"CPU per message; the file collector in this run: {file_rate:,.0f} lines/s")
+
+
 def stack_config(root: Path, ports: dict, sources: list[dict], flink_extra: str = "") -> Path:
     """The configuration of a bench's own stack (its ``ports``, its state under ``root``, checkpoints
     every 5 s, the local store's largest cap) reading ``sources``; written to root/auditpipe.yaml.
@@ -797,7 +850,8 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="auditpipe-bench-"))
     logs = {s: root / s / "audit.log" for s in ["bench-warmup", "bench-e2e", "bench-latency"]}
     logs["bench-alerts"] = log_on_partition_of(root, "bench-alerts", logs["bench-latency"], "bench-latency")
-    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s} for s, log in logs.items()])
+    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s} for s, log in logs.items()]
+                            + [{"listen": RECEIVER_LISTEN, "format": "auto"}])
     cfg = config.load(cfg_file)
     assert cfg.kafka["raw_partitions"] == 4, "log_on_partition_of assumes audit.raw's 4 partitions"
     rsyslog = subprocess.run(['rsyslogd', '-v'], capture_output=True, text=True).stdout.split()[1]
@@ -983,6 +1037,7 @@ def main() -> None:
                   "Flink job alone (the whole job, counting sinks)": job_rate,
                   "store bulk insert of the same documents, alone": bulk,
                   "Flink job writing to the store (Kafka -> store, end to end)": downstream_rate}
+        measure_receiver(cfg, root, figures, n_e2e, collector_rate)
         stages = {k: v for k, v in stages.items() if v is not None}
         slowest = min(stages, key=stages.get)
         figures["stage_rates_per_s"] = {k: round(v) for k, v in stages.items()}
