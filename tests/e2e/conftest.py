@@ -68,9 +68,3 @@ def stack(session_stack):
     session_stack.empty_derived()
     yield session_stack
 
-
-@pytest.fixture
-def events_emptied_per_test(stack):
-    """For modules of independent tests that write many events (Fluentd's restart test alone 80,000):
-    each test's queries then read only its own."""
-    stack.empty_events()

@@ -22,10 +22,3 @@ def stack(tmp_path_factory):
                                                         {"listen": LISTEN_MARIADB, "server": "fault-mariadb-syslog"}]) as s:
         yield s
 
-
-@pytest.fixture
-def events_emptied_per_test(stack):
-    """For modules of tests that each write many events: FerretDB reads the whole collection for every
-    filtered query (docs/store.md), so each test's waits read only its own events (a test that found
-    the suite's earlier events in the store took several times as long)."""
-    stack.empty_events()

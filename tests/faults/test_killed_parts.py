@@ -74,8 +74,8 @@ def test_a_killed_part_comes_back_by_itself_and_nothing_is_lost_or_counted_twice
 
 
 def test_a_frozen_store_holds_the_pipeline_back_and_nothing_is_lost(stack):
-    """SIGSTOP for 70 s (longer than the job's 60 s read timeout on the store): writes time out and are retried, the job may restart from its checkpoint;
-    the store is alive, so nothing restarts it. After SIGCONT everything arrives, once. Alerts do not
+    """SIGSTOP for 70 s (longer than the job's 60 s read timeout on the store): writes time out and are
+    retried, the job may restart from its checkpoint; the store is alive, so nothing restarts it. After SIGCONT everything arrives, once. Alerts do not
     wait for the store: a brute force during the freeze reaches audit.alerts while the store is still
     frozen (docs/architecture.md, "The alert rules read the topic on their own")."""
     server = "fault-frozen-store"
