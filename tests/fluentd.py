@@ -145,10 +145,12 @@ class Fluentd:
 
 
 
-def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int) -> None:
+def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int, stop) -> None:
     """A SIGTERM, then a kill -9, each once ``progress()`` (what Fluentd delivered so far) has grown by
-    ``step`` while ``writer`` (a thread writing the log) still writes; Fluentd is down two seconds each
-    time, about five rotations at the tests' rates: the fault itself."""
+    ``step`` while ``writer`` (a thread writing the log until ``stop`` is set) still writes; Fluentd is
+    down two seconds each time, a rotation or more at the tests' rates: the fault itself. ``stop`` is set
+    once Fluentd delivers again after the second fault, so however slowly the store takes what Fluentd
+    sends, the faults come while the log is written and rotated."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         before = progress()
         stack.wait_for("fluentd delivering", lambda: ((n := progress()) > before + step, n), timeout=120, every=0.5)
@@ -156,6 +158,10 @@ def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int) -> N
         fluentd.stop(sig)
         time.sleep(2)
         fluentd.start()
+    before = progress()
+    stack.wait_for("fluentd delivering after the faults", lambda: ((n := progress()) > before + step, n),
+                   timeout=120, every=0.5)
+    stop.set()
 
 
 def security_environment(cfg) -> dict:
