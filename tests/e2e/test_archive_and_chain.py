@@ -18,7 +18,7 @@ from auditpipe.archive import mongo_sql, reader
 from auditpipe.evidence import chain, query
 from auditpipe.tools.simulate import simulate
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]
 
 
 def normalized(rows: list[dict]) -> list[str]:
