@@ -59,6 +59,12 @@ def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
     for a in by_rule.values():  # the evidence is there, and is what the rule says
         assert events.count_documents({"_id": {"$in": a["evidence"]}}) == len(a["evidence"]), a
     assert "PCI-DSS-10.2.1.5" in by_rule["account_change"]["controls"]
+    # each alert carries the requirements its rule serves, as the CLI's reading of the tables says
+    from auditpipe.evidence import frameworks
+
+    for a in by_rule.values():
+        assert a["frameworks"] == frameworks.of_subject(a["rule"]), a
+    assert by_rule["password_spray"]["frameworks"]["mitre-attack"] == ["T1110.003"]
 
     # the GRANT's password: masked in the event (the statement kept), and nowhere in any form
     grant = events.find_one({"server": server, "_id": {"$in": by_rule["account_change"]["evidence"]}})

@@ -37,6 +37,7 @@ from pathlib import Path
 from auditpipe import contract
 from auditpipe.config import Config
 from auditpipe.evidence.chain import Finding
+from auditpipe.evidence import frameworks
 
 SEVERITY = "critical"
 #: the header with the body's HMAC-SHA256, as the job's WebhookSink.SIGNATURE_HEADER
@@ -85,6 +86,7 @@ def alert_of(where: str, f: Finding, now: datetime) -> dict:
         "evidence": [f.event_id] if f.event_id else [],
         "evidence_count": 1 if f.event_id else 0,
         "controls": [],
+        "frameworks": frameworks.of_subject(contract.rule("integrity")),
         "raised_at": now,
     }
 

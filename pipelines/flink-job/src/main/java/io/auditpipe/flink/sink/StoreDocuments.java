@@ -1,5 +1,7 @@
 package io.auditpipe.flink.sink;
 
+import io.auditpipe.enrich.Frameworks;
+import io.auditpipe.flink.alerts.AlertRule;
 import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
@@ -21,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Date;
+import java.util.LinkedHashMap;
 import java.util.List;
 
 /**
@@ -63,10 +66,20 @@ public final class StoreDocuments {
                 .append("evidence", a.evidence)
                 .append("evidence_count", a.evidenceCount)
                 .append("controls", a.controls)
+                .append("frameworks", frameworks(a.rule))
                 .append("raised_at", new Date(a.raisedAtMillis));
     }
 
-    /** A chain head as a store insert by its id ({@link io.auditpipe.flink.chain.ChainHead#id}), so a head written again after a replay is ignored. */
+    /** The requirements of every framework the rule serves (docs/compliance.md "Frameworks"). */
+    static Document frameworks(String rule) {
+        List<String> controls = List.of();
+        for (AlertRule r : AlertRule.values()) {
+            if (r.id.equals(rule)) controls = r.controls;
+        }
+        return new Document(new LinkedHashMap<String, Object>(Frameworks.shared().of(rule, controls)));
+    }
+
+        /** A chain head as a store insert by its id ({@link io.auditpipe.flink.chain.ChainHead#id}), so a head written again after a replay is ignored. */
     public static WriteModel<Document> chainHeadInsert(io.auditpipe.flink.chain.ChainHead h) {
         return new InsertOneModel<>(chainHead(h));
     }

@@ -99,6 +99,7 @@ class WebhookSinkTest {
             assertEquals("brute_force/db-01/u1/0", ids.get(2));
             assertTrue(bodies.get(2).contains("\"_id\": \"brute_force/db-01/u1/0\"") && bodies.get(2).contains("\"evidence\""),
                     bodies.get(2));
+            assertTrue(bodies.get(2).contains("\"mitre-attack\": [\"T1110.001\"]"), "the rule's frameworks: " + bodies.get(2));
             assertEquals(0, failed.getCount());
         } finally {
             w.close();
