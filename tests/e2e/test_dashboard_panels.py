@@ -143,8 +143,9 @@ def test_each_rollup_form_gives_its_events_forms_rows_over_whole_days(stack, sce
     for name, q in query.saved_queries().items():
         if "rollup" not in q:
             continue
-        for params in ([{"control": c} for c in sorted(controls)] if "control" in query.params_used(q["pipeline"])
-                       else [{}]):
+        used = query.params_used(q["pipeline"])
+        for params in ([{"control": c} for c in sorted(controls)] if "control" in used
+                       else [{"controls": sorted(controls)}] if "controls" in used else [{}]):
             bound = {**params, "since": since, "until": until, "servers": [SERVER]}
             from_rollups = query.run_pipeline(stack.cfg, "rollups", query.bind(q["rollup"], bound))
             from_events = query.run_pipeline(stack.cfg, "events", query.bind(

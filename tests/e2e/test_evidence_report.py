@@ -1,7 +1,7 @@
 """Evidence reports end to end (docs/reports.md): a scenario with known answers (fixed-seed traffic
 with the simulator's incidents: a brute force, a password spray, a privilege escalation, PHI read
 by a service account, the audit log turned off, a record deleted from the log) goes through the
-real stack; the PCI DSS, HIPAA and SOX reports are written by the CLI, and every section is checked
+real stack; the PCI DSS, HIPAA, SOX, SOC 2 and NIST SP 800-53 reports are written by the CLI, and every section is checked
 against the scenario's manifest, or where the manifest cannot know (the job's classification),
 against the store with a pipeline written here. Then the PCI report is opened in a real headless
 Chromium: no console errors, no network request, every chart drawn, the numbers on the page those
@@ -18,7 +18,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 import pytest
-from auditpipe.evidence import query, report
+from auditpipe.evidence import frameworks, query, report
 from auditpipe.tools.simulate import GRANT_PASSWORD, percona_time, simulate
 
 pytestmark = pytest.mark.e2e
@@ -48,7 +48,7 @@ def scenario(stack, tmp_path_factory):
     until = last.replace(second=0) + timedelta(minutes=2)
     out = tmp_path_factory.mktemp("reports")
     pages = {}
-    for regime in ("pci", "hipaa", "sox"):
+    for regime in report.REGIMES:
         f = out / f"{regime}.html"
         pdf = ["--pdf"] if regime == "sox" and shutil.which("chromium") else []
         r = stack.cli("report", regime, "--server", SERVER, "--from", iso(since), "--to", iso(until), "--out", str(f),
@@ -144,6 +144,28 @@ def test_hipaa_and_sox_reports_show_their_own_controls_and_classes(stack, scenar
         for c in ev["controls"]:
             assert c["events"] == store_count(stack, since, until, controls=c["control"]), c
         assert ev["coverage"][0]["events"] == m.records
+
+
+def test_soc2_and_nist_reports_count_each_requirement_by_its_control_tags(stack, scenario):
+    """A requirement of SOC 2 or NIST SP 800-53 counts the events carrying any of its control tags,
+    each once (framework-map.csv): the store's count of them, and what the shown command gives."""
+    m, since, until, pages = scenario
+    for regime in ("soc2", "nist"):
+        ev, _ = evidence_of(pages[regime].read_text(encoding="utf-8"))
+        wanted = frameworks.requirement_tags(report.REGIMES[regime].framework)
+        assert [(c["control"], c["tags"]) for c in ev["controls"]] == [(rid, tags) for rid, _, tags in wanted]
+        for c in ev["controls"]:
+            assert c["events"] == store_count(stack, since, until, controls={"$in": c["tags"]}), (regime, c)
+            assert sum(r["events"] for r in ev["control_details"][c["control"]]) == c["events"], (regime, c)
+        assert sorted((a["rule"], a["subject"]) for a in ev["sections"]["alerts"]) == sorted(
+            (a["rule"], a["subject"]) for a in m.expected_alerts)
+        assert ev["coverage"][0]["events"] == m.records
+    nist, _ = evidence_of(pages["nist"].read_text(encoding="utf-8"))
+    logging = next(c for c in nist["controls"] if c["control"] == "AU-2")  # every tag maps to event logging
+    assert logging["events"] == store_count(stack, since, until, **{"controls.0": {"$exists": True}})
+    rerun = stack.cli("query", "events-for-controls", "--server", SERVER, "--from", iso(since), "--to", iso(until),
+                      "--param", "controls=" + ",".join(logging["tags"]), "--json")
+    assert sum(r["events"] for r in json.loads(rerun.stdout)) == logging["events"]
 
 
 def test_the_report_in_a_real_browser(stack, scenario, tmp_path):

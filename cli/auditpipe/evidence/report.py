@@ -1,4 +1,4 @@
-"""`auditpipe report pci|hipaa|sox`: one self-contained HTML evidence report (docs/reports.md).
+"""`auditpipe report pci|hipaa|sox|soc2|nist`: one self-contained HTML evidence report (docs/reports.md).
 
 Every figure in it comes from a query of the catalog (schemas/queries.yaml, docs/queries.md), run
 with the report's parameters, so an auditor can rerun any number with `auditpipe query`. The file
@@ -36,6 +36,9 @@ class Regime:
     keep_days: int  # how long the regime asks audit records to be kept
     immediate_days: int | None  # of which immediately available (hot), where it says
     retention_basis: str
+    # its requirements are another framework's (auditpipe.evidence.frameworks), each evidenced by the
+    # events carrying any control tag mapped to it; ``framework`` is then that framework's key
+    mapped: bool = False
 
 
 REGIMES = {
@@ -48,6 +51,13 @@ REGIMES = {
     "sox": Regime("sox", "SOX IT general controls: access and change evidence", "SOX ITGC", ("sox_financial",),
                   7 * 365, None, "SOX section 802 and SEC Rule 2-06: records relevant to an audit retained seven "
                   "years (commonly applied to the audit trail of financial systems)"),
+    "soc2": Regime("soc2", "SOC 2 Trust Services Criteria: logical access, monitoring and change evidence", "soc2",
+                   contract.data_classes(), 365, None, "SOC 2 sets no retention period; a Type II report covers an "
+                   "observation period of up to twelve months, whose records are commonly kept a year", mapped=True),
+    "nist": Regime("nist", "NIST SP 800-53 Rev. 5, AU and AC families: audit evidence", "nist-800-53",
+                   contract.data_classes(), 30 * 365 // 12, 365, "NIST SP 800-53 AU-11 leaves the period to the "
+                   "organization; OMB M-21-31 asks federal agencies for 12 months in active storage and 18 more "
+                   "in cold storage", mapped=True),
 }
 
 
@@ -62,6 +72,7 @@ class Section:
     columns: list[str]
     limit: int | None = None  # the query's own $limit: rows == limit means there may be more
     tiers: list[str] = field(default_factory=list)  # what each tier it read held for the range
+    control: str | None = None  # of a control's details: the control (or the mapped requirement)
 
     @property
     def command(self) -> str:
@@ -99,7 +110,7 @@ class Report:
             "regime": self.regime.key, "since": self.since, "until": self.until, "servers": self.servers,
             "controls": self.controls,
             "sections": {s.key: s.rows for s in self.sections},
-            "control_details": {s.params["control"]: s.rows for s in self.control_details},
+            "control_details": {s.control: s.rows for s in self.control_details},
             "coverage": [{"server": c.server, "events": c.events, "first": c.first, "last": c.last,
                           "silences": [list(x) for x in c.silences]} for c in self.coverage],
         })
@@ -187,13 +198,15 @@ class _Runner:
                        self.tiers(name))
 
 
-def rows_for_control(by_controls: list[dict], control: str) -> list[dict]:
-    """The rows of events-for-control for one control, from the rows of events-by-controls-user-action
-    (grouped by the whole list of controls): the rows whose list holds the control, merged by user,
-    category and action; most events first, then by key, so the order is the same every time."""
+def rows_for_control(by_controls: list[dict], control: str | list[str]) -> list[dict]:
+    """The rows of events-for-control for one control (events-for-controls for several: an event with
+    two of them counted once), from the rows of events-by-controls-user-action (grouped by the whole
+    list of controls): the rows whose list holds the control, merged by user, category and action;
+    most events first, then by key, so the order is the same every time."""
+    wanted = {control} if isinstance(control, str) else set(control)
     merged: dict[str, tuple[dict, int]] = {}
     for r in by_controls:
-        if control not in (r["_id"].get("controls") or []):
+        if not wanted & set(r["_id"].get("controls") or []):
             continue
         key = {k: v for k, v in r["_id"].items() if k != "controls"}
         text = json.dumps(key, sort_keys=True, default=str)
@@ -225,13 +238,25 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
         # one scan for every control (FerretDB scans the whole collection per query): rows by list of
         # controls, user, category and action, split here into what events-for-control gives per control
         by_controls = run.rows("events-by-controls-user-action")
-        for c, req in controls_of(regime.framework):
+        columns = ["user", "category", "action", "events"]
+        if regime.mapped:
+            from auditpipe.evidence import frameworks
+
+            for rid, text, tags in frameworks.requirement_tags(regime.framework):
+                rows = rows_for_control(by_controls, tags)
+                report.controls.append({"control": rid, "requirement": text, "events": sum(r["events"] for r in rows),
+                                        "tags": tags})
+                report.control_details.append(Section(
+                    f"control-{rid}", text, f"The events that evidence it: those with any of the control tags "
+                    f"{', '.join(tags)}, each once, by user, category and action.", "events-for-controls",
+                    run.params(controls=tags), rows, columns, tiers=run.tiers("events-for-controls"), control=rid))
+        for c, req in ([] if regime.mapped else controls_of(regime.framework)):
             rows = rows_for_control(by_controls, c)
             report.controls.append({"control": c, "requirement": req, "events": sum(r["events"] for r in rows)})
             report.control_details.append(Section(
                 f"control-{c}", req, "The events that evidence it, by user, category and action.",
-                "events-for-control", run.params(control=c), rows, ["user", "category", "action", "events"],
-                tiers=run.tiers("events-for-control")))
+                "events-for-control", run.params(control=c), rows, columns,
+                tiers=run.tiers("events-for-control"), control=c))
 
     with step("the exceptions"):
         report.sections = [

@@ -160,16 +160,20 @@ def register(sub) -> None:
                    help="collection for --pipeline (default events)")
     s.add_argument("--json", action="store_true", help="JSON output instead of a table")
 
-    s = command(sub, "report", "write an evidence report for a PCI DSS, HIPAA or SOX review (one HTML file)",
+    from auditpipe.evidence.report import REGIMES
+
+    s = command(sub, "report", "write an evidence report for a PCI DSS, HIPAA, SOX, SOC 2 or NIST SP 800-53 review "
+                "(one HTML file)",
                 "One self-contained HTML file (no request to any network: styles, charts and data inline): each "
                 "control of the regime with its evidence count, exceptions (failed logins and their alerts, "
                 "account and privilege changes, access to classified data, DDL on classified tables, audit stopped "
                 "and record gaps), coverage per server with silence periods, retention against what the regime "
                 "asks, and a SHA-256 of the evidence. Every figure comes from the query catalog (docs/queries.md); "
-                "docs/reports.md.",
-                ("./auditpipe report pci --from 7d", "./auditpipe report sox --from 2026-10-01 --to 2026-11-01 --pdf",
+                "docs/reports.md. soc2 and nist count each requirement by the control tags mapped to it "
+                "(docs/compliance.md \"Frameworks\").",
+                ("./auditpipe report pci --from 7d", "./auditpipe report nist --from 30d", "./auditpipe report sox --from 2026-10-01 --to 2026-11-01 --pdf",
                  "./auditpipe report hipaa --from 1d --server db-01 --server db-02 --out hipaa.html"), cmd_report)
-    s.add_argument("regime", choices=["pci", "hipaa", "sox"], help="which review the report is for")
+    s.add_argument("regime", choices=list(REGIMES), help="which review the report is for")
     add_time_range(s, "the period", "a day before --to", "now")
     add_servers(s, "evidence")
     s.add_argument("--out", help="the HTML file to write (default: <state_dir>/reports/<regime>-<from>-<to>.html)")
