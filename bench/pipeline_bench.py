@@ -817,6 +817,148 @@ def measure_receiver(cfg, root: Path, figures: dict, n: int, file_rate: float) -
           f"CPU per message; the file collector in this run: {file_rate:,.0f} lines/s")
 
 
+FLEET_SOURCES = 50  # the bench stack's logs bench-fleet-00 .. -49, written only by measure_fleet
+
+
+def fleet_logs(root: Path) -> dict[str, Path]:
+    return {f"bench-fleet-{i:02d}": root / f"bench-fleet-{i:02d}" / "audit.log" for i in range(FLEET_SOURCES)}
+
+
+def measure_fleet(cfg, root: Path, figures: dict, stored, n: int, one_source: dict) -> None:
+    """What a source costs: first the components' CPU over 10 s while the fleet's 50 logs (and the
+    others) are idle, then ``n`` records spread over the 50 logs, written as fast as the single log of
+    the end-to-end run was; each component's CPU per event beside that run's (``one_source``)."""
+    usage = ComponentUsage(cfg.state_dir).start()
+    time.sleep(10)
+    idle = usage.stop()
+    count = stored.since_now()
+    usage = ComponentUsage(cfg.state_dir).start()
+    start = time.monotonic()
+    written = sum(simulate(log, rate=n // FLEET_SOURCES, duration=1, speedup=1e6, seed=30 + i,
+                           rotate_on_size=32 * 1024 * 1024).records
+                  for i, log in enumerate(fleet_logs(root).values()))
+    done = wait_count(count, 0, written, timeout=1800)
+    used = usage.stop()
+    time.sleep(5)  # anything stored twice would show now
+    extra = count() - written
+    cpu = {k: 1e6 * c / written for k, (c, _) in used.items()}
+    figures["fleet"] = {"sources": FLEET_SOURCES, "records": written, "events_per_s": round(written / (done - start)),
+                        "stored_beyond_written": extra,
+                        "cpu_us_per_event": {k: round(v, 1) for k, v in cpu.items()},
+                        "one_source_cpu_us_per_event": {k: round(v, 1) for k, v in one_source.items()},
+                        "idle_cpu_percent_of_a_core": {k: round(100 * c / 10, 1) for k, (c, _) in idle.items()}}
+    print(f"fleet: {written} records over {FLEET_SOURCES} logs at once, all stored after {done - start:.1f}s "
+          f"({written / (done - start):,.0f} events/s; {extra} stored beyond them); CPU per event, 50 logs / the "
+          f"end-to-end run's one: " + ", ".join(f"{k} {cpu[k]:.1f} / {one_source.get(k, 0):.1f} us" for k in sorted(cpu)))
+    print("  idle, with nothing written for 10 s (the fleet's 50 logs and the others watched): "
+          + ", ".join(f"{k} {100 * c / 10:.1f}%" for k, (c, _) in sorted(idle.items())) + " of a core")
+
+
+QUIET_SENDER = "127.0.0.2"  # the quiet sender's own address: its own server at the receiver (from-host)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure_flood_fairness(cfg, root: Path, figures: dict, n: int) -> None:
+    """Whether a flood from one sender starves another: a quiet sender (its own address, its own
+    connection) sends a message every 50 ms, first alone, then while a flooding sender pushes ``n``
+    messages over one connection as fast as the receiver takes them. A consumer of audit.raw, assigned
+    at its end before anything is sent, notes the wall-clock time each quiet message arrives (the same
+    clock as the sender's; Kafka's own message timestamps are whole seconds here); the figures are the
+    quiet sender's delays into Kafka alone and during the flood, and how many of its messages arrived."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from auditpipe.stack.topics import QUIET_CLIENT
+
+    host, port = RECEIVER_LISTEN.split("://")[1].rsplit(":", 1)
+    made = root / "flood" / "audit.log"
+    simulate(made, rate=n, duration=1, speedup=1e6, seed=18, rotate_on_size=0)
+    flood = syslog_frames([line for line in made.read_bytes().splitlines() if line], "bench-flood")
+    quiet_made = root / "quiet" / "audit.log"
+    simulate(quiet_made, rate=10_000, duration=1, speedup=1e6, seed=19, rotate_on_size=0)
+    quiet_lines = [line for line in quiet_made.read_bytes().splitlines() if line]
+    topic = topic_name("raw")
+    consumer = Consumer({**cfg.kafka_client, "group.id": "auditpipe-bench-fairness", "enable.auto.commit": False,
+                         "fetch.wait.max.ms": 5, **QUIET_CLIENT})
+    consumer.assign([TopicPartition(topic, p, o) for p, o in end_offsets(cfg.kafka_bootstrap, topic).items()])
+    seen: dict[int, float] = {}
+    stop = threading.Event()
+    marker = b" bench-quiet percona-audit - q"
+
+    def consume() -> None:
+        while not stop.is_set():
+            for msg in consumer.consume(num_messages=5000, timeout=0.05):
+                value = msg.value()
+                if msg.error() is None and value and marker in value:
+                    at = time.time()
+                    seq = int(value[value.index(marker) + len(marker):].split(b" ", 1)[0])
+                    seen.setdefault(seq, at)
+
+    sent: dict[int, float] = {}
+
+    def quiet(first: int, until: threading.Event, at_most: int) -> int:
+        """Sends a message every 50 ms from QUIET_SENDER until ``until`` is set or ``at_most`` are sent."""
+        seq = first
+        with socket.socket() as s:
+            s.bind((QUIET_SENDER, 0))
+            s.connect((host, int(port)))
+            while not until.is_set() and seq < first + at_most:
+                stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ").encode()
+                msg = b"<110>1 " + stamp + marker + b"%d - " % seq + quiet_lines[seq % len(quiet_lines)]
+                sent[seq] = time.time()
+                s.sendall(b"%d %s" % (len(msg), msg))
+                seq += 1
+                time.sleep(0.05)
+        return seq
+
+    def delays(first: int, last: int) -> dict:
+        waited = [1000 * (seen[i] - sent[i]) for i in range(first, last) if i in seen]
+        return {"sent": last - first, "arrived": len(waited),
+                **({"p50_ms": round(percentile(waited, 0.5)), "p99_ms": round(percentile(waited, 0.99)),
+                    "max_ms": round(max(waited))} if waited else {})}
+
+    reader = threading.Thread(target=consume, daemon=True)
+    reader.start()
+    try:
+        alone_end = quiet(0, threading.Event(), 40)
+        # the flood, with the quiet sender going on beside it until the flood is all on audit.raw
+        flooding = threading.Event()
+        result: dict = {}
+        beside = threading.Thread(target=lambda: result.setdefault("end", quiet(alone_end, flooding, 100_000)))
+        base = raw_total(cfg)
+        beside.start()
+        start = time.monotonic()
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(flood)
+        # the flood's messages and the quiet ones sent meanwhile: at least n more on the topic
+        done = wait_raw(cfg, base, n)
+        flooding.set()
+        beside.join()
+        end = result["end"]
+        deadline = time.monotonic() + 60  # the last quiet messages' way through
+        while len([i for i in range(end) if i in seen]) < end and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        reader.join()
+        consumer.close()
+    alone, during = delays(0, alone_end), delays(alone_end, end)
+    figures["syslog_flood"] = {"flood_messages": n, "flood_messages_per_s": round(n / (done - start)),
+                               "quiet_alone": alone, "quiet_during_flood": during}
+
+    def shown(d: dict) -> str:
+        if not d["arrived"]:
+            return f"none of {d['sent']} arrived"
+        return (f"{d['arrived']} of {d['sent']} arrived, delay p50 {d['p50_ms']} ms, p99 {d['p99_ms']} ms, "
+                f"max {d['max_ms']} ms")
+
+    print(f"syslog flood: one sender {n} messages over one connection at {n / (done - start):,.0f}/s; a quiet sender "
+          f"beside it (a message every 50 ms): alone {shown(alone)}; during the flood {shown(during)}")
+
+
 def stack_config(root: Path, ports: dict, sources: list[dict], flink_extra: str = "") -> Path:
     """The configuration of a bench's own stack (its ``ports``, its state under ``root``, checkpoints
     every 5 s, the local store's largest cap) reading ``sources``; written to root/auditpipe.yaml.
@@ -850,7 +992,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="auditpipe-bench-"))
     logs = {s: root / s / "audit.log" for s in ["bench-warmup", "bench-e2e", "bench-latency"]}
     logs["bench-alerts"] = log_on_partition_of(root, "bench-alerts", logs["bench-latency"], "bench-latency")
-    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s} for s, log in logs.items()]
+    cfg_file = stack_config(root, PORTS, [{"path": log, "server": s} for s, log in {**logs, **fleet_logs(root)}.items()]
                             + [{"listen": RECEIVER_LISTEN, "format": "auto"}])
     cfg = config.load(cfg_file)
     assert cfg.kafka["raw_partitions"] == 4, "log_on_partition_of assumes audit.raw's 4 partitions"
@@ -1029,6 +1171,7 @@ def main() -> None:
                                  "cpu_ceiling_events_per_s": round(ceiling)}
 
         measure_latency(cfg, db, logs, stored, figures, lat_seconds)
+        measure_fleet(cfg, root, figures, stored, n_e2e, cpu_per_event)
         rate = LATENCY_RATE
 
         collector_rate = m.records / max(kafka_at, 1e-6)
@@ -1038,6 +1181,7 @@ def main() -> None:
                   "store bulk insert of the same documents, alone": bulk,
                   "Flink job writing to the store (Kafka -> store, end to end)": downstream_rate}
         measure_receiver(cfg, root, figures, n_e2e, collector_rate)
+        measure_flood_fairness(cfg, root, figures, n_e2e)
         stages = {k: v for k, v in stages.items() if v is not None}
         slowest = min(stages, key=stages.get)
         figures["stage_rates_per_s"] = {k: round(v) for k, v in stages.items()}

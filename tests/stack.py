@@ -258,12 +258,7 @@ class Stack:
         one-minute counts sum to them: nothing lost, nothing stored or counted twice."""
         docs = self.stored_documents(server, m.records, timeout)
         ids = [d["record_id"] for d in docs]
-        generated = m.record_ids()
-        if (fmt or self._format(server)) == "mysql-enterprise-json":  # ids of the class/event model
-            from auditpipe.tools.simulate import expected_path
-
-            generated = {expected_enterprise_document(server, Path(m.log_path), collector, line)["record_id"]
-                         for line in expected_path(Path(m.log_path)).read_bytes().splitlines()}
+        generated = self.generated_ids(server, m, collector, fmt)
         unexpected = sorted(set(ids) - generated)[:5]
         assert len(ids) == m.records, f"exactly N documents: {len(ids)} for {m.records}; not generated: {unexpected}"
         assert set(ids) == generated, "the generated ones"
@@ -271,6 +266,16 @@ class Stack:
         assert total == m.records, f"each event counted once: {total} for {m.records}"
         self.assert_stored_as_written(server, Path(m.log_path), collector, fmt, docs)
         self.assert_evidence_and_counts_follow(server, docs)
+
+    def generated_ids(self, server: str, m, collector: str = "rsyslog", fmt: str | None = None) -> set[str]:
+        """The record ids of what the simulator wrote (manifest ``m``) to ``server``'s log: MySQL
+        Enterprise's are built from its class/event model, the others are the records' own."""
+        if (fmt or self._format(server)) != "mysql-enterprise-json":
+            return m.record_ids()
+        from auditpipe.tools.simulate import expected_path
+
+        return {expected_enterprise_document(server, Path(m.log_path), collector, line)["record_id"]
+                for line in expected_path(Path(m.log_path)).read_bytes().splitlines()}
 
     def run_panel(self, target: dict, since, until, servers: list[str]) -> list[dict]:
         """A dashboard panel's rows: its query text with the macros expanded as the data source expands

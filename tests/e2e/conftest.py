@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from stack import running_stack
 
+from auditpipe.tools.simulate import STYLES
+
 PORTS = {"kafka": 19092, "controller": 19093, "store": 27117, "flink": 18081}
 SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-types", "e2e-rejected", "e2e-unwritable",
            "e2e-mariadb", "e2e-xml-old", "e2e-xml-new", "e2e-csv", "e2e-stamped", "e2e-enterprise", "e2e-enterprise-l",
@@ -13,9 +15,14 @@ SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-ty
 FORMATS = {"e2e-mariadb": "mariadb-audit", "e2e-xml-old": "percona-xml", "e2e-xml-new": "percona-xml",
            "e2e-csv": "percona-csv", "e2e-enterprise": "mysql-enterprise-json",
            "e2e-enterprise-l": "mysql-enterprise-json"}
-# the collector's syslog receivers (tests/e2e/test_syslog_receiver.py)
+# a fleet's forty logs in every style the simulator writes (tests/e2e/test_fleet.py)
+FLEET = {f"e2e-fleet-{i:02d}": style for i, style in enumerate(list(STYLES) * 7) if i < 40}
+SERVERS += list(FLEET)
+FORMATS.update({server: STYLES[style] for server, style in FLEET.items()})
+# the collector's syslog receivers (tests/e2e/test_syslog_receiver.py; the fleet's senders: test_fleet.py)
 LISTEN_TCP, LISTEN_UDP, LISTEN_TLS = "tcp://127.0.0.1:25514", "udp://127.0.0.1:25515", "tls://127.0.0.1:26514"
-LISTEN = [{"listen": LISTEN_TCP, "server": "e2e-syslog"}, {"listen": LISTEN_UDP}]
+LISTEN_FLEET = "tcp://127.0.0.1:25516"
+LISTEN = [{"listen": LISTEN_TCP, "server": "e2e-syslog"}, {"listen": LISTEN_UDP}, {"listen": LISTEN_FLEET}]
 
 
 def tls_receiver_possible() -> bool:
