@@ -22,7 +22,7 @@ MAP_FILE = paths.SCHEMAS / "framework-map.csv"
 
 FRAMEWORKS = {  # key: name, in the order the docs and alerts list them
     "pci-dss-v4": "PCI DSS v4.0",
-    "pci-dss-v3.2.1": "PCI DSS v3.2.1",
+    "pci-dss-v3": "PCI DSS v3.2.1",
     "hipaa": "HIPAA Security Rule",
     "sox-itgc": "SOX ITGC",
     "nist-800-53": "NIST SP 800-53 Rev. 5",
