@@ -133,7 +133,9 @@ def _prune(value: Any) -> Any:
 
 
 def parse_params(pairs: list[str] | None) -> dict[str, Any]:
-    """--param name=value pairs, checked against the catalog's parameters (ints as ints)."""
+    """--param name=value pairs, checked against the catalog's parameters (ints as ints, a list as its
+    comma-separated items: the form the reports print under each table). The time range and the
+    servers have options of their own."""
     declared = parameters()
     out: dict[str, Any] = {}
     for pair in pairs or []:
@@ -143,8 +145,14 @@ def parse_params(pairs: list[str] | None) -> dict[str, Any]:
         if name not in declared:
             raise UserError(f"--param '{name}': no such parameter; the catalog's: {', '.join(declared)}")
         kind = declared[name]["kind"]
-        if kind in ("time", "list"):
+        if kind == "time" or name == "servers":
             raise UserError(f"--param '{name}' is set by its own option (--since/--until, --server)")
+        if kind == "list":
+            items = [v.strip() for v in text.split(",") if v.strip()]
+            if not items:
+                raise UserError(f"--param '{name}=': give one or more values, comma-separated")
+            out[name] = items
+            continue
         if kind == "int":
             try:
                 out[name] = int(text)

@@ -130,6 +130,10 @@ def test_params_from_the_command_line_are_checked():
         query.parse_params(["control"])
     with pytest.raises(UserError, match="own option"):
         query.parse_params(["servers=a"])
+    # a list as the reports print it under a table: comma-separated
+    assert query.parse_params(["rules=brute_force,password_spray"]) == {"rules": ["brute_force", "password_spray"]}
+    with pytest.raises(UserError, match="one or more values"):
+        query.parse_params(["controls="])
 
 
 def test_on_mongodb_every_saved_query_on_a_large_collection_starts_with_an_indexed_filter():

@@ -290,7 +290,11 @@ class RsyslogCollector(Component):
     def status(self) -> StatusRow:
         pid = self.proc.pid()
         sources = self.cfg.collector_sources()
-        detail = f"rsyslog, {len(sources)} source(s): " + ", ".join(f"{s['server']}" for s in sources)
+        from auditpipe.stack.fleet import LISTED
+
+        names = [s["server"] for s in sources]
+        more = f" and {len(names) - LISTED} more" if len(names) > LISTED else ""  # a fleet: one line, not fifty
+        detail = f"rsyslog, {len(sources)} source(s): " + ", ".join(names[:LISTED]) + more
         listening = self.cfg.listen_sources()
         if listening:
             detail += "; receiving syslog on " + ", ".join(f"{s['listen']} ({s['server']})" for s in listening)
