@@ -824,34 +824,45 @@ def fleet_logs(root: Path) -> dict[str, Path]:
     return {f"bench-fleet-{i:02d}": root / f"bench-fleet-{i:02d}" / "audit.log" for i in range(FLEET_SOURCES)}
 
 
-def measure_fleet(cfg, root: Path, figures: dict, stored, n: int, one_source: dict) -> None:
-    """What a source costs: first the components' CPU over 10 s while the fleet's 50 logs (and the
-    others) are idle, then ``n`` records spread over the 50 logs, written as fast as the single log of
-    the end-to-end run was; each component's CPU per event beside that run's (``one_source``)."""
+def measure_idle(cfg, figures: dict, sources: int) -> None:
+    """What watching the sources costs: each component's CPU over 10 s right after ``up``, with every
+    configured source idle and nothing stored yet (later, the job's timers and the store's trimming of
+    earlier runs' events would be in it)."""
     usage = ComponentUsage(cfg.state_dir).start()
     time.sleep(10)
     idle = usage.stop()
-    count = stored.since_now()
-    usage = ComponentUsage(cfg.state_dir).start()
-    start = time.monotonic()
-    written = sum(simulate(log, rate=n // FLEET_SOURCES, duration=1, speedup=1e6, seed=30 + i,
-                           rotate_on_size=32 * 1024 * 1024).records
-                  for i, log in enumerate(fleet_logs(root).values()))
-    done = wait_count(count, 0, written, timeout=1800)
-    used = usage.stop()
-    time.sleep(5)  # anything stored twice would show now
-    extra = count() - written
-    cpu = {k: 1e6 * c / written for k, (c, _) in used.items()}
-    figures["fleet"] = {"sources": FLEET_SOURCES, "records": written, "events_per_s": round(written / (done - start)),
-                        "stored_beyond_written": extra,
-                        "cpu_us_per_event": {k: round(v, 1) for k, v in cpu.items()},
-                        "one_source_cpu_us_per_event": {k: round(v, 1) for k, v in one_source.items()},
-                        "idle_cpu_percent_of_a_core": {k: round(100 * c / 10, 1) for k, (c, _) in idle.items()}}
-    print(f"fleet: {written} records over {FLEET_SOURCES} logs at once, all stored after {done - start:.1f}s "
-          f"({written / (done - start):,.0f} events/s; {extra} stored beyond them); CPU per event, 50 logs / the "
-          f"end-to-end run's one: " + ", ".join(f"{k} {cpu[k]:.1f} / {one_source.get(k, 0):.1f} us" for k in sorted(cpu)))
-    print("  idle, with nothing written for 10 s (the fleet's 50 logs and the others watched): "
+    figures["idle"] = {"sources": sources, "cpu_percent_of_a_core": {k: round(100 * c / 10, 1) for k, (c, _) in idle.items()}}
+    print(f"idle, {sources} sources configured and nothing written for 10 s after `up`: "
           + ", ".join(f"{k} {100 * c / 10:.1f}%" for k, (c, _) in sorted(idle.items())) + " of a core")
+
+
+def measure_fleet(cfg, root: Path, figures: dict, stored, n: int) -> None:
+    """What a source costs under load: ``n`` records written to one of the fleet's 50 logs, then ``n``
+    records spread over all 50, each as fast as the simulator writes; each component's CPU per event in
+    the two runs, one after the other on the same warmed job, and whether anything was stored twice."""
+    logs = list(fleet_logs(root).values())
+
+    def run(targets: list[Path], seed: int) -> dict:
+        count = stored.since_now()
+        usage = ComponentUsage(cfg.state_dir).start()
+        start = time.monotonic()
+        written = sum(simulate(log, rate=n // len(targets), duration=1, speedup=1e6, seed=seed + i,
+                               rotate_on_size=32 * 1024 * 1024).records for i, log in enumerate(targets))
+        done = wait_count(count, 0, written, timeout=1800)
+        used = usage.stop()
+        time.sleep(5)  # anything stored twice would show now
+        return {"logs": len(targets), "records": written, "events_per_s": round(written / (done - start)),
+                "seconds_all_stored": round(done - start, 1), "stored_beyond_written": count() - written,
+                "cpu_us_per_event": {k: round(1e6 * c / written, 1) for k, (c, _) in used.items()}}
+
+    one = run(logs[:1], 30)
+    fleet = run(logs, 40)
+    figures["fleet"] = {"sources": FLEET_SOURCES, "one_log": one, "all_logs": fleet}
+    cpu_one, cpu_all = one["cpu_us_per_event"], fleet["cpu_us_per_event"]
+    print(f"fleet: {one['records']} records to one log, then {fleet['records']} over {FLEET_SOURCES} logs at once: "
+          f"{one['events_per_s']:,} / {fleet['events_per_s']:,} events/s end to end ("
+          f"{one['stored_beyond_written'] + fleet['stored_beyond_written']} stored beyond them); CPU per event, one log / "
+          f"{FLEET_SOURCES}: " + ", ".join(f"{k} {cpu_one[k]:.1f} / {cpu_all[k]:.1f} us" for k in sorted(cpu_all)))
 
 
 QUIET_SENDER = "127.0.0.2"  # the quiet sender's own address: its own server at the receiver (from-host)
@@ -1006,6 +1017,7 @@ def main() -> None:
           f"(SQLite), rsyslog {rsyslog}, parallelism {cfg.flink['parallelism']}")
     cli(cfg_file, "up")
     try:
+        measure_idle(cfg, figures, len(cfg.collector_sources()))
         from pymongo import MongoClient
 
         db = MongoClient(cfg.store_uri, socketTimeoutMS=600000)[cfg.store["database"]]
@@ -1171,7 +1183,7 @@ def main() -> None:
                                  "cpu_ceiling_events_per_s": round(ceiling)}
 
         measure_latency(cfg, db, logs, stored, figures, lat_seconds)
-        measure_fleet(cfg, root, figures, stored, n_e2e, cpu_per_event)
+        measure_fleet(cfg, root, figures, stored, n_e2e)
         rate = LATENCY_RATE
 
         collector_rate = m.records / max(kafka_at, 1e-6)
