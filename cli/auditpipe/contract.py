@@ -51,6 +51,11 @@ def alert_severities() -> tuple[str, ...]:
     return tuple(contract()["alert_severities"])
 
 
+def record_gap_classes() -> dict[str, str]:
+    """The classes of a record_gap alert (its ``gap_class``), each with the severity it raises, in the job's order."""
+    return {c["class"]: c["severity"] for c in contract()["record_gap_classes"]}
+
+
 def data_classes() -> tuple[str, ...]:
     return tuple(contract()["data_classes"])
 

@@ -1,7 +1,7 @@
 """`auditpipe demo`: the whole pipeline, watched end to end on the local stack.
 
 up -> generate a few minutes of audit traffic (rotations, late writes, a failed-login burst, a
-few malformed lines, the incidents of simulate.INCIDENTS) into the demo log that the collector
+few malformed lines, the incidents of simulate.INCIDENTS, a server restart) into the demo log that the collector
 ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
 summary, with the alerts next to the ones expected -> wait until the archive holds the run, then
 `verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
@@ -72,7 +72,8 @@ class DemoResult:
 
 def run_filter(cfg: Config, m: Manifest) -> dict:
     """The events of one simulate run: its server and the log-start suffix of its record ids."""
-    return {"server": cfg.demo_server, "record_id": {"$regex": f"_{re.escape(m.log_start)}$"}}
+    starts = "|".join(re.escape(s) for s in m.log_starts())
+    return {"server": cfg.demo_server, "record_id": {"$regex": f"_({starts})$"}}
 
 
 def count_run(cfg: Config, m: Manifest) -> int:
@@ -146,11 +147,11 @@ def wait_for_archive(cfg: Config, m: Manifest, timeout: float = 120) -> int | No
 
     if not cfg.archive["enabled"]:
         return None
-    suffix = f"_{m.log_start}"
+    suffixes = tuple(f"_{s}" for s in m.log_starts())
     deadline = time.monotonic() + timeout
     while True:
         rows = reader.chain_rows(cfg.archive_path, cfg.demo_server)
-        n = sum(1 for r in rows if str(r.get("record_id", "")).endswith(suffix))
+        n = sum(1 for r in rows if str(r.get("record_id", "")).endswith(suffixes))
         if n >= m.records or time.monotonic() > deadline:
             return n
         time.sleep(2)
@@ -256,7 +257,7 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     started = time.time()
     baseline = events_estimate(cfg)
     m = simulate(cfg.demo_log, rate=rate, duration=duration, speedup=speedup, rotate_on_size=1024 * 1024,
-                 rotations=9, late_writes=3, failed_login_burst=40, malformed=5, incidents=True,
+                 rotations=9, late_writes=3, failed_login_burst=40, malformed=5, incidents=True, restart_at=0.9,
                  progress=lambda done, total: bar.update(done))
     bar.close()
     stored, seconds = wait_for_store(cfg, m, baseline, timeout)

@@ -50,14 +50,17 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
 
     alerts = db[stack.cfg.store["alerts_collection"]]
     # (raised once the watermark passes the missing record plus the rule's 30 s grace: hence a minute of traffic)
-    stack.wait_for("the record_gap alert of the record deleted from the log", lambda: (
-        (n := alerts.count_documents({"server": server, "rule": "record_gap"})) == 1, n), timeout=120)
+    stack.wait_for("the record_gap alerts of the record deleted from the log and of the sequence's start", lambda: (
+        (n := alerts.count_documents({"server": server, "rule": "record_gap"})) == 2, n), timeout=120)
     clean = stack.cli("verify", "--server", server, check=False)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "RESULT: the chains verify" in clean.stdout
     assert f"links 1 to {m.records} ({m.records} present), confirmed by" in clean.stdout, clean.stdout
     # the record deleted from the log (an incident) is a gap in the server's sequence, told apart
-    assert f"SOURCE GAP {server}:" in clean.stdout, clean.stdout
+    assert f"SOURCE GAP {server} (unexplained, high): record {m.deleted_records[0]} is missing" in clean.stdout, \
+        clean.stdout
+    assert f"SOURCE GAP {server} (restart, low): The audit record numbering" in clean.stdout, clean.stdout
+    assert "(2, alert record_gap: 1 restart, 1 unexplained)" in clean.stdout, clean.stdout
     by_time = sorted(events.find({"server": server}, {"event_time": 1, "chain_seq": 1}), key=lambda d: d["event_time"])
     lo, hi = by_time[len(by_time) // 3]["event_time"], by_time[2 * len(by_time) // 3]["event_time"]
     inside = [d["chain_seq"] for d in by_time if lo <= d["event_time"] < hi]

@@ -20,6 +20,15 @@ def test_the_cli_offers_the_jobs_rules_and_severities():
     assert len(contract.alert_rules()) == 9
 
 
+def test_the_alert_schema_names_the_jobs_rules_severities_and_gap_classes():
+    props = json.loads((paths.SCHEMAS / "alert.schema.json").read_text())["properties"]
+    assert tuple(props["rule"]["enum"]) == contract.alert_rules()
+    assert tuple(props["severity"]["enum"]) == contract.alert_severities()
+    assert tuple(props["gap_class"]["enum"]) == tuple(contract.record_gap_classes())
+    gap_rule = next(r for r in contract.contract()["alert_rules"] if r["rule"] == contract.rule("record_gap"))
+    assert set(gap_rule["severities"]) == set(contract.record_gap_classes().values())
+
+
 def test_every_control_a_rule_names_is_in_the_control_mapping():
     known = {r["control"] for r in csv.DictReader((paths.SCHEMAS / "compliance-controls.csv").read_text().splitlines())}
     for rule in contract.contract()["alert_rules"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -287,6 +288,11 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     return result
 
 
+def gap_class(alert: dict) -> str:
+    """A record_gap alert's class; one without ``gap_class`` counts as unexplained, the class that assumes nothing."""
+    return alert.get("gap_class") or "unexplained"
+
+
 def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_ms: int,
                    interval_s: float) -> list[Finding]:
     """Links stored after the newest head though the job writes a head within chain.head-interval of a
@@ -548,11 +554,13 @@ def format_report(v: Verification) -> str:
         lines.append(f.line(where))
     lines.extend(v.notes)
     if v.source_gaps:
-        lines.append(f"Gaps in the servers' own record sequences ({len(v.source_gaps)}, alert record_gap): records the "
-                     "server numbered that never reached the pipeline. Not a change to what was stored, so not a "
-                     "broken link; see docs/alerts.md.")
+        by_class = Counter(gap_class(a) for a in v.source_gaps)
+        lines.append(f"Gaps in the servers' own record sequences ({len(v.source_gaps)}, alert record_gap: "
+                     + ", ".join(f"{n} {c}" for c, n in sorted(by_class.items())) + "): records the server numbered "
+                     "that never reached the pipeline, or its numbering started again. Not a change to what was "
+                     "stored, so not a broken link; docs/alerts.md \"Record gaps, classified\".")
         for a in v.source_gaps:
-            lines.append(f"  SOURCE GAP {a['server']}: {a['summary']}")
+            lines.append(f"  SOURCE GAP {a['server']} ({gap_class(a)}, {a['severity']}): {a['summary']}")
     lines.append("RESULT: " + ("the chains verify: nothing edited, deleted, inserted or reordered" if v.clean
                                else f"TAMPERING OR LOSS DETECTED ({len(v.findings)} finding(s))"))
     return "\n".join(shown(line) for line in lines)  # ids and server names come from audit data

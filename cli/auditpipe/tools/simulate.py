@@ -102,11 +102,22 @@ class Manifest:
     secrets: list = field(default_factory=list)  # passwords in account statements (masked: credentials)
     # record numbers left out of the sequence (the deleted_record incident); records counts the others
     deleted_records: list = field(default_factory=list)
+    deleted_ids: list = field(default_factory=list)  # the same records' ids
+    # with restart_at: the sequences before the server's restart, each [its log start, its highest number];
+    # log_start is the newest sequence's
+    earlier_sequences: list = field(default_factory=list)
+
+    def log_starts(self) -> list[str]:
+        """Every sequence's startup time, oldest first."""
+        return [start for start, _ in self.earlier_sequences] + [self.log_start]
 
     def record_ids(self) -> set[str]:
         """The ids of the records written (Percona's <n>_<log start>)."""
-        skipped = set(self.deleted_records)
-        return {f"{i}_{self.log_start}" for i in range(1, self.records + len(skipped) + 1) if i not in skipped}
+        numbered = self.records + len(self.deleted_records)
+        last = numbered - sum(n for _, n in self.earlier_sequences)
+        skipped = set(self.deleted_ids) or {f"{i}_{self.log_start}" for i in self.deleted_records}
+        return {f"{i}_{start}" for start, n in self.earlier_sequences + [[self.log_start, last]]
+                for i in range(1, n + 1)} - skipped
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
@@ -401,7 +412,8 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
              failed_login_burst: int = 0, malformed: int = 0, start_time: datetime | None = None,
              progress: Callable[[int, int], None] | None = None, max_records: int | None = None,
              bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES), style: str = "json",
-             rotation: str = "chain", incidents: bool = False, stop: threading.Event | None = None) -> Manifest:
+             rotation: str = "chain", incidents: bool = False, stop: threading.Event | None = None,
+             restart_at: float | None = None) -> Manifest:
     """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
 
     ``incidents``: also write the INCIDENTS (a password spray, a privilege escalation, card numbers in
@@ -414,6 +426,10 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     ``malformed`` lines are taken in turn from ``bad_lines`` (default: one of each kind in MALFORMED_LINES).
     ``style``: json, xml-old, xml-new or csv (STYLES). ``rotation``: chain or timestamp (ROTATION_SCHEMES).
     ``stop``: once set (by another thread), writing ends early; the manifest counts what was written.
+    ``restart_at``: at this fraction of the records the server restarts: the plugin's stop record, then
+    its start record, number 1 of a new sequence (Manifest.earlier_sequences); the
+    manifest expects the stop record's audit_stopped and, for Percona's numbered styles, the new
+    sequence's record_gap (class restart).
     """
     if rotation not in ROTATION_SCHEMES:
         raise ValueError(f"unknown rotation {rotation!r} (known: {', '.join(ROTATION_SCHEMES)})")
@@ -421,6 +437,8 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
         raise ValueError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
     if malformed and style != "json":
         raise ValueError("malformed lines are Percona JSON lines: only with style json")
+    if restart_at is not None and not 0 < restart_at < 1:
+        raise ValueError(f"restart_at {restart_at}: a fraction of the records, above 0 and below 1")
     r = random.Random(seed)
     t0 = start_time or (datetime.now(timezone.utc) - timedelta(seconds=duration))
     log_start = t0.strftime("%Y-%m-%dT%H:%M:%S")
@@ -435,9 +453,11 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     m = Manifest(log_path=str(path), log_start=log_start)
     names: Counter = Counter()
     failed_by_user: Counter = Counter()
-    seq = 0
+    seq = 0  # records written (and numbers left out): paces the run
+    number = 0  # the record number in the current sequence
     conn_seq = 1000
     wall_start = time.monotonic()
+    restart_from = int(total * restart_at) if restart_at is not None else -1
     malformed_at = sorted(r.sample(range(max(total, 1)), min(malformed, max(total, 1)))) if malformed else []
     burst_at = total // 2 if failed_login_burst else -1
     if failed_login_burst >= 5:  # the default brute_force threshold
@@ -446,9 +466,10 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     last_failure: dict = {}  # user or ip -> simulated time of its last failed login
 
     def emit(rec: dict, sim_t: datetime) -> None:
-        nonlocal seq
+        nonlocal seq, number
         seq += 1
-        rec["record"] = f"{seq}_{log_start}"
+        number += 1
+        rec["record"] = f"{number}_{log_start}"
         rec["timestamp"] = _ts(sim_t)
         # Percona writes name, record, timestamp first.
         ordered = {"name": rec.pop("name"), "record": rec.pop("record"), "timestamp": rec.pop("timestamp"), **rec}
@@ -466,8 +487,14 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
         if expected:
             expected.write((json.dumps(ordered, ensure_ascii=False).encode() if enterprise else _line(ordered)) + b"\n")
 
-    emit({"name": "Audit", "mysql_version": "8.0.36-28", "startup_optionsi": "--audit_log_format=JSON",
-          "os_version": "x86_64-Linux"}, t0)
+    def started(at: datetime) -> None:
+        """The plugin's start record, number 1 of its sequence: a restart of the numbering (record_gap, low)."""
+        emit({"name": "Audit", "mysql_version": "8.0.36-28", "startup_optionsi": "--audit_log_format=JSON",
+              "os_version": "x86_64-Linux"}, at)
+        if not enterprise:
+            m.expected_alerts.append({"rule": contract.rule("record_gap"), "subject": log_start})
+
+    started(t0)
     session: dict | None = None
     remaining_in_session = 0
     in_txn = False
@@ -500,11 +527,24 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
             name = incidents_at.pop(0)[1]
             if name == "deleted_record":  # a record removed from the log: its number is missing
                 seq += 1
-                m.deleted_records.append(seq)
+                number += 1
+                m.deleted_records.append(number)
+                m.deleted_ids.append(f"{number}_{log_start}")
                 m.expected_alerts.append({"rule": contract.rule("record_gap"), "subject": log_start})
                 continue
             conn_seq = _incident(name, emit, sim_t, conn_seq, m)
             failed_by_user.update({u: 1 for u in SPRAY_ACCOUNTS} if name == "spray" else {})
+            continue
+        if seq >= restart_from >= 0 and session is None and not in_txn:
+            restart_from = -1  # the server stops (its stop record) and starts again: a new startup time
+            emit({"name": "NoAudit", "mysql_version": "8.0.36-28", "startup_optionsi": "--audit_log_format=JSON",
+                  "os_version": "x86_64-Linux"}, sim_t)
+            m.expected_alerts.append({"rule": contract.rule("audit_stopped"), "subject": "(no user)"})
+            m.earlier_sequences.append([log_start, number])
+            restart = sim_t if sim_t.strftime("%Y-%m-%dT%H:%M:%S") != log_start else sim_t + timedelta(seconds=1)
+            log_start, number = restart.strftime("%Y-%m-%dT%H:%M:%S"), 0
+            m.log_start = log_start
+            started(restart)
             continue
         if session is None:
             conn_seq += 1

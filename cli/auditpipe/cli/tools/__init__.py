@@ -52,13 +52,15 @@ def cmd_simulate(app: Application) -> int:
     a = app.args
     if a.malformed and a.style != "json":
         raise UserError("--malformed lines are Percona JSON lines: only with --style json")
+    if a.restart_at is not None and not 0 < a.restart_at < 1:
+        raise UserError(f"--restart-at {a.restart_at}: a fraction of the records, above 0 and below 1 (0.9: nine tenths in)")
     path = Path(a.path) if a.path else app.config.demo_log
     bar = progress.Bar(int(a.rate * a.duration), "records", "generated")
     m = simulate(path, rate=a.rate, duration=a.duration, speedup=a.speedup, seed=a.seed,
                  rotate_on_size=a.rotate_size, rotations=a.rotations, late_writes=a.late_writes,
                  failed_login_burst=a.failed_login_burst, malformed=a.malformed,
                  progress=lambda d, t: bar.update(d), style=a.style, rotation=a.rotation,
-                 incidents=a.incidents)
+                 incidents=a.incidents, restart_at=a.restart_at)
     bar.close()
     app.out(f"wrote {m.records} records and {m.malformed} malformed lines to {path} "
             f"({m.rotations} rotations, {m.late_writes} late writes; format {STYLES[a.style]}); "
@@ -204,6 +206,10 @@ def register(sub) -> None:
                         "numbers in statements, a service account reading PHI, the audit log turned off, a record "
                         "deleted from the log (with --failed-login-burst, a brute force); the manifest lists the "
                         "alerts they must raise, with the compliance section of auditpipe.yaml (docs/alerts.md)")
+    s.add_argument("--restart-at", type=float, metavar="FRACTION",
+                   help="the server restarts at this fraction of the records (0.9: nine tenths in): the plugin's stop "
+                        "record, then its start record, number 1 of a new sequence (alerts audit_stopped and "
+                        "record_gap, class restart)")
 
     p = sub.add_parser("config", help="check the configuration file, or print its reference",
                        description="The configuration file (schemas/config.schema.json, docs/configuration.md).")

@@ -147,12 +147,17 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
-        sources.recordsForAlerts().ifPresent(forAlerts -> alerts(
-                env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
-                .uid("audit-raw-source-for-alerts")
-                .flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts")));
+        sources.recordsForAlerts().ifPresent(forAlerts -> {
+            DataStream<ParsedRecord> records = env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
+                    .uid("audit-raw-source-for-alerts");
+            alerts(records.flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"),
+                    records.flatMap(new AlertInputs.DeadLetteredNumbersOfRecords())
+                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
+        });
         if (sources.alertsShareRecords()) {
-            alerts(events.map(e -> e.event, TypeInformation.of(AuditEvent.class)).name("events-for-alerts").uid("events-for-alerts"));
+            alerts(events.map(e -> e.event, TypeInformation.of(AuditEvent.class)).name("events-for-alerts").uid("events-for-alerts"),
+                    events.getSideOutput(SplitDeadLetters.DEAD_LETTERS).flatMap(new AlertInputs.DeadLetteredNumbers())
+                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
         }
         deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
@@ -273,8 +278,12 @@ public final class AuditPipeline {
                 .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)));
     }
 
-    /** The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once, and the alerts' sinks. */
-    private void alerts(DataStream<AuditEvent> enriched) {
+    /**
+     * The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once, and
+     * the alerts' sinks; {@code deadLettered}: the numbers of Percona records whose lines became dead
+     * letters, which the gap rule classifies by.
+     */
+    private void alerts(DataStream<AuditEvent> enriched, DataStream<RecordGaps.Numbered> deadLettered) {
         AlertSettings settings = AlertSettings.fromOptions(options);
         DataStream<AuditEvent> logins = enriched.filter(new AlertInputs.IsLogin()).name("logins").uid("logins");
         DataStream<Alert> perAccount = logins
@@ -294,6 +303,7 @@ public final class AuditPipeline {
         DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules");
         DataStream<Alert> gaps = enriched
                 .flatMap(new AlertInputs.NumberedRecords()).name("records-in-a-sequence").uid("records-in-a-sequence")
+                .union(deadLettered)
                 .keyBy(new AlertInputs.RecordSequence())
                 .transform("alert-record-gaps", TypeInformation.of(Alert.class), new WriteBackOperator<>(new RecordGaps(settings)))
                 .uid("alert-record-gaps");

@@ -4,6 +4,7 @@ import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.enrich.EvidenceKind;
 import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.alerts.AlertRule;
+import io.auditpipe.flink.alerts.GapClass;
 import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
@@ -45,6 +46,7 @@ public final class JobContract {
                 .append("data_classes", ComplianceSettings.DATA_CLASSES)
                 .append("alert_rules", alertRules())
                 .append("alert_severities", AlertRule.SEVERITIES)
+                .append("record_gap_classes", gapClasses())
                 .append("evidence_kinds", evidenceKinds())
                 .append("dead_letter_stages", List.of(DeadLetter.STAGE_COLLECT, DeadLetter.STAGE_PARSE,
                         DeadLetter.STAGE_STATS, DeadLetter.STAGE_STORE))
@@ -76,6 +78,14 @@ public final class JobContract {
         for (AlertRule r : AlertRule.values()) {
             out.add(new Document("rule", r.id).append("severities", r.severities).append("controls", r.controls)
                     .append("description", r.description));
+        }
+        return out;
+    }
+
+    private static List<Document> gapClasses() {
+        List<Document> out = new ArrayList<>();
+        for (GapClass c : GapClass.values()) {
+            out.add(new Document("class", c.id).append("severity", c.severity).append("description", c.description));
         }
         return out;
     }

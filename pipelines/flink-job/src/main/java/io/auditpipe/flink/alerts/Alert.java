@@ -19,6 +19,8 @@ public class Alert implements Serializable {
     public static final String CRITICAL = "critical";
     public static final String HIGH = "high";
     public static final String MEDIUM = "medium";
+    /** For the review, nobody paged: a restart's new record sequence. */
+    public static final String LOW = "low";
 
     /** Most evidence ids an alert carries; {@link #evidenceCount} says how many events there were. */
     public static final int MAX_EVIDENCE = 50;
@@ -36,6 +38,8 @@ public class Alert implements Serializable {
     public int evidenceCount;
     /** Compliance controls the alert concerns (the evidence's controls). */
     public List<String> controls = new ArrayList<>();
+    /** A record_gap alert's class ({@link GapClass}); null for every other rule. */
+    public String gapClass;
     /** When the job raised it (wall clock): the only field a replay may change. */
     public long raisedAtMillis;
 

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.alerts;
 
+import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.parser.AuditEvent;
 
@@ -74,6 +75,26 @@ public final class AlertInputs {
         public void flatMap(AuditEvent e, Collector<RecordGaps.Numbered> out) {
             RecordGaps.Numbered r = RecordGaps.numbered(e);
             if (r != null) out.collect(r);
+        }
+    }
+
+    /** The Percona record numbers whose lines became dead letters, of a source's records ({@link RecordGaps#deadLettered}). */
+    public static final class DeadLetteredNumbersOfRecords implements FlatMapFunction<ParsedRecord, RecordGaps.Numbered> {
+        @Override
+        public void flatMap(ParsedRecord r, Collector<RecordGaps.Numbered> out) {
+            if (r.deadLetter != null) {
+                RecordGaps.Numbered n = RecordGaps.deadLettered(r.deadLetter);
+                if (n != null) out.collect(n);
+            }
+        }
+    }
+
+    /** The Percona record numbers whose lines became dead letters ({@link RecordGaps#deadLettered}). */
+    public static final class DeadLetteredNumbers implements FlatMapFunction<DeadLetter, RecordGaps.Numbered> {
+        @Override
+        public void flatMap(DeadLetter d, Collector<RecordGaps.Numbered> out) {
+            RecordGaps.Numbered n = RecordGaps.deadLettered(d);
+            if (n != null) out.collect(n);
         }
     }
 

@@ -30,9 +30,10 @@ public enum AlertRule {
     DDL_OUTSIDE_CHANGE_WINDOW("ddl_outside_change_window", List.of(Alert.HIGH),
             List.of("PCI-DSS-10.2.1.7", "SOX-ITGC-CHANGE"),
             "A schema change on a classified table outside every change window."),
-    RECORD_GAP("record_gap", List.of(Alert.HIGH),
+    RECORD_GAP("record_gap", GapClass.severities(),
             List.of("PCI-DSS-10.2.1.6"),
-            "A record missing from a server's own numbered sequence."),
+            "A record missing from a server's own numbered sequence, or a new sequence started; classified"
+                    + " (gap_class: " + GapClass.listed() + ")."),
     INTEGRITY("integrity", List.of(Alert.CRITICAL),
             List.of(),
             "Stored evidence changed, removed or added after the job wrote it, or a chain head it did not sign:"
@@ -54,5 +55,5 @@ public enum AlertRule {
     }
 
     /** The severities an alert may have, most severe first. */
-    public static final List<String> SEVERITIES = List.of(Alert.CRITICAL, Alert.HIGH, Alert.MEDIUM);
+    public static final List<String> SEVERITIES = List.of(Alert.CRITICAL, Alert.HIGH, Alert.MEDIUM, Alert.LOW);
 }

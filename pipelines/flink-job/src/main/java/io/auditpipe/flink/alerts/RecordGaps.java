@@ -2,6 +2,8 @@ package io.auditpipe.flink.alerts;
 
 import io.auditpipe.flink.functions.WriteBackOperator;
 
+import io.auditpipe.enrich.EventTaxonomy;
+import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.parser.AuditEvent;
 import io.auditpipe.parser.RecordNumbers;
 
@@ -17,14 +19,17 @@ import java.util.List;
 /**
  * {@code record_gap}: a record missing from a server's own record sequence (PCI DSS 10.2.1.6 and
  * tamper evidence): Percona's numbered records ({@link RecordNumbers}). Keyed by server and startup
- * time (one sequence per start).
+ * time (one sequence per start). Each alert is classified ({@link GapClass}).
  *
- * <p>The sequence starts at the first record seen. A record that arrives above the next expected
- * number waits: the missing ones may still come, out of order. When the watermark has passed the
- * waiting record's event time by {@code recordGapGrace} and the numbers below it are still missing,
- * the gap is alerted (once: the id is the server, sequence and first missing number) and the
- * sequence goes on from the waiting record. A record missing because its line could not be parsed
- * is a gap too: its dead letter says why.
+ * <p>The sequence starts at the first record seen; when that is the plugin's start record, number 1,
+ * the numbering started again ({@link GapClass#RESTART}, low). A record that arrives above the next
+ * expected number waits: the missing ones may still come, out of order. When the watermark has
+ * passed the waiting record's event time by {@code recordGapGrace} and the numbers below it are
+ * still missing, the gap is alerted (once: the id is the server, sequence and first missing number)
+ * and the sequence goes on from the waiting record. A line the job could not read whose record id is
+ * still legible ({@link RecordNumbers#inLine}) arrives here as a dead-lettered number: a gap of such
+ * numbers only is {@link GapClass#DEAD_LETTER} (medium) and names the dead letters; any other is
+ * {@link GapClass#UNEXPLAINED} (high).
  */
 public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert>
         implements WriteBackOperator.WritesBack<String> {
@@ -42,11 +47,16 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         this.settings = settings;
     }
 
-    /** The state of one sequence: the next number expected, and the records above it that wait. */
+    /** Most dead-lettered numbers a sequence keeps (those at or above its next number); past it a gap counts as unexplained. */
+    public static final int MAX_DEAD_LETTERED = 1000;
+
+    /** The state of one sequence: the next number expected, the records above it that wait, and dead-lettered numbers. */
     public static class Sequence implements java.io.Serializable {
         private static final long serialVersionUID = 1L;
         public long next;
         public TimedEntries waiting = new TimedEntries(); // time = event time, id = event id, subject = number
+        /** Numbers at or above {@link #next} whose lines became dead letters: time = when shipped, id = the dead letter's id, subject = number. */
+        public TimedEntries deadLettered = new TimedEntries();
 
         public Sequence() {}
     }
@@ -60,8 +70,13 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         /** The sequence: server, NUL, the plugin's startup time ({@link #sequenceKey}). */
         public String sequence;
         public long number;
+        /** The event's id, or for a dead-lettered number the dead letter's id. */
         public String id;
         public long eventTimeMillis;
+        /** Whether the record is the audit plugin's start record. */
+        public boolean start;
+        /** Whether the number's line became a dead letter ({@link #deadLettered}). */
+        public boolean deadLetter;
 
         public Numbered() {}
     }
@@ -75,6 +90,28 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         r.number = number;
         r.id = e.id;
         r.eventTimeMillis = e.eventTimeMillis;
+        r.start = EventTaxonomy.AUDIT_SYSTEM.equals(e.category) && AUDIT_START.equals(e.action);
+        return r;
+    }
+
+    /** The action the taxonomy gives the plugin's start record. */
+    static final String AUDIT_START = "audit_start";
+
+    /**
+     * A dead letter's place in its server's sequence: the number of the Percona record id its line
+     * still shows, or null (no server known, no legible id, or a stage whose record is stored after all:
+     * a late one for the stats, a copy that collided).
+     */
+    public static Numbered deadLettered(DeadLetter d) {
+        if (d.server == null || !(DeadLetter.STAGE_PARSE.equals(d.stage) || DeadLetter.STAGE_COLLECT.equals(d.stage))) return null;
+        RecordNumbers.Numbered n = RecordNumbers.inLine(d.originalValue);
+        if (n == null) return null;
+        Numbered r = new Numbered();
+        r.sequence = d.server + "\u0000" + n.startup();
+        r.number = n.number();
+        r.id = d.id;
+        r.eventTimeMillis = d.origin == null ? d.detectedAtMillis : d.origin.timestampMillis;
+        r.deadLetter = true;
         return r;
     }
 
@@ -95,9 +132,22 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         long n = e.number;
         Sequence s = sequences.get(ctx.getCurrentKey());
         if (s == null) s = sequence.value();
+        if (e.deadLetter) {
+            if (s == null) {
+                s = new Sequence();
+                s.next = n; // the first line seen of the sequence is the dead one: the next record shows the gap
+            }
+            if (s.deadLettered == null) s.deadLettered = new TimedEntries(); // state written before the field
+            if (n >= s.next && s.deadLettered.size() < MAX_DEAD_LETTERED && indexOf(s.deadLettered, n) < 0) {
+                s.deadLettered.add(e.eventTimeMillis, e.id, String.valueOf(n));
+            }
+            sequences.put(ctx.getCurrentKey(), s);
+            return;
+        }
         if (s == null) {
             s = new Sequence();
             s.next = n + 1;
+            if (n == 1 && e.start) out.collect(restarted(ctx.getCurrentKey(), e));
         } else if (n == s.next) {
             s.next++;
             absorb(s);
@@ -117,13 +167,66 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         sequences.clear();
     }
 
-    /** Moves {@code next} past the waiting records that now follow on. */
+    /** Moves {@code next} past the waiting records that now follow on, and forgets dead-lettered numbers it passed. */
     private static void absorb(Sequence s) {
-        while (true) {
-            int i = indexOf(s.waiting, s.next);
-            if (i < 0) return;
+        int i;
+        while ((i = indexOf(s.waiting, s.next)) >= 0) {
             remove(s.waiting, i);
             s.next++;
+        }
+        if (s.deadLettered != null && s.deadLettered.size() > 0) dropBelow(s.deadLettered, s.next);
+    }
+
+    /** The alert of the numbers from {@code s.next} to {@code n - 1}, missing before record {@code n} (event {@code id} at {@code at}). */
+    private static Alert gap(String key, Sequence s, long n, long at, String id) {
+        String server = key.substring(0, key.indexOf('\u0000'));
+        String run = key.substring(key.indexOf('\u0000') + 1);
+        long missing = n - s.next;
+        List<String> dead = new java.util.ArrayList<>();
+        if (s.deadLettered != null) {
+            for (int i = 0; i < s.deadLettered.size(); i++) {
+                long d = Long.parseLong(s.deadLettered.subjects.get(i));
+                if (d >= s.next && d < n) dead.add(s.deadLettered.ids.get(i));
+            }
+        }
+        GapClass c = dead.size() == missing ? GapClass.DEAD_LETTER : GapClass.UNEXPLAINED;
+        String which = missing == 1 ? "record " + s.next + " is" : missing + " records, " + s.next + " to " + (n - 1) + ", are";
+        String why = c == GapClass.DEAD_LETTER
+                ? (missing == 1 ? "Its line is a dead letter, " : "Their lines are dead letters, ")
+                        + deadLetters(dead) + ": read the reason there"
+                : "Deleted from the log, lost on the way, or dropped by the plugin (a PERFORMANCE strategy's full buffer)"
+                        + (dead.isEmpty() ? "" : "; " + dead.size() + " of them are dead letters, " + deadLetters(dead));
+        Alert a = Alert.of(RULE, c.severity, RULE + "/" + server + "/" + run + "/" + s.next, server, run,
+                        which + " missing from the audit trail of " + server + " (sequence started " + run
+                                + "); record " + n + " at " + Instant.ofEpochMilli(at) + " came after them. " + why)
+                .withEvidence(List.of(id), at, at);
+        a.gapClass = c.id;
+        return a;
+    }
+
+    /** Up to five dead letters' ids, and how many more. */
+    private static String deadLetters(List<String> ids) {
+        String shown = String.join(", ", ids.subList(0, Math.min(5, ids.size())));
+        return ids.size() > 5 ? shown + " and " + (ids.size() - 5) + " more" : shown;
+    }
+
+    /** The alert of a sequence that starts with the plugin's start record, number 1: the numbering started again. */
+    private static Alert restarted(String key, Numbered e) {
+        String server = key.substring(0, key.indexOf('\u0000'));
+        String run = key.substring(key.indexOf('\u0000') + 1);
+        Alert a = Alert.of(RULE, GapClass.RESTART.severity, RULE + "/" + server + "/" + run + "/0", server, run,
+                        "The audit record numbering of " + server + " started again at " + Instant.ofEpochMilli(e.eventTimeMillis)
+                                + " (sequence started " + run + "): the audit plugin's start record is number 1."
+                                + " The server or its audit plugin started; nothing is missing at the sequence's start")
+                .withEvidence(List.of(e.id), e.eventTimeMillis, e.eventTimeMillis);
+        a.gapClass = GapClass.RESTART.id;
+        return a;
+    }
+
+    /** Drops the dead-lettered numbers below {@code next}: the gap they belong to is alerted. */
+    private static void dropBelow(TimedEntries d, long next) {
+        for (int i = d.size() - 1; i >= 0; i--) {
+            if (Long.parseLong(d.subjects.get(i)) < next) remove(d, i);
         }
     }
 
@@ -156,16 +259,9 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             long n = Long.parseLong(s.waiting.subjects.get(lowest));
             long at = s.waiting.times.get(lowest);
             if (at + settings.recordGapGraceMillis > timestamp) break;
-            String server = ctx.getCurrentKey().substring(0, ctx.getCurrentKey().indexOf('\u0000'));
-            String run = ctx.getCurrentKey().substring(ctx.getCurrentKey().indexOf('\u0000') + 1);
-            long missing = n - s.next;
-            out.collect(Alert.of(RULE, Alert.HIGH, RULE + "/" + server + "/" + run + "/" + s.next, server, run,
-                            (missing == 1 ? "record " + s.next + " is" : missing + " records, " + s.next + " to " + (n - 1) + ", are")
-                                    + " missing from the audit trail of " + server + " (sequence started " + run
-                                    + "); record " + n + " at " + Instant.ofEpochMilli(at) + " came after them."
-                                    + " Deleted, lost on the way, or a dead letter (its reason says why)")
-                    .withEvidence(List.of(s.waiting.ids.get(lowest)), at, at));
+            out.collect(gap(ctx.getCurrentKey(), s, n, at, s.waiting.ids.get(lowest)));
             s.next = n;
+            if (s.deadLettered != null) dropBelow(s.deadLettered, n);
             absorb(s);
             changed = true;
         }

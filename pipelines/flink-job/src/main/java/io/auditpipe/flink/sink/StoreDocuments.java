@@ -55,7 +55,7 @@ public final class StoreDocuments {
 
     /** The alert document (docs/alerts.md); the same JSON goes to audit.alerts and the webhook. */
     public static Document alert(io.auditpipe.flink.alerts.Alert a) {
-        return new Document("_id", a.id)
+        Document d = new Document("_id", a.id)
                 .append("rule", a.rule)
                 .append("severity", a.severity)
                 .append("server", a.server)
@@ -68,6 +68,8 @@ public final class StoreDocuments {
                 .append("controls", a.controls)
                 .append("frameworks", frameworks(a.rule))
                 .append("raised_at", new Date(a.raisedAtMillis));
+        if (a.gapClass != null) d.append("gap_class", a.gapClass);
+        return d;
     }
 
     /** The requirements of every framework the rule serves (docs/compliance.md "Frameworks"). */

@@ -333,4 +333,90 @@ class AlertRulesTest {
             assertEquals(List.of("record_gap/db-01/2026-11-22T09:00:00/2"), alerts(h));
         }
     }
+
+    static AuditEvent start(long at) {
+        AuditEvent e = record(1, at);
+        e.eventName = "Audit";
+        e.category = io.auditpipe.enrich.EventTaxonomy.AUDIT_SYSTEM;
+        e.action = "audit_start";
+        return e;
+    }
+
+    /** A dead letter of the parse stage whose line still shows record {@code n}'s id. */
+    static io.auditpipe.flink.records.DeadLetter deadLine(long n, long at) {
+        byte[] line = ("{\"audit_record\":{\"name\":\"Query\",\"record\":\"" + n + "_2026-11-22T09:00:00\",\"timestamp\":\"2026-1")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        var d = io.auditpipe.flink.records.DeadLetter.of(io.auditpipe.flink.records.DeadLetter.STAGE_PARSE, "not JSON",
+                null, line, new io.auditpipe.flink.records.KafkaOrigin("audit.raw", 0, 500 + n, at));
+        d.server = "db-01";
+        return d;
+    }
+
+    static void feedDead(KeyedOneInputStreamOperatorTestHarness<String, RecordGaps.Numbered, Alert> h,
+                         io.auditpipe.flink.records.DeadLetter... letters) throws Exception {
+        for (var d : letters) {
+            RecordGaps.Numbered n = RecordGaps.deadLettered(d);
+            assertTrue(n != null, "the dead letter shows its record's number");
+            h.processElement(new StreamRecord<>(n, d.origin.timestampMillis));
+        }
+    }
+
+    @Test
+    void eachGapIsClassifiedAndARestartIsNotAlarming() throws Exception {
+        try (var h = gaps()) {
+            h.open();
+            feed(h, start(T0), record(2, T0 + S));
+            List<Alert> out = h.extractOutputValues();
+            assertEquals(1, out.size(), "the numbering started: at once, before any grace");
+            assertEquals(List.of("restart", "low", "record_gap/db-01/2026-11-22T09:00:00/0"),
+                    List.of(out.get(0).gapClass, out.get(0).severity, out.get(0).id));
+            assertTrue(out.get(0).summary.contains("started again"), out.get(0).summary);
+            // 3 and 4 are dead letters: a gap of dead letters only
+            feedDead(h, deadLine(3, T0 + 2 * S), deadLine(4, T0 + 2 * S));
+            feed(h, record(5, T0 + 3 * S));
+            // 6 is a dead letter, 7 is simply missing: unexplained, the dead letter named
+            feedDead(h, deadLine(6, T0 + 4 * S));
+            feed(h, record(8, T0 + 5 * S));
+            h.processWatermark(T0 + 100 * S);
+            out = h.extractOutputValues();
+            assertEquals(3, out.size(), out.toString());
+            assertEquals(List.of("dead_letter", "medium", "record_gap/db-01/2026-11-22T09:00:00/3"),
+                    List.of(out.get(1).gapClass, out.get(1).severity, out.get(1).id));
+            assertTrue(out.get(1).summary.contains("parse:audit.raw/0/503, parse:audit.raw/0/504"), out.get(1).summary);
+            assertEquals(List.of("unexplained", "high", "record_gap/db-01/2026-11-22T09:00:00/6"),
+                    List.of(out.get(2).gapClass, out.get(2).severity, out.get(2).id));
+            assertTrue(out.get(2).summary.contains("1 of them are dead letters, parse:audit.raw/0/506"), out.get(2).summary);
+            // what stays is the next number: the dead-lettered numbers went with their gaps
+            h.snapshot(1, 1);
+            assertEquals(1, h.numKeyedStateEntries());
+            assertEquals(0, h.numEventTimeTimers());
+        }
+    }
+
+    @Test
+    void aDeadLetterSurvivesARestoreAndAnotherStageOrAServerlessOneIsNoNumber() throws Exception {
+        org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
+        try (var h = gaps()) {
+            h.open();
+            feed(h, record(10, T0));
+            feedDead(h, deadLine(11, T0 + S));
+            snapshot = h.snapshot(1, 0);
+        }
+        try (var h = gaps()) {
+            h.initializeState(snapshot);
+            h.open();
+            feed(h, record(12, T0 + 2 * S));
+            h.processWatermark(T0 + 40 * S);
+            List<Alert> out = h.extractOutputValues();
+            assertEquals(List.of("dead_letter"), out.stream().map(a -> a.gapClass).collect(Collectors.toList()));
+            assertEquals(List.of(), alerts(h).stream().filter(id -> id.endsWith("/0")).collect(Collectors.toList()),
+                    "record 10 is no start record: no restart");
+        }
+        var late = deadLine(3, T0);
+        late.stage = io.auditpipe.flink.records.DeadLetter.STAGE_STATS;
+        assertEquals(null, RecordGaps.deadLettered(late), "a record too late for the stats is stored all the same");
+        var nameless = deadLine(3, T0);
+        nameless.server = null;
+        assertEquals(null, RecordGaps.deadLettered(nameless));
+    }
 }
