@@ -96,7 +96,8 @@ def test_each_section_holds_exactly_the_scenario(stack, scenario):
     expected = sorted((a["rule"], a["subject"]) for a in m.expected_alerts)
     assert sorted((a["rule"], a["subject"]) for a in ev["sections"]["alerts"]) == expected
     assert sorted(a["rule"] for a in ev["sections"]["login-alerts"]) == ["brute_force", "password_spray"]
-    assert sorted(a["rule"] for a in ev["sections"]["audit-trail"]) == ["audit_stopped", "record_gap"]
+    assert sorted((a["rule"], a.get("gap_class", "")) for a in ev["sections"]["audit-trail"]) == [
+        ("audit_stopped", ""), ("record_gap", "restart"), ("record_gap", "unexplained")], "the gaps with their class"
 
     # the privilege escalation is an account change; PHI read by a service account a violation
     grants = [r for r in ev["sections"]["account-changes"] if r.get("user") == "reporting"]
