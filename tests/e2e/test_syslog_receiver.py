@@ -121,3 +121,48 @@ def test_records_sent_over_tls_are_stored(stack, tmp_path):
         raise AssertionError(f"{e}; dead letters: {stack.dead_letters(server)}") from None
     assert {d["record_id"] for d in docs} == {json.loads(r)["audit_record"]["record"] for r in records}
     assert {d["extra"]["syslog_host"] for d in docs} == {"db-tls"}
+
+
+def test_a_message_over_max_line_size_or_with_a_nul_byte_goes_out_cut_with_its_report(stack):
+    """The receiver's rules are a file's: a message of max_line_size bytes is stored whole; one byte more
+    goes out cut, with the report of what was cut, as does one holding a NUL byte; each of those is a
+    dead letter of stage collect, never a silent drop."""
+    from auditpipe.stack import limits
+
+    server = "e2e-syslog"
+    host, port = LISTEN_TCP.split("://")[1].rsplit(":", 1)
+    max_line = limits.from_config(stack.cfg).max_line_bytes
+    head = b"<110>1 2026-11-28T09:00:00Z db-long percona-audit - - "
+
+    def message(n: int, sqltext: bytes, size: int | None = None) -> bytes:
+        record = json.dumps({"audit_record": {
+            "name": "Query", "record": f"{n}_2026-11-28T08:59:00", "timestamp": "2026-11-28T09:00:00 UTC",
+            "command_class": "select", "connection_id": "5", "status": 0, "sqltext": "@", "user": "app[app] @ localhost [10.0.0.5]",
+            "host": "localhost", "os_user": "", "ip": "10.0.0.5", "db": "shop"}}).encode()
+        if size is not None:  # padded to exactly size bytes, header and all
+            sqltext += b"x" * (size - len(head) - len(record) - len(sqltext) + 1)
+        msg = head + record.replace(b'"@"', b'"' + sqltext + b'"')
+        assert size is None or len(msg) == size
+        return msg
+
+    whole, longer = message(1, b"SELECT ", max_line), message(2, b"SELECT ", max_line + 1)
+    nul = message(3, b"SELECT '\0'")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        for msg in (whole, longer, nul):
+            s.sendall(b"%d %s" % (len(msg), msg))
+
+    events = stack.db()[stack.cfg.store["events_collection"]]
+    stored = stack.wait_for("the message of max_line_size bytes, stored whole", lambda: (
+        bool(found := list(events.find({"server": server, "record_id": "1_2026-11-28T08:59:00"}))), found),
+        timeout=120)
+    assert len(stored) == 1 and stored[0]["original"].endswith(whole[-200:].decode()), "whole, to its last byte"
+
+    def cut():
+        return {json.loads(d["key"]["text"])["cut"]["problem"]: d for d in stack.dead_letters(server)
+                if d["stage"] == "collect"}
+
+    found = stack.wait_for("the two cut messages as dead letters", lambda: (set(got := cut()) == {"too-long", "nul-byte"},
+                                                                          sorted(got)), timeout=120)
+    assert json.loads(found["too-long"]["key"]["text"])["cut"]["line_bytes"] == max_line + 1
+    assert all(d["reason"] for d in found.values())
+    assert not list(events.find({"server": server, "record_id": {"$in": ["2_2026-11-28T08:59:00", "3_2026-11-28T08:59:00"]}}))

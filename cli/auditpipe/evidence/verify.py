@@ -54,6 +54,7 @@ class Verification:
     findings: list[tuple[str, Finding]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     source_gaps: list[dict] = field(default_factory=list)  # record_gap alerts: the server's sequence, not our chain
+    collector_gaps: dict[str, list[dict]] = field(default_factory=dict)  # by server: collector-gaps.log's entries
     incremental: bool = False  # only the events stored after ``after`` were read
     progress: Progress | None = None  # with ``after``: where the next incremental verification goes on
 
@@ -285,6 +286,11 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         result.notes.append("nothing to verify: no events in the store or the archive")
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
+    if result.source_gaps:
+        from auditpipe.stack.components.collector import recorded_gaps
+
+        result.collector_gaps = {k: v for k, v in recorded_gaps(cfg).items()
+                                 if k in {a["server"] for a in result.source_gaps}}
     return result
 
 
@@ -561,6 +567,11 @@ def format_report(v: Verification) -> str:
                      "stored, so not a broken link; docs/alerts.md \"Record gaps, classified\".")
         for a in v.source_gaps:
             lines.append(f"  SOURCE GAP {a['server']} ({gap_class(a)}, {a['severity']}): {a['summary']}")
+        for server, recorded in sorted(v.collector_gaps.items()):
+            lines.append(f"  COLLECTOR GAP {server}: {len(recorded)} the collector recorded and could not close "
+                         "(collector-gaps.log; records lost there show as unexplained gaps)"
+                         + (", the last 3:" if len(recorded) > 3 else ":"))
+            lines.extend(f"    {g.get('at', '?')}: {g.get('gap', '')}" for g in recorded[-3:])
     lines.append("RESULT: " + ("the chains verify: nothing edited, deleted, inserted or reordered" if v.clean
                                else f"TAMPERING OR LOSS DETECTED ({len(v.findings)} finding(s))"))
     return "\n".join(shown(line) for line in lines)  # ids and server names come from audit data

@@ -140,3 +140,36 @@ def test_a_head_missing_from_the_store_is_removed_one_missing_from_the_manifest_
     _removed_heads(v, present, settled, previous)
     assert [(w, f.seq) for w, f in v.findings] == [("chain_heads", 30)]
     assert "the other place holds them, signed" in v.findings[0][1].detail
+
+
+def test_verify_shows_each_source_gap_with_its_class_and_the_collectors_recorded_losses(tmp_path):
+    import json
+
+    from auditpipe import config
+    from auditpipe.evidence.verify import Verification, format_report
+    from auditpipe.stack.components.collector import gaps_file, recorded_gaps
+
+    (tmp_path / "a.yaml").write_text(f"state_dir: {tmp_path / 'state'}\nsources:\n"
+                                     f"  - {{path: {tmp_path}/db-01/audit.log, server: db-01}}\n"
+                                     f"  - {{path: {tmp_path}/db-01/audit.log.x/audit.log, server: db-02}}\n")
+    cfg = config.load(tmp_path / "a.yaml")
+    assert recorded_gaps(cfg) == {}, "no file: nothing recorded"
+    gaps_file(cfg).parent.mkdir(parents=True)
+    gaps_file(cfg).write_text("".join(json.dumps({"at": f"2026-11-28T09:0{i}:00+0000", "source": source, "gap": f"gap {i}"})
+                                      + "\n" for i, source in enumerate(
+        [f"{tmp_path}/db-01/audit.log", f"{tmp_path}/db-01/audit.log.x/audit.log", f"{tmp_path}/db-01/audit.log",
+         f"{tmp_path}/db-01/audit.log", f"{tmp_path}/db-01/audit.log", "/elsewhere/audit.log"])) + "not json\n")
+    recorded = recorded_gaps(cfg)
+    assert {k: [g["gap"] for g in v] for k, v in recorded.items()} == {
+        "db-01": ["gap 0", "gap 2", "gap 3", "gap 4"], "db-02": ["gap 1"]}, "the longest configured path that matches"
+    v = Verification(source_gaps=[
+        {"server": "db-01", "severity": "low", "gap_class": "restart", "summary": "started again"},
+        {"server": "db-01", "severity": "high", "summary": "record 7 is missing"}],
+        collector_gaps={"db-01": recorded["db-01"]})
+    text = format_report(v)
+    assert "(2, alert record_gap: 1 restart, 1 unexplained)" in text, text
+    assert "SOURCE GAP db-01 (restart, low): started again" in text
+    assert "SOURCE GAP db-01 (unexplained, high): record 7 is missing" in text, "no class: unexplained"
+    assert "COLLECTOR GAP db-01: 4 the collector recorded" in text and "the last 3:" in text
+    assert "gap 0" not in text and "2026-11-28T09:04:00+0000: gap 4" in text
+    assert v.clean, "a source gap is no finding of the chain"

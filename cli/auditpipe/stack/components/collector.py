@@ -273,7 +273,7 @@ class RsyslogCollector(Component):
 
     @property
     def gaps_file(self) -> Path:
-        return self.cfg.state_dir / "logs" / "collector-gaps.log"
+        return gaps_file(self.cfg)
 
     def record_gap(self, report) -> None:
         """A gap the collector could not close is never silent: it is kept here and shown by status."""
@@ -305,3 +305,30 @@ class RsyslogCollector(Component):
         if gaps:
             detail += f"; {gaps} GAP(S) the collector could not close, see {self.gaps_file}"
         return StatusRow(self.name, pid, f"-> {self.cfg.kafka_bootstrap}", "ok" if pid else "stopped", detail)
+
+
+def gaps_file(cfg) -> Path:
+    """Where the collector keeps the gaps it could not close, one JSON object a line (at, source, gap)."""
+    return cfg.state_dir / "logs" / "collector-gaps.log"
+
+
+def recorded_gaps(cfg) -> dict[str, list[dict]]:
+    """The gaps the collector recorded (gaps_file), by the server whose log they are of (the configured
+    source whose path the recorded source begins with); none when the file is not there (a deployment's
+    collector keeps its own)."""
+    try:
+        lines = gaps_file(cfg).read_text().splitlines()
+    except OSError:
+        return {}
+    paths = sorted(((str(s["path"]), s["server"]) for s in cfg.collector_sources() if s.get("path")),
+                   key=lambda p: -len(p[0]))
+    out: dict[str, list[dict]] = {}
+    for line in lines:
+        try:
+            gap = json.loads(line)
+        except ValueError:
+            continue
+        server = next((name for path, name in paths if str(gap.get("source", "")).startswith(path)), None)
+        if server is not None:
+            out.setdefault(server, []).append(gap)
+    return out
