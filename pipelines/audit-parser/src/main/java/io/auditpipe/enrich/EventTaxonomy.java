@@ -44,6 +44,8 @@ public final class EventTaxonomy {
             DATA_READ, DATA_WRITE, ADMINISTRATION, AUDIT_SYSTEM, SESSION, OTHER);
 
     /** Actions of the audit system that mean the audit trail stops or loses its coverage. */
+    /** The action of the audit plugin's start record (the record-gap rule's restart). */
+    public static final String AUDIT_START = "audit_start";
     public static final Set<String> AUDIT_STOPPED = Set.of("audit_stop", "audit_disabled", "audit_plugin_removed");
 
     /** A category and an action. */
@@ -70,7 +72,7 @@ public final class EventTaxonomy {
         // (Percona's audit_log_filter begins a file with a record of class audit and no event)
         if ("Audit".equals(name) || ("audit".equals(recordClass) && ("startup".equals(lower) || "audit".equals(lower)))
                 || (e.extra != null && "header".equals(e.extra.get("msg-type")))) {
-            return new Kind(AUDIT_SYSTEM, "audit_start");
+            return new Kind(AUDIT_SYSTEM, AUDIT_START);
         }
         if ("NoAudit".equals(name) || ("audit".equals(recordClass) && ("shutdown".equals(lower) || "noaudit".equals(lower)))) {
             return new Kind(AUDIT_SYSTEM, "audit_stop");

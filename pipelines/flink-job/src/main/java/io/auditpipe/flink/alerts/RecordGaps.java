@@ -90,12 +90,9 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         r.number = number;
         r.id = e.id;
         r.eventTimeMillis = e.eventTimeMillis;
-        r.start = EventTaxonomy.AUDIT_SYSTEM.equals(e.category) && AUDIT_START.equals(e.action);
+        r.start = EventTaxonomy.AUDIT_SYSTEM.equals(e.category) && EventTaxonomy.AUDIT_START.equals(e.action);
         return r;
     }
-
-    /** The action the taxonomy gives the plugin's start record. */
-    static final String AUDIT_START = "audit_start";
 
     /**
      * A dead letter's place in its server's sequence: the number of the Percona record id its line
