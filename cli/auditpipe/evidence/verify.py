@@ -115,7 +115,8 @@ def _last_link(docs: list[dict]) -> int | None:
 def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None = None,
            until: datetime | None = None, store: bool = True, in_archive: bool = True,
            manifest_heads: bool | None = None, head_interval_s: float | None = None,
-           after: Progress | None = None, share: float = 1.0) -> Verification:
+           after: Progress | None = None, share: float = 1.0,
+           collector_gaps: dict[str, list[dict]] | None = None) -> Verification:
     """Every server's chain, or only those of ``servers``. ``manifest_heads`` (default: ``in_archive``):
     anchor with the heads of the archive's manifest too, also when its rows are not read.
     ``head_interval_s``: the job's chain.head-interval (stack/job_settings.head_interval_seconds), to
@@ -130,7 +131,10 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
 
     ``share``: the part of the time the store's events are read in (``Pacer``); below 1 the reading
     pauses between batches, so that a pass beside a running pipeline leaves the store and the cores
-    to it (the supervisor's watch); 1 for a person who waits for the answer."""
+    to it (the supervisor's watch); 1 for a person who waits for the answer.
+
+    ``collector_gaps``: the gaps the local collector recorded, by server (stack's
+    collector.recorded_gaps); those of a server with a source gap are shown beside it."""
     if after is not None and (servers or since or until or in_archive or not store):
         raise ValueError("verify(after=...) verifies the whole store alone")
     only = set(servers) if servers else None
@@ -286,10 +290,8 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         result.notes.append("nothing to verify: no events in the store or the archive")
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
-    if result.source_gaps:
-        from auditpipe.stack.components.collector import recorded_gaps
-
-        result.collector_gaps = {k: v for k, v in recorded_gaps(cfg).items()
+    if result.source_gaps and collector_gaps:
+        result.collector_gaps = {k: v for k, v in collector_gaps.items()
                                  if k in {a["server"] for a in result.source_gaps}}
     return result
 

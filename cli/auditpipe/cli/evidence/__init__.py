@@ -73,6 +73,7 @@ def cmd_verify(app: Application) -> int:
     from auditpipe import progress
     from auditpipe.evidence import query, verify
     from auditpipe.stack import job_settings
+    from auditpipe.stack.components.collector import recorded_gaps
 
     a = app.args
     if a.watch:
@@ -82,7 +83,8 @@ def cmd_verify(app: Application) -> int:
     with progress.step("recomputing the chains"):
         result = verify.verify(app.config, servers=a.servers, since=since, until=until,
                                store=a.where in ("both", "store"), in_archive=a.where in ("both", "archive"),
-                               head_interval_s=job_settings.head_interval_seconds(app.config))
+                               head_interval_s=job_settings.head_interval_seconds(app.config),
+                               collector_gaps=recorded_gaps(app.config))
     app.out(verify.format_report(result))
     return 0 if result.clean else 1
 
