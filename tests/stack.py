@@ -456,7 +456,22 @@ class Stack:
                 said.append(f"{what}: {read()}")
             except Exception as e:  # noqa: BLE001 - a diagnosis, never the failure itself
                 said.append(f"{what}: unreadable ({e})")
-        return "; ".join(said)
+        return "; ".join(said) + self.collectors_say()
+
+    def collectors_say(self, n: int = 12) -> str:
+        """The collector's last words of its catch-ups and rotation watch (the supervisor's and the
+        collector's logs) and the gaps it recorded: where a line went missing between a file and audit.raw."""
+        logs = self.cfg.state_dir / "logs"
+        said = []
+        for name, keep in (("supervisor.log", lambda line: "collector" in line), ("collector.log", lambda line: True),
+                           ("collector-gaps.log", lambda line: True)):
+            try:
+                lines = [line for line in (logs / name).read_text(errors="replace").splitlines() if keep(line)]
+            except OSError:
+                continue
+            if lines:
+                said.append(f"\n{name} (last {min(n, len(lines))} of {len(lines)}):\n  " + "\n  ".join(lines[-n:]))
+        return "".join(said)
 
     def pid(self, part: str) -> int | None:
         from auditpipe.process import ManagedProcess

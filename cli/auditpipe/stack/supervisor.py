@@ -7,7 +7,8 @@ through the same ``Component.start`` that ``up`` uses, so a restarted Flink job 
 newest checkpoint and a restarted collector resumes from its saved positions.
 
 Restarts back off: the first comes after ``FIRST_BACKOFF`` seconds, each quick failure doubles the
-wait up to ``MAX_BACKOFF``, and a part that then runs for ``STABLE_AFTER`` seconds starts from the
+wait up to the part's ``longest_restart_wait`` (a minute; the collector's a few seconds, since logs
+rotate on while it is down), and a part that then runs for ``STABLE_AFTER`` seconds starts from the
 first step again. What happened is kept in ``<state_dir>/run/supervisor.json`` (restarts, last
 restart, last error, next attempt) and shown by ``auditpipe status``; each restart is logged in
 ``<state_dir>/logs/supervisor.log``.
@@ -58,7 +59,6 @@ from auditpipe.process import ManagedProcess
 
 CHECK_EVERY = 1.0
 FIRST_BACKOFF = 1.0
-MAX_BACKOFF = 60.0
 STABLE_AFTER = 300.0
 TRIM_LOG_EVERY = 600.0
 LOG_CAP_BYTES = 20 * 1024 * 1024
@@ -215,7 +215,7 @@ def run(cfg: Config) -> int:
                 except Exception as e:  # noqa: BLE001 - any failure: record it, back off, try again
                     rec.last_error = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
                     _log(f"{c.name}: restart failed: {e}\n{traceback.format_exc(limit=3)}")
-            rec.backoff = min(rec.backoff * 2, MAX_BACKOFF)
+            rec.backoff = min(rec.backoff * 2, c.longest_restart_wait)
             rec.down_since = 0.0 if c.proc.running() else time.time()
             rec.next_attempt = time.time() + rec.backoff
             changed = True

@@ -401,3 +401,49 @@ def test_the_rotation_watch_waits_for_a_catch_up_at_work_but_not_for_one_cut_sho
     aged(resume, time.time() - catchup.CATCH_UP_STALE_S - 1)
     watch.check(sources, os.getpid())
     assert sorted(shipped) == ["audit.log.01", "audit.log.02", "audit.log.03"], "cut short: the watch goes on"
+
+
+def test_a_failing_catch_up_is_tried_again_and_recorded_as_a_gap_when_it_never_succeeds(tmp_path, monkeypatch):
+    """rsyslog already runs when the catch-up ships: a catch-up that fails is tried again from what was
+    found before rsyslog started, and one that fails every time is never silent (collector-gaps.log)."""
+    from auditpipe import config
+    from auditpipe.stack import catchup, limits
+    from auditpipe.stack.components import collector
+
+    (tmp_path / "a.yaml").write_text(f"state_dir: {tmp_path / 'state'}\nsources:\n"
+                                     f"  - {{path: {tmp_path}/db-01/audit.log, server: db-01}}\n"
+                                     f"  - {{path: {tmp_path}/db-02/audit.log, server: db-02}}\n")
+    cfg = config.load(tmp_path / "a.yaml")
+    sources = [s for s in cfg.collector_sources() if s["server"] in ("db-01", "db-02")]
+    before = {sources[0]["path"]: catchup.Before(catchup.LastShipped(0, 7, b"x"), None),
+              sources[1]["path"]: catchup.Before(None, None)}  # never shipped: nothing to catch up on
+    calls = []
+
+    def catch_up(*args):
+        calls.append(args)
+        if len(calls) < 3:
+            raise RuntimeError("catch-up: reading audit.raw[0] at offset 7 timed out")
+        return ["shipped"]
+
+    monkeypatch.setattr(catchup, "catch_up", catch_up)
+    monkeypatch.setattr(collector, "CATCH_UP_PAUSE_S", 0)
+    part, lim = collector.RsyslogCollector(cfg), limits.from_config(cfg)
+    assert part._catch_up("audit.raw", sources, before, lim, {}) == ["shipped"] and len(calls) == 3
+    assert collector.recorded_gaps(cfg) == {}, "a catch-up that succeeds in the end leaves no gap"
+
+    calls.clear()
+    with pytest.raises(RuntimeError):
+        part._catch_up("audit.raw", sources, before, lim, {}, attempts=2)
+    assert len(calls) == 2
+    gaps = collector.recorded_gaps(cfg)
+    assert list(gaps) == ["db-01"], "the source that had lines to catch up on, not the one never shipped"
+    assert "the catch-up failed 2 times (catch-up: reading audit.raw[0] at offset 7 timed out)" in gaps["db-01"][0]["gap"]
+
+
+def test_the_collector_comes_back_sooner_than_a_source_rotates_through_its_kept_files():
+    """The fault suite's fastest rotation (a file every ~0.4 s, 90 kept: 36 s) outlasts every wait of the
+    supervisor before it restarts a collector that keeps dying; other parts wait up to a minute."""
+    from auditpipe.stack.components.base import Component
+    from auditpipe.stack.components.collector import RsyslogCollector
+
+    assert RsyslogCollector.longest_restart_wait * 2 < 90 * 0.4 < Component.longest_restart_wait

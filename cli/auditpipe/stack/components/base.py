@@ -44,6 +44,9 @@ class StatusRow:
 
 class Component:
     name = "component"
+    # the supervisor's longest wait before restarting this part after it keeps dying (seconds): long for
+    # parts whose restarts cost much and lose nothing while they are down (stack/supervisor.py)
+    longest_restart_wait = 60.0
 
     def __init__(self, cfg: Config):
         self.cfg = cfg

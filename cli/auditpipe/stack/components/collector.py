@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from string import Template
 
@@ -154,6 +155,8 @@ def _imfile_framing(fmt: str) -> str:
 #: librdkafka completes SCRAM with Kafka 4 brokers from this version on (earlier ones append their
 #: nonce twice in the client-final message, which Kafka 4 refuses: librdkafka pull request 4895)
 SCRAM_LIBRDKAFKA = (2, 6, 1)
+CATCH_UP_ATTEMPTS = 5  # tries of a start's catch-up, CATCH_UP_PAUSE_S apart
+CATCH_UP_PAUSE_S = 2.0
 
 
 def librdkafka_version() -> tuple[int, ...] | None:
@@ -190,6 +193,9 @@ def refuse_scram_it_cannot_do(cfg) -> None:
 
 class RsyslogCollector(Component):
     name = "collector"
+    # while it is down the sources' logs rotate on: a file rotated out of the kept ones before the
+    # catch-up reads it is lost (catchup.py), so it comes back within seconds however often it died
+    longest_restart_wait = 4.0
 
     def install(self) -> None:
         packages = ["rsyslog", "rsyslog-kafka"]
@@ -249,8 +255,7 @@ class RsyslogCollector(Component):
         lim = limits.from_config(self.cfg)
         shipped_to: dict = {}
         try:
-            reports = catchup.catch_up(self.cfg.kafka_client_for("collector"), raw_topic, sources, _key_of, before,
-                                       lim.max_line_bytes, lim.raw_message_bytes, shipped_to)
+            reports = self._catch_up(raw_topic, sources, before, lim, shipped_to)
         finally:  # also when it failed: the rotation watch must not wait for ever
             catchup.remember_start(self.resume_file, before, catching_up=False, shipped_to=shipped_to)
         for report in reports:
@@ -258,6 +263,27 @@ class RsyslogCollector(Component):
                 progress.info(f"  collector: {report.summary()}")
             if report.gap:
                 self.record_gap(report)
+
+    def _catch_up(self, raw_topic: str, sources: list[dict], before: dict, lim, shipped_to: dict,
+                  attempts: int = CATCH_UP_ATTEMPTS) -> list:
+        """The catch-up, tried again while it fails (Kafka slow to answer): rsyslog already runs and ships
+        newer lines, so a later start could no longer tell what this one had to ship; ``before`` still
+        can, as long as the files are there. A catch-up that fails every time is a recorded gap."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return catchup.catch_up(self.cfg.kafka_client_for("collector"), raw_topic, sources, _key_of, before,
+                                        lim.max_line_bytes, lim.raw_message_bytes, shipped_to)
+            except Exception as e:  # noqa: BLE001 - tried again, then recorded and raised
+                if attempt == attempts:
+                    for s in sources:
+                        if s["path"] not in shipped_to and before[s["path"]].last is not None:
+                            self.record_gap(catchup.CatchUpReport(s["path"], gap=(
+                                f"the catch-up failed {attempts} times ({str(e).splitlines()[0][:300]}): lines of "
+                                "files rotated while the collector was down may not be shipped")))
+                    raise
+                progress.info(f"  collector: the catch-up failed ({e}); trying again ({attempt + 1} of {attempts})")
+                time.sleep(CATCH_UP_PAUSE_S)
+        return []
 
     def rotation_watch(self) -> catchup.RotationWatch:
         """What ships, while rsyslog runs, the rotated files and late lines it will never read (the
@@ -277,8 +303,6 @@ class RsyslogCollector(Component):
 
     def record_gap(self, report) -> None:
         """A gap the collector could not close is never silent: it is kept here and shown by status."""
-        import time
-
         self.gaps_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.gaps_file, "a") as f:
             f.write(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "source": report.source,
