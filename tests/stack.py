@@ -443,6 +443,40 @@ class Stack:
 
         return sum(end_offsets(self.cfg.kafka_client, topic_name("raw")).values())
 
+    def raw_offsets(self) -> dict[int, int]:
+        """audit.raw's end offset per partition: where ``raw_messages_of`` counts from."""
+        from auditpipe.stack.topics import end_offsets, topic_name
+
+        return end_offsets(self.cfg.kafka_client, topic_name("raw"))
+
+    def raw_messages_of(self, server: str, since: dict[int, int]) -> int:
+        """Messages on audit.raw with ``server``'s key after the offsets ``since`` (``raw_offsets``): what
+        the collector shipped of that server's log, whatever other sources shipped meanwhile."""
+        from auditpipe.stack.topics import client_config, topic_name
+        from confluent_kafka import Consumer, TopicPartition
+
+        topic, ends = topic_name("raw"), self.raw_offsets()
+        c = Consumer({**client_config(self.cfg.kafka_client), "group.id": "auditpipe-test-count",
+                      "enable.auto.commit": False, "log_level": 0})
+        n = 0
+        try:
+            for p, end in ends.items():
+                position = since.get(p, 0)
+                if position >= end:
+                    continue
+                c.assign([TopicPartition(topic, p, position)])
+                while position < end:
+                    batch = c.consume(num_messages=min(1000, end - position), timeout=10)
+                    assert batch, f"reading {topic}[{p}] at {position} timed out"
+                    for msg in batch:
+                        if msg.error() or msg.offset() >= end:
+                            continue
+                        position = msg.offset() + 1
+                        n += json.loads(msg.key() or b"{}").get("server") == server
+        finally:
+            c.close()
+        return n
+
     def where_it_stands(self) -> str:
         """Which stage a stalled run stopped at, for a failure's message: what audit.raw holds, what the
         job's checkpoints committed of it, the dead letters and each part's health (each read may fail

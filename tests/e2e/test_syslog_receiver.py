@@ -121,3 +121,54 @@ def test_records_sent_over_tls_are_stored(stack, tmp_path):
         raise AssertionError(f"{e}; dead letters: {stack.dead_letters(server)}") from None
     assert {d["record_id"] for d in docs} == {json.loads(r)["audit_record"]["record"] for r in records}
     assert {d["extra"]["syslog_host"] for d in docs} == {"db-tls"}
+
+
+def test_a_message_over_max_line_size_goes_out_cut_with_its_report_a_nul_byte_arrives_escaped(stack):
+    """The receiver's size rule is a file's: a message of max_line_size bytes is stored whole, one byte
+    more goes out cut with the report of what was cut, a dead letter of stage collect. A NUL byte never
+    reaches the rules: rsyslog's parser escapes it on receipt as #000 (as it does for every message it
+    receives), so the record arrives with #000 where the NUL was, stored, nothing cut or lost."""
+    from auditpipe.stack import limits
+
+    server = "e2e-syslog"
+    host, port = LISTEN_TCP.split("://")[1].rsplit(":", 1)
+    max_line = limits.from_config(stack.cfg).max_line_bytes
+    head = b"<110>1 2026-11-28T09:00:00Z db-long percona-audit - - "
+
+    def message(n: int, sqltext: bytes, size: int | None = None) -> bytes:
+        record = json.dumps({"audit_record": {
+            "name": "Query", "record": f"{n}_2026-11-28T08:59:00", "timestamp": "2026-11-28T09:00:00 UTC",
+            "command_class": "select", "connection_id": "5", "status": 0, "sqltext": "@",
+            "user": "app[app] @ localhost [10.0.0.5]", "host": "localhost", "os_user": "", "ip": "10.0.0.5",
+            "db": "shop"}}).encode()
+        if size is not None:  # padded to exactly size bytes, header and all
+            sqltext += b"x" * (size - len(head) - len(record) - len(sqltext) + 1)
+        msg = head + record.replace(b'"@"', b'"' + sqltext + b'"')
+        assert size is None or len(msg) == size
+        return msg
+
+    whole, longer = message(1, b"SELECT ", max_line), message(2, b"SELECT ", max_line + 1)
+    nul = message(3, b"SELECT 'a\0b'")
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        for msg in (whole, longer, nul):
+            s.sendall(b"%d %s" % (len(msg), msg))
+
+    events = stack.db()[stack.cfg.store["events_collection"]]
+
+    def stored(n: int) -> list[dict]:
+        return list(events.find({"server": server, "record_id": f"{n}_2026-11-28T08:59:00"}))
+
+    [first] = stack.wait_for("the message of max_line_size bytes, stored whole", lambda: (
+        bool(found := stored(1)), found), timeout=120)
+    assert first["original"].endswith(whole[-200:].decode()), "whole, to its last byte"
+    [escaped] = stack.wait_for("the message with a NUL byte, stored", lambda: (bool(found := stored(3)), found),
+                               timeout=120)
+    assert "a#000b" in escaped["original"], escaped["original"]
+
+    def cut():
+        return [json.loads(d["key"]["text"])["cut"] for d in stack.dead_letters(server) if d["stage"] == "collect"]
+
+    [report] = stack.wait_for("the message one byte too long as a dead letter", lambda: (bool(got := cut()), got),
+                              timeout=120)
+    assert report["problem"] == "too-long" and report["line_bytes"] == max_line + 1, report
+    assert not stored(2), "cut, never stored as if it were the record"
