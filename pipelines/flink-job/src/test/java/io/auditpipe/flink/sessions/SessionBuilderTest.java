@@ -1,0 +1,218 @@
+package io.auditpipe.flink.sessions;
+
+import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.Enricher;
+import io.auditpipe.parser.AuditEvent;
+
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** The session builder in Flink's operator test harness: each way a session ends, its emissions, the bound on
+ * what it keeps, a restore from a snapshot, and its state and timer cleared once it ends. */
+class SessionBuilderTest {
+    static final long T0 = Instant.parse("2026-11-28T10:00:00Z").toEpochMilli();
+    static final long S = 1000;
+    static final long IDLE = 1800 * S;
+    static final long REFRESH = 60 * S;
+    static final ComplianceSettings COMPLIANCE = ComplianceSettings.fromProperties(Map.of(
+            "compliance.data-class.pci_cardholder.tables", "shop.cards"));
+    static int seq;
+
+    static AuditEvent event(String name, long connection, String user, long at, Integer status, String sql) {
+        AuditEvent e = new AuditEvent();
+        e.id = "db-01/" + (++seq) + "_2026-11-28T00:00:00";
+        e.server = "db-01";
+        e.eventName = name;
+        e.connectionId = connection;
+        e.user = user;
+        e.host = "app-7";
+        e.ip = "10.0.0.7";
+        e.db = "shop";
+        e.status = status;
+        e.sqltext = sql;
+        e.eventTimeMillis = at;
+        if ("Connect".equals(name)) e.authOutcome = status == 0 ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
+        try (Enricher enricher = new Enricher(COMPLIANCE)) {
+            return enricher.enrich(e);
+        }
+    }
+
+    static AuditEvent login(long connection, String user, long at) {
+        return event("Connect", connection, user, at, 0, null);
+    }
+
+    static AuditEvent query(long connection, String user, long at, String sql) {
+        return event("Query", connection, user, at, 0, sql);
+    }
+
+    static AuditEvent quit(long connection, String user, long at) {
+        return event("Quit", connection, user, at, 0, null);
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> harness(int maxTables) throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new SessionBuilder(IDLE, REFRESH, maxTables)), SessionBuilder::key, Types.STRING);
+    }
+
+    static void feed(KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> h, AuditEvent... events) throws Exception {
+        for (AuditEvent e : events) h.processElement(new StreamRecord<>(e, e.eventTimeMillis));
+    }
+
+    static List<String> emitted(KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> h) {
+        return h.extractOutputValues().stream().map(s -> s.id + " " + (s.end == null ? "open" : s.end) + " " + s.records)
+                .collect(Collectors.toList());
+    }
+
+    static Session last(KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> h) {
+        List<Session> out = h.extractOutputValues();
+        return out.get(out.size() - 1);
+    }
+
+    @Test
+    void aLoginItsStatementsAndItsLogoutAreOneSessionThenItsStateIsGone() throws Exception {
+        try (var h = harness(100)) {
+            h.open();
+            feed(h, login(5, "app", T0), query(5, "app", T0 + S, "SELECT pan FROM shop.cards"),
+                    query(5, "app", T0 + 2 * S, "UPDATE shop.orders SET x = 1"),
+                    event("Query", 5, "app", T0 + 3 * S, 1146, "SELECT * FROM shop.gone"),
+                    login(6, "bob", T0 + 3 * S), quit(5, "app", T0 + 10 * S));
+            String id = "db-01/5/" + T0;
+            assertEquals(List.of(id + " open 1", "db-01/6/" + (T0 + 3 * S) + " open 1", id + " logout 5"), emitted(h));
+            Session s = last(h);
+            assertEquals("app", s.user);
+            assertEquals("10.0.0.7", s.ip);
+            assertEquals("shop", s.db);
+            assertEquals(T0, s.loginMillis);
+            assertEquals(AuditEvent.AUTH_SUCCESS, s.loginOutcome);
+            assertEquals(T0 + 10 * S, s.logoutMillis);
+            assertEquals(10 * S, s.durationMillis());
+            assertEquals(1, s.failures, "the statement the server refused");
+            assertEquals(List.of("shop.cards", "shop.gone", "shop.orders"), s.tables);
+            assertEquals(List.of("pci_cardholder"), s.dataClasses);
+            assertEquals(Map.of("authentication", 2L, "data_read", 2L, "data_write", 1L), s.categories);
+            assertEquals(1, h.numKeyedStateEntries() / 4, "connection 6 is still open: its state only");
+            assertEquals(1, h.numEventTimeTimers(), "and its timer");
+            h.processWatermark(T0 + 3 * S + IDLE);
+            assertEquals(0, h.numKeyedStateEntries(), "every session ended: no state left");
+            assertEquals(0, h.numEventTimeTimers(), "and no timer");
+        }
+    }
+
+    @Test
+    void aFailedLoginIsASessionThatEndsAtOnce() throws Exception {
+        try (var h = harness(100)) {
+            h.open();
+            feed(h, event("Connect", 9, "mallory", T0, 1045, null));
+            assertEquals(List.of("db-01/9/" + T0 + " failed_login 1"), emitted(h));
+            assertEquals(AuditEvent.AUTH_FAILURE, last(h).loginOutcome);
+            assertEquals(0, h.numKeyedStateEntries());
+            assertEquals(0, h.numEventTimeTimers());
+        }
+    }
+
+    @Test
+    void anIdleSessionEndsWhenTheWatermarkPassesItsLastRecordAndTheIdleTime() throws Exception {
+        try (var h = harness(100)) {
+            h.open();
+            feed(h, login(5, "app", T0), query(5, "app", T0 + 10 * S, "SELECT 1"));
+            h.processWatermark(T0 + 10 * S + IDLE - 1);
+            assertEquals(List.of("db-01/5/" + T0 + " open 1", "db-01/5/" + T0 + " open 2"), emitted(h),
+                    "refreshed once a minute of event time after it changed, not yet idle");
+            h.processWatermark(T0 + 10 * S + IDLE);
+            assertEquals("db-01/5/" + T0 + " idle 2", emitted(h).get(2));
+            assertNull(last(h).logoutMillis);
+            assertEquals(10 * S, last(h).durationMillis(), "to its last record");
+            assertEquals(0, h.numKeyedStateEntries());
+            assertEquals(0, h.numEventTimeTimers());
+        }
+    }
+
+    @Test
+    void aBusySessionIsRefreshedAtMostOnceARefreshOfEventTime() throws Exception {
+        try (var h = harness(100)) {
+            h.open();
+            feed(h, login(5, "app", T0));
+            for (int i = 1; i <= 300; i++) {
+                feed(h, query(5, "app", T0 + i * S, "SELECT 1"));
+                h.processWatermark(T0 + i * S); // the watermark following the records
+            }
+            // emitted at the login, then at 60, 120, 180, 240 and 300 s of event time
+            assertEquals(6, h.extractOutputValues().size(), emitted(h).toString());
+            assertEquals(301, last(h).records);
+            assertEquals(1, h.numEventTimeTimers(), "one timer for the session, never one per record");
+        }
+    }
+
+    @Test
+    void recordsWithoutTheirLoginAreASessionWithoutOneAndALaterLoginStartsAnother() throws Exception {
+        try (var h = harness(100)) {
+            h.open();
+            feed(h, query(5, "app", T0, "SELECT 1"), query(5, "app", T0 + S, "SELECT 2"), login(5, "eve", T0 + 5 * S));
+            List<Session> out = h.extractOutputValues();
+            assertEquals(List.of("db-01/5/" + T0 + " open 1", "db-01/5/" + T0 + " superseded 2",
+                    "db-01/5/" + (T0 + 5 * S) + " open 1"), emitted(h));
+            assertNull(out.get(1).loginMillis, "its login is not among the records");
+            assertEquals("eve", last(h).user);
+            feed(h, login(5, "carol", T0 + 9 * S));
+            assertEquals("db-01/5/" + (T0 + 5 * S) + " superseded 1", emitted(h).get(3),
+                    "a second login on the connection id: the server numbers connections again");
+        }
+    }
+
+    @Test
+    void tablesAreBoundedAndTheRestCounted() throws Exception {
+        try (var h = harness(2)) {
+            h.open();
+            feed(h, login(5, "app", T0));
+            for (int i = 0; i < 5; i++) feed(h, query(5, "app", T0 + S, "SELECT * FROM shop.t" + i));
+            feed(h, query(5, "app", T0 + 2 * S, "SELECT * FROM shop.t0"), quit(5, "app", T0 + 3 * S));
+            assertEquals(List.of("shop.t0", "shop.t1"), last(h).tables);
+            assertEquals(3, last(h).moreTables);
+        }
+    }
+
+    @Test
+    void eventsWithoutAConnectionIdBelongToNoSession() throws Exception {
+        AuditEvent e = query(5, "app", T0, "SELECT 1");
+        e.connectionId = null;
+        assertNull(SessionBuilder.key(e));
+        assertThrows(IllegalArgumentException.class, () -> new SessionBuilder(0, REFRESH, 10));
+    }
+
+    @Test
+    void aRestoreFromASnapshotEmitsTheSameSessions() throws Exception {
+        AuditEvent[] before = {login(5, "app", T0), query(5, "app", T0 + S, "SELECT 1")};
+        AuditEvent[] after = {query(5, "app", T0 + 2 * S, "SELECT 2"), quit(5, "app", T0 + 3 * S)};
+        OperatorSubtaskState snapshot;
+        List<String> first;
+        try (var h = harness(100)) {
+            h.open();
+            feed(h, before);
+            snapshot = h.snapshot(1, 0);
+            feed(h, after);
+            first = emitted(h);
+            first = first.subList(1, first.size());
+        }
+        try (var h = harness(100)) {
+            h.initializeState(snapshot);
+            h.open();
+            feed(h, after); // replayed after the checkpoint
+            assertEquals(first, emitted(h));
+            assertEquals(4, last(h).records, "the records before the snapshot counted once, from the state");
+            assertEquals(0, h.numKeyedStateEntries());
+        }
+    }
+}
