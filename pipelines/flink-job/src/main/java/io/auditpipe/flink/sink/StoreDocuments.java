@@ -72,6 +72,38 @@ public final class StoreDocuments {
         return d;
     }
 
+    /** A session (schemas/session.schema.json): the newest version of it replaces the one before, by id. */
+    public static Document session(io.auditpipe.flink.sessions.Session s) {
+        long start = s.loginMillis != null ? Math.min(s.loginMillis, s.firstMillis) : s.firstMillis;
+        Document d = new Document("_id", s.id)
+                .append("server", s.server)
+                .append("connection_id", s.connectionId)
+                .append("user", s.user)
+                .append("host", s.host)
+                .append("ip", s.ip)
+                .append("os_user", s.osUser)
+                .append("db", s.db)
+                .append("start_time", new Date(start));
+        if (s.loginMillis != null) {
+            d.append("login_time", new Date(s.loginMillis))
+                    .append("login_outcome", s.loginOutcome)
+                    .append("login_event", s.loginEventId);
+        }
+        d.append("first_event_time", new Date(s.firstMillis))
+                .append("last_event_time", new Date(s.lastMillis));
+        if (s.logoutMillis != null) d.append("logout_time", new Date(s.logoutMillis));
+        return d.append("state", s.end == null ? "open" : s.end)
+                .append("duration_ms", s.durationMillis())
+                .append("records", s.records)
+                .append("failures", s.failures)
+                .append("categories", new Document(new LinkedHashMap<String, Object>(s.categories)))
+                .append("tables", s.tables)
+                .append("more_tables", s.moreTables)
+                .append("data_classes", s.dataClasses)
+                .append("first_event", s.firstEventId)
+                .append("last_event", s.lastEventId);
+    }
+
     /** The requirements of every framework the rule serves (docs/compliance.md "Frameworks"). */
     static Document frameworks(String rule) {
         List<String> controls = List.of();
