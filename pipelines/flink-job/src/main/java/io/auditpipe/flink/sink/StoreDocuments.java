@@ -72,6 +72,17 @@ public final class StoreDocuments {
         return d;
     }
 
+    /**
+     * A session's version as an upsert by its id. A session's fields only grow (a login, a logout, more
+     * records), so setting them replaces the version before whole; a replay from a checkpoint writes
+     * the same versions again in the same order, the newest last.
+     */
+    public static WriteModel<Document> sessionUpsert(io.auditpipe.flink.sessions.Session s) {
+        Document fields = session(s);
+        String id = (String) fields.remove("_id");
+        return upsert(id, fields);
+    }
+
     /** A session (schemas/session.schema.json): the newest version of it replaces the one before, by id. */
     public static Document session(io.auditpipe.flink.sessions.Session s) {
         long start = s.loginMillis != null ? Math.min(s.loginMillis, s.firstMillis) : s.firstMillis;

@@ -71,4 +71,15 @@ class SessionDocumentTest {
         assertEquals("open", open.getString("state"));
         assertTrue(!open.containsKey("login_time") && !open.containsKey("logout_time"));
     }
+
+    @Test
+    void aVersionIsAnUpsertOfEveryFieldButTheIdByTheId() {
+        var model = (com.mongodb.client.model.UpdateOneModel<Document>) StoreDocuments.sessionUpsert(session(true, null));
+        assertEquals(new Document("_id", "db-01/5/1000"), model.getFilter());
+        assertTrue(model.getOptions().isUpsert());
+        Document set = ((Document) model.getUpdate()).get("$set", Document.class);
+        Document whole = StoreDocuments.session(session(true, null));
+        whole.remove("_id");
+        assertEquals(whole, set);
+    }
 }
