@@ -9,8 +9,8 @@ import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
- * Sessions from the stored events (first copies only: each record counted once), keyed by server and
- * connection id ({@link #key}). A login starts a session; a failed login ends it at once; a logout
+ * Sessions from the stored events (first copies only: each record counted once; {@link SessionEvent},
+ * events without a connection id belong to none), keyed by server and connection id ({@link #key}). A login starts a session; a failed login ends it at once; a logout
  * ends it; so does an idle time with no record of it (event time: the watermark passing the last
  * record plus {@code idleMillis}), and a second login on the same connection id (a restarted server
  * numbers its connections again). Records of a connection whose login is not here (written before
@@ -22,7 +22,7 @@ import org.apache.flink.util.Collector;
  * session per open connection, tables bounded by {@code maxTables}, cleared with its timer when the
  * session ends.
  */
-public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Session> {
+public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, Session> {
     private static final long serialVersionUID = 1L;
     public static final String LOGOUT = "logout";
 
@@ -43,9 +43,9 @@ public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Ses
         this.maxTables = maxTables;
     }
 
-    /** The key of an event's session; null for an event without a connection id (it belongs to none). */
-    public static String key(AuditEvent e) {
-        return e.connectionId == null || e.server == null ? null : e.server + "/" + e.connectionId;
+    /** The key of an event's session (its server and connection id). */
+    public static String key(SessionEvent e) {
+        return e.key();
     }
 
     @Override
@@ -57,10 +57,9 @@ public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Ses
     }
 
     @Override
-    public void processElement(AuditEvent e, Context ctx, Collector<Session> out) throws Exception {
-        if (key(e) == null) return;
+    public void processElement(SessionEvent e, Context ctx, Collector<Session> out) throws Exception {
         long t = e.eventTimeMillis;
-        boolean login = e.isLoginEvent();
+        boolean login = e.isLogin();
         Session s = session.value();
         if (s != null && login && (s.loginMillis != null || t > s.firstMillis)) {
             s.end = Session.END_SUPERSEDED; // the records before this login were another connection's
@@ -73,7 +72,7 @@ public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Ses
         add(s, e);
         if (login && !AuditEvent.AUTH_SUCCESS.equals(e.authOutcome)) {
             s.end = Session.END_FAILED_LOGIN;
-        } else if (LOGOUT.equals(e.action)) {
+        } else if (e.logout) {
             s.end = Session.END_LOGOUT;
         }
         if (s.end != null) {
@@ -86,7 +85,7 @@ public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Ses
         schedule(s, ctx);
     }
 
-    private Session start(AuditEvent e) {
+    private Session start(SessionEvent e) {
         Session s = new Session();
         s.server = e.server;
         s.connectionId = e.connectionId;
@@ -98,7 +97,7 @@ public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Ses
         return s;
     }
 
-    private void add(Session s, AuditEvent e) {
+    private void add(Session s, SessionEvent e) {
         long t = e.eventTimeMillis;
         s.records++;
         if (t < s.firstMillis) {
@@ -109,7 +108,7 @@ public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Ses
             s.lastMillis = t;
             s.lastEventId = e.id;
         }
-        if (e.isLoginEvent()) {
+        if (e.isLogin()) {
             s.loginMillis = t;
             s.loginOutcome = e.authOutcome;
             s.loginEventId = e.id;
@@ -125,9 +124,9 @@ public class SessionBuilder extends KeyedProcessFunction<String, AuditEvent, Ses
             if (s.ip == null) s.ip = e.ip;
             if (s.osUser == null) s.osUser = e.osUser;
             if (s.db == null && e.db != null && !e.db.isEmpty()) s.db = e.db;
-            if (AuditEvent.AUTH_FAILURE.equals(e.outcome())) s.failures++;
+            if (e.failed) s.failures++;
         }
-        if (LOGOUT.equals(e.action)) s.logoutMillis = t;
+        if (e.logout) s.logoutMillis = t;
         if (e.category != null) s.categories.merge(e.category, 1L, Long::sum);
         s.addTables(e.tables, maxTables);
         s.addDataClasses(e.dataClasses);

@@ -62,21 +62,21 @@ class SessionBuilderTest {
         return event("Quit", connection, user, at, 0, null);
     }
 
-    static KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> harness(int maxTables) throws Exception {
+    static KeyedOneInputStreamOperatorTestHarness<String, SessionEvent, Session> harness(int maxTables) throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
                 new KeyedProcessOperator<>(new SessionBuilder(IDLE, REFRESH, maxTables)), SessionBuilder::key, Types.STRING);
     }
 
-    static void feed(KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> h, AuditEvent... events) throws Exception {
-        for (AuditEvent e : events) h.processElement(new StreamRecord<>(e, e.eventTimeMillis));
+    static void feed(KeyedOneInputStreamOperatorTestHarness<String, SessionEvent, Session> h, AuditEvent... events) throws Exception {
+        for (AuditEvent e : events) h.processElement(new StreamRecord<>(SessionEvent.of(e), e.eventTimeMillis));
     }
 
-    static List<String> emitted(KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> h) {
+    static List<String> emitted(KeyedOneInputStreamOperatorTestHarness<String, SessionEvent, Session> h) {
         return h.extractOutputValues().stream().map(s -> s.id + " " + (s.end == null ? "open" : s.end) + " " + s.records)
                 .collect(Collectors.toList());
     }
 
-    static Session last(KeyedOneInputStreamOperatorTestHarness<String, AuditEvent, Session> h) {
+    static Session last(KeyedOneInputStreamOperatorTestHarness<String, SessionEvent, Session> h) {
         List<Session> out = h.extractOutputValues();
         return out.get(out.size() - 1);
     }
@@ -188,7 +188,7 @@ class SessionBuilderTest {
     void eventsWithoutAConnectionIdBelongToNoSession() throws Exception {
         AuditEvent e = query(5, "app", T0, "SELECT 1");
         e.connectionId = null;
-        assertNull(SessionBuilder.key(e));
+        assertNull(SessionEvent.of(e));
         assertThrows(IllegalArgumentException.class, () -> new SessionBuilder(0, REFRESH, 10));
     }
 
@@ -214,5 +214,20 @@ class SessionBuilderTest {
             assertEquals(4, last(h).records, "the records before the snapshot counted once, from the state");
             assertEquals(0, h.numKeyedStateEntries());
         }
+    }
+
+    @Test
+    void whatCrossesTheShuffleIsAFlinkPojoAndSurvivesItsSerializer() throws Exception {
+        var info = org.apache.flink.api.common.typeinfo.TypeInformation.of(SessionEvent.class);
+        assertEquals(org.apache.flink.api.java.typeutils.PojoTypeInfo.class, info.getClass());
+        SessionEvent sent = SessionEvent.of(query(5, "app", T0, "SELECT pan FROM shop.cards"));
+        var serializer = info.createSerializer(new org.apache.flink.api.common.serialization.SerializerConfigImpl());
+        var out = new org.apache.flink.core.memory.DataOutputSerializer(256);
+        serializer.serialize(sent, out);
+        SessionEvent back = serializer.deserialize(new org.apache.flink.core.memory.DataInputDeserializer(out.getCopyOfBuffer()));
+        assertEquals(List.of("shop.cards"), back.tables);
+        assertEquals(List.of("pci_cardholder"), back.dataClasses);
+        assertEquals(sent.key(), back.key());
+        assertEquals(sent.category, back.category);
     }
 }
