@@ -206,23 +206,28 @@ class Stack:
 
     def topic_messages(self, role: str) -> list[dict]:
         """Every message on the topic of ``role`` (schemas/topics.yaml) so far, its JSON value, from the beginning."""
+        return [json.loads(msg.value()) for msg in self.topic_records(role)]
+
+    def topic_records(self, role: str, since: dict[int, int] | None = None) -> list:
+        """The messages (confluent_kafka's) on the topic of ``role`` after the offsets ``since`` (per
+        partition; none: from the beginning) up to its end offsets now."""
         from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
         from confluent_kafka import Consumer, TopicPartition
 
-        topic = topic_name(role)
+        topic, since = topic_name(role), since or {}
         ends = end_offsets(self.cfg.kafka_client, topic)
         c = Consumer({**self.cfg.kafka_client, "group.id": f"tests-{role}-reader",
                       "enable.auto.commit": False, **QUIET_CLIENT})
         out = []
         try:
-            c.assign([TopicPartition(topic, p, 0) for p in ends])
-            remaining = {p: end for p, end in ends.items() if end > 0}
+            c.assign([TopicPartition(topic, p, since.get(p, 0)) for p in ends])
+            remaining = {p: end for p, end in ends.items() if end > since.get(p, 0)}
             while remaining:
                 msg = c.poll(10)
                 assert msg is not None, f"{topic} did not deliver up to its end offsets {ends}"
-                if msg.error():
+                if msg.error() or msg.offset() >= ends[msg.partition()]:
                     continue
-                out.append(json.loads(msg.value()))
+                out.append(msg)
                 if msg.offset() + 1 >= remaining.get(msg.partition(), 0):
                     remaining.pop(msg.partition(), None)
         finally:
@@ -439,9 +444,7 @@ class Stack:
 
     def raw_messages(self) -> int:
         """Messages on audit.raw so far, all partitions (the sum of their end offsets)."""
-        from auditpipe.stack.topics import end_offsets, topic_name
-
-        return sum(end_offsets(self.cfg.kafka_client, topic_name("raw")).values())
+        return sum(self.raw_offsets().values())
 
     def raw_offsets(self) -> dict[int, int]:
         """audit.raw's end offset per partition: where ``raw_messages_of`` counts from."""
@@ -452,30 +455,7 @@ class Stack:
     def raw_messages_of(self, server: str, since: dict[int, int]) -> int:
         """Messages on audit.raw with ``server``'s key after the offsets ``since`` (``raw_offsets``): what
         the collector shipped of that server's log, whatever other sources shipped meanwhile."""
-        from auditpipe.stack.topics import client_config, topic_name
-        from confluent_kafka import Consumer, TopicPartition
-
-        topic, ends = topic_name("raw"), self.raw_offsets()
-        c = Consumer({**client_config(self.cfg.kafka_client), "group.id": "auditpipe-test-count",
-                      "enable.auto.commit": False, "log_level": 0})
-        n = 0
-        try:
-            for p, end in ends.items():
-                position = since.get(p, 0)
-                if position >= end:
-                    continue
-                c.assign([TopicPartition(topic, p, position)])
-                while position < end:
-                    batch = c.consume(num_messages=min(1000, end - position), timeout=10)
-                    assert batch, f"reading {topic}[{p}] at {position} timed out"
-                    for msg in batch:
-                        if msg.error() or msg.offset() >= end:
-                            continue
-                        position = msg.offset() + 1
-                        n += json.loads(msg.key() or b"{}").get("server") == server
-        finally:
-            c.close()
-        return n
+        return sum(json.loads(msg.key() or b"{}").get("server") == server for msg in self.topic_records("raw", since))
 
     def where_it_stands(self) -> str:
         """Which stage a stalled run stopped at, for a failure's message: what audit.raw holds, what the
