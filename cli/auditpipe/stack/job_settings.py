@@ -59,6 +59,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("store.collection.alerts", _store("alerts_collection")),
     ("store.collection.chain-heads", _store("chain_heads_collection")),
     ("store.collection.servers", _store("servers_collection")),
+    ("store.collection.sessions", _store("sessions_collection")),
     ("store.collection.kafka-lag", _store("kafka_lag_collection")),
     ("checkpoint.interval", lambda cfg, t: _millis(cfg.flink["checkpoint_interval"])),
     ("archive.path", lambda cfg, t: t.archive_path if cfg.archive["enabled"] else None),
@@ -124,7 +125,7 @@ def head_interval_seconds(cfg: Config) -> float:
 #: the collections whose documents the job updates (upserts: counts, the servers list); into the
 #: others (events, evidence, alerts, chain heads, dead letters, lag samples) it only inserts
 UPSERTED_COLLECTIONS = ("store.collection.stats", "store.collection.stats-hourly", "store.collection.rollups",
-                        "store.collection.servers")
+                        "store.collection.servers", "store.collection.sessions")
 
 
 def job_collections(cfg: Config) -> dict[str, bool]:

@@ -366,8 +366,9 @@ class EvidenceExpiry(_Periodic):
 
         deleted = delete_expired_evidence(self.cfg)
         if deleted:
-            _log(f"store: deleted {deleted:,} documents of {self.cfg.store['evidence_collection']} and "
-                 f"{self.cfg.store['rollups_collection']} older than store.evidence_retention_days "
+            _log(f"store: deleted {deleted:,} documents of {self.cfg.store['evidence_collection']}, "
+                 f"{self.cfg.store['rollups_collection']} and {self.cfg.store['sessions_collection']} older than "
+                 f"store.evidence_retention_days "
                  f"({self.cfg.store['evidence_retention_days']})")
 
 

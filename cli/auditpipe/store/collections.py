@@ -39,6 +39,7 @@ BASE_INDEXES = [
     ("alerts_collection", [("first_event_time", 1)], "first_event_time"),
     ("chain_heads_collection", [("server", 1), ("seq", 1)], "server_seq"),
     ("kafka_lag_collection", [("at", 1)], "at"),
+    ("sessions_collection", [("last_event_time", 1)], "last_event_time"),
 ]
 KAFKA_LAG_CAPPED_MB = 16  # samples of about 250 bytes every 15 s: about 60 days
 # only on MongoDB: every catalog query on events matches a time range and, from a dashboard's
@@ -63,6 +64,8 @@ QUERY_INDEXES = [
     ("stats_hourly_collection", [("server", 1), ("window_start", 1)], "server_window_start"),
     ("alerts_collection", [("server", 1), ("first_event_time", 1)], "server_first_event_time"),
     ("dead_letter_collection", [("server", 1), ("detected_at", 1)], "server_detected_at"),
+    ("sessions_collection", [("server", 1), ("start_time", 1)], "server_start_time"),
+    ("sessions_collection", [("user", 1), ("start_time", 1)], "user_start_time"),
 ]
 
 
@@ -93,7 +96,7 @@ def ensure_collections(cfg: Config) -> list[str]:
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
     for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["stats_hourly_collection"], s["dead_letter_collection"], s["alerts_collection"],
-                 s["chain_heads_collection"], s["servers_collection"]):
+                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:
@@ -147,8 +150,10 @@ def create_index(cfg: Config, collection, key: list[tuple[str, int]], name: str)
     return notes
 
 
-# what store.evidence_retention_days removes: the evidence by its event time, a rollup by its day's end
-EXPIRING = (("evidence_collection", "event_time"), ("rollups_collection", "day_end"))
+# what store.evidence_retention_days removes: the evidence by its event time, a rollup by its day's end,
+# a session by its last record's time
+EXPIRING = (("evidence_collection", "event_time"), ("rollups_collection", "day_end"),
+            ("sessions_collection", "last_event_time"))
 
 
 def expire_after(collection, field: str, days: int) -> list[str]:

@@ -33,6 +33,8 @@ import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.sessions.SessionBuilder;
+import io.auditpipe.flink.sessions.SessionEvent;
 import io.auditpipe.parser.AuditEvent;
 
 import org.apache.flink.api.common.JobExecutionResult;
@@ -147,6 +149,7 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
+        sessions(firstCopies);
         sources.recordsForAlerts().ifPresent(forAlerts -> {
             DataStream<ParsedRecord> records = env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
                     .uid("audit-raw-source-for-alerts");
@@ -220,6 +223,20 @@ public final class AuditPipeline {
             heads.sinkTo(archive.chainHeads()).name("archive-chain-heads").uid("archive-chain-heads");
         });
         return firstCopies;
+    }
+
+    /** Each connection's session from the stored events (their first copies: each record once), upserted as it goes. */
+    private void sessions(DataStream<IngestedEvent> firstCopies) {
+        sinks.sessions().ifPresent(sink -> firstCopies
+                .flatMap((IngestedEvent ie, org.apache.flink.util.Collector<SessionEvent> out) -> {
+                    SessionEvent e = SessionEvent.of(ie.event);
+                    if (e != null) out.collect(e);
+                }, TypeInformation.of(SessionEvent.class)).name("session-fields").uid("session-fields")
+                .keyBy(SessionEvent::key)
+                .process(new SessionBuilder(options.get(JobOptions.SESSIONS_IDLE_TIMEOUT).toMillis(),
+                        options.get(JobOptions.SESSIONS_REFRESH).toMillis(), options.get(JobOptions.SESSIONS_MAX_TABLES)))
+                .name("sessions").uid("sessions")
+                .sinkTo(sink).name("store-sessions").uid("store-sessions"));
     }
 
     /**

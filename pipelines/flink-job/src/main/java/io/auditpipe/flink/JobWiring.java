@@ -108,7 +108,9 @@ public final class JobWiring {
                         .setKafkaProducerConfig(producer(kafkaClient(options)))
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build())
-                .servers(new MongoBulkSink<>(store(options, JobOptions.SERVERS_COLLECTION), StoreDocuments::serverUpsert));
+                .servers(new MongoBulkSink<>(store(options, JobOptions.SERVERS_COLLECTION), StoreDocuments::serverUpsert))
+                .sessions(new MongoBulkSink<>(store(options, JobOptions.SESSIONS_COLLECTION)
+                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::sessionUpsert));
         if (options.contains(JobOptions.ALERT_WEBHOOK_URL)) {
             sinks.alertWebhook(new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
                     options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE),

@@ -7,6 +7,7 @@ import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.HourRow;
 import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.sessions.Session;
 
 import org.apache.flink.api.connector.sink2.Sink;
 
@@ -35,6 +36,7 @@ public record PipelineSinks(
         Optional<Sink<Alert>> alertWebhook,
         Optional<Sink<ChainHead>> servers,
         Optional<Sink<ChainHead>> kafkaLag,
+        Optional<Sink<Session>> sessions,
         Optional<Archive> archive) {
 
     /** The archive's two outputs (docs/archive.md): events as Parquet, chain heads in its manifest. */
@@ -58,6 +60,7 @@ public record PipelineSinks(
         private Sink<Alert> alertWebhook;
         private Sink<ChainHead> servers;
         private Sink<ChainHead> kafkaLag;
+        private Sink<Session> sessions;
         private Archive archive;
         private boolean history;
 
@@ -95,6 +98,8 @@ public record PipelineSinks(
         public Builder servers(Sink<ChainHead> s) { servers = s; return this; }
         /** Optional: samples the job's consumer lag into the store, driven by the chain heads (one subtask). */
         public Builder kafkaLag(Sink<ChainHead> s) { kafkaLag = s; return this; }
+        /** Optional: the sessions (not of imported history). */
+        public Builder sessions(Sink<Session> s) { sessions = s; return this; }
         /** Optional: the archive. */
         public Builder archive(Sink<IngestedEvent> archivedEvents, Sink<ChainHead> archivedHeads) {
             archive = new Archive(archivedEvents, archivedHeads);
@@ -104,8 +109,8 @@ public record PipelineSinks(
         /** @throws IllegalStateException naming each required sink not given */
         public PipelineSinks build() {
             List<String> missing = new ArrayList<>();
-            if (history && (events != null || alerts != null || stats != null)) {
-                throw new IllegalStateException("imported history has no events sink, no alerts and no one-minute counts");
+            if (history && (events != null || alerts != null || stats != null || sessions != null)) {
+                throw new IllegalStateException("imported history has no events sink, no alerts, no one-minute counts and no sessions");
             }
             if (events == null && !history) missing.add("events");
             if (evidence == null) missing.add("evidence");
@@ -122,7 +127,7 @@ public record PipelineSinks(
             return new PipelineSinks(Optional.ofNullable(events), evidence, Optional.ofNullable(stats), statsHourly, rollups, deadLetters,
                     Optional.ofNullable(alerts), chainHeads, Optional.ofNullable(deadLetterTopic),
                     Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
-                    Optional.ofNullable(kafkaLag), Optional.ofNullable(archive));
+                    Optional.ofNullable(kafkaLag), Optional.ofNullable(sessions), Optional.ofNullable(archive));
         }
     }
 }

@@ -114,6 +114,20 @@ public final class JobOptions {
             .withDescription("Daily event-time counts of the events a review counts over its whole period (those evidencing"
                     + " a control, and what administrators do) by server, user, principal class, category, action and"
                     + " controls (docs/queries.md \"Rollups\"), kept for the evidence retention.");
+    public static final ConfigOption<String> SESSIONS_COLLECTION = ConfigOptions.key("store.collection.sessions")
+            .stringType().defaultValue("audit_sessions")
+            .withDescription("Sessions: each connection from its login to its logout or last record, what it did"
+                    + " (schemas/session.schema.json), kept for the evidence retention.");
+    public static final ConfigOption<Duration> SESSIONS_IDLE_TIMEOUT = ConfigOptions.key("sessions.idle-timeout")
+            .durationType().defaultValue(Duration.ofMinutes(30))
+            .withDescription("A session with no record for this long (event time) ends as idle; a later record of its"
+                    + " connection starts a session without a login.");
+    public static final ConfigOption<Duration> SESSIONS_REFRESH = ConfigOptions.key("sessions.refresh")
+            .durationType().defaultValue(Duration.ofMinutes(1))
+            .withDescription("An open session that changed is written again at most this often (event time).");
+    public static final ConfigOption<Integer> SESSIONS_MAX_TABLES = ConfigOptions.key("sessions.max-tables")
+            .intType().defaultValue(100)
+            .withDescription("Tables a session keeps by name; the others are counted (more_tables).");
     public static final ConfigOption<String> DEAD_LETTER_COLLECTION = ConfigOptions.key("store.collection.dead-letters")
             .stringType().defaultValue("dead_letters")
             .withDescription("Dead letters: what could not be parsed or stored, with the reason and the original bytes.");
