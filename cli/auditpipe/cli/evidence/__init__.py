@@ -89,6 +89,27 @@ def cmd_verify(app: Application) -> int:
     return 0 if result.clean else 1
 
 
+def cmd_sessions(app: Application) -> int:
+    from auditpipe.evidence import sessions
+
+    a = app.args
+    rows = sessions.list_sessions(app.config, since=a.since, until=a.until, servers=a.servers, users=a.users,
+                                  state=a.state, data_class=a.data_class, limit=a.limit)
+    app.out(sessions.format_json(rows) if a.json else sessions.format_sessions(rows))
+    return 0
+
+
+def cmd_session(app: Application) -> int:
+    from auditpipe.evidence import sessions
+
+    a = app.args
+    found = sessions.find_session(app.config, a.server, a.session)
+    records = sessions.session_records(app.config, found, a.limit)
+    app.out(sessions.format_json([{**found, "records_in_order": records}]) if a.json
+            else sessions.format_session(found, records))
+    return 0
+
+
 def watch(app: Application) -> int:
     """verify --watch: the store's chains verified every chain.watch_interval, each finding a critical
     integrity alert (stack/verification.py), until stopped: what the local stack's supervisor does, for
@@ -194,6 +215,37 @@ def register(sub) -> None:
     add_servers(s, "alerts")
     s.add_argument("--limit", type=at_least_one, default=100, help="at most this many (default 100)")
     s.add_argument("--json", action="store_true", help="JSON with every field")
+
+    from auditpipe.evidence.sessions import STATEMENTS_SHOWN, STATES
+
+    s = command(sub, "sessions", "list the sessions: who connected, from where, for how long, doing what",
+                "Lists the sessions the job builds from the stored events (schemas/session.schema.json), newest "
+                "first: each connection from its login (or its first record here) to its logout, failed login, "
+                "idle end or last record, with its records, refused statements and the data classes it touched. "
+                "Show one with `auditpipe session SERVER ID`.",
+                ("./auditpipe sessions --from 1d", "./auditpipe sessions --server db-01 --user app --state open",
+                 "./auditpipe sessions --data-class pci_cardholder --from 7d --json"), cmd_sessions)
+    add_time_range(s, "the sessions' starts", "the beginning", "now and later")
+    add_servers(s, "sessions")
+    s.add_argument("--user", action="append", dest="users", metavar="USER",
+                   help="only this account's sessions (repeat for several)")
+    s.add_argument("--state", choices=STATES, help="only sessions in this state (open, or how they ended)")
+    s.add_argument("--data-class", help="only sessions that touched this data class (compliance.data_classes)")
+    s.add_argument("--limit", type=at_least_one, default=100, help="at most this many (default 100)")
+    s.add_argument("--json", action="store_true", help="JSON with every field")
+
+    s = command(sub, "session", "show one session and its records in order",
+                "One session's fields and its records in order (statements masked as stored, control characters "
+                "escaped), from the events collection, which holds the newest events: an older session's records "
+                "are in the archive (docs/archive.md). ID is the session's id or its connection id (then the "
+                "newest session of that id on SERVER).",
+                ("./auditpipe session db-01 4711", "./auditpipe session db-01 db-01/4711/1795860000000 --json"),
+                cmd_session)
+    s.add_argument("server", help="the server")
+    s.add_argument("session", metavar="ID", help="the session's id, or its connection id")
+    s.add_argument("--limit", type=at_least_one, default=STATEMENTS_SHOWN,
+                   help=f"at most this many of its records (default {STATEMENTS_SHOWN})")
+    s.add_argument("--json", action="store_true", help="JSON: the session with its records in order")
 
     s = command(sub, "verify", "recompute each server's tamper-evidence chain over the store and the archive",
                 "Every stored event is a link in its server's hash chain (docs/archive.md). verify recomputes "

@@ -55,6 +55,8 @@ class SessionDocumentTest {
         List<String> order = new ArrayList<>(schema.get("properties", Document.class).keySet());
         List<String> required = schema.getList("required", String.class);
         List<String> states = schema.get("properties", Document.class).get("state", Document.class).getList("enum", String.class);
+        assertEquals(List.of("open", Session.END_LOGOUT, Session.END_FAILED_LOGIN, Session.END_IDLE, Session.END_SUPERSEDED),
+                states, "the schema's states are the builder's ends, and open");
         for (Session s : List.of(session(true, Session.END_LOGOUT), session(false, null), session(true, Session.END_IDLE))) {
             Document d = StoreDocuments.session(s);
             List<String> keys = new ArrayList<>(d.keySet());
