@@ -31,9 +31,12 @@ public class SessionEvent {
 
     public SessionEvent() {}
 
-    /** The session fields of a stored event; null for one without a connection id (it belongs to no session). */
+    /**
+     * The session fields of a stored event; null for one without a connection id, or with connection id 0:
+     * the server's own records (the audit plugin's start and stop) belong to no session.
+     */
     public static SessionEvent of(AuditEvent e) {
-        if (e.connectionId == null || e.server == null) return null;
+        if (e.connectionId == null || e.connectionId == 0 || e.server == null) return null;
         SessionEvent s = new SessionEvent();
         s.id = e.id;
         s.server = e.server;

@@ -189,6 +189,8 @@ class SessionBuilderTest {
         AuditEvent e = query(5, "app", T0, "SELECT 1");
         e.connectionId = null;
         assertNull(SessionEvent.of(e));
+        e.connectionId = 0L;
+        assertNull(SessionEvent.of(e), "the server's own records (connection 0) belong to no session");
         assertThrows(IllegalArgumentException.class, () -> new SessionBuilder(0, REFRESH, 10));
     }
 
