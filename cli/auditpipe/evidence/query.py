@@ -18,7 +18,8 @@ from auditpipe.terminal import shown
 COLLECTION_ROLES = {"events": "events_collection", "evidence": "evidence_collection",
                     "stats": "stats_collection", "stats_hourly": "stats_hourly_collection", "rollups": "rollups_collection", "servers": "servers_collection",
                     "kafka_lag": "kafka_lag_collection",
-                    "dead_letters": "dead_letter_collection", "alerts": "alerts_collection"}
+                    "dead_letters": "dead_letter_collection", "alerts": "alerts_collection",
+                    "sessions": "sessions_collection"}
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
 

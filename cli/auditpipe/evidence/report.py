@@ -273,6 +273,12 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
             run.section("classified-access", f"Access to {', '.join(classes)} data", "Events touching the "
                         "regime's classified tables, by user and category.", "classified-access-by-user",
                         ["user", "principal_class", "category", "events"], data_classes=classes),
+            run.section("classified-sessions", f"Sessions that touched {', '.join(classes)} data", "Each "
+                        "connection that read or changed the regime's classified tables: who, from where, how long, "
+                        "how it ended (`auditpipe session SERVER ID` lists its records in order).",
+                        "classified-sessions", ["start_time", "server", "connection_id", "user", "ip", "state",
+                                                "duration_ms", "records", "failures", "data_classes"],
+                        data_classes=classes),
             run.section("access-violations", "Access by principals not allowed for the class", "Users outside "
                         "the class's allowed_principals (alert unauthorized_data_access).", "access-violations",
                         ["access_violations", "user", "host", "events"]),
