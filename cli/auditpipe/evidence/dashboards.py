@@ -154,6 +154,13 @@ def pci_cardholder_data_access() -> table.Panel:
                           "events-for-control", {"control": "PCI-DSS-10.2.1.1"})
 
 
+def pci_cardholder_sessions() -> table.Panel:
+    return _list_table("Sessions that touched cardholder data",
+                       "PCI DSS 10.2.1.1: each connection that accessed cardholder data, who and from where, how long "
+                       "and how it ended (`auditpipe session SERVER ID` lists its records).",
+                       "classified-sessions", {"data_classes": ["pci_cardholder"]})
+
+
 def pci_administrator_actions() -> table.Panel:
     return _grouped_table("Actions by administrators", "PCI DSS 10.2.1.2: all actions taken by any individual with administrative access.",
                           "events-for-control", {"control": "PCI-DSS-10.2.1.2"})
@@ -191,7 +198,8 @@ def pci_dashboard() -> gdash.Dashboard:
     return (_dashboard("auditpipe-pci-dss-10", "PCI DSS Requirement 10: audit trail review",
                        "Evidence for PCI DSS v4.0 Requirement 10.2.1.x from the audit events (docs/compliance.md).",
                        ["pci-dss"])
-            .with_panel(pci_cardholder_data_access()).with_panel(pci_administrator_actions())
+            .with_panel(pci_cardholder_data_access()).with_panel(pci_cardholder_sessions())
+            .with_panel(pci_administrator_actions())
             .with_panel(pci_audit_trail_access()).with_panel(pci_invalid_access_attempts())
             .with_panel(pci_credential_changes())
             .with_panel(pci_audit_log_stopped()).with_panel(pci_system_objects()))
