@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * job's (RocksDB), unless the system property {@code auditpipe.bench.state-backend} names another;
  * {@code -Dauditpipe.bench.flink.<setting>=<value>} sets any other Flink setting, to compare two;
  * {@code -Dauditpipe.bench.alerts=shared} runs the alert rules on the store path's events instead of a
- * reading of their own ({@link PipelineSources#sharedWithAlerts}), the design the job compares itself with.
+ * reading of their own ({@link PipelineSources#sharedWithAlerts}), the design the job compares itself with;
+ * {@code -Dauditpipe.bench.sessions=off} leaves the sessions out, to see what building them costs.
  */
 public final class JobThroughputBenchmark {
     static final AtomicLong EVENTS = new AtomicLong();
@@ -114,12 +115,13 @@ public final class JobThroughputBenchmark {
         // -Dauditpipe.bench.alerts=shared: the rules read the store path's events instead (PipelineSources)
         PipelineSources sources = "shared".equals(System.getProperty("auditpipe.bench.alerts", "own"))
                 ? PipelineSources.sharedWithAlerts(source) : new PipelineSources(source, alertSource);
-        new AuditPipeline(options, sources, PipelineSinks.builder()
+        PipelineSinks.Builder sinks = PipelineSinks.builder()
                 .events(new Counting<IngestedEvent>(0)).evidence(new DiscardingSink<>()).stats(new Counting<StatsRow>(1)).statsHourly(new DiscardingSink<>())
                 .rollups(new DiscardingSink<>()).deadLetters(new Counting<DeadLetter>(2))
-                .alerts(new DiscardingSink<>()).chainHeads(new DiscardingSink<>())
-                .build())
-                .execute(env);
+                .alerts(new DiscardingSink<>()).chainHeads(new DiscardingSink<>());
+        // -Dauditpipe.bench.sessions=off: without the sessions (the live job builds them), to see what they cost
+        if (!"off".equals(System.getProperty("auditpipe.bench.sessions", "on"))) sinks.sessions(new DiscardingSink<>());
+        new AuditPipeline(options, sources, sinks.build()).execute(env);
         return (System.nanoTime() - start) / 1e9;
     }
 
