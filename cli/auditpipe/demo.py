@@ -3,7 +3,8 @@
 up -> generate a few minutes of audit traffic (rotations, late writes, a failed-login burst, a
 few malformed lines, the incidents of simulate.INCIDENTS, a server restart) into the demo log that the collector
 ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
-summary, with the alerts next to the ones expected -> wait until the archive holds the run, then
+summary, with the alerts next to the ones expected and each connection's session beside its
+records in the log -> wait until the archive holds the run, then
 `verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
 of the run (`auditpipe report pci` over the run's minutes) and print where to open it. The stack
 keeps running afterwards.
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from auditpipe import progress
@@ -45,6 +47,7 @@ class DemoResult:
     archived: int | None = None  # the run's events in the archive (None: archive disabled)
     verification: object = None  # auditpipe.verify.Verification of the demo server
     report: "EvidenceReportWritten | None" = None  # the PCI DSS report of the run
+    sessions: dict = field(default_factory=dict)  # the run's sessions in the store, by connection id
 
     def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
         """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
@@ -62,9 +65,19 @@ class DemoResult:
         pairs, unexpected = self.alert_matches()
         return all(got is not None for _, got in pairs) and not unexpected
 
+    def session_mismatches(self) -> list[str]:
+        """Connection ids whose session differs from the log: missing, or ended with other records or state.
+        A connection still open at the end has its session, its records counted at the next refresh."""
+        out = []
+        for cid, (records, state) in self.manifest.connections.items():
+            got = self.sessions.get(int(cid))
+            if got is None or (state != "open" and (got["records"], got["state"]) != (records, state)):
+                out.append(cid)
+        return out
+
     @property
     def ok(self) -> bool:
-        return (self.stored == self.manifest.records and self.duplicates == 0
+        return (self.stored == self.manifest.records and self.duplicates == 0 and not self.session_mismatches()
                 and self.dead_letters == self.manifest.malformed and self.alerts_ok
                 and self.archived in (None, self.manifest.records)
                 and (self.verification is None or self.verification.clean))
@@ -104,7 +117,6 @@ def wait_for_store(cfg: Config, m: Manifest, baseline: int, timeout: float) -> t
 
 
 def summarize(cfg: Config, m: Manifest, since_epoch: float, seconds: float) -> DemoResult:
-    from datetime import datetime, timezone
 
     db = mongo_client(cfg)[cfg.store["database"]]
     events = db[cfg.store["events_collection"]]
@@ -123,7 +135,6 @@ def summarize(cfg: Config, m: Manifest, since_epoch: float, seconds: float) -> D
 
 def alerts_raised(cfg: Config, since_epoch: float) -> list[dict]:
     """The demo server's alerts raised since the run started (raised_at is the job's clock)."""
-    from datetime import datetime, timezone
 
     db = mongo_client(cfg)[cfg.store["database"]]
     return list(db[cfg.store["alerts_collection"]].find(
@@ -139,6 +150,30 @@ def wait_for_alerts(cfg: Config, m: Manifest, since_epoch: float, timeout: float
         if want <= got:
             return
         time.sleep(1)
+
+
+def run_sessions(cfg: Config, m: Manifest) -> dict:
+    """The run's sessions: the demo server's, of the run's connection ids, started at its first record or after."""
+    first = percona_time(m.first_event_time)
+    db = mongo_client(cfg)[cfg.store["database"]]
+    found = db[cfg.store["sessions_collection"]].find(
+        {"server": cfg.demo_server, "start_time": {"$gte": first}},
+        {"connection_id": 1, "records": 1, "state": 1})
+    wanted = {int(c) for c in m.connections}
+    return {d["connection_id"]: d for d in found if d["connection_id"] in wanted}
+
+
+def wait_for_sessions(cfg: Config, m: Manifest, timeout: float = 120) -> dict:
+    """Sessions are upserted as they end, and at most every sessions.refresh while open: wait until each
+    ended connection's session is there with its records."""
+    ended = {int(c): (n, state) for c, (n, state) in m.connections.items() if state != "open"}
+    deadline = time.monotonic() + timeout
+    while True:
+        got = run_sessions(cfg, m)
+        if (all(c in got and (got[c]["records"], got[c]["state"]) == e for c, e in ended.items())
+                and len(got) == len(m.connections)) or time.monotonic() > deadline:
+            return got
+        time.sleep(2)
 
 
 def wait_for_archive(cfg: Config, m: Manifest, timeout: float = 120) -> int | None:
@@ -185,14 +220,15 @@ def summary(cfg: Config, r: DemoResult) -> str:
         "  failed logins by user  " + (", ".join(f"{u}: {n}" for u, n in r.failed_logins_by_user.items()) or "none"),
         f"  generated failed logins {m.failed_logins}",
         *alert_lines(r),
+        *session_lines(cfg, r),
         *tamper_evidence_lines(cfg, r),
         *evidence_report_lines(r),
         f"  throughput             {m.records / max(m.wall_seconds + r.seconds_to_store_all, 1e-6):,.0f} records/s "
         f"end to end ({m.records} records written in {m.wall_seconds:.1f}s, all stored "
         f"{r.seconds_to_store_all:.1f}s after the last write)",
         "",
-        "RESULT: " + ("OK, generated == stored == archived, no duplicates, the expected alerts and no others, "
-                      "the chain verifies" if r.ok
+        "RESULT: " + ("OK, generated == stored == archived, no duplicates, one session per connection with its "
+                      "records, the expected alerts and no others, the chain verifies" if r.ok
                       else "MISMATCH (see above)"),
         "",
         "The stack keeps running:",
@@ -219,6 +255,17 @@ def evidence_report_lines(r: DemoResult) -> list[str]:
             f"{r.report.digest[:16]}...",
             f"    {r.report.path}",
             f"    again: {r.report.command}"]
+
+
+def session_lines(cfg: Config, r: DemoResult) -> list[str]:
+    m = r.manifest
+    states = Counter(d["state"] for d in r.sessions.values())
+    wrong = r.session_mismatches()
+    return [f"  sessions               {len(r.sessions)} of {len(m.connections)} connections ("
+            + ", ".join(f"{s} {n}" for s, n in sorted(states.items())) + "); records of each ended one equal to "
+            f"the log's: {'yes' if not wrong else 'NO, connection ' + ', '.join(wrong[:10])}",
+            f"    ./auditpipe sessions --server {cfg.demo_server}   ./auditpipe session {cfg.demo_server} "
+            + (max(m.connections, key=lambda c: m.connections[c][0]) if m.connections else "ID")]
 
 
 def tamper_evidence_lines(cfg: Config, r: DemoResult) -> list[str]:
@@ -265,6 +312,8 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
         wait_for_alerts(cfg, m, started)
     with progress.step("checking the stored run: duplicates, dead letters, failed logins"):
         result = summarize(cfg, m, started, seconds)
+    with progress.step("waiting for the run's sessions"):
+        result.sessions = wait_for_sessions(cfg, m)
     with progress.step("waiting for the archive to hold the run"):
         result.archived = wait_for_archive(cfg, m)
     from auditpipe.evidence import verify

@@ -106,6 +106,9 @@ class Manifest:
     # with restart_at: the sequences before the server's restart, each [its log start, its highest number];
     # log_start is the newest sequence's
     earlier_sequences: list = field(default_factory=list)
+    # each connection id (the server's own records, connection 0, are none): [its records, how it stands at
+    # the end: "logout", "failed_login" or "open"], the session the job builds of it (docs/sessions.md)
+    connections: dict = field(default_factory=dict)
 
     def log_starts(self) -> list[str]:
         """Every sequence's startup time, oldest first."""
@@ -476,6 +479,13 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
         if style != "json" and "startup_optionsi" in ordered:  # a typo of the plugin's JSON only
             ordered["startup_options"] = ordered.pop("startup_optionsi")
         names[ordered["name"]] += 1
+        if int(ordered.get("connection_id") or 0):
+            conn = m.connections.setdefault(str(ordered["connection_id"]), [0, "open"])
+            conn[0] += 1
+            if ordered["name"] == "Quit":
+                conn[1] = "logout"
+            elif ordered["name"] == "Connect" and int(ordered.get("status") or 0) != 0:
+                conn[1] = "failed_login"
         if not m.first_record:
             m.first_record, m.first_event_time = ordered["record"], ordered["timestamp"]
         m.last_record, m.last_event_time = ordered["record"], ordered["timestamp"]

@@ -33,6 +33,22 @@ def test_every_record_is_written_once_across_rotations(tmp_path):
     assert sum(m.events_by_name.values()) == m.records
 
 
+def test_the_manifest_counts_each_connections_records_and_how_it_ends(tmp_path):
+    log = tmp_path / "audit.log"
+    m = simulate(log, rate=1000, duration=5, speedup=10_000, seed=5, rotate_on_size=0, failed_login_burst=6,
+                 incidents=True, restart_at=0.5)
+    by_connection = {}
+    for line in log.read_bytes().splitlines():
+        r = json.loads(line)["audit_record"]
+        if int(r.get("connection_id") or 0):
+            by_connection.setdefault(str(r["connection_id"]), []).append(r)
+    assert {c: n for c, (n, _) in m.connections.items()} == {c: len(rs) for c, rs in by_connection.items()}
+    ends = {c: ("failed_login" if int(rs[0]["status"]) else "logout" if rs[-1]["name"] == "Quit" else "open")
+            for c, rs in by_connection.items()}
+    assert {c: state for c, (_, state) in m.connections.items()} == ends
+    assert Counter(ends.values())["failed_login"] >= 6 and Counter(ends.values())["open"] <= 1
+
+
 def test_rotation_is_a_rename_chain_keeping_n_files(tmp_path):
     log = tmp_path / "audit.log"
     m = simulate(log, rate=1000, duration=10, speedup=10_000, seed=1, rotate_on_size=32 * 1024,
