@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from auditpipe import paths
+from auditpipe import contract, paths
 from auditpipe.errors import UserError
 
 SCHEMA_FILE = paths.SCHEMAS / "config.schema.json"
@@ -113,11 +113,11 @@ def size_bytes(text: str) -> int:
 
 
 def duration_seconds(text: str) -> float:
-    m = re.fullmatch(r"([0-9]+)(ms|s|m|h)", text)
+    m = re.fullmatch(r"([0-9]+)(ms|s|m|h|d)", text)
     if not m:
-        raise UserError(f"'{text}' is not a duration like 500ms, 5s, 10m or 1h")
+        raise UserError(f"'{text}' is not a duration like 500ms, 5s, 10m, 1h or 7d")
     n = int(m.group(1))
-    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
 
 
 @dataclass
@@ -346,7 +346,8 @@ def load(path: str | os.PathLike | None = None) -> Config:
         raise UserError(f"invalid configuration in {chosen}:\n  - max_line_size: {data['max_line_size']} is more than "
                         "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")
     cfg = Config(data=data, file=chosen)
-    problems = _source_identity_problems(cfg) + _kafka_problems(cfg) + _compliance_problems(cfg)
+    problems = (_source_identity_problems(cfg) + _kafka_problems(cfg) + _compliance_problems(cfg)
+                + _baseline_problems(cfg))
     if problems:
         raise UserError(f"invalid configuration in {chosen}:\n" + "\n".join(f"  - {p}" for p in problems))
     return cfg
@@ -393,6 +394,19 @@ def _kafka_problems(cfg: Config) -> list[str]:
                         f"its controller log in, uses PLAIN, not {sec['sasl_mechanism']} (give SCRAM to the parts: "
                         "kafka.security.principals.<part>.sasl_mechanism)")
     return problems
+
+
+def _baseline_problems(cfg: Config) -> list[str]:
+    """What the schema cannot say about alerts.baselines: keys that only make sense together."""
+    b = cfg.data["alerts"]["baselines"]
+    out = []
+    if duration_seconds(b["forget_after"]) <= duration_seconds(b["learning"]):
+        out.append(f"alerts.baselines.forget_after: {b['forget_after']} is not longer than alerts.baselines.learning "
+                   f"({b['learning']}): a principal would be forgotten before it is judged")
+    # each learned rule's settings are under its name, as the other rules' are under theirs
+    if b[contract.rule("off_hours")]["reference"] == "business-hours" and not cfg.data["compliance"]["business_hours"]:
+        out.append("alerts.baselines.off_hours.reference: business-hours, but compliance.business_hours is empty")
+    return out
 
 
 def _compliance_problems(cfg: Config) -> list[str]:

@@ -3,6 +3,7 @@
 import pytest
 from auditpipe import config, paths
 from auditpipe.errors import UserError
+from auditpipe.stack import job_settings
 
 
 def write(tmp_path, text):
@@ -172,6 +173,26 @@ def test_kafka_settings_that_do_not_fit_together_are_named(tmp_path, kafka, name
     with pytest.raises(UserError) as e:
         config.load(write(tmp_path, f"kafka: {kafka}\n"))
     assert named in str(e.value)
+
+
+@pytest.mark.parametrize("text,named", [
+    ("alerts: {baselines: {learning: 40d}}", "alerts.baselines.forget_after: 35d is not longer than alerts.baselines.learning"),
+    ("alerts: {baselines: {off_hours: {reference: business-hours}}}\ncompliance: {business_hours: []}",
+     "alerts.baselines.off_hours.reference: business-hours, but compliance.business_hours is empty"),
+    ("alerts: {baselines: {volume: {factor: 0.5}}}", "alerts.baselines.volume.factor"),
+    ("alerts: {baselines: {learning: 1w}}", "alerts.baselines.learning"),
+])
+def test_baseline_settings_that_cannot_work_are_named(tmp_path, text, named):
+    with pytest.raises(UserError) as e:
+        config.load(write(tmp_path, text + "\n"))
+    assert named in str(e.value)
+
+
+def test_baseline_settings_reach_the_job_under_their_option_keys(tmp_path):
+    cfg = config.load(write(tmp_path, "alerts: {baselines: {learning: 14d, volume: {factor: 4.5}}}\n"))
+    options = job_settings.alert_properties(cfg)
+    assert options["alerts.baselines.learning"] == "14d" and options["alerts.baselines.volume.factor"] == "4.5"
+    assert options["alerts.baselines.off-hours.reference"] == "learned"
 
 
 def test_kafka_security_reaches_every_client_and_the_password_stays_in_the_environment(tmp_path, monkeypatch):

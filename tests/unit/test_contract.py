@@ -17,7 +17,7 @@ def test_the_cli_offers_the_jobs_rules_and_severities():
     options = {a.dest: a for a in alerts._actions}
     assert tuple(options["rule"].choices) == contract.alert_rules()
     assert tuple(options["severity"].choices) == contract.alert_severities()
-    assert len(contract.alert_rules()) == 9
+    assert len(contract.alert_rules()) == 13
 
 
 def test_the_alert_schema_names_the_jobs_rules_severities_and_gap_classes():

@@ -1,5 +1,6 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.alerts.AlertInputs;
 import io.auditpipe.flink.alerts.AlertSettings;
@@ -33,6 +34,9 @@ import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.baselines.BaselineEvent;
+import io.auditpipe.flink.baselines.BaselineSettings;
+import io.auditpipe.flink.baselines.PrincipalBaselines;
 import io.auditpipe.flink.sessions.SessionBuilder;
 import io.auditpipe.flink.sessions.SessionEvent;
 import io.auditpipe.parser.AuditEvent;
@@ -72,6 +76,8 @@ import java.util.Objects;
  *   |             |      1-minute event-time windows --> stats sink (upsert full count)
  *   |             |--> control and administrator events, keyBy(server,user,class,category,action,controls)
  *   |             |      1-day event-time windows --> rollups sink (upsert full count)
+ *   |             |--> keyBy(server,connection): sessions --> sessions sink (upsert)
+ *   |             |--> keyBy(server,user): learned baselines --> their alerts, with the rules' below
  *   |             \--> chain heads (each head interval) --> chain heads sink, archive manifest,
  *   |                  servers (last event per server), the Kafka lag sampler
  *   \--> dead letters (+ id collisions, events too late for the stats) --> dead letters sinks
@@ -81,7 +87,7 @@ import java.util.Objects;
  * </pre>
  *
  * <p>Imported history ({@link PipelineSources#history}, {@code auditpipe import}) runs the same graph
- * over a bounded source without the events sink and the alert rules: its events are linked in a
+ * over a bounded source without the events sink, the sessions and the alert rules: its events are linked in a
  * chain of their own and counted in stats and rollup documents of their own (the run's name in
  * their ids), beside the live job's.
  *
@@ -93,7 +99,8 @@ import java.util.Objects;
  * is a task of its own, so a store that stops answering does not hold back the topic and the
  * webhook (bench/README.md: alert latency). The price: each record is fetched and read twice, and
  * the rules see the copies a collector re-sends, which {@link AlertsOnce} keeps from raising an
- * alert twice.
+ * alert twice. The learned baselines are the exception: they count a principal's records, which
+ * only the first copies count exactly, so they learn on the store path and wait with it.
  *
  * <p>Every operator has a name and a stable uid, so checkpoints survive changes to the code.
  */
@@ -150,17 +157,18 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
         sessions(firstCopies);
+        DataStream<Alert> learned = baselines(firstCopies);
         sources.recordsForAlerts().ifPresent(forAlerts -> {
             DataStream<ParsedRecord> records = env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
                     .uid("audit-raw-source-for-alerts");
             alerts(records.flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"),
                     records.flatMap(new AlertInputs.DeadLetteredNumbersOfRecords())
-                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
+                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"), learned);
         });
         if (sources.alertsShareRecords()) {
             alerts(events.map(e -> e.event, TypeInformation.of(AuditEvent.class)).name("events-for-alerts").uid("events-for-alerts"),
                     events.getSideOutput(SplitDeadLetters.DEAD_LETTERS).flatMap(new AlertInputs.DeadLetteredNumbers())
-                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
+                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"), learned);
         }
         deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
@@ -240,6 +248,28 @@ public final class AuditPipeline {
     }
 
     /**
+     * Each principal's learned baseline from the stored events (first copies: each record counted once)
+     * and the alerts raised against it (docs/alerts.md "Learned baselines"); null for imported history,
+     * which raises no alerts, and when alerts.baselines.enabled is off.
+     */
+    private DataStream<Alert> baselines(DataStream<IngestedEvent> firstCopies) {
+        if (sinks.alerts().isEmpty() || !options.get(JobOptions.BASELINES_ENABLED)) return null;
+        ComplianceSettings compliance = JobOptions.compliance(options);
+        BaselineSettings settings = BaselineSettings.fromOptions(options, compliance);
+        return firstCopies
+                .flatMap((IngestedEvent ie, org.apache.flink.util.Collector<BaselineEvent> out) -> {
+                    // a record whose own time is far ahead of its arrival would teach a principal an hour,
+                    // or end its learning, from a clock that is wrong: stored, not learned
+                    if (!ie.eventTimeTrusted) return;
+                    BaselineEvent e = BaselineEvent.of(ie.event, compliance);
+                    if (e != null) out.collect(e);
+                }, TypeInformation.of(BaselineEvent.class)).name("baseline-fields").uid("baseline-fields")
+                .keyBy(BaselineEvent::key)
+                .process(new PrincipalBaselines(settings))
+                .name("alert-learned-baselines").uid("alert-learned-baselines");
+    }
+
+    /**
      * One-minute event-time counts of the stored events, written early and updated by late events, and
      * each server's hours summed from them. Imported history writes only the hours: a quarter spread
      * thin has about one minute row per event, which the local store cannot read back in time for a
@@ -300,7 +330,7 @@ public final class AuditPipeline {
      * the alerts' sinks; {@code deadLettered}: the numbers of Percona records whose lines became dead
      * letters, which the gap rule classifies by.
      */
-    private void alerts(DataStream<AuditEvent> enriched, DataStream<RecordGaps.Numbered> deadLettered) {
+    private void alerts(DataStream<AuditEvent> enriched, DataStream<RecordGaps.Numbered> deadLettered, DataStream<Alert> learned) {
         AlertSettings settings = AlertSettings.fromOptions(options);
         DataStream<AuditEvent> logins = enriched.filter(new AlertInputs.IsLogin()).name("logins").uid("logins");
         DataStream<Alert> perAccount = logins
@@ -324,7 +354,8 @@ public final class AuditPipeline {
                 .keyBy(new AlertInputs.RecordSequence())
                 .transform("alert-record-gaps", TypeInformation.of(Alert.class), new WriteBackOperator<>(new RecordGaps(settings)))
                 .uid("alert-record-gaps");
-        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps)
+        DataStream<Alert> raised = perAccount.union(perOrigin, unauthorized, perEvent, gaps);
+        DataStream<Alert> alerts = (learned == null ? raised : raised.union(learned))
                 .keyBy(new AlertInputs.AlertId())
                 .process(new AlertsOnce())
                 .name("each-alert-once").uid("each-alert-once");

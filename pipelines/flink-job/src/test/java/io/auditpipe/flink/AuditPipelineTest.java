@@ -241,6 +241,49 @@ class AuditPipelineTest {
         }
     }
 
+    /** Nine days of one principal: three records a day at 10:00-12:00, then one at 03:00, which its collector sends twice. */
+    static final List<ParsedRecord> NINE_DAYS = new ArrayList<>();
+
+    static {
+        long seq = 0;
+        for (int day = 0; day < 8; day++) {
+            for (int hour = 0; hour < 3; hour++) {
+                long at = day * 86_400L + hour * 3_600L;
+                NINE_DAYS.add(AuditRecordDeserializer.parse(Fixtures.key("db-01"), Fixtures.query(++seq, "select", 0, at),
+                        new KafkaOrigin("audit.raw", 0, seq, Fixtures.T0.toEpochMilli() + at * 1000 + 1000)));
+            }
+        }
+        long night = 8 * 86_400L - 7 * 3_600L; // 03:00 of the ninth day
+        for (int copy = 0; copy < 2; copy++) {
+            NINE_DAYS.add(AuditRecordDeserializer.parse(Fixtures.key("db-01"), Fixtures.query(seq + 1, "select", 0, night),
+                    new KafkaOrigin("audit.raw", 0, seq + 1 + copy, Fixtures.T0.toEpochMilli() + night * 1000 + 1000)));
+        }
+    }
+
+    @Test
+    void aLearnedBaselineRaisesItsAlertFromTheStoredEventsOnce() throws Exception {
+        Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
+                "store.uri", "mongodb://unused/"), "test").job;
+        DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
+                i -> NINE_DAYS.get(i.intValue()), NINE_DAYS.size(), TypeInformation.of(ParsedRecord.class));
+        CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts-baselines");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1); // one reader: the server's records in the order it wrote them, as from its partition
+        env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
+        new AuditPipeline(options, new PipelineSources(source, source),
+                PipelineSinks.builder().events(new CollectingSink<>("events-baselines"))
+                        .evidence(new CollectingSink<>("evidence-baselines"))
+                        .stats(new CollectingSink<>("stats-baselines"))
+                        .statsHourly(new CollectingSink<>("hours-baselines"))
+                        .rollups(new CollectingSink<>("rollups-baselines"))
+                        .deadLetters(new CollectingSink<>("dead-letters-baselines")).alerts(alerts)
+                        .chainHeads(new CollectingSink<>("heads-baselines")).build())
+                .execute(env);
+        long night = Fixtures.T0.toEpochMilli() + (8 * 86_400L - 7 * 3_600L) * 1000;
+        assertEquals(List.of("off_hours/db-01/app/" + night),
+                alerts.received().stream().map(a -> a.id).collect(java.util.stream.Collectors.toList()));
+    }
+
     @Test
     void importedHistoryIsLinkedInItsChainAndEachCountWrittenOnce() throws Exception {
         Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",

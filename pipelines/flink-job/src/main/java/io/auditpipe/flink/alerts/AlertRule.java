@@ -34,6 +34,18 @@ public enum AlertRule {
             List.of("PCI-DSS-10.2.1.6"),
             "A record missing from a server's own numbered sequence, or a new sequence started; classified"
                     + " (gap_class: " + GapClass.listed() + ")."),
+    FIRST_ACCESS("first_access", List.of(Alert.MEDIUM),
+            List.of("PCI-DSS-10.2.1.1", "HIPAA-164.312(b)", "SOX-ITGC-ACCESS"),
+            "A principal touched a classified table or data class for the first time since its baseline began (learned)."),
+    OFF_HOURS("off_hours", List.of(Alert.MEDIUM),
+            List.of("PCI-DSS-10.2.1.1", "HIPAA-164.312(b)"),
+            "A principal active in an hour of the day it does not work in (learned), or outside the business hours."),
+    VOLUME_SPIKE("volume_spike", List.of(Alert.HIGH),
+            List.of("PCI-DSS-10.2.1.1", "HIPAA-164.312(b)"),
+            "A principal's records in a clock hour far above its own baseline per active hour (learned)."),
+    NEW_ORIGIN("new_origin", List.of(Alert.HIGH),
+            List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS"),
+            "An administrator connected from an origin (ip, else host) not seen for it since its baseline began (learned)."),
     INTEGRITY("integrity", List.of(Alert.CRITICAL),
             List.of(),
             "Stored evidence changed, removed or added after the job wrote it, or a chain head it did not sign:"

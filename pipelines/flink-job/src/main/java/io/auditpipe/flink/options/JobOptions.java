@@ -207,6 +207,47 @@ public final class JobOptions {
             .durationType().defaultValue(Duration.ofSeconds(30))
             .withDescription("A record that arrives above the next expected number of its server's sequence waits this"
                     + " long in event time (past the watermark) for the missing ones before record_gap is alerted.");
+    public static final ConfigOption<Boolean> BASELINES_ENABLED = ConfigOptions.key("alerts.baselines.enabled")
+            .booleanType().defaultValue(true)
+            .withDescription("Learn each principal's baseline (server and user) from the stored events and raise first_access,"
+                    + " off_hours, volume_spike and new_origin against it (docs/alerts.md \"Learned baselines\").");
+    public static final ConfigOption<Duration> BASELINES_LEARNING = ConfigOptions.key("alerts.baselines.learning")
+            .durationType().defaultValue(Duration.ofDays(7))
+            .withDescription("How long (event time, from a principal's first event) its baseline learns before the learned"
+                    + " rules judge its events.");
+    public static final ConfigOption<Duration> BASELINES_FORGET_AFTER = ConfigOptions.key("alerts.baselines.forget-after")
+            .durationType().defaultValue(Duration.ofDays(35))
+            .withDescription("A principal with no event for this long (event time) is forgotten: its baseline is cleared and"
+                    + " learns again from its next event. Longer than alerts.baselines.learning.");
+    public static final ConfigOption<Integer> BASELINES_USUAL_HOUR_DAYS = ConfigOptions.key("alerts.baselines.usual-hour-days")
+            .intType().defaultValue(2)
+            .withDescription("An hour of the day (UTC) is one a principal works in once it was active in it on this many"
+                    + " days; so is the hour before and after it.");
+    public static final ConfigOption<String> BASELINES_OFF_HOURS_REFERENCE = ConfigOptions.key("alerts.baselines.off-hours.reference")
+            .stringType().defaultValue("learned")
+            .withDescription("What off_hours compares an event's hour with: learned (the hours the principal works in) or"
+                    + " business-hours (compliance.business-hours; judged from a principal's first event, no learning).");
+    public static final ConfigOption<Integer> BASELINES_VOLUME_MIN_HOURS = ConfigOptions.key("alerts.baselines.volume.min-hours")
+            .intType().defaultValue(24)
+            .withDescription("Active hours (clock hours with a record of the principal) its baseline holds before an hour's"
+                    + " volume is judged.");
+    public static final ConfigOption<Double> BASELINES_VOLUME_FACTOR = ConfigOptions.key("alerts.baselines.volume.factor")
+            .doubleType().defaultValue(3.0)
+            .withDescription("volume_spike: an hour's records reach this many times the principal's mean per active hour...");
+    public static final ConfigOption<Double> BASELINES_VOLUME_SIGMAS = ConfigOptions.key("alerts.baselines.volume.sigmas")
+            .doubleType().defaultValue(3.0)
+            .withDescription("...and this many standard deviations above that mean...");
+    public static final ConfigOption<Integer> BASELINES_VOLUME_MIN_RECORDS = ConfigOptions.key("alerts.baselines.volume.min-records")
+            .intType().defaultValue(100)
+            .withDescription("...and at least this many records.");
+    public static final ConfigOption<Integer> BASELINES_MAX_ORIGINS = ConfigOptions.key("alerts.baselines.max-origins")
+            .intType().defaultValue(50)
+            .withDescription("Origins (ip, else host) remembered per administrator; past it the least recently seen is"
+                    + " forgotten (and raises new_origin when it comes back).");
+    public static final ConfigOption<Integer> BASELINES_MAX_OBJECTS = ConfigOptions.key("alerts.baselines.max-objects")
+            .intType().defaultValue(500)
+            .withDescription("Classified tables and data classes remembered per principal; past it a new one is neither"
+                    + " learned nor alerted.");
     public static final ConfigOption<String> ALERT_WEBHOOK_URL = ConfigOptions.key("alerts.webhook.url")
             .stringType().noDefaultValue()
             .withDescription("Optional: each alert is POSTed here as JSON (the document of the alerts collection).");
@@ -282,7 +323,7 @@ public final class JobOptions {
         return REQUIRED.stream().anyMatch(r -> r.key().equals(o.key()));
     }
 
-    /** An option's value type, as the contract names it: string, integer, boolean or duration. */
+    /** An option's value type, as the contract names it: string, integer, number, boolean or duration. */
     public static String typeName(ConfigOption<?> o) {
         for (Field f : optionFields()) {
             try {
@@ -290,6 +331,7 @@ public final class JobOptions {
                     Type t = ((ParameterizedType) f.getGenericType()).getActualTypeArguments()[0];
                     if (t == String.class) return "string";
                     if (t == Integer.class || t == Long.class) return "integer";
+                    if (t == Double.class) return "number";
                     if (t == Boolean.class) return "boolean";
                     if (t == Duration.class) return "duration";
                     throw new IllegalStateException("option " + o.key() + " has a type the contract does not name: " + t);

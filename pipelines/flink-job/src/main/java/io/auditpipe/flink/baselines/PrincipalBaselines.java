@@ -1,0 +1,177 @@
+package io.auditpipe.flink.baselines;
+
+import io.auditpipe.flink.alerts.Alert;
+import io.auditpipe.flink.alerts.AlertRule;
+
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Learned baselines, one per principal (server and user; {@link BaselineEvent#key}), and the four rules
+ * that compare an event with its principal's: a first access to a classified table or data class, an
+ * access outside the hours it works in (learned; or outside the configured business hours), an hour
+ * of records far above its own, and a new origin of an administrator. A principal's baseline learns
+ * for {@link BaselineSettings#learningMillis} of event time from its first event before any of them
+ * fires for it, and keeps learning afterwards (what alerted once becomes usual).
+ *
+ * <p>Reads the stored events (first copies: each record counted once). Alert ids are deterministic
+ * (the event, or the principal and the hour), so a replay from a checkpoint raises the same alerts.
+ * State is one {@link Profile} per principal and one event-time timer, both cleared once the principal
+ * has had no event for {@link BaselineSettings#forgetAfterMillis}.
+ */
+public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEvent, Alert> {
+    private static final long serialVersionUID = 1L;
+    public static final String FIRST_ACCESS = AlertRule.FIRST_ACCESS.id;
+    public static final String OFF_HOURS = AlertRule.OFF_HOURS.id;
+    public static final String VOLUME_SPIKE = AlertRule.VOLUME_SPIKE.id;
+    public static final String NEW_ORIGIN = AlertRule.NEW_ORIGIN.id;
+
+    private final BaselineSettings settings;
+    private transient ValueState<Profile> profile;
+    private transient ValueState<Long> timer;
+
+    public PrincipalBaselines(BaselineSettings settings) {
+        this.settings = settings;
+    }
+
+    public static String key(BaselineEvent e) {
+        return e.key();
+    }
+
+    @Override
+    public void open(OpenContext context) {
+        profile = getRuntimeContext().getState(new ValueStateDescriptor<>("baseline", Profile.class));
+        timer = getRuntimeContext().getState(new ValueStateDescriptor<>("baseline-timer", Long.class));
+    }
+
+    @Override
+    public void processElement(BaselineEvent e, Context ctx, Collector<Alert> out) throws Exception {
+        long t = e.eventTimeMillis;
+        Profile p = profile.value();
+        if (p == null) p = Profile.startingAt(t);
+        boolean judged = !p.learning(t, settings);
+        firstAccess(p, e, judged, out);
+        offHours(p, e, judged, out);
+        volume(p, e, judged, out);
+        newOrigin(p, e, judged, out);
+        p.sinceMillis = Math.min(p.sinceMillis, t);
+        p.lastMillis = Math.max(p.lastMillis, t);
+        profile.update(p);
+        if (timer.value() == null) {
+            long at = p.lastMillis + settings.forgetAfterMillis;
+            ctx.timerService().registerEventTimeTimer(at);
+            timer.update(at);
+        }
+    }
+
+    private void firstAccess(Profile p, BaselineEvent e, boolean judged, Collector<Alert> out) {
+        if (e.objects == null) return;
+        List<String> first = new ArrayList<>();
+        for (String o : e.objects) {
+            if (p.objects.contains(o)) continue;
+            if (p.objects.size() >= settings.maxObjects) break;
+            p.objects.add(o);
+            first.add(o);
+        }
+        if (!judged || first.isEmpty()) return;
+        out.collect(alert(FIRST_ACCESS, Alert.MEDIUM, FIRST_ACCESS + "/" + e.id, e,
+                e.user + " touched " + String.join(", ", first) + " on " + e.server + " for the first time since "
+                        + Instant.ofEpochMilli(p.sinceMillis) + " (learning " + days(settings.learningMillis) + ")"));
+    }
+
+    private void offHours(Profile p, BaselineEvent e, boolean judged, Collector<Alert> out) {
+        long t = e.eventTimeMillis;
+        int hour = (int) Math.floorMod(t / BaselineSettings.HOUR, 24L);
+        long clockHour = Math.floorDiv(t, BaselineSettings.HOUR) * BaselineSettings.HOUR;
+        boolean off = settings.offHoursByBusinessHours ? Boolean.TRUE.equals(e.afterHours) : judged && !usualHour(p, hour);
+        if (off && p.offHoursAlerted != clockHour) {
+            p.offHoursAlerted = clockHour;
+            out.collect(alert(OFF_HOURS, Alert.MEDIUM, OFF_HOURS + "/" + e.server + "/" + e.user + "/" + clockHour, e,
+                    e.user + " was active on " + e.server + " at " + Instant.ofEpochMilli(t) + (settings.offHoursByBusinessHours
+                            ? ", outside the business hours"
+                            : ", an hour of the day (UTC) it has worked in on " + p.activeDays[hour] + " day(s) (usual: "
+                            + settings.usualHourDays + ", or the hour before or after)")));
+        }
+        long day = Math.floorDiv(t, BaselineSettings.DAY) + 1;
+        if (day > p.lastActiveDay[hour]) {
+            p.lastActiveDay[hour] = day;
+            p.activeDays[hour]++;
+        }
+    }
+
+    private boolean usualHour(Profile p, int hour) {
+        for (int h : new int[] {hour, (hour + 23) % 24, (hour + 1) % 24}) {
+            if (p.activeDays[h] >= settings.usualHourDays) return true;
+        }
+        return false;
+    }
+
+    private void volume(Profile p, BaselineEvent e, boolean judged, Collector<Alert> out) {
+        long clockHour = Math.floorDiv(e.eventTimeMillis, BaselineSettings.HOUR) * BaselineSettings.HOUR;
+        if (clockHour < p.hourStart) return; // a late record of an hour already closed: not counted again
+        if (clockHour > p.hourStart) {
+            p.closeHour();
+            p.hourStart = clockHour;
+            p.hourRecords = 0;
+            p.hourAlerted = false;
+        }
+        p.hourRecords++;
+        if (!judged || p.hourAlerted || p.hours < settings.volumeMinHours) return;
+        double threshold = Math.max(settings.volumeMinRecords,
+                Math.max(p.mean * settings.volumeFactor, p.mean + settings.volumeSigmas * p.deviation()));
+        if (p.hourRecords < threshold) return;
+        p.hourAlerted = true;
+        out.collect(alert(VOLUME_SPIKE, Alert.HIGH, VOLUME_SPIKE + "/" + e.server + "/" + e.user + "/" + clockHour, e,
+                String.format(Locale.ROOT, "%s wrote %d records on %s in the hour from %s, against %.1f +- %.1f an active hour"
+                                + " over %d hours (threshold %.0f)", e.user, p.hourRecords, e.server, Instant.ofEpochMilli(clockHour),
+                        p.mean, p.deviation(), p.hours, Math.ceil(threshold))));
+    }
+
+    private void newOrigin(Profile p, BaselineEvent e, boolean judged, Collector<Alert> out) {
+        if (!e.privileged() || e.origin == null) return;
+        int known = p.origins.indexOf(e.origin);
+        if (known >= 0) {
+            p.origins.remove(known);
+            p.originsSeen.remove(known);
+        } else if (p.origins.size() >= settings.maxOrigins) {
+            p.origins.remove(0);
+            p.originsSeen.remove(0);
+        }
+        p.origins.add(e.origin);
+        p.originsSeen.add(e.eventTimeMillis);
+        if (!judged || known >= 0) return;
+        out.collect(alert(NEW_ORIGIN, Alert.HIGH, NEW_ORIGIN + "/" + e.server + "/" + e.user + "/" + e.origin, e,
+                "administrator " + e.user + " connected to " + e.server + " from " + e.origin + ", an origin not seen for it since "
+                        + Instant.ofEpochMilli(p.sinceMillis)));
+    }
+
+    private static Alert alert(String rule, String severity, String id, BaselineEvent e, String summary) {
+        return Alert.of(rule, severity, id, e.server, e.user, summary)
+                .withEvidence(List.of(e.id), e.eventTimeMillis, e.eventTimeMillis).withControls(e.controls);
+    }
+
+    private static String days(long millis) {
+        return millis % BaselineSettings.DAY == 0 ? millis / BaselineSettings.DAY + "d" : millis / 1000 + "s";
+    }
+
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Alert> out) throws Exception {
+        Profile p = profile.value();
+        if (p == null || timestamp >= p.lastMillis + settings.forgetAfterMillis) {
+            profile.clear();
+            timer.clear();
+            return;
+        }
+        long at = p.lastMillis + settings.forgetAfterMillis;
+        ctx.timerService().registerEventTimeTimer(at);
+        timer.update(at);
+    }
+}
