@@ -60,6 +60,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("store.collection.chain-heads", _store("chain_heads_collection")),
     ("store.collection.servers", _store("servers_collection")),
     ("store.collection.sessions", _store("sessions_collection")),
+    ("store.collection.baselines", _store("baselines_collection")),
     ("store.collection.kafka-lag", _store("kafka_lag_collection")),
     ("checkpoint.interval", lambda cfg, t: _millis(cfg.flink["checkpoint_interval"])),
     ("archive.path", lambda cfg, t: t.archive_path if cfg.archive["enabled"] else None),
@@ -122,10 +123,11 @@ def head_interval_seconds(cfg: Config) -> float:
     return int(m.group(1)) * {"ms": 0.001, "s": 1, "sec": 1, None: 0.001, "m": 60, "min": 60, "h": 3600}[m.group(2)]
 
 
-#: the collections whose documents the job updates (upserts: counts, the servers list); into the
+#: the collections whose documents the job updates (upserts: counts, the servers list, sessions,
+#: baselines); into the
 #: others (events, evidence, alerts, chain heads, dead letters, lag samples) it only inserts
 UPSERTED_COLLECTIONS = ("store.collection.stats", "store.collection.stats-hourly", "store.collection.rollups",
-                        "store.collection.servers", "store.collection.sessions")
+                        "store.collection.servers", "store.collection.sessions", "store.collection.baselines")
 
 
 def job_collections(cfg: Config) -> dict[str, bool]:

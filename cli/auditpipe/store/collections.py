@@ -96,7 +96,7 @@ def ensure_collections(cfg: Config) -> list[str]:
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
     for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["stats_hourly_collection"], s["dead_letter_collection"], s["alerts_collection"],
-                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"]):
+                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"], s["baselines_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:

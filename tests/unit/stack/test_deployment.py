@@ -362,7 +362,7 @@ def test_init_makes_the_signing_key_once(tmp_path, monkeypatch):
 
 def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
     """The role init gives the job's user: read; insert into every collection the job writes; update
-    only where it upserts counts, the servers list and sessions; remove nowhere (docs/security.md)."""
+    only where it upserts counts, the servers list, sessions and baselines; remove nowhere (docs/security.md)."""
     cfg = config.load(DEPLOY_CONFIG)
     role = deployment.job_role(cfg)
     actions = {p["resource"]["collection"]: set(p["actions"]) for p in role["privileges"]}
@@ -372,7 +372,7 @@ def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
                 "dead_letter_collection", "kafka_lag_collection"):
         assert actions.pop(s[key]) == {"insert"}, key
     for key in ("stats_collection", "stats_hourly_collection", "rollups_collection", "servers_collection",
-                "sessions_collection"):
+                "sessions_collection", "baselines_collection"):
         assert actions.pop(s[key]) == {"insert", "update"}, key
     assert actions == {}, "a collection the job writes that the role does not say"
     assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]

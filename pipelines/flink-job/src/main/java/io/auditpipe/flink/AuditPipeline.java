@@ -37,6 +37,7 @@ import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.flink.baselines.BaselineEvent;
 import io.auditpipe.flink.baselines.BaselineSettings;
 import io.auditpipe.flink.baselines.PrincipalBaselines;
+import io.auditpipe.flink.baselines.ProfileSeeds;
 import io.auditpipe.flink.sessions.SessionBuilder;
 import io.auditpipe.flink.sessions.SessionEvent;
 import io.auditpipe.parser.AuditEvent;
@@ -60,6 +61,7 @@ import org.apache.flink.util.OutputTag;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The pipeline's graph, over the sources and sinks it is given ({@link PipelineSources},
@@ -249,14 +251,19 @@ public final class AuditPipeline {
 
     /**
      * Each principal's learned baseline from the stored events (first copies: each record counted once)
-     * and the alerts raised against it (docs/alerts.md "Learned baselines"); null for imported history,
-     * which raises no alerts, and when alerts.baselines.enabled is off.
+     * and the alerts raised against it (docs/alerts.md "Learned baselines"). Imported history learns
+     * the same baselines without judging and writes them to the store at its end, where the live job
+     * finds the seed of a principal it has no state of. Null when nothing is raised: imported history,
+     * and alerts.baselines.enabled off.
      */
     private DataStream<Alert> baselines(DataStream<IngestedEvent> firstCopies) {
-        if (sinks.alerts().isEmpty() || !options.get(JobOptions.BASELINES_ENABLED)) return null;
+        boolean history = chain() != null;
+        Optional<PipelineSinks.Baselines> stored = sinks.baselines();
+        if (!options.get(JobOptions.BASELINES_ENABLED) || (history ? stored.isEmpty() : sinks.alerts().isEmpty())) return null;
         ComplianceSettings compliance = JobOptions.compliance(options);
         BaselineSettings settings = BaselineSettings.fromOptions(options, compliance);
-        return firstCopies
+        ProfileSeeds seeds = stored.map(PipelineSinks.Baselines::seeds).orElse(null);
+        SingleOutputStreamOperator<Alert> alerts = firstCopies
                 .flatMap((IngestedEvent ie, org.apache.flink.util.Collector<BaselineEvent> out) -> {
                     // a record whose own time is far ahead of its arrival would teach a principal an hour,
                     // or end its learning, from a clock that is wrong: stored, not learned
@@ -265,8 +272,14 @@ public final class AuditPipeline {
                     if (e != null) out.collect(e);
                 }, TypeInformation.of(BaselineEvent.class)).name("baseline-fields").uid("baseline-fields")
                 .keyBy(BaselineEvent::key)
-                .process(new PrincipalBaselines(settings))
+                .process(history ? PrincipalBaselines.learningOnly(settings, seeds) : new PrincipalBaselines(settings, seeds))
                 .name("alert-learned-baselines").uid("alert-learned-baselines");
+        if (history) {
+            alerts.getSideOutput(PrincipalBaselines.PROFILES).sinkTo(stored.get().profiles())
+                    .name("store-baselines").uid("store-baselines");
+            return null;
+        }
+        return alerts;
     }
 
     /**

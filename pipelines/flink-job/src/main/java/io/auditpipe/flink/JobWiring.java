@@ -9,6 +9,7 @@ import io.auditpipe.flink.lag.KafkaLagReporter;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.ParsedRecord;
+import io.auditpipe.flink.sink.StoreProfileSeeds;
 import io.auditpipe.flink.sink.AlertKafkaSerializer;
 import io.auditpipe.flink.sink.DeadLetterKafkaSerializer;
 import io.auditpipe.flink.sink.MongoBulkSink;
@@ -92,6 +93,9 @@ public final class JobWiring {
             String archive = options.get(JobOptions.ARCHIVE_PATH);
             sinks.archive(EventArchive.events(archive), EventArchive.chainHeads(archive));
         }
+        sinks.baselines(new MongoBulkSink<>(store(options, JobOptions.BASELINES_COLLECTION), StoreDocuments::baselineUpsert),
+                new StoreProfileSeeds(options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
+                        options.get(JobOptions.BASELINES_COLLECTION)));
         if (history) {
             return sinks.history().build();
         }

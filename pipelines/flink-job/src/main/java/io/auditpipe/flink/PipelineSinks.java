@@ -7,6 +7,8 @@ import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.HourRow;
 import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.baselines.Profile;
+import io.auditpipe.flink.baselines.ProfileSeeds;
 import io.auditpipe.flink.sessions.Session;
 
 import org.apache.flink.api.connector.sink2.Sink;
@@ -37,10 +39,15 @@ public record PipelineSinks(
         Optional<Sink<ChainHead>> servers,
         Optional<Sink<ChainHead>> kafkaLag,
         Optional<Sink<Session>> sessions,
+        Optional<Baselines> baselines,
         Optional<Archive> archive) {
 
     /** The archive's two outputs (docs/archive.md): events as Parquet, chain heads in its manifest. */
     public record Archive(Sink<IngestedEvent> events, Sink<ChainHead> chainHeads) {}
+
+    /** The principals' stored baselines (docs/alerts.md "Learned baselines"): where imported history writes them, and
+     * where the live job looks up the seed of a principal it has no state of. */
+    public record Baselines(Sink<Profile> profiles, ProfileSeeds seeds) {}
 
     public static Builder builder() {
         return new Builder();
@@ -61,6 +68,7 @@ public record PipelineSinks(
         private Sink<ChainHead> servers;
         private Sink<ChainHead> kafkaLag;
         private Sink<Session> sessions;
+        private Baselines baselines;
         private Archive archive;
         private boolean history;
 
@@ -100,6 +108,11 @@ public record PipelineSinks(
         public Builder kafkaLag(Sink<ChainHead> s) { kafkaLag = s; return this; }
         /** Optional: the sessions (not of imported history). */
         public Builder sessions(Sink<Session> s) { sessions = s; return this; }
+        /** Optional: the stored baselines, written by imported history, the live job's seeds. */
+        public Builder baselines(Sink<Profile> profiles, ProfileSeeds seeds) {
+            baselines = new Baselines(profiles, seeds);
+            return this;
+        }
         /** Optional: the archive. */
         public Builder archive(Sink<IngestedEvent> archivedEvents, Sink<ChainHead> archivedHeads) {
             archive = new Archive(archivedEvents, archivedHeads);
@@ -127,7 +140,8 @@ public record PipelineSinks(
             return new PipelineSinks(Optional.ofNullable(events), evidence, Optional.ofNullable(stats), statsHourly, rollups, deadLetters,
                     Optional.ofNullable(alerts), chainHeads, Optional.ofNullable(deadLetterTopic),
                     Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
-                    Optional.ofNullable(kafkaLag), Optional.ofNullable(sessions), Optional.ofNullable(archive));
+                    Optional.ofNullable(kafkaLag), Optional.ofNullable(sessions), Optional.ofNullable(baselines),
+                    Optional.ofNullable(archive));
         }
     }
 }

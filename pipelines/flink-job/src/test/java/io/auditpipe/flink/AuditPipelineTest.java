@@ -285,6 +285,28 @@ class AuditPipelineTest {
     }
 
     @Test
+    void importedHistoryWritesEachPrincipalsBaselineAtItsEnd() throws Exception {
+        Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
+                "store.uri", "mongodb://unused/"), "test").job;
+        DataGeneratorSource<ParsedRecord> source = new DataGeneratorSource<>(
+                i -> NINE_DAYS.get(i.intValue()), NINE_DAYS.size(), TypeInformation.of(ParsedRecord.class));
+        CollectingSink<io.auditpipe.flink.baselines.Profile> profiles = new CollectingSink<>("history-baselines");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
+        new AuditPipeline(options, PipelineSources.history(source, "import-b"), PipelineSinks.builder().history()
+                .evidence(new CollectingSink<>("history-b-evidence")).statsHourly(new CollectingSink<>("history-b-hours"))
+                .rollups(new CollectingSink<>("history-b-rollups")).deadLetters(new CollectingSink<>("history-b-dead-letters"))
+                .chainHeads(new CollectingSink<>("history-b-heads")).baselines(profiles, null).build())
+                .execute(env);
+        List<io.auditpipe.flink.baselines.Profile> written = profiles.received();
+        assertEquals(1, written.size(), "one baseline per principal, written once");
+        io.auditpipe.flink.baselines.Profile p = written.get(0);
+        assertEquals(List.of("db-01", "app", 8, 8, 8, 1, 1L, 24L), List.of(p.server, p.user, p.activeDays[10], p.activeDays[11],
+                p.activeDays[12], p.activeDays[3], p.hourRecords, p.hours), "each day's hours once; the re-sent copy not counted");
+    }
+
+    @Test
     void importedHistoryIsLinkedInItsChainAndEachCountWrittenOnce() throws Exception {
         Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", "unused:9092",
                 "store.uri", "mongodb://unused/"), "test").job;

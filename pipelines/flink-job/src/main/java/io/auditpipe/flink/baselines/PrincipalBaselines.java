@@ -6,8 +6,12 @@ import io.auditpipe.flink.alerts.AlertRule;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,20 +30,64 @@ import java.util.Locale;
  * (the event, or the principal and the hour), so a replay from a checkpoint raises the same alerts.
  * State is one {@link Profile} per principal and one event-time timer, both cleared once the principal
  * has had no event for {@link BaselineSettings#forgetAfterMillis}.
+ *
+ * <p>Seeds: imported history learns the same baselines without judging ({@link #learningOnly}) and
+ * leaves them in the store; the live job starts a principal it has no state of from its stored
+ * baseline ({@link ProfileSeeds}), so a new installation with imported months does not start blind.
  */
 public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEvent, Alert> {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(PrincipalBaselines.class);
     public static final String FIRST_ACCESS = AlertRule.FIRST_ACCESS.id;
     public static final String OFF_HOURS = AlertRule.OFF_HOURS.id;
     public static final String VOLUME_SPIKE = AlertRule.VOLUME_SPIKE.id;
     public static final String NEW_ORIGIN = AlertRule.NEW_ORIGIN.id;
 
+    /** Imported history's baselines at the end of its input: the seeds of the live job's. */
+    public static final OutputTag<Profile> PROFILES = new OutputTag<>("baseline-profiles") {};
+
     private final BaselineSettings settings;
+    private final ProfileSeeds seeds;
+    private final boolean learnOnly;
     private transient ValueState<Profile> profile;
     private transient ValueState<Long> timer;
+    private transient Counter seedsFound;
+    private transient Counter seedLookupsFailed;
 
-    public PrincipalBaselines(BaselineSettings settings) {
+    /** The live job's: judges each event; a principal it has no state of starts from its seed, if {@code seeds} has one. */
+    public PrincipalBaselines(BaselineSettings settings, ProfileSeeds seeds) {
+        this(settings, seeds, false);
+    }
+
+    private PrincipalBaselines(BaselineSettings settings, ProfileSeeds seeds, boolean learnOnly) {
         this.settings = settings;
+        this.seeds = seeds;
+        this.learnOnly = learnOnly;
+    }
+
+    /**
+     * Imported history's: learns without judging (history raises no alerts), from the seed a previous
+     * import left, and emits each principal's baseline to {@link #PROFILES} at the end of the input.
+     */
+    public static PrincipalBaselines learningOnly(BaselineSettings settings, ProfileSeeds seeds) {
+        return new PrincipalBaselines(settings, seeds, true);
+    }
+
+    /** The stored baseline of the event's principal, unless there is none or it was forgotten by the event's time. */
+    private Profile seeded(BaselineEvent e) {
+        if (seeds == null) return null;
+        Profile seed;
+        try {
+            seed = seeds.find(e.server, e.user);
+        } catch (Exception ex) {
+            // a principal learned from scratch is a blind week, not a stopped pipeline
+            seedLookupsFailed.inc();
+            LOG.warn("the stored baseline of {} on {} could not be read; it learns from scratch", e.user, e.server, ex);
+            return null;
+        }
+        if (seed == null || e.eventTimeMillis >= seed.lastMillis + settings.forgetAfterMillis) return null;
+        seedsFound.inc();
+        return seed;
     }
 
     public static String key(BaselineEvent e) {
@@ -47,17 +95,26 @@ public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEve
     }
 
     @Override
-    public void open(OpenContext context) {
+    public void open(OpenContext context) throws Exception {
         profile = getRuntimeContext().getState(new ValueStateDescriptor<>("baseline", Profile.class));
         timer = getRuntimeContext().getState(new ValueStateDescriptor<>("baseline-timer", Long.class));
+        seedsFound = getRuntimeContext().getMetricGroup().counter("baselineSeedsFound");
+        seedLookupsFailed = getRuntimeContext().getMetricGroup().counter("baselineSeedLookupsFailed");
+        if (seeds != null) seeds.open();
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (seeds != null) seeds.close();
     }
 
     @Override
     public void processElement(BaselineEvent e, Context ctx, Collector<Alert> out) throws Exception {
         long t = e.eventTimeMillis;
         Profile p = profile.value();
-        if (p == null) p = Profile.startingAt(t);
-        boolean judged = !p.learning(t, settings);
+        if (p == null) p = seeded(e);
+        if (p == null) p = Profile.startingAt(e.server, e.user, t);
+        boolean judged = !learnOnly && !p.learning(t, settings);
         firstAccess(p, e, judged, out);
         offHours(p, e, judged, out);
         volume(p, e, judged, out);
@@ -91,7 +148,7 @@ public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEve
         long t = e.eventTimeMillis;
         int hour = (int) Math.floorMod(t / BaselineSettings.HOUR, 24L);
         long clockHour = Math.floorDiv(t, BaselineSettings.HOUR) * BaselineSettings.HOUR;
-        boolean off = settings.offHoursByBusinessHours ? Boolean.TRUE.equals(e.afterHours) : judged && !usualHour(p, hour);
+        boolean off = settings.offHoursByBusinessHours ? !learnOnly && Boolean.TRUE.equals(e.afterHours) : judged && !usualHour(p, hour);
         if (off && p.offHoursAlerted != clockHour) {
             p.offHoursAlerted = clockHour;
             out.collect(alert(OFF_HOURS, Alert.MEDIUM, OFF_HOURS + "/" + e.server + "/" + e.user + "/" + clockHour, e,
@@ -165,6 +222,13 @@ public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEve
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Alert> out) throws Exception {
         Profile p = profile.value();
+        if (learnOnly && p != null && ctx.timerService().currentWatermark() == Long.MAX_VALUE) {
+            // the end of the imported input: every timer fires, each principal's baseline goes to the store
+            ctx.output(PROFILES, p);
+            profile.clear();
+            timer.clear();
+            return;
+        }
         if (p == null || timestamp >= p.lastMillis + settings.forgetAfterMillis) {
             profile.clear();
             timer.clear();

@@ -8,6 +8,8 @@ import java.util.ArrayList;
  * (for an administrator) where it connects from. A Flink POJO: the job's state, one per principal.
  */
 public class Profile {
+    public String server;
+    public String user;
     /** Event time of its first event: the learning period runs from here. */
     public long sinceMillis;
     /** Event time of its newest event. */
@@ -34,8 +36,10 @@ public class Profile {
 
     public Profile() {}
 
-    static Profile startingAt(long millis) {
+    static Profile startingAt(String server, String user, long millis) {
         Profile p = new Profile();
+        p.server = server;
+        p.user = user;
         p.sinceMillis = millis;
         p.lastMillis = millis;
         return p;

@@ -118,6 +118,10 @@ public final class JobOptions {
             .stringType().defaultValue("audit_sessions")
             .withDescription("Sessions: each connection from its login to its logout or last record, what it did"
                     + " (schemas/session.schema.json), kept for the evidence retention.");
+    public static final ConfigOption<String> BASELINES_COLLECTION = ConfigOptions.key("store.collection.baselines")
+            .stringType().defaultValue("audit_baselines")
+            .withDescription("Each principal's learned baseline (schemas/baseline.schema.json), written by imported history at"
+                    + " its end; the live job starts a principal it has no state of from it (docs/alerts.md \"Learned baselines\").");
     public static final ConfigOption<Duration> SESSIONS_IDLE_TIMEOUT = ConfigOptions.key("sessions.idle-timeout")
             .durationType().defaultValue(Duration.ofMinutes(30))
             .withDescription("A session with no record for this long (event time) ends as idle; a later record of its"

@@ -20,6 +20,7 @@ import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Date;
@@ -81,6 +82,70 @@ public final class StoreDocuments {
         Document fields = session(s);
         String id = (String) fields.remove("_id");
         return upsert(id, fields);
+    }
+
+    /** A principal's baseline (schemas/baseline.schema.json), replaced whole by its id. */
+    public static WriteModel<Document> baselineUpsert(io.auditpipe.flink.baselines.Profile p) {
+        Document fields = baseline(p);
+        String id = (String) fields.remove("_id");
+        return upsert(id, fields);
+    }
+
+    /** The id of a principal's baseline: its server and user. */
+    public static String baselineId(String server, String user) {
+        return server + "/" + user;
+    }
+
+    /** A principal's baseline as a document: what {@link #profileOf} reads back. */
+    public static Document baseline(io.auditpipe.flink.baselines.Profile p) {
+        List<Integer> activeDays = new ArrayList<>();
+        for (int d : p.activeDays) activeDays.add(d);
+        List<Long> lastActiveDay = new ArrayList<>();
+        for (long d : p.lastActiveDay) lastActiveDay.add(d);
+        return new Document("_id", baselineId(p.server, p.user))
+                .append("server", p.server)
+                .append("user", p.user)
+                .append("since", new Date(p.sinceMillis))
+                .append("last_event_time", new Date(p.lastMillis))
+                .append("objects", new ArrayList<>(p.objects))
+                .append("active_days", activeDays)
+                .append("last_active_day", lastActiveDay)
+                .append("hour_start", p.hourStart)
+                .append("hour_records", p.hourRecords)
+                .append("hour_alerted", p.hourAlerted)
+                .append("hours", p.hours)
+                .append("mean", p.mean)
+                .append("m2", p.m2)
+                .append("origins", new ArrayList<>(p.origins))
+                .append("origins_seen", new ArrayList<>(p.originsSeen))
+                .append("off_hours_alerted", p.offHoursAlerted)
+                .append("updated_at", new Date());
+    }
+
+    /** A stored baseline back as the job's state ({@link #baseline}'s inverse). */
+    public static io.auditpipe.flink.baselines.Profile profileOf(Document d) {
+        io.auditpipe.flink.baselines.Profile p = new io.auditpipe.flink.baselines.Profile();
+        p.server = d.getString("server");
+        p.user = d.getString("user");
+        p.sinceMillis = d.getDate("since").getTime();
+        p.lastMillis = d.getDate("last_event_time").getTime();
+        p.objects = new ArrayList<>(d.getList("objects", String.class));
+        List<?> activeDays = d.getList("active_days", Object.class);
+        List<?> lastActiveDay = d.getList("last_active_day", Object.class);
+        for (int h = 0; h < 24; h++) {
+            p.activeDays[h] = ((Number) activeDays.get(h)).intValue();
+            p.lastActiveDay[h] = ((Number) lastActiveDay.get(h)).longValue();
+        }
+        p.hourStart = ((Number) d.get("hour_start")).longValue();
+        p.hourRecords = ((Number) d.get("hour_records")).longValue();
+        p.hourAlerted = d.getBoolean("hour_alerted");
+        p.hours = ((Number) d.get("hours")).longValue();
+        p.mean = ((Number) d.get("mean")).doubleValue();
+        p.m2 = ((Number) d.get("m2")).doubleValue();
+        p.origins = new ArrayList<>(d.getList("origins", String.class));
+        for (Object seen : d.getList("origins_seen", Object.class)) p.originsSeen.add(((Number) seen).longValue());
+        p.offHoursAlerted = ((Number) d.get("off_hours_alerted")).longValue();
+        return p;
     }
 
     /** A session (schemas/session.schema.json): the newest version of it replaces the one before, by id. */

@@ -74,7 +74,7 @@ class PrincipalBaselinesTest {
 
     static KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> harness(BaselineSettings settings) throws Exception {
         KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new PrincipalBaselines(settings)), PrincipalBaselines::key, Types.STRING);
+                new KeyedProcessOperator<>(new PrincipalBaselines(settings, null)), PrincipalBaselines::key, Types.STRING);
         h.open();
         return h;
     }
@@ -204,7 +204,7 @@ class PrincipalBaselinesTest {
             snapshot = h.snapshot(1, 1);
         }
         var restored = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new PrincipalBaselines(SETTINGS)), PrincipalBaselines::key, Types.STRING);
+                new KeyedProcessOperator<>(new PrincipalBaselines(SETTINGS, null)), PrincipalBaselines::key, Types.STRING);
         restored.initializeState(snapshot);
         restored.open();
         feed(restored, judge);
@@ -232,6 +232,63 @@ class PrincipalBaselinesTest {
             feed(h, List.of(login("dba_bob", "203.0.113.9", T0 + 41 * D)));
             assertEquals(List.of(), alerts(h));
         }
+    }
+
+    /** Stored baselines by id, as the store's collection holds them (documents, read back). */
+    static final class Stored implements ProfileSeeds {
+        static final Map<String, org.bson.Document> DOCUMENTS = new java.util.concurrent.ConcurrentHashMap<>();
+
+        @Override
+        public void open() {}
+
+        @Override
+        public Profile find(String server, String user) {
+            org.bson.Document d = DOCUMENTS.get(io.auditpipe.flink.sink.StoreDocuments.baselineId(server, user));
+            return d == null ? null : io.auditpipe.flink.sink.StoreDocuments.profileOf(d);
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    @Test
+    void importedHistoryLearnsWithoutJudgingAndSeedsTheLiveJobsBaselines() throws Exception {
+        Stored.DOCUMENTS.clear();
+        List<BaselineEvent> history = new ArrayList<>(workdays("alice", 0, 8, 10));
+        history.add(query("alice", T0 + 7 * D + 3 * H, "SELECT * FROM shop.cards")); // judged live, not in history
+        history.add(login("dba_bob", "10.0.0.1", T0 + 10 * H));
+        history.add(login("dba_bob", "10.0.0.1", T0 + D + 10 * H));
+        var imported = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(PrincipalBaselines.learningOnly(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
+        imported.open();
+        feed(imported, history);
+        imported.processWatermark(Long.MAX_VALUE); // the end of the imported input
+        assertEquals(List.of(), alerts(imported), "history raises no alert");
+        for (var r : imported.getSideOutput(PrincipalBaselines.PROFILES)) {
+            org.bson.Document d = io.auditpipe.flink.sink.StoreDocuments.baseline(r.getValue());
+            Stored.DOCUMENTS.put(d.getString("_id"), d);
+        }
+        assertEquals(java.util.Set.of("db-01/alice", "db-01/dba_bob"), Stored.DOCUMENTS.keySet());
+        assertEquals(0, imported.numKeyedStateEntries());
+        imported.close();
+
+        var live = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new PrincipalBaselines(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
+        live.open();
+        feed(live, List.of(query("alice", T0 + 8 * D + 10 * H, "SELECT * FROM shop.cards"), // learned in history
+                query("alice", T0 + 8 * D + 11 * H, "SELECT * FROM clinic.patients"), // first time
+                login("dba_bob", "198.51.100.4", T0 + 8 * D + 10 * H), // a new origin, bob seeded from 2 days of history
+                login("carol", "10.0.0.9", T0 + 8 * D + 3 * H))); // no seed: learns from here
+        assertEquals(List.of("first_access alice", "new_origin dba_bob"), alerts(live));
+        live.close();
+
+        // a seed older than the forget time is not used: the principal learns again
+        var later = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new PrincipalBaselines(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
+        later.open();
+        feed(later, List.of(login("dba_bob", "203.0.113.7", T0 + 40 * D)));
+        assertEquals(List.of(), alerts(later));
+        later.close();
     }
 
     @Test
