@@ -1,5 +1,6 @@
 package io.auditpipe.flink.sessions;
 
+import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.parser.AuditEvent;
 
 import org.apache.flink.api.common.functions.OpenContext;
@@ -35,9 +36,9 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
     private transient ValueState<Long> emittedAt;
 
     public SessionBuilder(long idleMillis, long refreshMillis, int maxTables) {
-        if (idleMillis <= 0 || refreshMillis <= 0 || maxTables < 0) {
-            throw new IllegalArgumentException("sessions: idle and refresh times must be positive, the table bound not negative");
-        }
+        if (idleMillis <= 0) throw new IllegalArgumentException(JobOptions.SESSIONS_IDLE_TIMEOUT.key() + ": must be positive");
+        if (refreshMillis <= 0) throw new IllegalArgumentException(JobOptions.SESSIONS_REFRESH.key() + ": must be positive");
+        if (maxTables < 0) throw new IllegalArgumentException(JobOptions.SESSIONS_MAX_TABLES.key() + ": must not be negative");
         this.idleMillis = idleMillis;
         this.refreshMillis = refreshMillis;
         this.maxTables = maxTables;

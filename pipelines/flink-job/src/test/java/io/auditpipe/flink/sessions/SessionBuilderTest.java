@@ -191,7 +191,10 @@ class SessionBuilderTest {
         assertNull(SessionEvent.of(e));
         e.connectionId = 0L;
         assertNull(SessionEvent.of(e), "the server's own records (connection 0) belong to no session");
-        assertThrows(IllegalArgumentException.class, () -> new SessionBuilder(0, REFRESH, 10));
+        assertEquals("sessions.idle-timeout: must be positive",
+                assertThrows(IllegalArgumentException.class, () -> new SessionBuilder(0, REFRESH, 10)).getMessage());
+        assertEquals("sessions.max-tables: must not be negative",
+                assertThrows(IllegalArgumentException.class, () -> new SessionBuilder(IDLE, REFRESH, -1)).getMessage());
     }
 
     @Test
