@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code -Dauditpipe.bench.flink.<setting>=<value>} sets any other Flink setting, to compare two;
  * {@code -Dauditpipe.bench.alerts=shared} runs the alert rules on the store path's events instead of a
  * reading of their own ({@link PipelineSources#sharedWithAlerts}), the design the job compares itself with;
- * {@code -Dauditpipe.bench.sessions=off} leaves the sessions out, to see what building them costs.
+ * {@code -Dauditpipe.bench.sessions=off} leaves the sessions out, to see what building them costs, and
+ * {@code -Dauditpipe.bench.baselines=off} the learned baselines.
  */
 public final class JobThroughputBenchmark {
     static final AtomicLong EVENTS = new AtomicLong();
@@ -86,6 +87,8 @@ public final class JobThroughputBenchmark {
     private static double runOnce(String bootstrap, String topic, int parallelism) throws Exception {
         Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", bootstrap,
                 "store.uri", "mongodb://unused/", "kafka.topic.raw", topic), "benchmark").job;
+        // -Dauditpipe.bench.baselines=off: without the learned baselines (unseeded here: no store), to see what they cost
+        if ("off".equals(System.getProperty("auditpipe.bench.baselines", "on"))) options.set(JobOptions.BASELINES_ENABLED, false);
         String group = "auditpipe-bench-" + System.nanoTime();
         KafkaSource<ParsedRecord> source = KafkaSource.<ParsedRecord>builder()
                 .setBootstrapServers(bootstrap).setTopics(topic).setGroupId(group)
