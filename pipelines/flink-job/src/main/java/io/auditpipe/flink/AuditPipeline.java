@@ -79,7 +79,7 @@ import java.util.Optional;
  *   |             |--> control and administrator events, keyBy(server,user,class,category,action,controls)
  *   |             |      1-day event-time windows --> rollups sink (upsert full count)
  *   |             |--> keyBy(server,connection): sessions --> sessions sink (upsert)
- *   |             |--> keyBy(server,user): learned baselines --> their alerts, with the rules' below
+ *   |             |--> keyBy(server,user): learned baselines --> alert sinks (writers of their own)
  *   |             \--> chain heads (each head interval) --> chain heads sink, archive manifest,
  *   |                  servers (last event per server), the Kafka lag sampler
  *   \--> dead letters (+ id collisions, events too late for the stats) --> dead letters sinks
@@ -367,8 +367,7 @@ public final class AuditPipeline {
                 .keyBy(new AlertInputs.RecordSequence())
                 .transform("alert-record-gaps", TypeInformation.of(Alert.class), new WriteBackOperator<>(new RecordGaps(settings)))
                 .uid("alert-record-gaps");
-        DataStream<Alert> raised = perAccount.union(perOrigin, unauthorized, perEvent, gaps);
-        DataStream<Alert> alerts = (learned == null ? raised : raised.union(learned))
+        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps)
                 .keyBy(new AlertInputs.AlertId())
                 .process(new AlertsOnce())
                 .name("each-alert-once").uid("each-alert-once");
@@ -376,6 +375,13 @@ public final class AuditPipeline {
         sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-alerts").uid("store-alerts").disableChaining());
         sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
         sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
+        if (learned != null) {
+            // writers of their own: joined with the rules' alerts, the learned ones (from the store path) would hold
+            // the rules' back at each checkpoint's barrier alignment while the store is slow
+            sinks.alerts().ifPresent(s -> learned.sinkTo(s).name("store-learned-alerts").uid("store-learned-alerts").disableChaining());
+            sinks.alertTopic().ifPresent(s -> learned.sinkTo(s).name("kafka-learned-alerts").uid("kafka-learned-alerts"));
+            sinks.alertWebhook().ifPresent(s -> learned.sinkTo(s).name("webhook-learned-alerts").uid("webhook-learned-alerts"));
+        }
     }
 
     private void deadLetters(DataStream<DeadLetter> deadLetters) {
