@@ -159,18 +159,18 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
         sessions(firstCopies);
-        DataStream<Alert> learned = baselines(firstCopies);
+        baselines(firstCopies);
         sources.recordsForAlerts().ifPresent(forAlerts -> {
             DataStream<ParsedRecord> records = env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
                     .uid("audit-raw-source-for-alerts");
             alerts(records.flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"),
                     records.flatMap(new AlertInputs.DeadLetteredNumbersOfRecords())
-                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"), learned);
+                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
         });
         if (sources.alertsShareRecords()) {
             alerts(events.map(e -> e.event, TypeInformation.of(AuditEvent.class)).name("events-for-alerts").uid("events-for-alerts"),
                     events.getSideOutput(SplitDeadLetters.DEAD_LETTERS).flatMap(new AlertInputs.DeadLetteredNumbers())
-                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"), learned);
+                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
         }
         deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
@@ -251,15 +251,16 @@ public final class AuditPipeline {
 
     /**
      * Each principal's learned baseline from the stored events (first copies: each record counted once)
-     * and the alerts raised against it (docs/alerts.md "Learned baselines"). Imported history learns
-     * the same baselines without judging and writes them to the store at its end, where the live job
-     * finds the seed of a principal it has no state of. Null when nothing is raised: imported history,
-     * and alerts.baselines.enabled off.
+     * and the alerts raised against it (docs/alerts.md "Learned baselines"), to the alert sinks through
+     * writers of their own: joined with the rules' alerts, these (from the store path) would hold the
+     * rules' back at each checkpoint's barrier alignment while the store is slow. Imported history
+     * learns the same baselines without judging and writes them to the store at its end, where the
+     * live job finds the seed of a principal it has no state of.
      */
-    private DataStream<Alert> baselines(DataStream<IngestedEvent> firstCopies) {
+    private void baselines(DataStream<IngestedEvent> firstCopies) {
         boolean history = chain() != null;
         Optional<PipelineSinks.Baselines> stored = sinks.baselines();
-        if (!options.get(JobOptions.BASELINES_ENABLED) || (history ? stored.isEmpty() : sinks.alerts().isEmpty())) return null;
+        if (!options.get(JobOptions.BASELINES_ENABLED) || (history ? stored.isEmpty() : sinks.alerts().isEmpty())) return;
         ComplianceSettings compliance = JobOptions.compliance(options);
         BaselineSettings settings = BaselineSettings.fromOptions(options, compliance);
         ProfileSeeds seeds = stored.map(PipelineSinks.Baselines::seeds).orElse(null);
@@ -277,9 +278,11 @@ public final class AuditPipeline {
         if (history) {
             alerts.getSideOutput(PrincipalBaselines.PROFILES).sinkTo(stored.get().profiles())
                     .name("store-baselines").uid("store-baselines");
-            return null;
+            return;
         }
-        return alerts;
+        sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-learned-alerts").uid("store-learned-alerts").disableChaining());
+        sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-learned-alerts").uid("kafka-learned-alerts"));
+        sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-learned-alerts").uid("webhook-learned-alerts"));
     }
 
     /**
@@ -343,7 +346,7 @@ public final class AuditPipeline {
      * the alerts' sinks; {@code deadLettered}: the numbers of Percona records whose lines became dead
      * letters, which the gap rule classifies by.
      */
-    private void alerts(DataStream<AuditEvent> enriched, DataStream<RecordGaps.Numbered> deadLettered, DataStream<Alert> learned) {
+    private void alerts(DataStream<AuditEvent> enriched, DataStream<RecordGaps.Numbered> deadLettered) {
         AlertSettings settings = AlertSettings.fromOptions(options);
         DataStream<AuditEvent> logins = enriched.filter(new AlertInputs.IsLogin()).name("logins").uid("logins");
         DataStream<Alert> perAccount = logins
@@ -375,13 +378,6 @@ public final class AuditPipeline {
         sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-alerts").uid("store-alerts").disableChaining());
         sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
         sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
-        if (learned != null) {
-            // writers of their own: joined with the rules' alerts, the learned ones (from the store path) would hold
-            // the rules' back at each checkpoint's barrier alignment while the store is slow
-            sinks.alerts().ifPresent(s -> learned.sinkTo(s).name("store-learned-alerts").uid("store-learned-alerts").disableChaining());
-            sinks.alertTopic().ifPresent(s -> learned.sinkTo(s).name("kafka-learned-alerts").uid("kafka-learned-alerts"));
-            sinks.alertWebhook().ifPresent(s -> learned.sinkTo(s).name("webhook-learned-alerts").uid("webhook-learned-alerts"));
-        }
     }
 
     private void deadLetters(DataStream<DeadLetter> deadLetters) {

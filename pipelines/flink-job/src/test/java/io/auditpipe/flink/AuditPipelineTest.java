@@ -208,6 +208,14 @@ class AuditPipelineTest {
         assertTrue(dead.stream().allMatch(d -> DeadLetter.STAGE_PARSE.equals(d.stage) && !d.reason.isEmpty()));
     }
 
+    /** The live job's sinks, each collecting under {@code tag}, the alerts into {@code alerts}. */
+    private static PipelineSinks liveSinks(String tag, CollectingSink<io.auditpipe.flink.alerts.Alert> alerts) {
+        return PipelineSinks.builder().events(new CollectingSink<>("events-" + tag)).evidence(new CollectingSink<>("evidence-" + tag))
+                .stats(new CollectingSink<>("stats-" + tag)).statsHourly(new CollectingSink<>("hours-" + tag))
+                .rollups(new CollectingSink<>("rollups-" + tag)).deadLetters(new CollectingSink<>("dead-letters-" + tag))
+                .alerts(alerts).chainHeads(new CollectingSink<>("heads-" + tag)).build();
+    }
+
     @Test
     void alertRulesReadingTheStorePathsEventsRaiseTheSameAlerts() throws Exception {
         // PipelineSources.sharedWithAlerts, the design the bench compares the job with: one read of each record
@@ -221,13 +229,7 @@ class AuditPipelineTest {
             env.setParallelism(2);
             env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
             new AuditPipeline(options, shared ? PipelineSources.sharedWithAlerts(source) : new PipelineSources(source, source),
-                    PipelineSinks.builder().events(new CollectingSink<>("events-shared-" + shared))
-                            .evidence(new CollectingSink<>("evidence-shared-" + shared))
-                            .stats(new CollectingSink<>("stats-shared-" + shared))
-                            .statsHourly(new CollectingSink<>("hours-shared-" + shared))
-                            .rollups(new CollectingSink<>("rollups-shared-" + shared))
-                            .deadLetters(new CollectingSink<>("dead-letters-shared-" + shared)).alerts(alerts)
-                            .chainHeads(new CollectingSink<>("heads-shared-" + shared)).build())
+                    liveSinks("shared-" + shared, alerts))
                     .execute(env);
             List<io.auditpipe.flink.alerts.Alert> all = alerts.received();
             assertEquals(List.of("account_change/db-01/1_2026-11-22T08:00:00",
@@ -271,13 +273,7 @@ class AuditPipelineTest {
         env.setParallelism(1); // one reader: the server's records in the order it wrote them, as from its partition
         env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
         new AuditPipeline(options, new PipelineSources(source, source),
-                PipelineSinks.builder().events(new CollectingSink<>("events-baselines"))
-                        .evidence(new CollectingSink<>("evidence-baselines"))
-                        .stats(new CollectingSink<>("stats-baselines"))
-                        .statsHourly(new CollectingSink<>("hours-baselines"))
-                        .rollups(new CollectingSink<>("rollups-baselines"))
-                        .deadLetters(new CollectingSink<>("dead-letters-baselines")).alerts(alerts)
-                        .chainHeads(new CollectingSink<>("heads-baselines")).build())
+                liveSinks("baselines", alerts))
                 .execute(env);
         long night = Fixtures.T0.toEpochMilli() + (8 * 86_400L - 7 * 3_600L) * 1000;
         assertEquals(List.of("off_hours/db-01/app/" + night),
