@@ -1,8 +1,9 @@
 """`auditpipe demo`: the whole pipeline, watched end to end on the local stack.
 
-up -> generate a few minutes of audit traffic (rotations, late writes, a failed-login burst, a
-few malformed lines, the incidents of simulate.INCIDENTS, a server restart) into the demo log that the collector
-ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
+up -> import eight days of the demo server's history (simulate.baseline_history), which seeds the
+job's learned baselines -> generate a few minutes of audit traffic (rotations, late writes, a
+failed-login burst, a few malformed lines, the incidents of simulate.INCIDENTS and LEARNED_INCIDENTS,
+a server restart) into the demo log that the collector ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
 summary, with the alerts next to the ones expected and each connection's session beside its
 records in the log -> wait until the archive holds the run, then
 `verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
@@ -12,19 +13,23 @@ keeps running afterwards.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from auditpipe import progress
-from auditpipe.config import Config
+from auditpipe import paths, progress
+from auditpipe.config import Config, duration_seconds
+from auditpipe.errors import UserError
 from auditpipe.stack import flink_rest, job_settings, lifecycle
 from auditpipe.stack.components.flink import FlinkJob
 from auditpipe.store.client import document_count, mongo_client, wait_for_documents
-from auditpipe.tools.simulate import Manifest, percona_time, simulate
+from auditpipe.tools.simulate import Manifest, baseline_history, manifest_path, percona_time, simulate
 
 
 @dataclass
@@ -32,6 +37,15 @@ class EvidenceReportWritten:
     path: Path
     digest: str  # SHA-256 of the evidence rows (auditpipe.report.Report.digest)
     command: str  # the `auditpipe report` command that writes the same report again
+    seconds: float
+
+
+@dataclass
+class HistoryImported:
+    run: str  # the run's name, in its learned incidents' accounts
+    records: int
+    since: datetime
+    until: datetime
     seconds: float
 
 
@@ -48,6 +62,7 @@ class DemoResult:
     verification: object = None  # auditpipe.verify.Verification of the demo server
     report: "EvidenceReportWritten | None" = None  # the PCI DSS report of the run
     sessions: dict = field(default_factory=dict)  # the run's sessions in the store, by connection id
+    history: "HistoryImported | None" = None  # the history that seeded the learned baselines
 
     def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
         """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
@@ -133,6 +148,65 @@ def summarize(cfg: Config, m: Manifest, since_epoch: float, seconds: float) -> D
     return DemoResult(m, len(ids), duplicates, dead, failed, seconds, alerts_raised(cfg, since_epoch))
 
 
+def longest_window(cfg: Config) -> float:
+    """Seconds of the longest alert window (alerts.*.window): the rules' memory of earlier events."""
+    return max(duration_seconds(v["window"]) for v in cfg.data["alerts"].values() if isinstance(v, dict) and "window" in v)
+
+
+def wait_for_earlier_run(cfg: Config, duration: float) -> None:
+    """A run's records span the ``duration`` before it starts, so a run soon after another would share the
+    alert rules' windows with it: one alert per window, and failed logins of both runs counted together.
+    Waits until this run's first record can come the longest window after the last record of the run
+    before (its manifest, beside the demo log)."""
+    try:
+        last = percona_time(Manifest.read(manifest_path(cfg.demo_log)).last_event_time)
+    except (OSError, ValueError, TypeError):
+        return
+    window = longest_window(cfg)
+    wait = (last + timedelta(seconds=window + duration) - datetime.now(timezone.utc)).total_seconds()
+    if wait <= 0:
+        return
+    progress.info(f"demo: the previous run's last record is at {last:%H:%M:%S} UTC; this run's first comes "
+                  f"{window / 60:g} min after it (the longest alert window, alerts.*.window), so that no window "
+                  f"holds both runs' events: waiting {wait:.0f} s")
+    with progress.step(f"waiting {wait:.0f} s for the previous run's alert windows to pass"):
+        time.sleep(wait)
+
+
+def import_history(cfg: Config, before: datetime) -> HistoryImported:
+    """Writes eight days of the demo server's history ending hours before ``before`` and imports it
+    (`auditpipe import`): each principal's baseline is stored, and the job's baselines start from it
+    (docs/alerts.md "Learned baselines"). Each run's learned incidents have accounts of their own, new to
+    the job; the run's name is the time in seconds, base 36."""
+    started = time.monotonic()
+    run = _base36(int(time.time()))
+    history = baseline_history(before, run)
+    folder = cfg.state_dir / "demo-history"
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("audit-*.log"):  # imported already: the archive keeps it
+        old.unlink()
+    path = folder / f"audit-{run}.log"
+    path.write_bytes(history.render())
+    env = {**os.environ, "PYTHONPATH": str(paths.REPO / "cli") + (os.pathsep + os.environ["PYTHONPATH"]
+                                                                  if os.environ.get("PYTHONPATH") else "")}
+    done = subprocess.run([sys.executable, "-m", "auditpipe", "--config", str(cfg.file), "import", str(path),
+                           "--server", cfg.demo_server], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UserError(f"importing the demo's history ({path}) failed (exit {done.returncode}):\n"
+                        + (done.stdout + done.stderr)[-3000:])
+    times = sorted(t for t, _ in history.records)
+    return HistoryImported(run, history.n, times[0], times[-1], time.monotonic() - started)
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while n:
+        n, d = divmod(n, 36)
+        out = digits[d] + out
+    return out or "0"
+
+
 def alerts_raised(cfg: Config, since_epoch: float) -> list[dict]:
     """The demo server's alerts raised since the run started (raised_at is the job's clock)."""
 
@@ -144,10 +218,10 @@ def alerts_raised(cfg: Config, since_epoch: float) -> list[dict]:
 def wait_for_alerts(cfg: Config, m: Manifest, since_epoch: float, timeout: float = 60) -> None:
     """Alerts are written a moment after their events: wait until the expected ones are there."""
     deadline = time.monotonic() + timeout
-    want = {(a["rule"], a["subject"]) for a in m.expected_alerts}
+    want = Counter((a["rule"], a["subject"]) for a in m.expected_alerts)  # counted: one subject can have two
     while time.monotonic() < deadline:
-        got = {(a["rule"], a.get("subject")) for a in alerts_raised(cfg, since_epoch)}
-        if want <= got:
+        got = Counter((a["rule"], a.get("subject")) for a in alerts_raised(cfg, since_epoch))
+        if not want - got:
             return
         time.sleep(1)
 
@@ -219,6 +293,7 @@ def summary(cfg: Config, r: DemoResult) -> str:
         f"  dead letters           {r.dead_letters}  (expected {m.malformed}: the malformed lines)",
         "  failed logins by user  " + (", ".join(f"{u}: {n}" for u, n in r.failed_logins_by_user.items()) or "none"),
         f"  generated failed logins {m.failed_logins}",
+        *history_lines(r),
         *alert_lines(r),
         *session_lines(cfg, r),
         *tamper_evidence_lines(cfg, r),
@@ -248,6 +323,14 @@ def summary(cfg: Config, r: DemoResult) -> str:
     return "\n".join(lines)
 
 
+def history_lines(r: DemoResult) -> list[str]:
+    h = r.history
+    if h is None:
+        return []
+    return [f"  history imported       {h.records} records of {h.since:%Y-%m-%d %H:%M} to {h.until:%Y-%m-%d %H:%M} UTC "
+            f"in {h.seconds:.1f}s: the learned baselines' seeds (accounts of this run end in _{h.run})"]
+
+
 def evidence_report_lines(r: DemoResult) -> list[str]:
     if r.report is None:
         return []
@@ -274,9 +357,16 @@ def tamper_evidence_lines(cfg: Config, r: DemoResult) -> list[str]:
     lines = [f"  archived               {r.archived}  (Parquet under {cfg.archive_path / 'events'})"]
     v = r.verification
     if v is not None:
-        for where, rep in v.reports:
+        live = [(where, rep) for where, rep in v.reports if rep.server == cfg.demo_server]
+        imported = [rep for _, rep in v.reports if rep.server != cfg.demo_server]  # "<server> <chain>" each
+        for where, rep in live:
             lines.append(f"  verify {where:<15} links {rep.first_seq} to {rep.last_seq}, {rep.heads_checked} chain heads: "
                          + ("clean" if not rep.findings else f"{len(rep.findings)} finding(s)"))
+        if imported:
+            findings = sum(len(rep.findings) for rep in imported)
+            lines.append(f"  verify imported        {len(imported)} chain(s) of imported history, {sum(r.links for r in imported)} "
+                         f"links, {sum(r.heads_checked for r in imported)} chain heads: "
+                         + ("clean" if not findings else f"{findings} finding(s)"))
         for where, f in v.findings[:10]:
             lines.append("    " + f.line(where))
     return lines
@@ -298,6 +388,10 @@ def alert_lines(r: DemoResult) -> list[str]:
 
 def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout: float) -> DemoResult:
     lifecycle.up(cfg)
+    wait_for_earlier_run(cfg, duration)
+    first = datetime.now(timezone.utc) - timedelta(seconds=duration)  # no later than simulate's first record
+    with progress.step("importing eight days of the demo server's history (the learned baselines' seeds)"):
+        history = import_history(cfg, first)
     progress.info(f"demo: writing {int(duration)}s of audit traffic at {rate:g} records/s "
                   f"({speedup:g}x faster than real time) to {cfg.demo_log}")
     bar = progress.Bar(int(rate * duration), "records", "generated")
@@ -305,6 +399,7 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     baseline = events_estimate(cfg)
     m = simulate(cfg.demo_log, rate=rate, duration=duration, speedup=speedup, rotate_on_size=1024 * 1024,
                  rotations=9, late_writes=3, failed_login_burst=40, malformed=5, incidents=True, restart_at=0.9,
+                 learned=history.run,
                  progress=lambda done, total: bar.update(done))
     bar.close()
     stored, seconds = wait_for_store(cfg, m, baseline, timeout)
@@ -312,6 +407,7 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
         wait_for_alerts(cfg, m, started)
     with progress.step("checking the stored run: duplicates, dead letters, failed logins"):
         result = summarize(cfg, m, started, seconds)
+    result.history = history
     with progress.step("waiting for the run's sessions"):
         result.sessions = wait_for_sessions(cfg, m)
     with progress.step("waiting for the archive to hold the run"):

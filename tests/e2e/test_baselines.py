@@ -4,46 +4,16 @@ each of the four learned rules fires exactly once on the live events written for
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from auditpipe import contract
-from auditpipe.tools.simulate import PERCONA_TIME
+from auditpipe.tools.simulate import HistoryLog as Log
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]
 
 SERVER = "e2e-baselines"
 LEARNED = tuple(contract.rule(r) for r in ("first_access", "off_hours", "volume_spike", "new_origin"))
-
-
-class Log:
-    """Percona JSON records of one sequence, numbered in time order when rendered."""
-
-    def __init__(self, startup: datetime):
-        self.startup = startup.strftime("%Y-%m-%dT%H:%M:%S")
-        self.records: list[tuple[datetime, dict]] = []
-
-    @property
-    def n(self) -> int:
-        return len(self.records)
-
-    def record(self, at: datetime, name: str, user: str, ip: str, sql: str | None = None) -> None:
-        if name == "Connect":
-            r = {"user": user, "priv_user": user, "os_login": "", "proxy_user": "", "host": f"h-{ip}", "ip": ip,
-                 "db": "sbtest"}
-        else:
-            r = {"command_class": "select", "sqltext": sql, "user": f"{user}[{user}] @ h-{ip} [{ip}]",
-                 "host": f"h-{ip}", "os_user": "", "ip": ip, "db": "sbtest"}
-        self.records.append((at, {"name": name, **r}))
-
-    def render(self) -> bytes:
-        out = []
-        for n, (at, r) in enumerate(sorted(self.records, key=lambda x: x[0]), start=1):  # sorted() is stable
-            record = {"name": r.pop("name"), "record": f"{n}_{self.startup}", "timestamp": at.strftime(PERCONA_TIME),
-                      "connection_id": str(1000 + n), "status": 0, **r}
-            out.append(json.dumps({"audit_record": record}, separators=(",", ":")).encode() + b"\n")
-        return b"".join(out)
 
 
 def test_imported_history_seeds_the_live_baselines_and_each_learned_rule_fires_once(stack, tmp_path):

@@ -363,9 +363,110 @@ INCIDENTS = [
 # much simulated time, so no alert rule (thresholds of 2 or more within 10 minutes) fires on them.
 CLEAN_FAILURE_SPACING = timedelta(minutes=10)
 
+# The learned baselines' incidents (docs/alerts.md "Learned baselines"), written with ``learned=RUN``:
+# each is judged against its principal's history, which baseline_history writes for `auditpipe import`
+# to seed the job's baselines with. Their accounts carry the run's name, so that each run's are new
+# to the job (a baseline the job holds is never seeded again).
+LEARNED_INCIDENTS = [
+    (0.15, "oncall_login"),
+    (0.25, "remote_admin"),
+    (0.45, "etl_burst"),
+    (0.65, "record_lookup"),
+]
+REMOTE_ORIGIN = ("vpn-remote", "198.51.100.23")
+ETL_HISTORY_PER_HOUR = 20  # svc_etl's records in each active hour of its history
+ETL_BURST = 150  # its statements in the burst: the threshold is max(100, 3 x 20, 20 + 3 x 0) = 100
 
-def _incident(name: str, emit: Callable[[dict, datetime], None], t: datetime, conn_seq: int, m: Manifest) -> int:
-    """Writes one incident at simulated time ``t``; returns the last connection id used."""
+
+def learned_accounts(run: str) -> dict[str, str]:
+    """The run's account of each learned incident."""
+    return {"oncall_login": f"dba_oncall_{run}", "remote_admin": f"dba_remote_{run}", "etl_burst": f"svc_etl_{run}",
+            "record_lookup": f"dr_{run}"}
+
+
+class HistoryLog:
+    """Percona JSON records of one sequence, numbered in time order when rendered: history for
+    `auditpipe import`. Each record is its own connection (import builds no sessions)."""
+
+    def __init__(self, startup: datetime):
+        self.startup = startup.strftime("%Y-%m-%dT%H:%M:%S")
+        self.records: list[tuple[datetime, dict]] = []
+
+    @property
+    def n(self) -> int:
+        return len(self.records)
+
+    def record(self, at: datetime, name: str, user: str, ip: str, sql: str | None = None,
+               host: str | None = None) -> None:
+        host = host or f"h-{ip}"
+        if name == "Connect":
+            r = {"user": user, "priv_user": user, "os_login": "", "proxy_user": "", "host": host, "ip": ip,
+                 "db": SCHEMA}
+        else:
+            r = {"command_class": "select", "sqltext": sql, "user": f"{user}[{user}] @ {host} [{ip}]",
+                 "host": host, "os_user": "", "ip": ip, "db": SCHEMA}
+        self.records.append((at, {"name": name, **r}))
+
+    def render(self) -> bytes:
+        out = []
+        for n, (at, r) in enumerate(sorted(self.records, key=lambda x: x[0]), start=1):  # sorted() is stable
+            record = {"name": r["name"], "record": f"{n}_{self.startup}", "timestamp": _ts(at),
+                      "connection_id": str(1000 + n), "status": 0, **{k: v for k, v in r.items() if k != "name"}}
+            out.append(json.dumps({"audit_record": record}, separators=(",", ":")).encode() + b"\n")
+        return b"".join(out)
+
+
+def baseline_history(before: datetime, run: str) -> HistoryLog:
+    """Eight days of history that end hours before ``before`` (the run's first record): what the
+    clean traffic's accounts and the learned incidents' accounts of ``run`` did, so that the live
+    run is judged against it (alerts.baselines' defaults: learning 7d, usual_hour_days 2,
+    volume.min_hours 24).
+
+    Every account but dba_oncall works every third hour of the day (the hours before and after
+    count as usual: all 24 are) on two days a week apart: 16 active hours, too few for volume_spike
+    to judge. The clean accounts log in from every origin the clean traffic uses, and svc_payments
+    and batch read the tables they read in the incidents (first_access judges what is new; that
+    batch may not read clinic.patients is unauthorized_data_access's to say). dba_oncall works
+    eight and nine hours after the run's; svc_etl works 32 hours of ETL_HISTORY_PER_HOUR records."""
+    hour = before.replace(minute=0, second=0, microsecond=0)
+    # its own startup time, so its own record ids (an import leaves out the ids it holds already)
+    log = HistoryLog(before.replace(microsecond=0) - timedelta(days=9))
+    spread = [3 * k for k in range(8)]  # hours after the run's hour, on an earlier day; the latest is 3 h before it
+    acc = learned_accounts(run)
+    bastion = dict(HOSTS)["bastion"]
+    for ago in (8, 1):
+        for h in spread:
+            at = hour - timedelta(days=ago, hours=-h)
+            for user in dict.fromkeys(USERS):
+                for i, (host, ip) in enumerate(HOSTS):
+                    log.record(at + timedelta(minutes=i), "Connect", user, ip, host=host)
+                table = {"svc_payments": "shop.cards", "batch": "clinic.patients"}.get(user, "sbtest.sbtest1")
+                log.record(at + timedelta(minutes=5), "Query", user, bastion, f"SELECT * FROM {table} WHERE id = 1",
+                           host="bastion")
+            for user in (acc["remote_admin"], acc["record_lookup"]):
+                log.record(at, "Connect", user, bastion, host="bastion")
+                log.record(at + timedelta(minutes=1), "Query", user, bastion, "SELECT c FROM sbtest.sbtest1 WHERE id = 1",
+                           host="bastion")
+    for ago in range(8, 0, -1):
+        for h in (8, 9):
+            at = hour - timedelta(days=ago, hours=-h)
+            log.record(at, "Connect", acc["oncall_login"], bastion, host="bastion")
+            log.record(at + timedelta(minutes=1), "Query", acc["oncall_login"], bastion,
+                       "SELECT c FROM sbtest.sbtest1 WHERE id = 1", host="bastion")
+    batch_host, batch_ip = HOSTS[2]
+    for ago in (8, 6, 4, 2):
+        for h in spread:
+            at = hour - timedelta(days=ago, hours=-h)
+            for i in range(ETL_HISTORY_PER_HOUR):
+                log.record(at + timedelta(seconds=10 * i), "Query", acc["etl_burst"], batch_ip,
+                           f"SELECT c FROM sbtest.sbtest2 WHERE id = {i}", host=batch_host)
+    return log
+
+
+def _incident(name: str, emit: Callable[[dict, datetime], None], t: datetime, conn_seq: int, m: Manifest,
+              run: str | None = None) -> int:
+    """Writes one incident at simulated time ``t`` (a learned one's account named after ``run``); returns the
+    last connection id used."""
     def session(user: str, host: str, ip: str, db: str, statements: list[tuple[str, str]]) -> None:
         nonlocal conn_seq
         conn_seq += 1
@@ -407,6 +508,25 @@ def _incident(name: str, emit: Callable[[dict, datetime], None], t: datetime, co
     elif name == "audit_stop":
         session("dba_bob", "bastion", "10.0.9.5", SCHEMA, [("set_option", "SET GLOBAL audit_log_policy = 'NONE'")])
         m.expected_alerts.append({"rule": contract.rule("audit_stopped"), "subject": "dba_bob@bastion"})
+    elif name == "oncall_login":  # an hour eight away from the ones it works in
+        user = learned_accounts(run)[name]
+        session(user, "bastion", "10.0.9.5", SCHEMA, [("select", "SELECT c FROM sbtest1 WHERE id = 1")])
+        m.expected_alerts.append({"rule": contract.rule("off_hours"), "subject": user})
+    elif name == "remote_admin":  # an administrator from an origin it never came from
+        user = learned_accounts(run)[name]
+        session(user, *REMOTE_ORIGIN, SCHEMA, [("select", "SELECT c FROM sbtest1 WHERE id = 1")])
+        m.expected_alerts.append({"rule": contract.rule("new_origin"), "subject": user})
+    elif name == "etl_burst":  # far more records in an hour than its own mean
+        user = learned_accounts(run)[name]
+        if (t + timedelta(seconds=5)).hour != t.hour:  # the burst within one clock hour
+            t = (t + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+        session(user, "batch-1", "10.0.2.21", SCHEMA,
+                [("select", f"SELECT c FROM sbtest2 WHERE id = {i}") for i in range(ETL_BURST)])
+        m.expected_alerts.append({"rule": contract.rule("volume_spike"), "subject": user})
+    elif name == "record_lookup":  # a doctor (allowed) reading patients for the first time
+        user = learned_accounts(run)[name]
+        session(user, "bastion", "10.0.9.5", "clinic", [("select", "SELECT name FROM patients WHERE id = 7")])
+        m.expected_alerts.append({"rule": contract.rule("first_access"), "subject": user})
     return conn_seq
 
 
@@ -416,7 +536,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
              progress: Callable[[int, int], None] | None = None, max_records: int | None = None,
              bad_lines: Sequence[bytes] = tuple(MALFORMED_LINES), style: str = "json",
              rotation: str = "chain", incidents: bool = False, stop: threading.Event | None = None,
-             restart_at: float | None = None) -> Manifest:
+             restart_at: float | None = None, learned: str | None = None) -> Manifest:
     """Writes about ``rate * duration`` records of simulated time, paced at ``rate * speedup`` per second.
 
     ``incidents``: also write the INCIDENTS (a password spray, a privilege escalation, card numbers in
@@ -429,6 +549,8 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     ``malformed`` lines are taken in turn from ``bad_lines`` (default: one of each kind in MALFORMED_LINES).
     ``style``: json, xml-old, xml-new or csv (STYLES). ``rotation``: chain or timestamp (ROTATION_SCHEMES).
     ``stop``: once set (by another thread), writing ends early; the manifest counts what was written.
+    ``learned``: also write the LEARNED_INCIDENTS, their accounts named after this run name; they raise
+    their alerts once the job's baselines hold ``baseline_history(first record's time, learned)``.
     ``restart_at``: at this fraction of the records the server restarts: the plugin's stop record, then
     its start record, number 1 of a new sequence (Manifest.earlier_sequences); the
     manifest expects the stop record's audit_stopped and, for Percona's numbered styles, the new
@@ -465,7 +587,10 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
     burst_at = total // 2 if failed_login_burst else -1
     if failed_login_burst >= 5:  # the default brute_force threshold
         m.expected_alerts.append({"rule": contract.rule("brute_force"), "subject": "admin"})
-    incidents_at = [(int(total * f), name) for f, name in INCIDENTS] if incidents else []
+    incidents_at = sorted(([(int(total * f), name) for f, name in INCIDENTS] if incidents else [])
+                          + ([(int(total * f), name) for f, name in LEARNED_INCIDENTS] if learned else []))
+    if learned is not None and not re.fullmatch(r"[a-z0-9]+", learned):
+        raise ValueError(f"learned {learned!r}: a run name of lower-case letters and digits")
     last_failure: dict = {}  # user or ip -> simulated time of its last failed login
 
     def emit(rec: dict, sim_t: datetime) -> None:
@@ -542,7 +667,7 @@ def simulate(path: Path, rate: float = 500, duration: float = 60, speedup: float
                 m.deleted_ids.append(f"{number}_{log_start}")
                 m.expected_alerts.append({"rule": contract.rule("record_gap"), "subject": log_start})
                 continue
-            conn_seq = _incident(name, emit, sim_t, conn_seq, m)
+            conn_seq = _incident(name, emit, sim_t, conn_seq, m, learned)
             failed_by_user.update({u: 1 for u in SPRAY_ACCOUNTS} if name == "spray" else {})
             continue
         if seq >= restart_from >= 0 and session is None and not in_txn:

@@ -97,3 +97,53 @@ def test_same_seed_same_log(tmp_path):
     simulate(a, rate=1000, duration=2, speedup=10_000, seed=9, start_time=t0, rotate_on_size=0)
     simulate(b, rate=1000, duration=2, speedup=10_000, seed=9, start_time=t0, rotate_on_size=0)
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_the_baseline_history_gives_each_learned_incident_its_reason_and_the_clean_accounts_none(tmp_path):
+    """What the demo's learned incidents rely on, read from the history as the defaults of alerts.baselines
+    judge it (learning 7d, usual_hour_days 2 with the hours before and after, volume.min_hours 24); the
+    rules themselves are PrincipalBaselinesTest's and the demo's."""
+    from datetime import datetime, timedelta, timezone
+
+    from auditpipe.tools.simulate import (ETL_BURST, ETL_HISTORY_PER_HOUR, HOSTS, REMOTE_ORIGIN, USERS,
+                                          baseline_history, learned_accounts)
+
+    before = datetime(2026, 11, 28, 22, 13, tzinfo=timezone.utc)
+    log = baseline_history(before, "r1")
+    records = [json.loads(line)["audit_record"] for line in log.render().splitlines()]
+    assert len(records) == log.n and [r["record"] for r in records] == [f"{i}_{log.startup}" for i in range(1, log.n + 1)]
+    times = [datetime.strptime(r["timestamp"], "%Y-%m-%dT%H:%M:%S UTC").replace(tzinfo=timezone.utc) for r in records]
+    assert times == sorted(times) and times[0] <= before - timedelta(days=7) and times[-1] <= before - timedelta(hours=2)
+    days, hours, origins, objects = {}, Counter(), {}, {}
+    for r, t in zip(records, times):
+        user = r["user"].split("[")[0]
+        days.setdefault(user, {}).setdefault(t.hour, set()).add(t.date())
+        hours[(user, t.replace(minute=0, second=0))] += 1
+        origins.setdefault(user, set()).add(r["ip"])
+        objects.setdefault(user, set()).add(r.get("sqltext", "").split(" FROM ")[-1].split(" ")[0])
+
+    def usual(user, hour):
+        return any(len(days[user].get((hour + d) % 24, ())) >= 2 for d in (-1, 0, 1))
+
+    def active_hours(user):
+        return [n for (u, _), n in hours.items() if u == user]
+
+    acc = learned_accounts("r1")
+    for user in set(USERS) | {acc["remote_admin"], acc["record_lookup"], acc["etl_burst"]}:
+        assert all(usual(user, h) for h in range(24)), user
+    for user in set(USERS) | {acc["remote_admin"], acc["record_lookup"], acc["oncall_login"]}:
+        assert len(active_hours(user)) < 24, user  # volume_spike does not judge them
+    assert not usual(acc["oncall_login"], 22) and not usual(acc["oncall_login"], 23)
+    etl = active_hours(acc["etl_burst"])
+    assert len(etl) >= 24 and set(etl) == {ETL_HISTORY_PER_HOUR} and ETL_BURST > max(100, 3 * ETL_HISTORY_PER_HOUR)
+    for admin in [u for u in set(USERS) if u.startswith("dba_")]:
+        assert origins[admin] >= {ip for _, ip in HOSTS}, admin
+    assert REMOTE_ORIGIN[1] not in origins[acc["remote_admin"]]
+    assert "shop.cards" in objects["svc_payments"] and "clinic.patients" in objects["batch"]
+    assert not any("clinic." in o for o in objects[acc["record_lookup"]])
+
+    m = simulate(tmp_path / "audit.log", rate=1000, duration=5, speedup=10_000, seed=5, rotate_on_size=0,
+                 incidents=True, learned="r1")
+    learned = [(a["rule"], a["subject"]) for a in m.expected_alerts if a["subject"].endswith("_r1")]
+    assert sorted(learned) == sorted([("off_hours", acc["oncall_login"]), ("new_origin", acc["remote_admin"]),
+                                      ("volume_spike", acc["etl_burst"]), ("first_access", acc["record_lookup"])])

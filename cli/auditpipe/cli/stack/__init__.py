@@ -127,7 +127,8 @@ def register(sub) -> None:
                    help="the store users alone, no Kafka and no collections (the direct path's direct-init service)")
 
     s = command(sub, "demo", "up, generate traffic, wait until all of it is stored, print a summary",
-                "Starts the local stack, writes a few minutes of audit traffic (rotations, late writes, a "
+                "Starts the local stack, imports eight days of the demo server's history (the learned baselines' "
+                "seeds), writes a few minutes of audit traffic (rotations, late writes, a "
                 "failed-login burst, malformed lines, incidents), waits until every generated record is in the "
                 "store and prints generated vs stored, duplicates, dead letters, failed logins, alerts and "
                 "throughput, verifies the chain and writes the PCI DSS report. Exit 0 only if all add up. The "
