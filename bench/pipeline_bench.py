@@ -236,14 +236,15 @@ JOB_ALONE_PASSES = 4
 
 
 def job_alone(cfg, bootstrap: str, topic: str, parallelism: int, recording: Path | None = None,
-              passes: int = JOB_ALONE_PASSES) -> dict:
+              passes: int = JOB_ALONE_PASSES, properties: tuple[str, ...] = ()) -> dict:
     """The job alone (io.auditpipe.bench.JobThroughputBenchmark): ``passes`` runs over the topic
     in one JVM, the figures the last one's (the first pays for the JIT compiler: its rate is
     ``job_alone_pass_1_events_per_s``); with ``recording``, under Java Flight Recorder's profiling
-    settings, written there (``job_alone_window`` is the last pass's span in it)."""
+    settings, written there (``job_alone_window`` is the last pass's span in it); ``properties``: the
+    benchmark's -D settings (JobThroughputBenchmark's javadoc)."""
     flink = FlinkJob(cfg)
     jfr = [f"-XX:StartFlightRecording=filename={recording},settings=profile"] if recording else []
-    out = subprocess.run(["java", "-Xmx2g", *jfr, "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink.runtime_lib}/*",
+    out = subprocess.run(["java", "-Xmx2g", *jfr, *properties, "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink.runtime_lib}/*",
                           "-Dlog4j2.configurationFile=" + str(cfg.state_dir / "flink" / "log4j2.properties"),
                           "io.auditpipe.bench.JobThroughputBenchmark", bootstrap, topic,
                           str(parallelism), str(passes)], capture_output=True, text=True, check=True)
@@ -591,6 +592,16 @@ def wait_count(count, baseline: int, n: int, timeout: float, samples: list | Non
             raise SystemExit(f"timed out: {c - baseline} of {n} documents stored")
         time.sleep(0.1)
 
+def state_sizes(cfg) -> dict:
+    """io.auditpipe.bench.StateSizeBenchmark: the bytes of the sessions' and baselines' keyed state."""
+    flink = FlinkJob(cfg)
+    out = subprocess.run(["java", "-Xmx256m", "-cp", f"{paths.JOB_JAR}:{paths.BENCH_JAR}:{flink.runtime_lib}/*",
+                          "io.auditpipe.bench.StateSizeBenchmark", "50", "10000", "500"],
+                         capture_output=True, text=True, check=True)
+    return {k: (int(v) if v.isdigit() else v) for k, v in (line.split("=", 1) for line in out.stdout.splitlines()
+                                                           if "=" in line)}
+
+
 def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -> tuple[float, float, Path]:
     """The Flink job alone (at parallelism 1 and 2, with a profile's top frames) and each format's parser
     alone, printed and put in ``figures``; returns the job's
@@ -617,6 +628,27 @@ def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -
         figures["job_alone_by_parallelism"][p] = round(float(other["job_alone_events_per_s"]))
         print(f"  at parallelism {p}:        {float(other['job_alone_events_per_s']):10,.0f} events/s")
     figures["job_alone_by_parallelism"][cfg.flink["parallelism"]] = round(float(job["job_alone_events_per_s"]))
+    # what the keyed state of sessions and learned baselines costs: the job without each (unseeded baselines:
+    # every principal learns, which is the judging path's cost too, less its rare alerts)
+    figures["job_alone_without"] = {}
+    rate = float(job["job_alone_events_per_s"])
+    for part, prop in (("sessions", "-Dauditpipe.bench.sessions=off"), ("baselines", "-Dauditpipe.bench.baselines=off")):
+        other = float(job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", cfg.flink["parallelism"],
+                                properties=(prop,))["job_alone_events_per_s"])
+        figures["job_alone_without"][part] = round(other)
+        print(f"  without the {part + ':':11s}      {other:10,.0f} events/s: they take {100 * (1 - rate / other):.0f}% of "
+              f"the job's time ({1e6 * os.cpu_count() * (1 / rate - 1 / other):.1f} us of CPU per event on "
+              f"{os.cpu_count()} cores at most)")
+    state = state_sizes(cfg)
+    figures["state_bytes"] = state
+    print(f"  keyed state, as the job's serializers write it (key and timer included): per principal "
+          f"{state['state_principal_service_bytes']} B (a service account), {state['state_principal_admin_bytes']} B "
+          f"(an administrator), {state['state_principal_bound_bytes']} B at the bounds (500 objects, 50 origins); "
+          f"per open connection {state['state_session_bytes']} B ({state['state_session_bound_bytes']} B at 50 tables)")
+    print(f"  for {state['state_fleet']}: baselines {int(state['state_fleet_baselines_bytes']) / 2**20:,.0f} MiB "
+          f"({int(state['state_fleet_baselines_bound_bytes']) / 2**30:,.1f} GiB at the bounds), sessions "
+          f"{int(state['state_fleet_sessions_bytes']) / 2**20:,.0f} MiB "
+          f"({int(state['state_fleet_sessions_bound_bytes']) / 2**20:,.0f} MiB at the bound)")
     hostile_n = fill_topic(cfg.kafka_bootstrap, "bench.hostile", root / "job-hostile" / "audit.log", n_job,
                            hostile_every=HOSTILE_EVERY)
     hostile = job_alone(cfg, cfg.kafka_bootstrap, "bench.hostile", cfg.flink["parallelism"])
