@@ -116,11 +116,19 @@ def events_estimate(cfg: Config) -> int:
 
 
 def wait_for_store(cfg: Config, m: Manifest, baseline: int, timeout: float) -> tuple[int, float]:
-    """Polls the cheap count until the run's records could all be there, then counts them exactly."""
+    """Polls the cheap count until the run's records could all be there, then counts them exactly. A full
+    capped collection drops its oldest documents as the run's arrive and its count stands still: when the
+    count stops moving, the run's last record found by its id ends the wait as well."""
     start = time.monotonic()
     bar = progress.Bar(m.records, "records", "stored")
     db = mongo_client(cfg)[cfg.store["database"]]
-    wait_for_documents(db[cfg.store["events_collection"]], baseline + m.records, timeout, every=1,
+    events = db[cfg.store["events_collection"]]
+    last_id = f"{cfg.demo_server}/{m.last_record}"
+
+    def stalled() -> int:  # instead of a full count: the target once the run's last record is in
+        return baseline + m.records if events.find_one({"_id": last_id}, {"_id": 1}) else document_count(events)
+
+    wait_for_documents(events, baseline + m.records, timeout, every=1, exact=stalled,
                        on_sample=lambda _t, c: bar.update(min(max(c - baseline, 0), m.records)))
     stored = count_run(cfg, m)
     while stored < m.records and time.monotonic() - start < timeout:  # others' writes made the count reach it
