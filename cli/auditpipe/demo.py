@@ -185,9 +185,9 @@ def import_history(cfg: Config, before: datetime) -> HistoryImported:
     """Writes eight days of the demo server's history ending hours before ``before`` and imports it
     (`auditpipe import`): each principal's baseline is stored, and the job's baselines start from it
     (docs/alerts.md "Learned baselines"). Each run's learned incidents have accounts of their own, new to
-    the job; the run's name is the time in seconds, base 36."""
+    the job; the run's name is the time in seconds, in hexadecimal."""
     started = time.monotonic()
-    run = _base36(int(time.time()))
+    run = format(int(time.time()), "x")
     history = baseline_history(before, run)
     folder = cfg.state_dir / "demo-history"
     folder.mkdir(parents=True, exist_ok=True)
@@ -195,8 +195,7 @@ def import_history(cfg: Config, before: datetime) -> HistoryImported:
         old.unlink()
     path = folder / f"audit-{run}.log"
     path.write_bytes(history.render())
-    env = {**os.environ, "PYTHONPATH": str(paths.REPO / "cli") + (os.pathsep + os.environ["PYTHONPATH"]
-                                                                  if os.environ.get("PYTHONPATH") else "")}
+    env = {**os.environ, "PYTHONPATH": paths.cli_pythonpath()}
     done = subprocess.run([sys.executable, "-m", "auditpipe", "--config", str(cfg.file), "import", str(path),
                            "--server", cfg.demo_server], env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -204,15 +203,6 @@ def import_history(cfg: Config, before: datetime) -> HistoryImported:
                         + (done.stdout + done.stderr)[-3000:])
     times = sorted(t for t, _ in history.records)
     return HistoryImported(run, history.n, times[0], times[-1], time.monotonic() - started)
-
-
-def _base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while n:
-        n, d = divmod(n, 36)
-        out = digits[d] + out
-    return out or "0"
 
 
 def alerts_raised(cfg: Config, since_epoch: float) -> list[dict]:

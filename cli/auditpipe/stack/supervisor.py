@@ -129,10 +129,8 @@ def start(cfg: Config) -> int | None:
     proc = process(cfg)
     if proc.running():
         return proc.pid()
-    env = {"PYTHONPATH": str(paths.REPO / "cli") + (os.pathsep + os.environ["PYTHONPATH"]
-                                                    if os.environ.get("PYTHONPATH") else "")}
     return proc.start([sys.executable, "-m", "auditpipe", "--config", str(cfg.file), "supervise",
-                       "--state-dir", str(cfg.state_dir)], env=env)
+                       "--state-dir", str(cfg.state_dir)], env={"PYTHONPATH": paths.cli_pythonpath()})
 
 
 def stop(cfg: Config) -> bool:
