@@ -7,6 +7,7 @@ whatever was re-sent on the way."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -105,6 +106,64 @@ def test_a_frozen_store_holds_the_pipeline_back_and_nothing_is_lost(stack):
         stack.kill("store", signal.SIGCONT)
         writer.join()
     _assert_exactly_stored_and_counted(stack, server, result["m"], raw_before, timeout=400)
+
+
+def test_lines_rotated_away_while_the_collector_was_down_are_a_collector_loss_gap(stack):
+    """The collector is down (killed, and its supervisor held by SIGSTOP so that it cannot bring it back)
+    while the server rotates through all its kept files: the lines between the last one shipped and the
+    oldest kept file are gone. At its start the collector says so: in collector-gaps.log, and to the job,
+    whose record_gap alert for exactly the numbers missing from the store is of class collector_loss, its
+    dead letter holding the last line shipped before them."""
+    server = "fault-lost"
+    raw_before = stack.raw_messages()
+    # 200 records of event time a second at speedup 10 (2,000/s), rotated at 256 KiB (about every 0.4 s),
+    # two rotated files kept: two seconds down lose most of what was written then
+    stop, result = threading.Event(), {}
+    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
+        stack.log_path(server), rate=200, duration=600, speedup=10, seed=7, stop=stop, rotate_on_size=256 * 1024,
+        rotations=2, late_writes=0)))
+    writer.start()
+    supervisor = stack.pid("supervisor")
+    try:
+        stack.wait_for("the collector shipping", lambda: ((n := stack.raw_messages()) > raw_before + 1000, n),
+                       timeout=120, every=0.5)
+        os.kill(supervisor, signal.SIGSTOP)
+        try:
+            old = stack.kill("collector")
+            time.sleep(2)  # the outage: the fault is the schedule, nothing is awaited
+            assert writer.is_alive(), "the log must be written and rotated while the collector is down"
+        finally:
+            os.kill(supervisor, signal.SIGCONT)
+        stack.wait_back("collector", old)
+        time.sleep(8)  # 80 s of event time after the restart: the gap's 30 s grace passes in the stream
+    finally:
+        stop.set()
+        writer.join()
+    m = result["m"]
+    alerts = stack.db()[stack.cfg.store["alerts_collection"]]
+    gaps = stack.wait_for("the collector_loss gap", lambda: (
+        (found := {a["gap_class"]: a for a in alerts.find({"server": server, "rule": "record_gap"})}).keys()
+        >= {"collector_loss"}, found), timeout=180)
+    loss = gaps["collector_loss"]
+    lost = int(loss["summary"].split(" ", 1)[0]) if "records," in loss["summary"] else 1
+    first = int(loss["_id"].rsplit("/", 1)[1])
+    stack.wait_for("every record still on disk at the collector's start, stored", lambda: (
+        (n := stack.count(server)) == m.records - lost, n), timeout=300, every=2)
+    numbers = [int(i.split("_", 1)[0]) for i in stack.stored_ids(server)]
+    assert len(numbers) == len(set(numbers)), "stored once"
+    assert set(range(1, m.records + 1)) - set(numbers) == set(range(first, first + lost)), \
+        "the alert names exactly the numbers missing from the store"
+    assert lost > 100, "the outage lost the files rotated away: the test's premise"
+    assert loss["_id"] == f"record_gap/{server}/{m.log_start}/{first}" and loss["severity"] == "high"
+    assert set(gaps) == {"restart", "collector_loss"}, "the log's start, and the loss: nothing unexplained"
+    reports = [d for d in stack.dead_letters(server) if d["stage"] == "collect"]
+    assert len(reports) == 1 and reports[0]["reason"].startswith("the collector lost the lines written after this one")
+    assert reports[0]["_id"] in loss["summary"] and f"{first - 1}_{m.log_start}" in str(reports[0]), reports[0]
+    recorded = (stack.cfg.state_dir / "logs" / "collector-gaps.log").read_text()
+    assert str(stack.log_path(server)) in recorded and "in none of its files any more" in recorded
+    verified = stack.cli("verify", "--server", server, check=False)
+    assert f"SOURCE GAP {server} (collector_loss, high): {lost} records" in verified.stdout, verified.stdout
+    assert f"COLLECTOR GAP {server}: 1 the collector recorded" in verified.stdout, verified.stdout
 
 
 @pytest.mark.parametrize("server,style,rotation", [("fault-rotation", "json", "chain"),

@@ -293,8 +293,8 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
                         data_classes=classes),
             run.section("audit-trail", "Audit logging stopped, and gaps in the record sequence", "The audit "
                         "plugin turned off or started, and records the server numbered that never reached the "
-                        "pipeline, each gap with its class: unexplained, dead_letter (the lines are kept in the "
-                        "dead letters), restart (PCI DSS 10.2.1.6; docs/alerts.md \"Record gaps, classified\").",
+                        "pipeline, each gap with its class: " + ", ".join(contract.record_gap_classes()) + " (PCI DSS "
+                        "10.2.1.6; docs/alerts.md \"Record gaps, classified\").",
                         "alerts-list", ["first_event_time", "server", "rule", "severity", "gap_class", "summary"],
                         rules=AUDIT_TRAIL_RULES),
             run.section("alerts", "Every alert in the range", "All rules (docs/alerts.md).", "alerts-list",

@@ -571,7 +571,7 @@ def format_report(v: Verification) -> str:
             lines.append(f"  SOURCE GAP {a['server']} ({gap_class(a)}, {a['severity']}): {a['summary']}")
         for server, recorded in sorted(v.collector_gaps.items()):
             lines.append(f"  COLLECTOR GAP {server}: {len(recorded)} the collector recorded and could not close "
-                         "(collector-gaps.log; records lost there show as unexplained gaps)"
+                         "(collector-gaps.log; a loss it reported to the job is a collector_loss gap above)"
                          + (", the last 3:" if len(recorded) > 3 else ":"))
             lines.extend(f"    {g.get('at', '?')}: {g.get('gap', '')}" for g in recorded[-3:])
     lines.append("RESULT: " + ("the chains verify: nothing edited, deleted, inserted or reordered" if v.clean

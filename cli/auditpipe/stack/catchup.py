@@ -25,7 +25,10 @@ the rest of the file that was live is not read. The price is a few re-sent lines
 offset lags its reading by up to persistStateInterval lines), which the store and the stats absorb
 by event id. If the last shipped line is no longer in any file (the server rotated through all its kept
 files while the collector was down), the lines between are gone from disk: that is reported as a
-gap, loudly, and everything still on disk is shipped.
+gap, loudly (``collector-gaps.log``), and to the job: a message whose key says ``lost`` and whose
+value is that last shipped line, sent before everything still on disk is shipped, so that the job
+knows where the loss begins (for Percona's numbered records, a ``collector_loss`` gap; the schema
+``audit-raw-key.schema.json``).
 
 Rotated files are found by either naming: ``<live name>.<number>`` (Percona's plugin, MariaDB), lower
 numbers newer, or ``<stem>.<YYYYMMDDThhmmss>[-N]<suffix>`` (MySQL Enterprise, audit_log_filter).
@@ -260,6 +263,18 @@ def cut_report(line: bytes, max_line_bytes: int) -> tuple[str, bytes, int] | Non
     return None
 
 
+# the key's lost.problem when the last shipped line is in none of the source's files (audit-raw-key.schema.json)
+ROTATED_AWAY = "rotated-away"
+
+
+def lost_key(key: bytes, problem: str, file: Path | None) -> bytes:
+    """The source key with the collector's report of lines it lost after the message's value, and from
+    which file (the oldest still on disk) it went on shipping."""
+    descriptor = json.loads(key)
+    descriptor["lost"] = {"problem": problem, **({"file": str(file)} if file is not None else {})}
+    return json.dumps(descriptor, separators=(",", ":")).encode()
+
+
 def cut_key(key: bytes, problem: str, line_bytes: int, file: Path, offset: int) -> bytes:
     """The source key with the collector's report of a line it could not ship whole."""
     descriptor = json.loads(key)
@@ -357,7 +372,9 @@ def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
 
 
 def ship(kafka: str | dict, topic: str, partition: int | None, key: bytes, batches: list[tuple[Path, list[bytes]]],
-         max_line_bytes: int, message_bytes: int) -> int:
+         max_line_bytes: int, message_bytes: int, first: tuple[bytes, bytes] | None = None) -> int:
+    """Ships ``batches`` under ``key`` to ``partition``, after ``first`` (a key and a value: the report of
+    lost lines) when given; answers how many lines it shipped."""
     from confluent_kafka import Producer
 
     producer = Producer({**client_config(kafka), "enable.idempotence": True, "acks": "all",
@@ -369,6 +386,9 @@ def ship(kafka: str | dict, topic: str, partition: int | None, key: bytes, batch
         if err is not None:
             failures.append(str(err))
 
+    if first is not None:
+        producer.produce(topic, value=first[1], key=first[0], on_delivery=delivered,
+                         **({"partition": partition} if partition is not None else {}))
     n = 0
     for f, lines in batches:
         for line in lines:
@@ -433,9 +453,12 @@ def catch_up(kafka: str | dict, topic: str, sources: list[dict], key_of, before:
         batches, gap = plan(live, found.line if found else None, before[s["path"]].resume, s.get("format", "percona-json"),
                             ends)
         report = CatchUpReport(s["path"], gap=gap)
-        if batches:
-            report.shipped = ship(kafka, topic, found.partition if found else None, key_of(s).encode(), batches,
-                                  max_line_bytes, message_bytes)
+        key = key_of(s).encode()
+        # a gap has a last shipped line: where the loss begins, reported to the job before what follows it
+        lost = (lost_key(key, ROTATED_AWAY, batches[0][0] if batches else None), found.line) if gap and found else None
+        if batches or lost:
+            report.shipped = ship(kafka, topic, found.partition if found else None, key, batches,
+                                  max_line_bytes, message_bytes, first=lost)
             report.files = [f"{f.name}: {len(lines)}" for f, lines in batches]
         if shipped_to is not None:  # only once shipped: what failed to ship is the watch's after all
             shipped_to[s["path"]] = ends

@@ -134,6 +134,21 @@ def test_a_line_rsyslog_cannot_ship_whole_is_reported_the_way_rsyslog_reports_it
                                                  "file": "/logs/audit.log.02", "offset": 640}}
 
 
+
+def test_the_report_of_lost_lines_is_the_source_key_saying_lost_as_the_job_reads_it():
+    from auditpipe import paths
+    from auditpipe.stack.catchup import ROTATED_AWAY, lost_key
+
+    key = source_key("db-01", "percona-json", "/logs/audit.log").encode()
+    assert json.loads(lost_key(key, ROTATED_AWAY, Path("/logs/audit.log.09"))) == {
+        **json.loads(key), "lost": {"problem": "rotated-away", "file": "/logs/audit.log.09"}}
+    assert "file" not in json.loads(lost_key(key, ROTATED_AWAY, None))["lost"]
+    schema = json.loads((paths.SCHEMAS / "audit-raw-key.schema.json").read_text())["properties"]
+    assert schema["lost"]["properties"]["problem"]["enum"] == [ROTATED_AWAY]
+    assert set(schema["cut"]["properties"]["problem"]["enum"]) == {
+        cut_report(b"a\0", 10)[0], cut_report(b"a" * 11, 10)[0]}
+
+
 def xml_record(i: int) -> bytes:
     return f'<AUDIT_RECORD\n  NAME="Query"\n  RECORD="{i}_2026-11-22T09:00:00"\n  SQLTEXT="a&#10;b"\n/>'.encode()
 

@@ -29,6 +29,7 @@ public final class SourceDescriptor implements Serializable {
     private final String source;
     private final String collector;
     private final CutLine cut;
+    private final LostLines lost;
     /** The server's time zone, for formats that write local time (mariadb-audit); key field "timezone", default UTC. */
     private final java.time.ZoneId zone;
 
@@ -42,6 +43,12 @@ public final class SourceDescriptor implements Serializable {
 
     public SourceDescriptor(String server, String format, String source, String collector, CutLine cut,
                             java.time.ZoneId zone) {
+        this(server, format, source, collector, cut, zone, null);
+    }
+
+    public SourceDescriptor(String server, String format, String source, String collector, CutLine cut,
+                            java.time.ZoneId zone, LostLines lost) {
+        this.lost = lost;
         this.zone = Objects.requireNonNull(zone, "zone");
         this.server = Objects.requireNonNull(server, "server");
         this.format = Objects.requireNonNull(format, "format");
@@ -57,6 +64,8 @@ public final class SourceDescriptor implements Serializable {
     /** Set when the collector could not ship the line whole (the value is only part of it); else null. */
     public CutLine cut() { return cut; }
     public java.time.ZoneId zone() { return zone; }
+    /** Set when the message is the collector's report of lines it lost (the value is the last line it shipped before them); else null. */
+    public LostLines lost() { return lost; }
 
     /**
      * The key's {@code cut} object: the collector's report that the message value is not the whole
@@ -101,6 +110,37 @@ public final class SourceDescriptor implements Serializable {
     }
 
     /**
+     * The key's {@code lost} object: the collector's report that lines of the source are gone before
+     * it could ship them, and why. The message's value is the last line it shipped before them (a
+     * line already on the topic), so that the job knows where the loss begins: for Percona's numbered
+     * records, the number after which the sequence's missing numbers are the collector's loss.
+     */
+    public static final class LostLines implements Serializable {
+        private static final long serialVersionUID = 1L;
+        /** The last line shipped is in none of the source's files: the server rotated through all its kept files while the collector was down. */
+        public static final String ROTATED_AWAY = "rotated-away";
+
+        public final String problem;
+        /** The oldest file still on disk, where the collector went on shipping; "" if unknown. */
+        public final String file;
+
+        public LostLines(String problem, String file) {
+            this.problem = problem;
+            this.file = file == null ? "" : file;
+        }
+
+        /** The dead letter's reason: that lines are lost, after which line, and why. */
+        public String describe() {
+            String from = file.isEmpty() ? "" : "; shipping went on from the start of " + file;
+            if (ROTATED_AWAY.equals(problem)) {
+                return "the collector lost the lines written after this one, the last it shipped: they were rotated"
+                        + " away from the disk while it was down (the server rotated through all its kept files)" + from;
+            }
+            return "the collector lost the lines written after this one, the last it shipped (" + problem + ")" + from;
+        }
+    }
+
+    /**
      * Parses a message key.
      *
      * @throws InvalidSourceKeyException with a reason fit for a dead letter
@@ -116,6 +156,7 @@ public final class SourceDescriptor implements Serializable {
         Integer version = null;
         String server = null, format = null, source = null, collector = null;
         CutLine cut = null;
+        LostLines lost = null;
         java.time.ZoneId zone = java.time.ZoneOffset.UTC;
         try (JsonParser p = JSON.createParser(key)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -136,6 +177,7 @@ public final class SourceDescriptor implements Serializable {
                     case "source": source = textOrNull(p, value, field); break;
                     case "collector": collector = textOrNull(p, value, field); break;
                     case "cut": cut = readCut(p, value); break;
+                    case "lost": lost = readLost(p, value); break;
                     case "timezone": {
                         String name = textOrNull(p, value, field);
                         try {
@@ -165,7 +207,27 @@ public final class SourceDescriptor implements Serializable {
         if (format == null || format.isEmpty()) {
             throw new InvalidSourceKeyException("message key has no 'format'");
         }
-        return new SourceDescriptor(server, format, source, collector, cut, zone);
+        return new SourceDescriptor(server, format, source, collector, cut, zone, lost);
+    }
+
+    private static LostLines readLost(JsonParser p, JsonToken value) throws IOException {
+        if (value != JsonToken.START_OBJECT) {
+            throw new InvalidSourceKeyException("message key field 'lost' is not an object");
+        }
+        String problem = null, file = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (field) {
+                case "problem": problem = textOrNull(p, v, "lost.problem"); break;
+                case "file": file = textOrNull(p, v, "lost.file"); break;
+                default: p.skipChildren();
+            }
+        }
+        if (problem == null || problem.isEmpty()) {
+            throw new InvalidSourceKeyException("message key field 'lost' has no 'problem'");
+        }
+        return new LostLines(problem, file);
     }
 
     private static CutLine readCut(JsonParser p, JsonToken value) throws IOException {

@@ -30,7 +30,10 @@ import java.util.TreeSet;
  * <p>One instance per thread: the enricher keeps buffers.
  */
 public final class RecordReader {
-    /** The collector could not ship the line whole (a NUL byte, longer than max_line_size): the key says where it is. */
+    /**
+     * The collector could not ship the line whole (a NUL byte, longer than max_line_size): the key says
+     * where it is; or the message is the collector's report of lines it lost (the key's {@code lost}).
+     */
     public static final String STAGE_COLLECT = "collect";
     /** The message could not be parsed (bad key, bad line, unknown format). */
     public static final String STAGE_PARSE = "parse";
@@ -122,6 +125,9 @@ public final class RecordReader {
             }
             lastKey = key.clone();
             lastSource = source;
+        }
+        if (source.lost() != null) {
+            return failed(STAGE_COLLECT, source.lost().describe(), bytes, source);
         }
         if (source.cut() != null) {
             return failed(STAGE_COLLECT, source.cut().describe(bytes.length), bytes, source);

@@ -44,6 +44,18 @@ class SupportTest {
         assertTrue(keyError("db-01").startsWith("message key is not valid JSON"));
         assertEquals("message key is not a JSON object", keyError("[]"));
         assertEquals("message key field 'server' is not a string", keyError("{\"v\":1,\"server\":3,\"format\":\"f\"}"));
+        assertEquals("message key field 'lost' is not an object", keyError("{\"v\":1,\"server\":\"a\",\"format\":\"f\",\"lost\":1}"));
+        assertEquals("message key field 'lost' has no 'problem'", keyError("{\"v\":1,\"server\":\"a\",\"format\":\"f\",\"lost\":{}}"));
+    }
+
+    @Test
+    void aReportOfLostLinesSaysWhyAndFromWhere() {
+        SourceDescriptor d = SourceDescriptor.parseKey(bytes("{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\","
+                + "\"lost\":{\"problem\":\"rotated-away\",\"file\":\"/a/audit.log.02\"}}"));
+        assertEquals(SourceDescriptor.LostLines.ROTATED_AWAY, d.lost().problem);
+        assertTrue(d.lost().describe().contains("rotated away from the disk while it was down"), d.lost().describe());
+        assertTrue(d.lost().describe().endsWith("shipping went on from the start of /a/audit.log.02"), d.lost().describe());
+        assertEquals(null, SourceDescriptor.parseKey(bytes("{\"v\":1,\"server\":\"a\",\"format\":\"f\"}")).lost());
     }
 
     private static String keyError(String key) {

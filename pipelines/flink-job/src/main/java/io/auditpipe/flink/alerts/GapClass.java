@@ -12,6 +12,11 @@ public enum GapClass {
             "Numbers missing with no dead letter for them: deleted from the log, lost on the way, or dropped by"
                     + " the plugin itself (Percona's PERFORMANCE strategy drops records when its buffer is full and"
                     + " says so only in the server's status, Audit_log_buffer_size_overflow, not in the log)."),
+    COLLECTOR_LOSS("collector_loss", Alert.HIGH,
+            "The collector reports the missing numbers lost: they follow the last line it shipped, and the"
+                    + " server had rotated them away from the disk while it was down (the local collector's"
+                    + " catch-up; its dead letter holds that last line and says why). The records are gone;"
+                    + " what is known is where and why."),
     DEAD_LETTER("dead_letter", Alert.MEDIUM,
             "Every missing number is a line the job could not read (unparseable, or cut by the collector):"
                     + " kept whole, with its reason, in the dead letters the alert names."),

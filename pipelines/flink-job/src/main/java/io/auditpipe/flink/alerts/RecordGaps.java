@@ -28,8 +28,10 @@ import java.util.List;
  * still missing, the gap is alerted (once: the id is the server, sequence and first missing number)
  * and the sequence goes on from the waiting record. A line the job could not read whose record id is
  * still legible ({@link RecordNumbers#inLine}) arrives here as a dead-lettered number: a gap of such
- * numbers only is {@link GapClass#DEAD_LETTER} (medium) and names the dead letters; any other is
- * {@link GapClass#UNEXPLAINED} (high).
+ * numbers only is {@link GapClass#DEAD_LETTER} (medium) and names the dead letters. The collector's
+ * report of lines it lost arrives as the number of the last line it shipped before them
+ * ({@link Numbered#lostAfter}): a gap that begins right after that number is
+ * {@link GapClass#COLLECTOR_LOSS} (high). Any other is {@link GapClass#UNEXPLAINED} (high).
  */
 public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert>
         implements WriteBackOperator.WritesBack<String> {
@@ -57,6 +59,8 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         public TimedEntries waiting = new TimedEntries(); // time = event time, id = event id, subject = number
         /** Numbers at or above {@link #next} whose lines became dead letters: time = when shipped, id = the dead letter's id, subject = number. */
         public TimedEntries deadLettered = new TimedEntries();
+        /** Numbers after which the collector lost lines (its report's dead letter): time = when shipped, id = the dead letter's id, subject = number. */
+        public TimedEntries lostAfter = new TimedEntries();
 
         public Sequence() {}
     }
@@ -77,6 +81,8 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         public boolean start;
         /** Whether the number's line became a dead letter ({@link #deadLettered}). */
         public boolean deadLetter;
+        /** Whether the collector reports lines lost after this number, the last it shipped before them (with {@link #deadLetter}). */
+        public boolean lostAfter;
 
         public Numbered() {}
     }
@@ -97,7 +103,8 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
     /**
      * A dead letter's place in its server's sequence: the number of the Percona record id its line
      * still shows, or null (no server known, no legible id, or a stage whose record is stored after all:
-     * a late one for the stats, a copy that collided).
+     * a late one for the stats, a copy that collided). The collector's report of lost lines is the number
+     * of the last line it shipped before them, marked {@link Numbered#lostAfter}.
      */
     public static Numbered deadLettered(DeadLetter d) {
         if (d.server == null || !(DeadLetter.STAGE_PARSE.equals(d.stage) || DeadLetter.STAGE_COLLECT.equals(d.stage))) return null;
@@ -109,7 +116,17 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         r.id = d.id;
         r.eventTimeMillis = d.origin == null ? d.detectedAtMillis : d.origin.timestampMillis;
         r.deadLetter = true;
+        r.lostAfter = DeadLetter.STAGE_COLLECT.equals(d.stage) && reportsLoss(d.originalKey);
         return r;
+    }
+
+    /** Whether a collector's message key reports lost lines (its {@code lost} object). */
+    private static boolean reportsLoss(byte[] key) {
+        try {
+            return io.auditpipe.parser.SourceDescriptor.parseKey(key).lost() != null;
+        } catch (io.auditpipe.parser.SourceDescriptor.InvalidSourceKeyException e) {
+            return false;
+        }
     }
 
     /** The key of a Percona record's sequence (server and startup time), or null for records without one. */
@@ -129,6 +146,18 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         long n = e.number;
         Sequence s = sequences.get(ctx.getCurrentKey());
         if (s == null) s = sequence.value();
+        if (e.lostAfter) {
+            if (s == null) {
+                s = new Sequence();
+                s.next = n + 1; // the line was shipped before the loss: the next record shows the gap
+            }
+            if (s.lostAfter == null) s.lostAfter = new TimedEntries(); // state written before the field
+            if (n + 1 >= s.next && s.lostAfter.size() < MAX_DEAD_LETTERED && indexOf(s.lostAfter, n) < 0) {
+                s.lostAfter.add(e.eventTimeMillis, e.id, String.valueOf(n));
+            }
+            sequences.put(ctx.getCurrentKey(), s);
+            return;
+        }
         if (e.deadLetter) {
             if (s == null) {
                 s = new Sequence();
@@ -172,6 +201,7 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             s.next++;
         }
         if (s.deadLettered != null && s.deadLettered.size() > 0) dropBelow(s.deadLettered, s.next);
+        if (s.lostAfter != null && s.lostAfter.size() > 0) dropBelow(s.lostAfter, s.next - 1); // a gap after next - 1 is still to come
     }
 
     /** The alert of the numbers from {@code s.next} to {@code n - 1}, missing before record {@code n} (event {@code id} at {@code at}). */
@@ -186,13 +216,19 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
                 if (d >= s.next && d < n) dead.add(s.deadLettered.ids.get(i));
             }
         }
-        GapClass c = dead.size() == missing ? GapClass.DEAD_LETTER : GapClass.UNEXPLAINED;
+        int lost = s.lostAfter == null ? -1 : indexOf(s.lostAfter, s.next - 1);
+        GapClass c = lost >= 0 ? GapClass.COLLECTOR_LOSS
+                : dead.size() == missing ? GapClass.DEAD_LETTER : GapClass.UNEXPLAINED;
         String which = missing == 1 ? "record " + s.next + " is" : missing + " records, " + s.next + " to " + (n - 1) + ", are";
-        String why = c == GapClass.DEAD_LETTER
-                ? (missing == 1 ? "Its line is a dead letter, " : "Their lines are dead letters, ")
-                        + deadLetters(dead) + ": read the reason there"
-                : "Deleted from the log, lost on the way, or dropped by the plugin (a PERFORMANCE strategy's full buffer)"
-                        + (dead.isEmpty() ? "" : "; " + dead.size() + " of them are dead letters, " + deadLetters(dead));
+        String deadToo = dead.isEmpty() ? "" : "; " + dead.size() + " of them are dead letters, " + deadLetters(dead);
+        String why = switch (c) {
+            case COLLECTOR_LOSS -> "The collector reports them lost: its dead letter " + s.lostAfter.ids.get(lost)
+                    + " holds record " + (s.next - 1) + ", the last line it shipped before them, and says why" + deadToo;
+            case DEAD_LETTER -> (missing == 1 ? "Its line is a dead letter, " : "Their lines are dead letters, ")
+                    + deadLetters(dead) + ": read the reason there";
+            default -> "Deleted from the log, lost on the way, or dropped by the plugin (a PERFORMANCE strategy's full buffer)"
+                    + deadToo;
+        };
         Alert a = Alert.of(RULE, c.severity, RULE + "/" + server + "/" + run + "/" + s.next, server, run,
                         which + " missing from the audit trail of " + server + " (sequence started " + run
                                 + "); record " + n + " at " + Instant.ofEpochMilli(at) + " came after them. " + why)

@@ -10,7 +10,7 @@ import java.io.Serializable;
 public class DeadLetter implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    /** The collector could not ship the line whole (a NUL byte, longer than max_line_size): the key says where it is. */
+    /** The collector could not ship the line whole, or reports lines it lost ({@link io.auditpipe.reader.RecordReader#STAGE_COLLECT}). */
     public static final String STAGE_COLLECT = io.auditpipe.reader.RecordReader.STAGE_COLLECT;
     /** The message could not be parsed (bad key, bad line, unknown format). */
     public static final String STAGE_PARSE = io.auditpipe.reader.RecordReader.STAGE_PARSE;

@@ -419,4 +419,60 @@ class AlertRulesTest {
         nameless.server = null;
         assertEquals(null, RecordGaps.deadLettered(nameless));
     }
+
+    /** The collector's report of lines lost after record {@code n}: its value is that line, its key says {@code lost}. */
+    static io.auditpipe.flink.records.DeadLetter lostAfter(long n, long at) {
+        byte[] line = ("{\"audit_record\":{\"name\":\"Query\",\"record\":\"" + n + "_2026-11-22T09:00:00\",\"timestamp\":"
+                + "\"2026-11-22T09:00:01 UTC\"}}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] key = "{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\",\"lost\":{\"problem\":\"rotated-away\",\"file\":\"/var/lib/mysql/audit.log.02\"}}"
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        var read = new io.auditpipe.reader.RecordReader(new io.auditpipe.enrich.ComplianceSettings()).read(key, line, at);
+        assertTrue(read.failure != null, "a report of lost lines is no event");
+        var d = io.auditpipe.flink.records.DeadLetter.of(read.failure.stage, read.failure.reason, key, line,
+                new io.auditpipe.flink.records.KafkaOrigin("audit.raw", 0, 900 + n, at));
+        d.server = "db-01";
+        return d;
+    }
+
+    @Test
+    void aGapAfterTheCollectorsReportOfLostLinesIsItsLossAndNoOtherIs() throws Exception {
+        org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
+        var report = lostAfter(20, T0 + 2 * S);
+        assertEquals("collect", report.stage);
+        assertTrue(report.reason.startsWith("the collector lost the lines written after this one"), report.reason);
+        assertTrue(report.reason.contains("audit.log.02"), report.reason);
+        try (var h = gaps()) {
+            h.open();
+            feed(h, record(19, T0), record(20, T0 + S));
+            feed(h, record(31, T0 + 3 * S)); // the collector's own line after the loss may come first...
+            feedDead(h, report); // ...its report after it: the gap is not yet alerted
+            snapshot = h.snapshot(1, 0);
+        }
+        try (var h = gaps()) {
+            h.initializeState(snapshot);
+            h.open();
+            feed(h, record(32, T0 + 4 * S), record(34, T0 + 5 * S)); // 33 simply missing
+            h.processWatermark(T0 + 100 * S);
+            List<Alert> out = h.extractOutputValues();
+            assertEquals(List.of("record_gap/db-01/2026-11-22T09:00:00/21", "record_gap/db-01/2026-11-22T09:00:00/33"),
+                    alerts(h));
+            assertEquals(List.of("collector_loss", "high"), List.of(out.get(0).gapClass, out.get(0).severity));
+            assertTrue(out.get(0).summary.startsWith("10 records, 21 to 30, are missing"), out.get(0).summary);
+            assertTrue(out.get(0).summary.contains("dead letter collect:audit.raw/0/920 holds record 20"), out.get(0).summary);
+            assertEquals("unexplained", out.get(1).gapClass, "the report explains the gap right after its line only");
+            // the report went with its gap: what stays is the next number
+            h.snapshot(2, 1);
+            assertEquals(1, h.numKeyedStateEntries());
+            assertEquals(0, h.numEventTimeTimers());
+        }
+        try (var h = gaps()) {
+            h.open();
+            feed(h, record(19, T0), record(20, T0 + S));
+            feedDead(h, lostAfter(20, T0 + 2 * S));
+            feed(h, record(21, T0 + 3 * S), record(23, T0 + 4 * S)); // nothing was lost after 20 after all; 22 is
+            h.processWatermark(T0 + 100 * S);
+            assertEquals(List.of("unexplained"), h.extractOutputValues().stream().map(a -> a.gapClass).collect(Collectors.toList()),
+                    "a report whose line the sequence went on from explains no later gap");
+        }
+    }
 }
