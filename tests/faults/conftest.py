@@ -8,7 +8,8 @@ from stack import running_stack
 
 PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
 SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-frozen-store", "fault-rotation",
-           "fault-malformed", "fault-fast-rotation", "fault-xml-stamped", "fault-alerts", "fault-lost"]
+           "fault-malformed", "fault-fast-rotation", "fault-xml-stamped", "fault-alerts", "fault-lost",
+           "fault-lost-restart"]
 FORMATS = {"fault-xml-stamped": "percona-xml"}
 # syslog receivers: logger's (test_killed_parts.py) and a real MariaDB's local syslog's (test_mariadb_syslog.py)
 LISTEN_TCP, LISTEN_MARIADB = "tcp://127.0.0.1:29514", "tcp://127.0.0.1:29515"

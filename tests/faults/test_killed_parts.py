@@ -108,21 +108,28 @@ def test_a_frozen_store_holds_the_pipeline_back_and_nothing_is_lost(stack):
     _assert_exactly_stored_and_counted(stack, server, result["m"], raw_before, timeout=400)
 
 
-def test_lines_rotated_away_while_the_collector_was_down_are_a_collector_loss_gap(stack):
-    """The collector is down (killed, and its supervisor held by SIGSTOP so that it cannot bring it back)
-    while the server rotates through all its kept files: the lines between the last one shipped and the
-    oldest kept file are gone. At its start the collector says so: in collector-gaps.log, and to the job,
-    whose record_gap alert for exactly the numbers missing from the store is of class collector_loss, its
-    dead letter holding the last line shipped before them."""
-    server = "fault-lost"
-    raw_before = stack.raw_messages()
-    # 200 records of event time a second at speedup 10 (2,000/s), rotated at 256 KiB (about every 0.4 s),
-    # two rotated files kept: two seconds down lose most of what was written then
-    stop, result = threading.Event(), {}
-    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=200, duration=600, speedup=10, seed=7, stop=stop, rotate_on_size=256 * 1024,
-        rotations=2, late_writes=0)))
-    writer.start()
+# 200 records of event time a second at speedup 10 (2,000/s), rotated at 256 KiB (about every 0.4 s), two
+# rotated files kept: two seconds with the collector down lose most of what was written then
+LOSSY = dict(rate=200, duration=600, speedup=10, rotate_on_size=256 * 1024, rotations=2, late_writes=0)
+
+
+def _collector_down_while_rotating(stack, server: str, restart: bool = False):
+    """The collector killed, and its supervisor held by SIGSTOP so that it cannot bring it back, for two
+    seconds while ``server``'s log is written and rotated (LOSSY); with ``restart``, the server starts
+    again as the outage begins: a new sequence from 1, its startup after the last record written before.
+    Then 8 s more of writing (80 s of event time: the rule's 30 s grace passes in the stream). Returns
+    the manifest of the log written, and of the sequence after the restart (else None)."""
+    from datetime import datetime, timedelta, timezone
+
+    log, raw_before, result, writing = stack.log_path(server), stack.raw_messages(), {}, {}
+
+    def write(name: str, seed: int, **kw):
+        stop = threading.Event()
+        t = threading.Thread(target=lambda: result.setdefault(name, simulate(log, seed=seed, stop=stop, **LOSSY, **kw)))
+        t.start()
+        writing.update(stop=stop, thread=t)
+
+    write("a", 7)
     supervisor = stack.pid("supervisor")
     try:
         stack.wait_for("the collector shipping", lambda: ((n := stack.raw_messages()) > raw_before + 1000, n),
@@ -130,16 +137,31 @@ def test_lines_rotated_away_while_the_collector_was_down_are_a_collector_loss_ga
         os.kill(supervisor, signal.SIGSTOP)
         try:
             old = stack.kill("collector")
+            if restart:
+                writing["stop"].set()
+                writing["thread"].join()
+                last = datetime.strptime(result["a"].last_event_time, "%Y-%m-%dT%H:%M:%S UTC")
+                write("b", 9, start_time=last.replace(tzinfo=timezone.utc) + timedelta(seconds=5))
             time.sleep(2)  # the outage: the fault is the schedule, nothing is awaited
-            assert writer.is_alive(), "the log must be written and rotated while the collector is down"
+            assert writing["thread"].is_alive(), "the log must be written and rotated while the collector is down"
         finally:
             os.kill(supervisor, signal.SIGCONT)
         stack.wait_back("collector", old)
-        time.sleep(8)  # 80 s of event time after the restart: the gap's 30 s grace passes in the stream
+        time.sleep(8)
     finally:
-        stop.set()
-        writer.join()
-    m = result["m"]
+        writing["stop"].set()
+        writing["thread"].join()
+    return result["a"], result.get("b")
+
+
+def test_lines_rotated_away_while_the_collector_was_down_are_a_collector_loss_gap(stack):
+    """The collector is down (killed, and its supervisor held by SIGSTOP so that it cannot bring it back)
+    while the server rotates through all its kept files: the lines between the last one shipped and the
+    oldest kept file are gone. At its start the collector says so: in collector-gaps.log, and to the job,
+    whose record_gap alert for exactly the numbers missing from the store is of class collector_loss, its
+    dead letter holding the last line shipped before them."""
+    server = "fault-lost"
+    m, _ = _collector_down_while_rotating(stack, server)
     alerts = stack.db()[stack.cfg.store["alerts_collection"]]
     gaps = stack.wait_for("the collector_loss gap", lambda: (
         (found := {a["gap_class"]: a for a in alerts.find({"server": server, "rule": "record_gap"})}).keys()
@@ -158,12 +180,47 @@ def test_lines_rotated_away_while_the_collector_was_down_are_a_collector_loss_ga
     assert set(gaps) == {"restart", "collector_loss"}, "the log's start, and the loss: nothing unexplained"
     reports = [d for d in stack.dead_letters(server) if d["stage"] == "collect"]
     assert len(reports) == 1 and reports[0]["reason"].startswith("the collector lost the lines written after this one")
-    assert reports[0]["_id"] in loss["summary"] and f"{first - 1}_{m.log_start}" in str(reports[0]), reports[0]
+    assert reports[0]["_id"] in loss["summary"]
+    assert json.loads(reports[0]["original"]["text"])["audit_record"]["record"] == f"{first - 1}_{m.log_start}", \
+        "the report's line is the last shipped before the loss"
     recorded = (stack.cfg.state_dir / "logs" / "collector-gaps.log").read_text()
     assert str(stack.log_path(server)) in recorded and "in none of its files any more" in recorded
     verified = stack.cli("verify", "--server", server, check=False)
     assert f"SOURCE GAP {server} (collector_loss, high): {lost} records" in verified.stdout, verified.stdout
     assert f"COLLECTOR GAP {server}: 1 the collector recorded" in verified.stdout, verified.stdout
+
+
+def test_a_restart_while_the_collector_was_down_is_a_sequence_missing_its_beginning(stack):
+    """As above, but the server restarts during the outage: the lines lost are the end of one sequence
+    and the beginning of the next, start record and all. Nothing of the new sequence says it began: the
+    job knows the server's earlier sequence, and the collector's report of lines lost after its last
+    line, so the new sequence's beginning is a gap of class collector_loss, exactly the numbers below
+    its lowest stored record."""
+    server = "fault-lost-restart"
+    a, b = _collector_down_while_rotating(stack, server, restart=True)
+    assert b.log_start > a.log_start
+    alerts = stack.db()[stack.cfg.store["alerts_collection"]]
+    beginning = f"record_gap/{server}/{b.log_start}/1"
+    gap = stack.wait_for("the new sequence's missing beginning", lambda: (
+        (found := alerts.find_one({"_id": beginning})) is not None, found), timeout=180)
+    lost = int(gap["summary"].split(" ", 1)[0]) if "records," in gap["summary"] else 1
+    reports = [d for d in stack.dead_letters(server) if d["stage"] == "collect"]
+    assert len(reports) == 1, reports
+    shipped_last = json.loads(reports[0]["original"]["text"])["audit_record"]["record"]  # the report's line
+    assert shipped_last.endswith(f"_{a.log_start}"), shipped_last
+    last_a = int(shipped_last.split("_", 1)[0])
+    stack.wait_for("every record still on disk at the collector's start, stored", lambda: (
+        (n := stack.count(server)) == last_a + b.records - lost, n), timeout=300, every=2)
+    ids = stack.stored_ids(server)
+    assert sorted(int(i.split("_", 1)[0]) for i in ids if i.endswith(a.log_start)) == list(range(1, last_a + 1))
+    assert sorted(int(i.split("_", 1)[0]) for i in ids if i.endswith(b.log_start)) == \
+        list(range(lost + 1, b.records + 1)), "the alert names exactly the numbers of the new sequence not stored"
+    assert last_a < a.records and lost > 100, "the outage lost the end of one sequence and the beginning of the next"
+    assert (gap["gap_class"], gap["severity"]) == ("collector_loss", "high"), gap
+    assert f"lost after record {last_a} of the sequence started {a.log_start} (its dead letter {reports[0]['_id']})" \
+        in gap["summary"], gap["summary"]
+    classes = sorted(g["gap_class"] for g in alerts.find({"server": server, "rule": "record_gap"}))
+    assert classes == ["collector_loss", "restart"], "the first sequence's start, and the loss: nothing unexplained"
 
 
 @pytest.mark.parametrize("server,style,rotation", [("fault-rotation", "json", "chain"),

@@ -9,6 +9,7 @@ import io.auditpipe.flink.alerts.EventRules;
 import io.auditpipe.flink.alerts.FailedLoginsPerAccount;
 import io.auditpipe.flink.alerts.FailedLoginsPerOrigin;
 import io.auditpipe.flink.alerts.RecordGaps;
+import io.auditpipe.flink.alerts.SequenceStarts;
 import io.auditpipe.flink.alerts.UnauthorizedAccess;
 import io.auditpipe.flink.chain.ChainEvents;
 import io.auditpipe.flink.chain.ChainHead;
@@ -364,13 +365,17 @@ public final class AuditPipeline {
                 .process(new UnauthorizedAccess(settings))
                 .name("alert-unauthorized-access").uid("alert-unauthorized-access");
         DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules");
-        DataStream<Alert> gaps = enriched
+        SingleOutputStreamOperator<Alert> gaps = enriched
                 .flatMap(new AlertInputs.NumberedRecords()).name("records-in-a-sequence").uid("records-in-a-sequence")
                 .union(deadLettered)
                 .keyBy(new AlertInputs.RecordSequence())
                 .transform("alert-record-gaps", TypeInformation.of(Alert.class), new WriteBackOperator<>(new RecordGaps(settings)))
                 .uid("alert-record-gaps");
-        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps)
+        DataStream<Alert> starts = gaps.getSideOutput(RecordGaps.NOTICES)
+                .keyBy(new AlertInputs.NoticeServer())
+                .process(new SequenceStarts())
+                .name("alert-sequence-starts").uid("alert-sequence-starts");
+        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps, starts)
                 .keyBy(new AlertInputs.AlertId())
                 .process(new AlertsOnce())
                 .name("each-alert-once").uid("each-alert-once");

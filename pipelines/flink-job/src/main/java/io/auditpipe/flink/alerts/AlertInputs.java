@@ -106,7 +106,15 @@ public final class AlertInputs {
         }
     }
 
-    /** {@link AlertsOnce}' key: the alert id. */
+    /** {@link SequenceStarts}' key: the server. */
+    public static final class NoticeServer implements KeySelector<SequenceStarts.Notice, String> {
+        @Override
+        public String getKey(SequenceStarts.Notice n) {
+            return n.server;
+        }
+    }
+
+        /** {@link AlertsOnce}' key: the alert id. */
     public static final class AlertId implements KeySelector<Alert, String> {
         @Override
         public String getKey(Alert a) {

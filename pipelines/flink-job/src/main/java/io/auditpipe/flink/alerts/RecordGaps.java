@@ -32,6 +32,13 @@ import java.util.List;
  * report of lines it lost arrives as the number of the last line it shipped before them
  * ({@link Numbered#lostAfter}): a gap that begins right after that number is
  * {@link GapClass#COLLECTOR_LOSS} (high). Any other is {@link GapClass#UNEXPLAINED} (high).
+ *
+ * <p>A sequence whose first record to arrive is above number 1 opens for the grace of that record:
+ * lower numbers may still come (a catch-up ships the rotated files after the live file's newer lines).
+ * What arrives below it then is the sequence's beginning, its gaps alerted as any other and its start
+ * record's restart too. Each sequence's lowest number is told to {@link SequenceStarts} ({@link #NOTICES},
+ * with the collector's reports of lost lines), which knows the server's earlier sequences: the
+ * beginning of a sequence missing after an earlier one is a gap too.
  */
 public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert>
         implements WriteBackOperator.WritesBack<String> {
@@ -49,6 +56,11 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         this.settings = settings;
     }
 
+    /** What this rule tells {@link SequenceStarts}: each sequence's lowest number, the collector's reports of lost lines, and those reports a gap of their sequence took. */
+    public static final org.apache.flink.util.OutputTag<SequenceStarts.Notice> NOTICES =
+            new org.apache.flink.util.OutputTag<>("record-sequence-notices",
+                    org.apache.flink.api.common.typeinfo.TypeInformation.of(SequenceStarts.Notice.class));
+
     /** Most dead-lettered numbers a sequence keeps (those at or above its next number); past it a gap counts as unexplained. */
     public static final int MAX_DEAD_LETTERED = 1000;
 
@@ -61,8 +73,70 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         public TimedEntries deadLettered = new TimedEntries();
         /** Numbers after which the collector lost lines (its report's dead letter): time = when shipped, id = the dead letter's id, subject = number. */
         public TimedEntries lostAfter = new TimedEntries();
+        /** Whether the sequence opens: its first record arrived above number 1, and lower ones may still come ({@link #head}). */
+        public boolean opening;
+        /** The event time at which the sequence stops opening: its first record's time plus the grace. */
+        public long openUntil;
+        /** While the sequence opens, the numbers of its first record and of the records below it, as runs. */
+        public Runs head = new Runs();
+        /** Whether the audit plugin's start record is in {@link #head}. */
+        public boolean headStart;
 
         public Sequence() {}
+    }
+
+    /**
+     * Numbers as runs of consecutive numbers, each with the id and event time of its lowest record: a
+     * sequence's beginning, which arrives in order as a rule (a catch-up ships the rotated files oldest
+     * first), is a run or a few however many records it holds. At most {@link #MAX_DEAD_LETTERED} runs.
+     */
+    public static class Runs implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        public List<Long> lows = new java.util.ArrayList<>();
+        public List<Long> highs = new java.util.ArrayList<>();
+        public List<String> ids = new java.util.ArrayList<>();
+        public List<Long> times = new java.util.ArrayList<>();
+
+        public Runs() {}
+
+        public int size() {
+            return lows.size();
+        }
+
+        /** The highest number held; Long.MIN_VALUE when none. */
+        public long highest() {
+            return highs.isEmpty() ? Long.MIN_VALUE : highs.get(highs.size() - 1);
+        }
+
+        /** Adds number {@code n} of record {@code id} at {@code time}: extends a run, joins two, or starts one (unless there are too many). */
+        public void add(long n, String id, long time) {
+            int i = 0;
+            while (i < lows.size() && highs.get(i) < n - 1) i++; // the first run that n can touch, or where it goes
+            if (i < lows.size() && lows.get(i) <= n && n <= highs.get(i)) return; // held already: a copy
+            if (i < lows.size() && highs.get(i) == n - 1) {
+                highs.set(i, n);
+                if (i + 1 < lows.size() && lows.get(i + 1) == n + 1) { // joins the next run
+                    highs.set(i, highs.get(i + 1));
+                    removeRun(i + 1);
+                }
+            } else if (i < lows.size() && lows.get(i) == n + 1) {
+                lows.set(i, n);
+                ids.set(i, id);
+                times.set(i, time);
+            } else if (lows.size() < MAX_DEAD_LETTERED) {
+                lows.add(i, n);
+                highs.add(i, n);
+                ids.add(i, id);
+                times.add(i, time);
+            }
+        }
+
+        private void removeRun(int i) {
+            lows.remove(i);
+            highs.remove(i);
+            ids.remove(i);
+            times.remove(i);
+        }
     }
 
     /**
@@ -146,42 +220,53 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         long n = e.number;
         Sequence s = sequences.get(ctx.getCurrentKey());
         if (s == null) s = sequence.value();
+        String key = ctx.getCurrentKey();
         if (e.lostAfter) {
             if (s == null) {
                 s = new Sequence();
                 s.next = n + 1; // the line was shipped before the loss: the next record shows the gap
             }
             if (s.lostAfter == null) s.lostAfter = new TimedEntries(); // state written before the field
-            if (n + 1 >= s.next && s.lostAfter.size() < MAX_DEAD_LETTERED && indexOf(s.lostAfter, n) < 0) {
+            if ((n + 1 >= s.next || below(s, n)) && s.lostAfter.size() < MAX_DEAD_LETTERED && indexOf(s.lostAfter, n) < 0) {
                 s.lostAfter.add(e.eventTimeMillis, e.id, String.valueOf(n));
             }
-            sequences.put(ctx.getCurrentKey(), s);
+            ctx.output(NOTICES, SequenceStarts.Notice.lost(key, n, e.id, e.eventTimeMillis, false));
+            sequences.put(key, s);
             return;
         }
         if (e.deadLetter) {
             if (s == null) {
                 s = new Sequence();
                 s.next = n; // the first line seen of the sequence is the dead one: the next record shows the gap
+                if (n > 1) open(s, e, ctx);
             }
             if (s.deadLettered == null) s.deadLettered = new TimedEntries(); // state written before the field
-            if (n >= s.next && s.deadLettered.size() < MAX_DEAD_LETTERED && indexOf(s.deadLettered, n) < 0) {
+            if ((n >= s.next || below(s, n)) && s.deadLettered.size() < MAX_DEAD_LETTERED && indexOf(s.deadLettered, n) < 0) {
                 s.deadLettered.add(e.eventTimeMillis, e.id, String.valueOf(n));
             }
-            sequences.put(ctx.getCurrentKey(), s);
+            sequences.put(key, s);
             return;
         }
         if (s == null) {
             s = new Sequence();
             s.next = n + 1;
-            if (n == 1 && e.start) out.collect(restarted(ctx.getCurrentKey(), e));
+            if (n == 1 && e.start) out.collect(restarted(key, e.id, e.eventTimeMillis));
+            if (n > 1) {
+                open(s, e, ctx);
+            } else {
+                ctx.output(NOTICES, SequenceStarts.Notice.begins(key, n, e.start, e.id, e.eventTimeMillis));
+            }
         } else if (n == s.next) {
             s.next++;
             absorb(s);
         } else if (n > s.next) {
             s.waiting.add(e.eventTimeMillis, e.id, String.valueOf(n));
             ctx.timerService().registerEventTimeTimer(e.eventTimeMillis + settings.recordGapGraceMillis);
+        } else if (below(s, n)) { // the sequence's beginning, after later records
+            s.head.add(n, e.id, e.eventTimeMillis);
+            if (n == 1 && e.start) s.headStart = true;
         } // n < next: seen already (a copy) or given up on
-        sequences.put(ctx.getCurrentKey(), s);
+        sequences.put(key, s);
     }
 
     @Override
@@ -200,36 +285,87 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             remove(s.waiting, i);
             s.next++;
         }
+        forgetPassed(s);
+    }
+
+    /** Forgets the dead-lettered numbers and reports of lost lines below {@code next}, unless the sequence still opens (they may be of its beginning). */
+    private static void forgetPassed(Sequence s) {
+        if (s.opening) return;
         if (s.deadLettered != null && s.deadLettered.size() > 0) dropBelow(s.deadLettered, s.next);
         if (s.lostAfter != null && s.lostAfter.size() > 0) dropBelow(s.lostAfter, s.next - 1); // a gap after next - 1 is still to come
     }
 
-    /** The alert of the numbers from {@code s.next} to {@code n - 1}, missing before record {@code n} (event {@code id} at {@code at}). */
-    private static Alert gap(String key, Sequence s, long n, long at, String id) {
+    /** Whether number {@code n} is below the first record of a sequence that still opens: of its beginning. */
+    private static boolean below(Sequence s, long n) {
+        return s.opening && n < s.head.highest(); // the first record to arrive is the highest of the head
+    }
+
+    /** Opens a sequence whose first record to arrive, {@code e}, is above number 1: lower ones may follow within its grace. */
+    private void open(Sequence s, Numbered e, Context ctx) {
+        s.opening = true;
+        s.openUntil = e.eventTimeMillis + settings.recordGapGraceMillis;
+        if (s.head == null) s.head = new Runs(); // state written before the field
+        s.head.add(e.number, e.id, e.eventTimeMillis);
+        ctx.timerService().registerEventTimeTimer(s.openUntil);
+    }
+
+    /**
+     * Ends the opening of a sequence: its start record's restart, the gaps between the numbers that
+     * arrived of its beginning, and its lowest number told to {@link SequenceStarts}.
+     */
+    private static void close(String key, Sequence s, Collector<Alert> out, OnTimerContext ctx) {
+        s.opening = false;
+        Runs h = s.head;
+        long low = h.lows.get(0);
+        if (low == 1 && s.headStart) out.collect(restarted(key, h.ids.get(0), h.times.get(0)));
+        for (int k = 1; k < h.size(); k++) {
+            alertGap(key, s, h.highs.get(k - 1) + 1, h.lows.get(k), h.times.get(k), h.ids.get(k), out, ctx);
+        }
+        ctx.output(NOTICES, SequenceStarts.Notice.begins(key, low, low == 1 && s.headStart, h.ids.get(0), h.times.get(0)));
+        s.head = new Runs();
+        s.headStart = false;
+        forgetPassed(s);
+    }
+
+    /**
+     * Alerts the gap of the numbers from {@code from} to {@code n - 1}, and tells {@link SequenceStarts}
+     * when a report of lost lines explained it (that report explains nothing more).
+     */
+    private static void alertGap(String key, Sequence s, long from, long n, long at, String id, Collector<Alert> out,
+                                 OnTimerContext ctx) {
+        Alert a = gap(key, s, from, n, at, id);
+        out.collect(a);
+        if (GapClass.COLLECTOR_LOSS.id.equals(a.gapClass)) {
+            ctx.output(NOTICES, SequenceStarts.Notice.lost(key, from - 1, a.id, at, true));
+        }
+    }
+
+    /** The alert of the numbers from {@code from} to {@code n - 1}, missing before record {@code n} (event {@code id} at {@code at}). */
+    private static Alert gap(String key, Sequence s, long from, long n, long at, String id) {
         String server = key.substring(0, key.indexOf('\u0000'));
         String run = key.substring(key.indexOf('\u0000') + 1);
-        long missing = n - s.next;
+        long missing = n - from;
         List<String> dead = new java.util.ArrayList<>();
         if (s.deadLettered != null) {
             for (int i = 0; i < s.deadLettered.size(); i++) {
                 long d = Long.parseLong(s.deadLettered.subjects.get(i));
-                if (d >= s.next && d < n) dead.add(s.deadLettered.ids.get(i));
+                if (d >= from && d < n) dead.add(s.deadLettered.ids.get(i));
             }
         }
-        int lost = s.lostAfter == null ? -1 : indexOf(s.lostAfter, s.next - 1);
+        int lost = s.lostAfter == null ? -1 : indexOf(s.lostAfter, from - 1);
         GapClass c = lost >= 0 ? GapClass.COLLECTOR_LOSS
                 : dead.size() == missing ? GapClass.DEAD_LETTER : GapClass.UNEXPLAINED;
-        String which = missing == 1 ? "record " + s.next + " is" : missing + " records, " + s.next + " to " + (n - 1) + ", are";
+        String which = missing == 1 ? "record " + from + " is" : missing + " records, " + from + " to " + (n - 1) + ", are";
         String deadToo = dead.isEmpty() ? "" : "; " + dead.size() + " of them are dead letters, " + deadLetters(dead);
         String why = switch (c) {
             case COLLECTOR_LOSS -> "The collector reports them lost: its dead letter " + s.lostAfter.ids.get(lost)
-                    + " holds record " + (s.next - 1) + ", the last line it shipped before them, and says why" + deadToo;
+                    + " holds record " + (from - 1) + ", the last line it shipped before them, and says why" + deadToo;
             case DEAD_LETTER -> (missing == 1 ? "Its line is a dead letter, " : "Their lines are dead letters, ")
                     + deadLetters(dead) + ": read the reason there";
             default -> "Deleted from the log, lost on the way, or dropped by the plugin (a PERFORMANCE strategy's full buffer)"
                     + deadToo;
         };
-        Alert a = Alert.of(RULE, c.severity, RULE + "/" + server + "/" + run + "/" + s.next, server, run,
+        Alert a = Alert.of(RULE, c.severity, RULE + "/" + server + "/" + run + "/" + from, server, run,
                         which + " missing from the audit trail of " + server + " (sequence started " + run
                                 + "); record " + n + " at " + Instant.ofEpochMilli(at) + " came after them. " + why)
                 .withEvidence(List.of(id), at, at);
@@ -243,15 +379,15 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         return ids.size() > 5 ? shown + " and " + (ids.size() - 5) + " more" : shown;
     }
 
-    /** The alert of a sequence that starts with the plugin's start record, number 1: the numbering started again. */
-    private static Alert restarted(String key, Numbered e) {
+    /** The alert of a sequence that starts with the plugin's start record, number 1 (event {@code id} at {@code at}): the numbering started again. */
+    private static Alert restarted(String key, String id, long at) {
         String server = key.substring(0, key.indexOf('\u0000'));
         String run = key.substring(key.indexOf('\u0000') + 1);
         Alert a = Alert.of(RULE, GapClass.RESTART.severity, RULE + "/" + server + "/" + run + "/0", server, run,
-                        "The audit record numbering of " + server + " started again at " + Instant.ofEpochMilli(e.eventTimeMillis)
+                        "The audit record numbering of " + server + " started again at " + Instant.ofEpochMilli(at)
                                 + " (sequence started " + run + "): the audit plugin's start record is number 1."
                                 + " The server or its audit plugin started; nothing is missing at the sequence's start")
-                .withEvidence(List.of(e.id), e.eventTimeMillis, e.eventTimeMillis);
+                .withEvidence(List.of(id), at, at);
         a.gapClass = GapClass.RESTART.id;
         return a;
     }
@@ -283,6 +419,10 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         if (s == null) s = sequence.value();
         if (s == null) return;
         boolean changed = false;
+        if (s.opening && timestamp >= s.openUntil) {
+            close(ctx.getCurrentKey(), s, out, ctx);
+            changed = true;
+        }
         while (s.waiting.size() > 0) {
             // the lowest waiting number; alert when it has waited its grace
             int lowest = 0;
@@ -292,9 +432,8 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             long n = Long.parseLong(s.waiting.subjects.get(lowest));
             long at = s.waiting.times.get(lowest);
             if (at + settings.recordGapGraceMillis > timestamp) break;
-            out.collect(gap(ctx.getCurrentKey(), s, n, at, s.waiting.ids.get(lowest)));
+            alertGap(ctx.getCurrentKey(), s, s.next, n, at, s.waiting.ids.get(lowest), out, ctx);
             s.next = n;
-            if (s.deadLettered != null) dropBelow(s.deadLettered, n);
             absorb(s);
             changed = true;
         }
