@@ -309,7 +309,8 @@ def main() -> None:
               f"(targets: checkpoint size and duration flat once the 15 minutes of lateness are full, p99 latency < 2 s, "
               f"memory flat):")
         print(f"  {'minutes':>9} {'state MiB':>10} {'written MiB (mean/max)':>23} {'duration ms (p50/max)':>22} "
-              f"{'latency s (p50/p99/max)':>24} {'heap MiB (max)':>15} {'Flink RSS MiB (max)':>20}")
+              f"{'latency s (p50/p99/max)':>24} {'heap MiB (max)':>15} {'Flink RSS MiB (max)':>20} "
+              f"{'store WAL MiB (max)':>20}")
         for a, b in slices(t0, seconds):
             cks = [c for c in sampler.checkpoints.values() if a <= c["at"] < b]
             # latency while the simulator writes: after its last record, "how long ago the newest stored
@@ -335,7 +336,7 @@ def main() -> None:
                   f"{(row['written_mib_mean'] or 0):11.2f} / {row['written_mib_max']:<9.2f} "
                   f"{row['duration_ms_p50'] or 0:10.0f} / {row['duration_ms_max'] or 0:<9} "
                   f"{row['latency_p50_s']:8.2f} / {row['latency_p99_s']:.2f} / {row['latency_max_s']:<6.2f} "
-                  f"{row['heap_mib_max']:15,} {row['flink_rss_mib_max']:20,} {row['store_wal_mib_max']:27,.0f}")
+                  f"{row['heap_mib_max']:15,} {row['flink_rss_mib_max']:20,} {row['store_wal_mib_max']:21,.0f}")
         ends = [min(b, t0 + seconds) for _, b in slices(t0, seconds)]
         at_ends = [max((o for o in sampler.by_operator if o["at"] <= e), key=lambda o: o["at"], default=None) for e in ends]
         if any(at_ends):
