@@ -61,11 +61,16 @@ def write_log(path: str, style: str, rate: float, seconds: float, seed: int, out
     sys.path.insert(0, str(REPO / "cli"))
     from auditpipe.tools.simulate import simulate
 
+    def say(what: dict) -> None:  # whole or not at all: the run reads ``out`` as soon as it exists
+        tmp = Path(out + ".tmp")
+        tmp.write_text(json.dumps(what))
+        tmp.replace(out)
+
     started = time.time()
-    Path(out).write_text(json.dumps({"started": started}))
+    say({"started": started})
     m = simulate(Path(path), rate=rate, duration=seconds, speedup=1.0, seed=seed, rotate_on_size=ROTATE_BYTES,
                  style=style)
-    Path(out).write_text(json.dumps({"started": started, "ended": time.time(), "records": m.records}))
+    say({"started": started, "ended": time.time(), "records": m.records})
 
 
 class Sampler:
