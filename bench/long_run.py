@@ -256,6 +256,7 @@ def main() -> None:
           + ("on the local Flink cluster (a JobManager, 2 TaskManagers)" if on_cluster else "in one MiniCluster process"))
     cli(cfg_file, "up")
     failed = False
+    procs: list = []
     try:
         from pymongo import MongoClient
 
@@ -392,6 +393,10 @@ def main() -> None:
             json_out.write_text(json.dumps(figures, indent=2) + "\n")
             print(f"figures written to {json_out}")
     finally:
+        for p in procs:  # a run cut short leaves no simulator writing on
+            if p.is_alive():
+                p.terminate()
+                p.join()
         cli(cfg_file, "down")
         shutil.rmtree(root, ignore_errors=True)
     sys.exit(1 if failed else 0)
