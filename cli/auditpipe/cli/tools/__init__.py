@@ -255,7 +255,7 @@ def register(sub) -> None:
                         "together, with every checkpoint's size and duration, the job's heap and resident memory and "
                         "the latency of each 5 minutes, and the counts checked (bench/README.md)")
     s.add_argument("--minutes", type=positive, help="the long run's length (default 30)")
-    s.add_argument("--rate", type=positive, help="the long run's events/s, both servers together (default 3000: the highest this 2-core machine carried with the whole stack on it, bench/README.md)")
+    s.add_argument("--rate", type=positive, help="the long run's events/s, both servers together (default 3000; 2 cores carried 4000 with the whole stack on them: bench/README.md, The long run)")
     s.add_argument("--cluster", action="store_true", help="the long run with the job on the local Flink cluster "
                    "(a JobManager and two TaskManagers) instead of one MiniCluster process")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
