@@ -23,7 +23,7 @@ import java.util.List;
  * newest sequence that no gap of that sequence took is where the next sequence's beginning went
  * (the server restarted while the collector was down), so that gap is {@link GapClass#COLLECTOR_LOSS};
  * any other is {@link GapClass#UNEXPLAINED}. State per server: its newest startup time and the last
- * such report, a few hundred bytes for the server's life (no timer).
+ * such report: one small value per server, kept for the server's life (no timer).
  */
 public class SequenceStarts extends KeyedProcessFunction<String, SequenceStarts.Notice, Alert> {
     private static final long serialVersionUID = 1L;
