@@ -262,7 +262,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
             if where == "store" and since is None and until is None and head_interval_s is not None:
                 report.findings.extend(_heads_stopped(name, ends[where], heads_by_age.get((name, None)), now_ms,
-                                                      head_interval_s))
+                                                      head_interval_s, docs))
             loaded[where] = (docs, report)
             result.reports.append((where, report))
             digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
@@ -302,15 +302,24 @@ def gap_class(alert: dict) -> str:
 
 
 def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_ms: int,
-                   interval_s: float) -> list[Finding]:
+                   interval_s: float, docs: list[dict] | None = None) -> list[Finding]:
     """Links stored after the newest head though the job writes a head within chain.head-interval of a
-    link: its heads stopped (the job is down or stalled) or the newer heads were removed from every place."""
+    link: its heads stopped (the job is down or stalled) or the newer heads were removed from every place.
+    With ``docs`` (the links read), only a link whose event time is that long past is due a head: the job
+    writes a head once its event time passes the link, so a record timed ahead of the clock (a simulator's
+    compressed time, a server's clock ahead) has none yet, however old the head before it (after a
+    quiet spell, the newest head is hours old when a burst arrives)."""
     if last_link is None or heads is None or heads.newest is None:
         return []
     seq, at = heads.newest
     age_s = (now_ms - at) / 1000
     if last_link <= seq or age_s < interval_s + IN_FLIGHT_S:
         return []
+    if docs is not None:
+        due_by = now_ms - (interval_s + IN_FLIGHT_S) * 1000
+        if not any(isinstance(d.get(SEQ), int) and d[SEQ] > seq and d.get("event_time") is not None
+                   and _plain(d["event_time"]) <= due_by for d in docs):
+            return []
     return [Finding("unanchored", name, seq + 1, None,
                     f"links {seq + 1} to {last_link} are stored, but the newest chain head (link {seq}) was recorded "
                     f"{age_s / 60:.0f} min ago, and the job writes one within {interval_s:g} s of a link: its heads "

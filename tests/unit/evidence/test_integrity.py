@@ -88,6 +88,17 @@ def test_links_after_the_newest_head_are_unanchored_once_a_head_is_overdue():
     assert verify._heads_stopped("db-01", 130, heads, now, 120) == [], "a head may still come (120 s + 120 s)"
     [f] = verify._heads_stopped("db-01", 130, heads, now, 60)
     assert (f.kind, f.seq, f.last_seq) == ("unanchored", 101, 130) and "links 101 to 130" in f.detail
+    # links timed ahead of the head's due time (a burst after a quiet spell, records timed ahead of the clock)
+    # are not due a head yet, however old the one before them; one timed long enough ago is
+    from datetime import datetime, timezone
+
+    def at(ms):
+        return datetime.fromtimestamp(ms / 1000, timezone.utc)
+
+    fresh = [{"chain_seq": s, "event_time": at(now - 30_000)} for s in range(101, 131)]
+    assert verify._heads_stopped("db-01", 130, heads, now, 60, fresh) == []
+    old = fresh + [{"chain_seq": 101, "event_time": at(now - 181_000)}]
+    assert [x.seq for x in verify._heads_stopped("db-01", 130, heads, now, 60, old)] == [101]
 
 
 def test_the_head_interval_is_the_jobs(tmp_path):
