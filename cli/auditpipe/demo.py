@@ -7,8 +7,10 @@ a server restart) into the demo log that the collector ships -> wait until every
 summary, with the alerts next to the ones expected and each connection's session beside its
 records in the log -> wait until the archive holds the run, then
 `verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
-of the run (`auditpipe report pci` over the run's minutes) and print where to open it. The stack
-keeps running afterwards.
+of the run (`auditpipe report pci` over the run's minutes) and print where to open it -> sign off
+the newest day of the history awaiting review (`auditpipe review decide`), write that day's PCI DSS
+report, which counts it reviewed, and show verify catching the decision edited in the store (the
+edit put back). The stack keeps running afterwards.
 """
 
 from __future__ import annotations
@@ -41,6 +43,23 @@ class EvidenceReportWritten:
 
 
 @dataclass
+class DayReviewed:
+    """A day of the demo's history signed off (`auditpipe review decide`), its PCI DSS report, and
+    verify catching the decision edited in the store (then put back)."""
+    item: str | None  # None: no day awaited review (earlier runs signed off every one)
+    decision: str = ""
+    reviewer: str = ""
+    report: Path | None = None
+    reviewed: str = ""  # the report's 10.4.1 figure, e.g. "1 of 1 days reviewed"
+    caught: list[str] = field(default_factory=list)  # verify's findings with the decision edited
+    clean_again: bool = False  # verify clean once it was put back
+
+    @property
+    def ok(self) -> bool:
+        return self.item is None or (self.reviewed.startswith("1 of 1 ") and bool(self.caught) and self.clean_again)
+
+
+@dataclass
 class HistoryImported:
     run: str  # the run's name, in its learned incidents' accounts
     records: int
@@ -63,6 +82,7 @@ class DemoResult:
     report: "EvidenceReportWritten | None" = None  # the PCI DSS report of the run
     sessions: dict = field(default_factory=dict)  # the run's sessions in the store, by connection id
     history: "HistoryImported | None" = None  # the history that seeded the learned baselines
+    review: "DayReviewed | None" = None  # a day of the history signed off
 
     def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
         """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
@@ -95,7 +115,8 @@ class DemoResult:
         return (self.stored == self.manifest.records and self.duplicates == 0 and not self.session_mismatches()
                 and self.dead_letters == self.manifest.malformed and self.alerts_ok
                 and self.archived in (None, self.manifest.records)
-                and (self.verification is None or self.verification.clean))
+                and (self.verification is None or self.verification.clean)
+                and (self.review is None or self.review.ok))
 
 
 def run_filter(cfg: Config, m: Manifest) -> dict:
@@ -278,6 +299,54 @@ def write_evidence_report(cfg: Config, m: Manifest, regime: str = "pci") -> Evid
     return EvidenceReportWritten(out.resolve(), built.digest(), command, round(time.monotonic() - started, 1))
 
 
+def review_a_day(cfg: Config) -> DayReviewed:
+    """Signs off the newest day awaiting review as the demo's reviewer, writes that day's PCI DSS
+    report, which counts it reviewed, and shows verify catching the decision edited in the store
+    (the edit is put back: the demo leaves its store as it found it)."""
+    from auditpipe.evidence import report, reviews
+
+    now = datetime.now(timezone.utc)
+    waiting = [d for d in reviews.awaiting(cfg, now - timedelta(days=30), now, now).days if d["regime"] == "pci"]
+    if not waiting:
+        return DayReviewed(None)
+    day = waiting[-1]
+    reviewer = os.environ.get(reviews.REVIEWER_ENV) or "demo-reviewer"
+    (decision,) = reviews.decide(cfg, [day["item"]], "expected", "demo: the day's exceptions read in its PCI DSS "
+                                 "report; nothing beyond the normal", reviewer)
+    start = reviews.day_start(day["day"])
+    built = report.build(cfg, "pci", start, start + timedelta(days=1), None, now=now)
+    out = report.write(built, report.default_path(cfg, "pci", start, start + timedelta(days=1)))
+    row = next(c for c in built.controls if c["control"] == "PCI-DSS-10.4.1")
+    done = DayReviewed(day["item"], decision["_id"], reviewer, out.resolve(), f"{row['events']} of {row['of']} {row['unit']}")
+    with mongo_client(cfg) as client:
+        db = client[cfg.store["database"]]
+        coll = reviews.collection(cfg, client)
+        original = coll.find_one({"_id": decision["_id"]})
+        coll.update_one({"_id": decision["_id"]}, {"$set": {"outcome": "false_positive"}})
+        try:
+            done.caught = [f.line(where) for where, f in reviews.verify_decisions(cfg, db).findings]
+        finally:
+            coll.replace_one({"_id": decision["_id"]}, original)
+        done.clean_again = not reviews.verify_decisions(cfg, db).findings
+    return done
+
+
+def review_lines(r: DemoResult) -> list[str]:
+    v = r.review
+    if v is None:
+        return []
+    if v.item is None:
+        return ["  review                 no day awaits review (earlier runs signed off each): ./auditpipe review log"]
+    return [f"  review                 {v.item} signed off by {v.reviewer} ({v.decision}); its PCI DSS report: "
+            f"10.4.1 {v.reviewed}",
+            f"    {v.report}",
+            "  review tampered        the decision's outcome edited in the store: verify "
+            + (f"caught it: {v.caught[0]}" if v.caught else "did NOT catch it"),
+            "  review restored        " + ("put back: the decisions verify clean" if v.clean_again
+                                           else "put back, but the decisions do NOT verify"),
+            "    ./auditpipe review list   ./auditpipe review log   ./auditpipe verify"]
+
+
 def summary(cfg: Config, r: DemoResult) -> str:
     m = r.manifest
     flink = FlinkJob(cfg)
@@ -296,12 +365,13 @@ def summary(cfg: Config, r: DemoResult) -> str:
         *session_lines(cfg, r),
         *tamper_evidence_lines(cfg, r),
         *evidence_report_lines(r),
+        *review_lines(r),
         f"  throughput             {m.records / max(m.wall_seconds + r.seconds_to_store_all, 1e-6):,.0f} records/s "
         f"end to end ({m.records} records written in {m.wall_seconds:.1f}s, all stored "
         f"{r.seconds_to_store_all:.1f}s after the last write)",
         "",
         "RESULT: " + ("OK, generated == stored == archived, no duplicates, one session per connection with its "
-                      "records, the expected alerts and no others, the chain verifies" if r.ok
+                      "records, the expected alerts and no others, the chain verifies, a day reviewed" if r.ok
                       else "MISMATCH (see above)"),
         "",
         "The stack keeps running:",
@@ -419,5 +489,7 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
                                             collector_gaps=recorded_gaps(cfg))
     progress.info("demo: writing the PCI DSS evidence report of the run")
     result.report = write_evidence_report(cfg, m)
+    with progress.step("signing off a day of the history as its reviewer (auditpipe review)"):
+        result.review = review_a_day(cfg)
     progress.info(summary(cfg, result))
     return result

@@ -55,6 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"auditpipe: {e}", file=sys.stderr)
         return e.exit_code
+    except Exception as e:  # noqa: BLE001 - the one failure every store command shares, said plainly
+        if type(e).__name__ != "ServerSelectionTimeoutError":
+            raise
+        print(f"auditpipe: the store does not answer ({app.config.store_uri_for_display}): start the local stack "
+              "with `./auditpipe up`, or check store.uri (`./auditpipe status` shows each part)", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("auditpipe: interrupted", file=sys.stderr)
         return 130

@@ -103,6 +103,8 @@ class Report:
     coverage_tiers: list[str] = field(default_factory=list)
     retention: list[dict] = field(default_factory=list)  # tier, holds, asked, ok, detail
     charts: dict[str, str] = field(default_factory=dict)  # name -> inline SVG
+    review: dict = field(default_factory=dict)  # evidence/reviews.py review_section
+    review_section: Section | None = None  # the review-decisions query's rows, for its command
 
     def evidence(self) -> dict:
         """Everything the report shows, as plain JSON values (what the digest covers)."""
@@ -113,6 +115,7 @@ class Report:
             "control_details": {s.control: s.rows for s in self.control_details},
             "coverage": [{"server": c.server, "events": c.events, "first": c.first, "last": c.last,
                           "silences": [list(x) for x in c.silences]} for c in self.coverage],
+            "review": self.review,
         })
 
     def canonical_evidence(self) -> str:
@@ -301,6 +304,21 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
                         ["first_event_time", "server", "rule", "severity", "subject", "evidence_count"]),
         ]
 
+    with step("the reviews"):
+        from auditpipe.evidence import reviews
+
+        decisions = run.section("review-decisions", "Review decisions", "Each decision about a day or an alert of "
+                                "the period (docs/reviews.md).", "review-decisions",
+                                ["decided_at", "reviewer", "item", "outcome", "note"])
+        report.review_section = decisions
+        alerts = next(s for s in report.sections if s.key == "alerts").rows
+        from auditpipe.store.client import mongo_client
+
+        with mongo_client(cfg) as client:
+            first = reviews.first_evidence_day(cfg, client[cfg.store["database"]])
+        report.review = reviews.review_section(cfg, regime.key, since, until, now, decisions.rows, alerts, first)
+        report.controls.extend(reviews.requirement_rows(regime.key, report.review))
+
     with step("coverage per server"):
         per_minute = run.rows("stats-by-minute")
         by_server = {r["_id"]: r["events"] for r in run.rows("events-by-server")}
@@ -401,10 +419,11 @@ def charts(report: Report, per_minute: list[dict]) -> dict[str, str]:
                                "axis": {"format": "%m-%d %H:%M", "labelAngle": 0}},
                          "y": {"field": "events", "type": "quantitative", "title": "events"},
                          "color": {"field": "server", "type": "nominal"}}})
-    if report.controls:
+    counted = [c for c in report.controls if "of" not in c]  # not the review requirements' days and alerts
+    if counted:
         out["evidence-per-control"] = _svg({
             "title": "Events evidencing each control",
-            "data": {"values": report.controls}, "mark": "bar", "height": 24 * len(report.controls),
+            "data": {"values": counted}, "mark": "bar", "height": 24 * len(counted),
             "encoding": {"y": {"field": "control", "type": "nominal", "sort": None, "title": None},
                          "x": {"field": "events", "type": "quantitative", "title": "events"}}})
     failed = next(s for s in report.sections if s.key == "failed-logins")

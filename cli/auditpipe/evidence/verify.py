@@ -30,6 +30,8 @@ from auditpipe.evidence.chain import (
 from auditpipe.store.client import mongo_client
 from auditpipe.terminal import shown
 
+#: the review decisions' chain, as its reports name it (evidence/reviews.py CHAIN_NAME)
+DECISIONS_CHAIN = "review decisions"
 #: How long after its head an event may take to reach the store and the archive: the job writes both at
 #: each checkpoint (5 s), and the archive's files are committed after it. A link a head names that a place
 #: lacks is a deletion only once its head is older than this; until then verify says it is on its way.
@@ -288,6 +290,13 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             result.findings.extend(("archive", f) for f in report.findings)
     if not names:
         result.notes.append("nothing to verify: no events in the store or the archive")
+    if only is None and since is None and until is None and after is None:
+        from auditpipe.evidence import reviews
+
+        decisions = reviews.verify_decisions(cfg, db, store=store, in_archive=in_archive)
+        result.reports.extend(decisions.reports)
+        result.findings.extend(decisions.findings)
+        result.notes.extend(decisions.notes)
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
     if result.source_gaps and collector_gaps:
@@ -559,9 +568,13 @@ def format_report(v: Verification) -> str:
         if r.first_seq is None:
             lines.append(f"{where:<8} {r.server}: no links")
             continue
-        trimmed = (f"; links 1 to {r.first_seq - 1} are not here (trimmed by the capped collection, or before"
-                   " this archive): not judged" if r.first_seq > 1 else "")
-        anchor = (f", confirmed by {r.heads_checked} chain heads up to link {r.anchored_to}" if r.anchored_to
+        decisions = r.server == DECISIONS_CHAIN
+        trimmed = ("" if r.first_seq == 1 else
+                   f"; links 1 to {r.first_seq - 1} are not here (past store.evidence_retention_days): not judged"
+                   if decisions else f"; links 1 to {r.first_seq - 1} are not here (trimmed by the capped collection,"
+                   " or before this archive): not judged")
+        anchor = ("" if decisions else
+                  f", confirmed by {r.heads_checked} chain heads up to link {r.anchored_to}" if r.anchored_to
                   else (f", {r.heads_checked} chain heads" if r.heads_checked else ", no chain head yet"))
         state = "OK" if not r.findings else f"{len(r.findings)} finding(s)"
         if r.identical_copies:

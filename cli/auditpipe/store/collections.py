@@ -66,6 +66,7 @@ QUERY_INDEXES = [
     ("dead_letter_collection", [("server", 1), ("detected_at", 1)], "server_detected_at"),
     ("sessions_collection", [("server", 1), ("start_time", 1)], "server_start_time"),
     ("sessions_collection", [("user", 1), ("start_time", 1)], "user_start_time"),
+    ("reviews_collection", [("item_time", 1)], "item_time"),
 ]
 
 
@@ -96,7 +97,7 @@ def ensure_collections(cfg: Config) -> list[str]:
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
     for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["stats_hourly_collection"], s["dead_letter_collection"], s["alerts_collection"],
-                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"], s["baselines_collection"]):
+                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"], s["baselines_collection"], s["reviews_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:
@@ -151,9 +152,9 @@ def create_index(cfg: Config, collection, key: list[tuple[str, int]], name: str)
 
 
 # what store.evidence_retention_days removes: the evidence by its event time, a rollup by its day's end,
-# a session by its last record's time
+# a session by its last record's time, a review decision by when it was made
 EXPIRING = (("evidence_collection", "event_time"), ("rollups_collection", "day_end"),
-            ("sessions_collection", "last_event_time"))
+            ("sessions_collection", "last_event_time"), ("reviews_collection", "decided_at"))
 
 
 def expire_after(collection, field: str, days: int) -> list[str]:

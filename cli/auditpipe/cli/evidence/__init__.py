@@ -110,6 +110,53 @@ def cmd_session(app: Application) -> int:
     return 0
 
 
+def cmd_review_list(app: Application) -> int:
+    from datetime import datetime, timedelta, timezone
+
+    from auditpipe.evidence import query, reviews
+
+    a = app.args
+    now = datetime.now(timezone.utc)
+    until = query.parse_time(a.until, now) if a.until else now
+    since = query.parse_time(a.since, until - timedelta(days=30)) if a.since else until - timedelta(days=30)
+    if until <= since:
+        raise UserError("--to must be after --from")
+    app.out(reviews.format_awaiting(reviews.awaiting(app.config, since, until, now), since, until))
+    return 0
+
+
+def cmd_review_decide(app: Application) -> int:
+    from auditpipe.evidence import reviews
+
+    a = app.args
+    note = a.note
+    if a.note_file is not None:
+        if note is not None:
+            raise UserError("give --note or --note-file, not both; nothing was recorded")
+        try:
+            note = Path(a.note_file).read_text(encoding="utf-8") if a.note_file != "-" else __import__("sys").stdin.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise UserError(f"could not read the note from {a.note_file}: {e}; nothing was recorded") from None
+    written = reviews.decide(app.config, a.items, a.outcome, note or "", a.reviewer)
+    for d in written:
+        app.out(f"recorded {d['_id']}: {d['reviewer']} decided {d['item']}: {d['outcome']}")
+    path = reviews.ledger_path(app.config)
+    if path is not None:
+        app.out(f"  kept in {app.config.store['reviews_collection']} and, line for line, in {path}")
+    return 0
+
+
+def cmd_review_log(app: Application) -> int:
+    from auditpipe.evidence import query, reviews
+
+    a = app.args
+    since = query.parse_time(a.since, None) if a.since else None
+    until = query.parse_time(a.until, None) if a.until else None
+    rows = reviews.list_decisions(app.config, since, until, a.limit)
+    app.out(query.format_json(rows) if a.json else reviews.format_decisions(rows))
+    return 0
+
+
 def watch(app: Application) -> int:
     """verify --watch: the store's chains verified every chain.watch_interval, each finding a critical
     integrity alert (stack/verification.py), until stopped: what the local stack's supervisor does, for
@@ -246,6 +293,43 @@ def register(sub) -> None:
     s.add_argument("--limit", type=at_least_one, default=STATEMENTS_SHOWN,
                    help=f"at most this many of its records (default {STATEMENTS_SHOWN})")
     s.add_argument("--json", action="store_true", help="JSON: the session with its records in order")
+
+    from auditpipe.evidence.reviews import REVIEWER_ENV, outcomes
+
+    p = sub.add_parser("review", help="what awaits review (each day's exceptions, the alerts); record a reviewer's decision",
+                       description="The daily review an assessor asks for (PCI DSS 10.4.1, 10.4.3; docs/reviews.md): "
+                                   "`review list` shows the days (of the regimes in review.regimes) and the alerts no "
+                                   "decision names yet, `review decide` records a reviewer's decision, which is never "
+                                   "changed (a link of a hash chain that verify recomputes), `review log` lists them. "
+                                   "Without an action: `review list`.")
+    p.set_defaults(func=cmd_review_list, since=None, until=None)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    s = command(actions, "list", "the days and alerts awaiting a decision",
+                "Each ended UTC day of each regime in review.regimes, from the first day the store holds evidence of, "
+                "that no decision names, with its deadline (review.deadline after the day) and the report to read; "
+                "then the alerts of the period no decision names.",
+                ("./auditpipe review list", "./auditpipe review list --from 90d"), cmd_review_list)
+    add_time_range(s, "the period", "30 days before --to", "now")
+    s = command(actions, "decide", "record a reviewer's decision about a day or an alert",
+                f"Records one decision per ITEM: the reviewer (--reviewer, else {REVIEWER_ENV}), the time, the "
+                "outcome and the note, in the store's reviews collection and the archive's reviews/decisions.jsonl. "
+                "A decision is never changed: a reviewer decides an item once, another reviewer may add theirs. "
+                "Every item is checked before any is written: an unknown item, a day not over, a second decision by "
+                "the same reviewer, a missing reviewer or a note with control characters writes nothing (exit 2).",
+                ("./auditpipe review decide day:pci:2026-11-28 --outcome expected --reviewer alice",
+                 "AUDITPIPE_REVIEWER=bob ./auditpipe review decide alert:brute_force/db-01/app/1795860000000 "
+                 "--outcome escalated --note 'ticket SEC-101: password reset, source blocked'"), cmd_review_decide)
+    s.add_argument("items", nargs="+", metavar="ITEM", help="day:REGIME:YYYY-MM-DD or alert:ALERT_ID (as `review list` shows)")
+    s.add_argument("--outcome", required=True, choices=outcomes(), help="what the review found")
+    s.add_argument("--note", help="what was looked at, found or done (required unless the outcome is expected)")
+    s.add_argument("--note-file", metavar="FILE", help="the note from a file (- for standard input)")
+    s.add_argument("--reviewer", help=f"who decides (default: the {REVIEWER_ENV} environment variable)")
+    s = command(actions, "log", "the decisions recorded, in order",
+                "The decisions in the order they were recorded (their links), with reviewer, outcome and note.",
+                ("./auditpipe review log", "./auditpipe review log --from 7d --json"), cmd_review_log)
+    add_time_range(s, "when the decisions were recorded", "the beginning", "now and later")
+    s.add_argument("--limit", type=at_least_one, default=100, help="the newest this many (default 100)")
+    s.add_argument("--json", action="store_true", help="JSON with every field")
 
     s = command(sub, "verify", "recompute each server's tamper-evidence chain over the store and the archive",
                 "Every stored event is a link in its server's hash chain (docs/archive.md). verify recomputes "

@@ -1,0 +1,531 @@
+"""Reviews (docs/reviews.md): what awaits a person's review, and the decisions, kept as evidence.
+
+Two kinds of item await review: each ended UTC day of each regime in ``review.regimes`` (that day's
+exceptions, as the regime's report shows them), from the first day the store holds evidence of,
+and each alert. A decision (schemas/review-decision.schema.json) names one item, its reviewer,
+an outcome and a note. Decisions are only ever appended: each is a link of one hash chain, computed
+as an event's link (evidence/chain.py), in the store's reviews collection and, line for line, in
+the archive's ``reviews/decisions.jsonl``; `auditpipe verify` recomputes both and names a decision
+edited, removed or added outside this module.
+
+Two reviewers deciding at once: a decision's ``_id`` is its link number, so of two decisions
+computed from the same last link the store takes one, and the other is computed again after it;
+both are kept, in the order the store took them.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from functools import lru_cache
+from pathlib import Path
+
+from auditpipe import paths
+from auditpipe.config import Config, duration_seconds
+from auditpipe.errors import UserError
+from auditpipe.evidence.chain import DIGEST, SEQ, Finding, ServerReport, _plain, compare_copies, link, verify_links
+from auditpipe.evidence.verify import DECISIONS_CHAIN
+from auditpipe.terminal import shown
+
+SCHEMA_FILE = paths.SCHEMAS / "review-decision.schema.json"
+#: where a reviewer's name comes from when --reviewer is not given
+REVIEWER_ENV = "AUDITPIPE_REVIEWER"
+#: the decisions' chain, as verify names it
+CHAIN_NAME = DECISIONS_CHAIN
+#: the archive's copy of the decisions, relative to archive.path
+LEDGER = Path("reviews") / "decisions.jsonl"
+#: tries at taking the next link when other reviewers keep taking it first
+APPEND_TRIES = 50
+#: a listing shows at most this many awaiting alerts (it counts them all)
+ALERTS_SHOWN = 50
+# characters a reviewer's name or note may not hold: controls other than a note's line breaks and tabs,
+# the bidirectional-text controls (they reorder what a terminal or a report shows around them), surrogates
+_FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    return json.loads(SCHEMA_FILE.read_text())
+
+
+def outcomes() -> tuple[str, ...]:
+    """The outcomes a decision may have, in the schema's order."""
+    return tuple(schema()["properties"]["outcome"]["enum"])
+
+
+def note_max() -> int:
+    return schema()["properties"]["note"]["maxLength"]
+
+
+def reviewer_max() -> int:
+    return schema()["properties"]["reviewer"]["maxLength"]
+
+
+def regimes() -> tuple[str, ...]:
+    """The regimes a day can be reviewed for: the reports' keys."""
+    from auditpipe.evidence.report import REGIMES
+
+    return tuple(REGIMES)
+
+
+def collection(cfg: Config, client):
+    return client[cfg.store["database"]][cfg.store["reviews_collection"]]
+
+
+def ledger_path(cfg: Config) -> Path | None:
+    """The archive's copy of the decisions; None when the archive is off."""
+    return cfg.archive_path / LEDGER if cfg.archive["enabled"] else None
+
+
+# --- items ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Item:
+    """What a decision is about: ``day:<regime>:<YYYY-MM-DD>`` or ``alert:<alert id>``."""
+    kind: str
+    regime: str | None = None
+    day: date | None = None
+    alert_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"day:{self.regime}:{self.day.isoformat()}" if self.kind == "day" else f"alert:{self.alert_id}"
+
+    @staticmethod
+    def day_of(regime: str, day: date) -> "Item":
+        return Item("day", regime=regime, day=day)
+
+
+def day_start(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+
+
+def parse_item(text: str, cfg: Config) -> Item:
+    """An item as written on the command line; UserError naming what is wrong."""
+    if text.startswith("alert:") and len(text) > len("alert:"):
+        return Item("alert", alert_id=text[len("alert:"):])
+    m = re.fullmatch(r"day:([a-z0-9]+):(\d{4}-\d{2}-\d{2})", text)
+    if not m:
+        raise UserError(f"'{shown(text)}' is not an item: write day:REGIME:YYYY-MM-DD (a UTC day of a regime's "
+                        "review) or alert:ALERT_ID (an id from `auditpipe alerts --json` or `auditpipe review`)")
+    regime, day_text = m.groups()
+    if regime not in cfg.data["review"]["regimes"]:
+        raise UserError(f"'{regime}' is not a regime reviewed day by day here: review.regimes is "
+                        f"{', '.join(cfg.data['review']['regimes']) or 'empty'} (one of {', '.join(regimes())})")
+    try:
+        day = date.fromisoformat(day_text)
+    except ValueError:
+        raise UserError(f"'{day_text}' is not a date (YYYY-MM-DD)") from None
+    return Item.day_of(regime, day)
+
+
+# --- what awaits review ---------------------------------------------------------------------------
+
+def first_evidence_day(cfg: Config, db) -> date | None:
+    """The first UTC day the store counts events of (the hourly stats, which live shipping and
+    `auditpipe import` both write): the days before it have nothing to review."""
+    first = next(iter(db[cfg.store["stats_hourly_collection"]].find({}, {"window_start": 1})
+                      .sort("window_start", 1).limit(1)), None)
+    return _utc(first["window_start"]).date() if first else None
+
+
+def _utc(t: datetime) -> datetime:
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
+def ended_days(since: datetime, until: datetime, now: datetime, first: date | None) -> list[date]:
+    """The UTC days that overlap [since, until), have ended by ``now`` and are not before ``first``
+    (None: no evidence at all, so no day)."""
+    if first is None:
+        return []
+    day = max(_utc(since).date(), first)
+    out = []
+    while day_start(day) < _utc(until) and day_start(day) + timedelta(days=1) <= now:
+        out.append(day)
+        day += timedelta(days=1)
+    return out
+
+
+@dataclass
+class Awaiting:
+    days: list[dict] = field(default_factory=list)  # regime, day, item, overdue, alerts
+    alerts: list[dict] = field(default_factory=list)  # the alerts awaiting, oldest first (at most ALERTS_SHOWN)
+    alerts_total: int = 0
+    decided_days: int = 0
+    decided_alerts: int = 0
+    first_day: date | None = None
+
+
+def awaiting(cfg: Config, since: datetime, until: datetime, now: datetime | None = None) -> Awaiting:
+    """The days and alerts of [since, until) no decision names yet."""
+    from auditpipe.store.client import mongo_client
+
+    now = now or datetime.now(timezone.utc)
+    deadline = timedelta(seconds=duration_seconds(cfg.data["review"]["deadline"]))
+    out = Awaiting()
+    with mongo_client(cfg) as client:
+        db = client[cfg.store["database"]]
+        decided = {d["item"] for d in collection(cfg, client).find({}, {"item": 1})}
+        out.first_day = first_evidence_day(cfg, db)
+        days = ended_days(since, until, now, out.first_day)
+        alerts = list(db[cfg.store["alerts_collection"]].find(
+            {"first_event_time": {"$gte": since, "$lt": until}},
+            {"rule": 1, "severity": 1, "server": 1, "summary": 1, "first_event_time": 1}))
+    alerts.sort(key=lambda a: (_utc(a["first_event_time"]), str(a["_id"])))
+    per_day: dict[date, int] = {}
+    for a in alerts:
+        per_day[_utc(a["first_event_time"]).date()] = per_day.get(_utc(a["first_event_time"]).date(), 0) + 1
+    for regime in cfg.data["review"]["regimes"]:
+        for day in days:
+            item = Item.day_of(regime, day)
+            if item.key in decided:
+                out.decided_days += 1
+                continue
+            due = day_start(day) + timedelta(days=1) + deadline
+            out.days.append({"item": item.key, "regime": regime, "day": day, "due": due, "overdue": now > due,
+                             "alerts": per_day.get(day, 0)})
+    for a in alerts:
+        if f"alert:{a['_id']}" in decided:
+            out.decided_alerts += 1
+            continue
+        out.alerts_total += 1
+        if len(out.alerts) < ALERTS_SHOWN:
+            out.alerts.append(a)
+    return out
+
+
+def _short(text: str, most: int = 100) -> str:
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
+def format_awaiting(a: Awaiting, since: datetime, until: datetime) -> str:
+    lines = []
+    span = f"{_utc(since):%Y-%m-%d %H:%M} to {_utc(until):%Y-%m-%d %H:%M} UTC"
+    if a.first_day is None:
+        lines.append(f"no evidence in the store yet: no day awaits review ({span})")
+    if a.days:
+        lines.append(f"days awaiting review ({len(a.days)}; {a.decided_days} decided in {span}):")
+        for d in a.days:
+            report = (f"./auditpipe report {d['regime']} --from {d['day'].isoformat()} "
+                      f"--to {(d['day'] + timedelta(days=1)).isoformat()}")
+            state = f"OVERDUE since {d['due']:%Y-%m-%d %H:%M} UTC" if d["overdue"] else f"due {d['due']:%Y-%m-%d %H:%M} UTC"
+            lines.append(f"  {d['item']:<24} {state}; {d['alerts']} alert(s) that day; read it: {report}")
+    elif a.first_day is not None:
+        lines.append(f"no day awaits review ({a.decided_days} decided in {span})")
+    if a.alerts_total:
+        lines.append(f"alerts awaiting review ({a.alerts_total}; {a.decided_alerts} decided)"
+                     + (f", the oldest {len(a.alerts)}:" if a.alerts_total > len(a.alerts) else ":"))
+        for al in a.alerts:
+            lines.append(f"  alert:{shown(al['_id'])}  {_utc(al['first_event_time']):%Y-%m-%d %H:%M:%S}  "
+                         f"{shown(al['severity'])}  {shown(al.get('server'))}  {_short(shown(al.get('summary')))}")
+    else:
+        lines.append(f"no alert awaits review ({a.decided_alerts} decided)")
+    if a.days or a.alerts_total:
+        lines.append("decide: ./auditpipe review decide ITEM --outcome " + "|".join(outcomes())
+                     + " --note TEXT [--reviewer NAME]")
+    return "\n".join(lines)
+
+
+# --- deciding -------------------------------------------------------------------------------------
+
+def reviewer_identity(flag: str | None, environ=os.environ) -> tuple[str, dict]:
+    """The reviewer's name (--reviewer, else AUDITPIPE_REVIEWER) and the identity block recorded with it."""
+    if flag is not None:
+        name, source = flag, "flag"
+    elif environ.get(REVIEWER_ENV):
+        name, source = environ[REVIEWER_ENV], "environment"
+    else:
+        raise UserError(f"who is deciding? give --reviewer NAME or set {REVIEWER_ENV} (docs/reviews.md \"Who the "
+                        "reviewer is\"); nothing was recorded")
+    check_reviewer(name)
+    try:
+        os_user = getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container's numeric user)
+        os_user = None
+    return name, {"source": source, "os_user": os_user, "host": socket.gethostname()}
+
+
+def check_reviewer(name: str) -> None:
+    if not name.strip() or name != name.strip():
+        raise UserError("the reviewer's name is empty or begins or ends with a space; nothing was recorded")
+    if len(name) > reviewer_max():
+        raise UserError(f"the reviewer's name is {len(name)} characters, more than {reviewer_max()}; nothing was recorded")
+    if _FORBIDDEN.search(name) or "\n" in name or "\t" in name:
+        raise UserError(f"the reviewer's name '{shown(name)}' holds a control character; nothing was recorded")
+
+
+def check_note(note: str, outcome: str) -> None:
+    if len(note) > note_max():
+        raise UserError(f"the note is {len(note)} characters, more than {note_max()}; nothing was recorded")
+    bad = _FORBIDDEN.search(note)
+    if bad:
+        raise UserError(f"the note holds a control character ({shown(bad.group())} at character {bad.start() + 1}): "
+                        "only printable text, line breaks and tabs; nothing was recorded")
+    if outcome != "expected" and not note.strip():
+        raise UserError(f"an outcome of {outcome} needs a note saying what was found or done (--note); "
+                        "nothing was recorded")
+
+
+def _resolve(cfg: Config, db, item: Item, now: datetime) -> dict:
+    """The fields a decision about ``item`` records of it; UserError when there is no such item."""
+    if item.kind == "alert":
+        alert = db[cfg.store["alerts_collection"]].find_one({"_id": item.alert_id},
+                                                            {"first_event_time": 1, "server": 1})
+        if alert is None:
+            raise UserError(f"no alert {shown(item.alert_id)} in {cfg.store['alerts_collection']} (`auditpipe review` "
+                            "lists those awaiting review); nothing was recorded")
+        return {"regime": None, "server": alert.get("server"), "item_time": _utc(alert["first_event_time"])}
+    start = day_start(item.day)
+    if start + timedelta(days=1) > now:
+        raise UserError(f"{item.key}: the day has not ended (a day is reviewed once it is over, {start + timedelta(days=1):%Y-%m-%d %H:%M} UTC); "
+                        "nothing was recorded")
+    first = first_evidence_day(cfg, db)
+    if first is None or item.day < first:
+        since = f"the first is {first.isoformat()}" if first else "it holds none yet"
+        raise UserError(f"{item.key}: the store holds no evidence of that day ({since}); nothing was recorded")
+    return {"regime": item.regime, "server": None, "item_time": start}
+
+
+def _millis(t: datetime) -> datetime:
+    """``t`` to the millisecond, as the store keeps a date: the digest covers what is stored."""
+    return t.replace(microsecond=t.microsecond // 1000 * 1000)
+
+
+def decide(cfg: Config, items: list[str], outcome: str, note: str, reviewer: str | None,
+           now: datetime | None = None, environ=os.environ) -> list[dict]:
+    """Records one decision per item (all checked before any is written: a bad one writes nothing);
+    returns the decisions as stored. The archive's copy follows (``sync_ledger``)."""
+    from pymongo.errors import DuplicateKeyError
+
+    from auditpipe.store.client import mongo_client
+
+    if outcome not in outcomes():
+        raise UserError(f"'{shown(outcome)}' is not an outcome: one of {', '.join(outcomes())}; nothing was recorded")
+    check_note(note, outcome)
+    name, identity = reviewer_identity(reviewer, environ)
+    parsed = [parse_item(text, cfg) for text in items]
+    if len({p.key for p in parsed}) < len(parsed):
+        raise UserError("an item is named twice; nothing was recorded")
+    written = []
+    with mongo_client(cfg) as client:
+        db = client[cfg.store["database"]]
+        coll = collection(cfg, client)
+        now = now or datetime.now(timezone.utc)
+        resolved = [(p, _resolve(cfg, db, p, now)) for p in parsed]
+        _refuse_repeats(coll, [p.key for p in parsed], name)
+        for p, fields in resolved:
+            for _ in range(APPEND_TRIES):
+                last = next(iter(coll.find({}, {SEQ: 1, DIGEST: 1}).sort(SEQ, -1).limit(1)), None)
+                _refuse_repeats(coll, [p.key], name)  # another call by the same reviewer may have taken it meanwhile
+                seq = (last or {}).get(SEQ, 0) + 1
+                doc = {"_id": f"decision/{seq}", "item": p.key, "kind": p.kind, **fields, "reviewer": name,
+                       "identity": identity, "decided_at": _millis(datetime.now(timezone.utc)), "outcome": outcome,
+                       "note": note}
+                doc[SEQ] = seq
+                doc[DIGEST] = link((last or {}).get(DIGEST, ""), doc)
+                try:
+                    coll.insert_one(doc)
+                except DuplicateKeyError:
+                    continue  # another reviewer took this link: compute the decision after theirs
+                written.append(doc)
+                break
+            else:
+                raise UserError(f"{p.key}: other decisions kept taking the next link ({APPEND_TRIES} tries); "
+                                f"{len(written)} of {len(parsed)} recorded, try the rest again")
+        sync_ledger(cfg, coll)
+    return written
+
+
+def _refuse_repeats(coll, keys: list[str], reviewer: str) -> None:
+    taken = next(iter(coll.find({"item": {"$in": keys}, "reviewer": reviewer}, {"item": 1, "_id": 1, "decided_at": 1})
+                      .limit(1)), None)
+    if taken is not None:
+        raise UserError(f"{shown(reviewer)} already decided {shown(taken['item'])} ({taken['_id']}, "
+                        f"{_utc(taken['decided_at']):%Y-%m-%d %H:%M:%S} UTC): a decision is never changed; "
+                        "another reviewer may add theirs. Nothing was recorded")
+
+
+def sync_ledger(cfg: Config, coll) -> int:
+    """Appends to the archive's copy the decisions the store holds after its last line, in link order
+    (under a lock: two reviewers may append at once); returns how many. Nothing when the archive is off."""
+    import fcntl
+
+    path = ledger_path(cfg)
+    if path is None:
+        return 0
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+", encoding="utf-8") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.seek(0)
+            last = 0
+            for line in f:
+                try:
+                    last = max(last, int(json.loads(line).get(SEQ) or 0))
+                except (ValueError, AttributeError, TypeError):
+                    continue  # verify names a line that is not a decision
+            new = sorted(coll.find({SEQ: {"$gt": last}}), key=lambda d: d[SEQ])
+            for d in new:
+                f.write(ledger_line(d) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        raise UserError(f"the decision is in the store, but its copy in the archive ({path}) could not be written: {e}. "
+                        "`auditpipe review decide` adds what the copy lacks next time; until then verify says so") from e
+    return len(new)
+
+
+def ledger_line(doc: dict) -> str:
+    """A decision as a line of the archive's copy: its fields as the canonical form sees them (times as
+    epoch milliseconds), so the copy gives the same digests."""
+    return json.dumps(_plain(doc), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def read_ledger(path: Path) -> tuple[list[dict], list[str]]:
+    """The copy's decisions and a note for each line that is not one."""
+    docs, bad = [], []
+    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            bad.append(f"{path} line {n}: not JSON")
+            continue
+        if not isinstance(doc, dict):
+            bad.append(f"{path} line {n}: not a decision")
+            continue
+        docs.append(doc)
+    return docs, bad
+
+
+# --- listing and verifying decisions --------------------------------------------------------------
+
+def list_decisions(cfg: Config, since: datetime | None = None, until: datetime | None = None,
+                   limit: int = 100) -> list[dict]:
+    """Decisions recorded in [since, until), in link order (the newest ``limit``)."""
+    from auditpipe.store.client import mongo_client
+
+    query: dict = {}
+    if since or until:
+        query["decided_at"] = {**({"$gte": since} if since else {}), **({"$lt": until} if until else {})}
+    with mongo_client(cfg) as client:
+        rows = sorted(collection(cfg, client).find(query), key=lambda d: d.get(SEQ) or 0)
+    return rows[-limit:]
+
+
+def format_decisions(rows: list[dict]) -> str:
+    if not rows:
+        return "(no decisions)"
+    lines = []
+    for d in rows:
+        note = shown(d.get("note", "")).replace("\\x0a", " / ")
+        lines.append(f"{d['_id']:<14} {_utc(d['decided_at']):%Y-%m-%d %H:%M:%S}  {shown(d['reviewer'])}  "
+                     f"{d['outcome']:<14} {shown(d['item'])}" + (f"  \"{note}\"" if note else ""))
+    return "\n".join(lines)
+
+
+@dataclass
+class DecisionsVerification:
+    reports: list[tuple[str, ServerReport]] = field(default_factory=list)
+    findings: list[tuple[str, Finding]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = True) -> DecisionsVerification:
+    """Recomputes the decisions' chain in the store and in the archive's copy, and compares the two:
+    an edited decision breaks its link, a removed one leaves its number missing (the newest: the other
+    place holds it), an added one has no link or a second document at one."""
+    out = DecisionsVerification()
+    places: dict[str, list[dict]] = {}
+    if store:
+        places["store"] = list(db[cfg.store["reviews_collection"]].find())
+    path = ledger_path(cfg)
+    if in_archive and path is not None and path.exists():
+        docs, bad = read_ledger(path)
+        out.findings.extend(("archive", Finding("inserted", CHAIN_NAME, None, None, b)) for b in bad)
+        places["archive"] = docs
+    elif in_archive and path is not None and places.get("store"):
+        out.findings.append(("archive", Finding("deleted", CHAIN_NAME, None, None,
+                                                f"the archive's copy {path} is missing, though the store holds "
+                                                f"{len(places['store'])} decision(s)")))
+    if path is None and store:
+        out.notes.append(f"{CHAIN_NAME}: the archive is off (archive.enabled), so the decisions have no second copy: "
+                         "the newest decisions removed from the store would not be seen")
+    if not any(places.values()):
+        return out
+    ends = {where: max((d[SEQ] for d in docs if isinstance(d.get(SEQ), int)), default=None)
+            for where, docs in places.items()}
+    for where, docs in places.items():
+        other = "archive" if where == "store" else "store"
+        expected = ends.get(other)
+        report = verify_links(CHAIN_NAME, docs, {}, expected_last=expected,
+                              why=f"the {other} holds decisions up to link {expected}")
+        out.reports.append((where, report))
+        out.findings.extend((where, f) for f in report.findings)
+    if len(places) == 2:
+        digests = {where: {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
+                   for where, docs in places.items()}
+        out.findings.extend(("store/archive", f) for f in compare_copies(CHAIN_NAME, digests["store"], digests["archive"]))
+    return out
+
+
+# --- a report's review section --------------------------------------------------------------------
+
+#: the requirements a regime's report counts reviews against: (control, requirement, what is counted)
+REVIEW_REQUIREMENTS = {
+    "pci": (("PCI-DSS-10.4.1", "10.4.1 Audit logs and security events reviewed at least once daily", "days"),
+            ("PCI-DSS-10.4.3", "10.4.3 Exceptions and anomalies identified during the review are addressed",
+             "alerts")),
+}
+
+
+def review_section(cfg: Config, regime: str, since: datetime, until: datetime, now: datetime,
+                   decisions: list[dict], alerts: list[dict], first: date | None) -> dict:
+    """What a report of ``regime`` over [since, until) says of its review: the ended days of the period
+    from ``first`` (the first day with evidence, ``first_evidence_day``) and whether a decision names
+    each, the period's ``alerts`` (the report's alerts-list rows) and their decisions, every decision
+    about them (``decisions``: the review-decisions query's rows for the period), escalations, and the
+    open items."""
+    daily = regime in cfg.data["review"]["regimes"]
+    days = ended_days(since, until, now, first) if daily else []
+    alert_ids = {f"alert:{a['_id']}" for a in alerts}
+    day_keys = {Item.day_of(regime, d).key: d for d in days}
+    mine = [d for d in decisions if d.get("item") in day_keys or d.get("item") in alert_ids]
+    by_item: dict[str, list[dict]] = {}
+    for d in mine:
+        by_item.setdefault(d["item"], []).append(d)
+    day_rows = [{"day": d.isoformat(), "item": key, "reviewed": key in by_item,
+                 "decisions": [f"{x['reviewer']}: {x['outcome']}" for x in by_item.get(key, [])]}
+                for key, d in day_keys.items()]
+    decided_alerts = sum(1 for k in alert_ids if k in by_item)
+    return {
+        "daily": daily,
+        "days": day_rows,
+        "days_total": len(day_rows),
+        "days_reviewed": sum(1 for r in day_rows if r["reviewed"]),
+        "open_days": [r["item"] for r in day_rows if not r["reviewed"]],
+        "alerts_total": len(alert_ids),
+        "alerts_decided": decided_alerts,
+        "open_alerts": sorted(k for k in alert_ids if k not in by_item),
+        "escalations": sum(1 for d in mine if d.get("outcome") == "escalated"),
+        "decisions": [{k: d.get(k) for k in ("_id", "decided_at", "reviewer", "item", "outcome", "note")} for d in mine],
+    }
+
+
+def requirement_rows(regime: str, section: dict) -> list[dict]:
+    """The controls-table rows of ``regime``'s review requirements: what was reviewed of what there was."""
+    rows = []
+    for control, text, what in REVIEW_REQUIREMENTS.get(regime, ()):
+        if what == "days":
+            rows.append({"control": control, "requirement": text, "events": section["days_reviewed"],
+                         "of": section["days_total"], "unit": "days reviewed"})
+        else:
+            rows.append({"control": control, "requirement": text, "events": section["alerts_decided"],
+                         "of": section["alerts_total"], "unit": "alerts decided"})
+    return rows

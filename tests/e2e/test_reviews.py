@@ -1,0 +1,151 @@
+"""Review decisions against the real store (docs/reviews.md): a day of imported history and a live brute
+force await review; bad decisions are refused with nothing written; reviewers deciding at once are all
+kept, in order, and one reviewer's second decision never; the archive's copy is the store's line for
+line; verify names an edited, a removed and a rewritten decision; the PCI report counts the days
+reviewed (10.4.1) and the alerts decided (10.4.3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from auditpipe import paths
+from auditpipe.evidence import reviews
+from auditpipe.evidence.chain import link
+from auditpipe.tools.simulate import simulate
+
+pytestmark = pytest.mark.e2e
+
+LIVE = "e2e-reviews"  # a configured source: its brute force is an alert to decide
+HISTORY = "e2e-reviews-history"  # imported: a past day to review
+
+
+@pytest.fixture(scope="module")
+def reviewed(stack, tmp_path_factory):
+    """Two ended days (the first with imported evidence) and an alert of today, awaiting review."""
+    folder = tmp_path_factory.mktemp("reviews")
+    today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    first = today - timedelta(days=2)
+    simulate(folder / "audit.log", rate=1500 / 86400, duration=86400, speedup=86400 / 5, seed=3, start_time=first)
+    stack.cli("import", str(folder / "audit.log"), "--server", HISTORY)
+    simulate(stack.log_path(LIVE), rate=200, duration=10, speedup=5, seed=5, failed_login_burst=8,
+             start_time=datetime.now(timezone.utc) - timedelta(seconds=20))
+    alerts = stack.db()[stack.cfg.store["alerts_collection"]]
+    alert = stack.wait_for("the brute force's alert", lambda: (a := alerts.find_one(
+        {"server": LIVE, "rule": "brute_force"}), a), timeout=120)
+    stack.db()[stack.cfg.store["reviews_collection"]].delete_many({})
+    ledger = reviews.ledger_path(stack.cfg)
+    if ledger.exists():
+        ledger.unlink()
+    return first.date(), alert
+
+
+def review(stack, *args: str, reviewer_env: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != reviews.REVIEWER_ENV}
+    if reviewer_env is not None:
+        env[reviews.REVIEWER_ENV] = reviewer_env
+    return subprocess.run([sys.executable, "-m", "auditpipe", "--config", str(stack.cfg_file), "review", *args],
+                          capture_output=True, text=True, cwd=paths.REPO, env=env, timeout=120)
+
+
+def stored(stack) -> list[dict]:
+    return sorted(stack.db()[stack.cfg.store["reviews_collection"]].find(), key=lambda d: d["chain_seq"])
+
+
+def test_what_awaits_review_and_bad_decisions_write_nothing(stack, reviewed):
+    first, alert = reviewed
+    day, next_day = f"day:pci:{first}", f"day:pci:{first + timedelta(days=1)}"
+    listed = review(stack, "list", "--from", "3d")
+    assert listed.returncode == 0, listed.stderr
+    assert day in listed.stdout and next_day in listed.stdout, listed.stdout
+    assert f"day:pci:{first - timedelta(days=1)}" not in listed.stdout, "no day before the first with evidence"
+    assert f"alert:{alert['_id']}" in listed.stdout
+    today = datetime.now(timezone.utc).date()
+    for args, env, why in (
+            ((day, "--outcome", "expected"), None, "give --reviewer NAME or set AUDITPIPE_REVIEWER"),
+            (("alert:no/such/alert", "--outcome", "investigated", "--note", "x"), "alice", "no alert no/such/alert"),
+            ((f"day:pci:{today}", "--outcome", "expected"), "alice", "the day has not ended"),
+            ((f"day:pci:{first - timedelta(days=1)}", "--outcome", "expected"), "alice", "holds no evidence of that day"),
+            ((day, "--outcome", "escalated", "--note", "a\x1b]0;owned\x07b"), "alice", "control character"),
+            ((day, "--outcome", "escalated"), "alice", "needs a note"),
+            ((day, "--outcome", "approved"), "alice", "invalid choice"),
+            ((day, "alert:no/such/alert", "--outcome", "expected"), "alice", "no alert"),
+            ((day, "--outcome", "expected", "--reviewer", "eve\u202e"), None, "control character")):
+        r = review(stack, "decide", *args, reviewer_env=env)
+        assert r.returncode == 2 and why in r.stderr, (args, r.stdout, r.stderr)
+    assert stored(stack) == [], "a refused decision writes nothing, nor does any other item of the same call"
+
+
+def test_decisions_are_kept_in_order_once_per_reviewer_and_verified(stack, reviewed):
+    first, alert = reviewed
+    day = f"day:pci:{first}"
+    assert review(stack, "decide", day, "--outcome", "expected", "--reviewer", "alice").returncode == 0
+    again = review(stack, "decide", day, "--outcome", "investigated", "--note", "second look", "--reviewer", "alice")
+    assert again.returncode == 2 and "alice already decided" in again.stderr, again.stderr
+    # four reviewers at once, and one of them twice: every other reviewer's decision kept, hers once
+    calls = [("bob", day), ("carol", day), ("dave", day), ("erin", f"alert:{alert['_id']}"), ("erin", f"alert:{alert['_id']}")]
+    env = {k: v for k, v in os.environ.items() if k != reviews.REVIEWER_ENV}
+    running = [subprocess.Popen([sys.executable, "-m", "auditpipe", "--config", str(stack.cfg_file), "review", "decide",
+                                 item, "--outcome", "escalated", "--note", f"{who}: ticket SEC-7\nsource blocked"],
+                                env={**env, reviews.REVIEWER_ENV: who}, cwd=paths.REPO, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for who, item in calls]
+    codes = sorted(p.wait(timeout=120) for p in running)
+    assert codes == [0, 0, 0, 0, 2], [p.communicate() for p in running]
+    docs = stored(stack)
+    assert [d["chain_seq"] for d in docs] == [1, 2, 3, 4, 5]
+    assert sorted((d["reviewer"], d["item"]) for d in docs) == sorted({("alice", day), *calls})
+    assert all(d["identity"]["source"] == "environment" for d in docs if d["reviewer"] != "alice")
+    previous = ""
+    for d in docs:  # one chain, each link following the one before it
+        assert d["_id"] == f"decision/{d['chain_seq']}" and link(previous, d) == d["chain_digest"], d
+        previous = d["chain_digest"]
+    lines = reviews.ledger_path(stack.cfg).read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [json.loads(reviews.ledger_line(d)) for d in docs]
+    logged = review(stack, "log")
+    assert logged.returncode == 0 and logged.stdout.count("decision/") == 5, logged.stdout
+    assert "\x1b" not in logged.stdout
+
+    clean = stack.cli("verify")
+    assert re.search(r"store\s+review decisions: links 1 to 5 \(5 present\): OK", clean.stdout), clean.stdout
+    assert re.search(r"archive\s+review decisions: links 1 to 5 \(5 present\): OK", clean.stdout), clean.stdout
+
+    coll = stack.db()[stack.cfg.store["reviews_collection"]]
+    # an edited outcome
+    coll.update_one({"_id": "decision/2"}, {"$set": {"outcome": "false_positive"}})
+    found = stack.cli("verify", check=False)
+    assert found.returncode == 1 and "store: review decisions link 2 event decision/2: EDITED" in found.stdout, found.stdout
+    coll.replace_one({"_id": "decision/2"}, docs[1])
+    # the newest removed: the archive's copy holds it
+    coll.delete_one({"_id": "decision/5"})
+    found = stack.cli("verify", check=False)
+    assert found.returncode == 1 and re.search(r"review decisions link 5: DELETED: link 5 missing at the end", found.stdout), found.stdout
+    coll.insert_one(docs[4])
+    # the whole chain rewritten in the store, each link recomputed: only the copy tells
+    previous = ""
+    for d in docs:
+        forged = {**d, "outcome": "false_positive"}
+        forged["chain_digest"] = previous = link(previous, forged)
+        coll.replace_one({"_id": d["_id"]}, forged)
+    found = stack.cli("verify", check=False)
+    assert found.returncode == 1 and "store/archive: review decisions link 1: EDITED" in found.stdout, found.stdout
+    for d in docs:
+        coll.replace_one({"_id": d["_id"]}, d)
+    assert stack.cli("verify").returncode == 0
+
+
+def test_the_pci_report_counts_the_days_reviewed_and_the_alerts_decided(stack, reviewed):
+    first, alert = reviewed
+    r = stack.cli("report", "pci", "--from", first.isoformat(), "--to", datetime.now(timezone.utc).isoformat())
+    page = open(re.search(r"report: (.+)", r.stdout).group(1).strip(), encoding="utf-8").read()
+    assert re.search(r'data-figure="control:PCI-DSS-10.4.1">1 of 2 days reviewed<', page), "first day of two"
+    alerts = stack.db()[stack.cfg.store["alerts_collection"]].count_documents(
+        {"first_event_time": {"$gte": datetime.combine(first, datetime.min.time())}})
+    assert re.search(rf'data-figure="control:PCI-DSS-10.4.3">1 of {alerts} alerts decided<', page)
+    assert re.search(r'data-figure="escalations">4<', page)
+    assert f"day:pci:{first + timedelta(days=1)}" in page, "the unreviewed day is an open item"
+    assert "ticket SEC-7" in page and f"alert:{alert['_id']}" in page
