@@ -276,6 +276,14 @@ class Config:
         p = Path(self.archive["path"])
         return p if p.is_absolute() else self.state_dir / p
 
+    @property
+    def review_ledger_file(self) -> Path | None:
+        """The review decisions' second copy (review.ledger_file, else in the archive; None with neither)."""
+        configured = self.data["review"].get("ledger_file")
+        if configured:
+            return self._in_state(configured)
+        return self.archive_path / "reviews" / "decisions.jsonl" if self.archive["enabled"] else None
+
     def _in_state(self, value: str) -> Path:
         p = Path(os.path.expanduser(value))
         return p if p.is_absolute() else self.state_dir / p

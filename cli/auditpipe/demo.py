@@ -316,7 +316,7 @@ def review_a_day(cfg: Config) -> DayReviewed:
     start = reviews.day_start(day["day"])
     built = report.build(cfg, "pci", start, start + timedelta(days=1), None, now=now)
     out = report.write(built, report.default_path(cfg, "pci", start, start + timedelta(days=1)))
-    row = next(c for c in built.controls if c["control"] == "PCI-DSS-10.4.1")
+    row = next(c for c in built.review_requirements if c["control"] == "PCI-DSS-10.4.1")
     done = DayReviewed(day["item"], decision["_id"], reviewer, out.resolve(), f"{row['events']} of {row['of']} {row['unit']}")
     with mongo_client(cfg) as client:
         db = client[cfg.store["database"]]
@@ -344,7 +344,7 @@ def review_lines(r: DemoResult) -> list[str]:
             + (f"caught it: {v.caught[0]}" if v.caught else "did NOT catch it"),
             "  review restored        " + ("put back: the decisions verify clean" if v.clean_again
                                            else "put back, but the decisions do NOT verify"),
-            "    ./auditpipe review list   ./auditpipe review log   ./auditpipe verify"]
+            "    ./auditpipe review list   ./auditpipe review log   ./auditpipe verify --decisions"]
 
 
 def summary(cfg: Config, r: DemoResult) -> str:

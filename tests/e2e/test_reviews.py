@@ -1,8 +1,9 @@
 """Review decisions against the real store (docs/reviews.md): a day of imported history and a live brute
 force await review; bad decisions are refused with nothing written; reviewers deciding at once are all
-kept, in order, and one reviewer's second decision never; the archive's copy is the store's line for
+kept, in order, and one reviewer's second decision never; the second copy is the store's line for
 line; verify names an edited, a removed and a rewritten decision; the PCI report counts the days
-reviewed (10.4.1) and the alerts decided (10.4.3)."""
+reviewed (10.4.1) and the alerts decided (10.4.3); a day past its deadline raises its alert once and
+leaves the review queue when decided."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
 
+import jsonschema
 import pytest
 from auditpipe import paths
 from auditpipe.evidence import reviews
@@ -53,6 +55,10 @@ def review(stack, *args: str, reviewer_env: str | None = None) -> subprocess.Com
                           capture_output=True, text=True, cwd=paths.REPO, env=env, timeout=120)
 
 
+def queue(stack) -> list[str]:
+    return sorted(d["_id"] for d in stack.db()[stack.cfg.store["review_queue_collection"]].find())
+
+
 def stored(stack) -> list[dict]:
     return sorted(stack.db()[stack.cfg.store["reviews_collection"]].find(), key=lambda d: d["chain_seq"])
 
@@ -80,11 +86,28 @@ def test_what_awaits_review_and_bad_decisions_write_nothing(stack, reviewed):
         assert r.returncode == 2 and why in r.stderr, (args, r.stdout, r.stderr)
     assert stored(stack) == [], "a refused decision writes nothing, nor does any other item of the same call"
 
+    # the deadline check after a verification pass: the first day (over a day past its end) is overdue, once
+    from auditpipe.stack import verification
+
+    logged: list[str] = []
+    assert verification.check_review_deadlines(stack.cfg, logged.append, "") == ""
+    assert verification.check_review_deadlines(stack.cfg, logged.append, "") == ""
+    assert len(logged) == 1 and "1 day(s) past review.deadline" in logged[0], logged
+    overdue = stack.db()[stack.cfg.store["alerts_collection"]].find_one({"_id": f"review_overdue/pci/{first}"})
+    assert (overdue["subject"], overdue["severity"], overdue["server"]) == (day, "medium", "*"), overdue
+    jsonschema.validate(overdue, json.loads((paths.SCHEMAS / "alert.schema.json").read_text()))
+    assert overdue["_id"] in [a["_id"] for a in stack.topic_messages("alerts")], "on the alerts topic too"
+    assert queue(stack) == [day, next_day]
+    assert re.search(rf"{day}\s+OVERDUE since", review(stack, "list", "--from", "3d").stdout)
+
 
 def test_decisions_are_kept_in_order_once_per_reviewer_and_verified(stack, reviewed):
     first, alert = reviewed
     day = f"day:pci:{first}"
     assert review(stack, "decide", day, "--outcome", "expected", "--reviewer", "alice").returncode == 0
+    assert queue(stack) == [f"day:pci:{first + timedelta(days=1)}"], "a day decided leaves the queue at once"
+    listed = review(stack, "list", "--from", "3d").stdout
+    assert f"alert:review_overdue/pci/{first}" not in listed, "the day's decision answers its overdue alert"
     again = review(stack, "decide", day, "--outcome", "investigated", "--note", "second look", "--reviewer", "alice")
     assert again.returncode == 2 and "alice already decided" in again.stderr, again.stderr
     # four reviewers at once, and one of them twice: every other reviewer's decision kept, hers once
@@ -110,20 +133,21 @@ def test_decisions_are_kept_in_order_once_per_reviewer_and_verified(stack, revie
     assert logged.returncode == 0 and logged.stdout.count("decision/") == 5, logged.stdout
     assert "\x1b" not in logged.stdout
 
-    clean = stack.cli("verify")
+    clean = stack.cli("verify", "--decisions")
     assert re.search(r"store\s+review decisions: links 1 to 5 \(5 present\): OK", clean.stdout), clean.stdout
-    assert re.search(r"archive\s+review decisions: links 1 to 5 \(5 present\): OK", clean.stdout), clean.stdout
+    assert re.search(r"copy\s+review decisions: links 1 to 5 \(5 present\): OK", clean.stdout), clean.stdout
 
     coll = stack.db()[stack.cfg.store["reviews_collection"]]
     # an edited outcome
     coll.update_one({"_id": "decision/2"}, {"$set": {"outcome": "false_positive"}})
-    found = stack.cli("verify", check=False)
+    found = stack.cli("verify", "--decisions", check=False)
     assert found.returncode == 1 and "store: review decisions link 2 event decision/2: EDITED" in found.stdout, found.stdout
     coll.replace_one({"_id": "decision/2"}, docs[1])
-    # the newest removed: the archive's copy holds it
+    # the newest removed: the second copy holds it
     coll.delete_one({"_id": "decision/5"})
-    found = stack.cli("verify", check=False)
-    assert found.returncode == 1 and re.search(r"review decisions link 5: DELETED: link 5 missing at the end", found.stdout), found.stdout
+    found = stack.cli("verify", "--decisions", check=False)
+    assert found.returncode == 1 and re.search(r"store: review decisions link 5: DELETED: link 5 missing at the end",
+                                               found.stdout), found.stdout
     coll.insert_one(docs[4])
     # the whole chain rewritten in the store, each link recomputed: only the copy tells
     previous = ""
@@ -131,11 +155,15 @@ def test_decisions_are_kept_in_order_once_per_reviewer_and_verified(stack, revie
         forged = {**d, "outcome": "false_positive"}
         forged["chain_digest"] = previous = link(previous, forged)
         coll.replace_one({"_id": d["_id"]}, forged)
-    found = stack.cli("verify", check=False)
-    assert found.returncode == 1 and "store/archive: review decisions link 1: EDITED" in found.stdout, found.stdout
+    found = stack.cli("verify", "--decisions", check=False)
+    assert found.returncode == 1 and "store/copy: review decisions link 1: EDITED" in found.stdout, found.stdout
     for d in docs:
         coll.replace_one({"_id": d["_id"]}, d)
-    assert stack.cli("verify").returncode == 0
+    assert stack.cli("verify", "--decisions").returncode == 0, "put back: clean again"
+    # and the whole verify shows the decisions beside the events (its exit code is the session's other
+    # modules' too: they leave tampered servers of their own)
+    everything = stack.cli("verify", check=False)
+    assert re.search(r"copy\s+review decisions: links 1 to 5 \(5 present\): OK", everything.stdout), everything.stdout
 
 
 def test_the_pci_report_counts_the_days_reviewed_and_the_alerts_decided(stack, reviewed):
@@ -145,7 +173,8 @@ def test_the_pci_report_counts_the_days_reviewed_and_the_alerts_decided(stack, r
     assert re.search(r'data-figure="control:PCI-DSS-10.4.1">1 of 2 days reviewed<', page), "first day of two"
     alerts = stack.db()[stack.cfg.store["alerts_collection"]].count_documents(
         {"first_event_time": {"$gte": datetime.combine(first, datetime.min.time())}})
-    assert re.search(rf'data-figure="control:PCI-DSS-10.4.3">1 of {alerts} alerts decided<', page)
+    # decided: erin's brute force, and the first day's overdue alert through the day's decisions
+    assert re.search(rf'data-figure="control:PCI-DSS-10.4.3">2 of {alerts} alerts decided<', page), alerts
     assert re.search(r'data-figure="escalations">4<', page)
     assert f"day:pci:{first + timedelta(days=1)}" in page, "the unreviewed day is an open item"
     assert "ticket SEC-7" in page and f"alert:{alert['_id']}" in page

@@ -194,6 +194,21 @@ def pci_system_objects() -> table.Panel:
                           "events-for-control", {"control": "PCI-DSS-10.2.1.7"})
 
 
+def pci_days_awaiting_review() -> table.Panel:
+    return _list_table("Days awaiting review",
+                       "PCI DSS 10.4.1: audit logs and security events reviewed at least once daily. Each ended day no "
+                       "reviewer has decided yet, with its deadline (review.deadline) and whether it passed "
+                       "(`auditpipe review` lists them, `auditpipe review decide` signs one off; docs/reviews.md). "
+                       "Every server's: a day's review covers them all.", "review-queue", width=12, height=8)
+
+
+def pci_review_decisions() -> table.Panel:
+    return _list_table("Review decisions",
+                       "PCI DSS 10.4.1, 10.4.3: who decided each day and alert of the range, when, the outcome and "
+                       "the note (the decisions are chained: `auditpipe verify` checks them).", "review-decisions",
+                       width=12, height=8)
+
+
 def pci_dashboard() -> gdash.Dashboard:
     return (_dashboard("auditpipe-pci-dss-10", "PCI DSS Requirement 10: audit trail review",
                        "Evidence for PCI DSS v4.0 Requirement 10.2.1.x from the audit events (docs/compliance.md).",
@@ -202,7 +217,8 @@ def pci_dashboard() -> gdash.Dashboard:
             .with_panel(pci_administrator_actions())
             .with_panel(pci_audit_trail_access()).with_panel(pci_invalid_access_attempts())
             .with_panel(pci_credential_changes())
-            .with_panel(pci_audit_log_stopped()).with_panel(pci_system_objects()))
+            .with_panel(pci_audit_log_stopped()).with_panel(pci_system_objects())
+            .with_panel(pci_days_awaiting_review()).with_panel(pci_review_decisions()))
 
 
 # --- HIPAA 164.312(b) ----------------------------------------------------------------------

@@ -19,7 +19,8 @@ COLLECTION_ROLES = {"events": "events_collection", "evidence": "evidence_collect
                     "stats": "stats_collection", "stats_hourly": "stats_hourly_collection", "rollups": "rollups_collection", "servers": "servers_collection",
                     "kafka_lag": "kafka_lag_collection",
                     "dead_letters": "dead_letter_collection", "alerts": "alerts_collection",
-                    "sessions": "sessions_collection", "reviews": "reviews_collection"}
+                    "sessions": "sessions_collection", "reviews": "reviews_collection",
+                    "review_queue": "review_queue_collection"}
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=timezone.utc)
 
@@ -233,7 +234,7 @@ def stable_order(rows: list[dict], pipeline: list[dict]) -> list[dict]:
 
 
 # Collections whose documents belong to no server: their queries cannot be narrowed to servers.
-SERVERLESS_COLLECTIONS = {"kafka_lag", "reviews"}  # a review of a day covers every server
+SERVERLESS_COLLECTIONS = {"kafka_lag", "reviews", "review_queue"}  # a day's review covers every server
 
 
 def params_used(pipeline: Any) -> set[str]:

@@ -105,6 +105,7 @@ class Report:
     charts: dict[str, str] = field(default_factory=dict)  # name -> inline SVG
     review: dict = field(default_factory=dict)  # evidence/reviews.py review_section
     review_section: Section | None = None  # the review-decisions query's rows, for its command
+    review_requirements: list[dict] = field(default_factory=list)  # control, requirement, events (reviewed), of, unit
 
     def evidence(self) -> dict:
         """Everything the report shows, as plain JSON values (what the digest covers)."""
@@ -115,7 +116,7 @@ class Report:
             "control_details": {s.control: s.rows for s in self.control_details},
             "coverage": [{"server": c.server, "events": c.events, "first": c.first, "last": c.last,
                           "silences": [list(x) for x in c.silences]} for c in self.coverage],
-            "review": self.review,
+            "review": self.review, "review_requirements": self.review_requirements,
         })
 
     def canonical_evidence(self) -> str:
@@ -317,7 +318,7 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
         with mongo_client(cfg) as client:
             first = reviews.first_evidence_day(cfg, client[cfg.store["database"]])
         report.review = reviews.review_section(cfg, regime.key, since, until, now, decisions.rows, alerts, first)
-        report.controls.extend(reviews.requirement_rows(regime.key, report.review))
+        report.review_requirements = reviews.requirement_rows(regime.key, report.review)
 
     with step("coverage per server"):
         per_minute = run.rows("stats-by-minute")
@@ -419,11 +420,10 @@ def charts(report: Report, per_minute: list[dict]) -> dict[str, str]:
                                "axis": {"format": "%m-%d %H:%M", "labelAngle": 0}},
                          "y": {"field": "events", "type": "quantitative", "title": "events"},
                          "color": {"field": "server", "type": "nominal"}}})
-    counted = [c for c in report.controls if "of" not in c]  # not the review requirements' days and alerts
-    if counted:
+    if report.controls:
         out["evidence-per-control"] = _svg({
             "title": "Events evidencing each control",
-            "data": {"values": counted}, "mark": "bar", "height": 24 * len(counted),
+            "data": {"values": report.controls}, "mark": "bar", "height": 24 * len(report.controls),
             "encoding": {"y": {"field": "control", "type": "nominal", "sort": None, "title": None},
                          "x": {"field": "events", "type": "quantitative", "title": "events"}}})
     failed = next(s for s in report.sections if s.key == "failed-logins")

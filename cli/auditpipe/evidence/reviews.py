@@ -4,9 +4,9 @@ Two kinds of item await review: each ended UTC day of each regime in ``review.re
 exceptions, as the regime's report shows them), from the first day the store holds evidence of,
 and each alert. A decision (schemas/review-decision.schema.json) names one item, its reviewer,
 an outcome and a note. Decisions are only ever appended: each is a link of one hash chain, computed
-as an event's link (evidence/chain.py), in the store's reviews collection and, line for line, in
-the archive's ``reviews/decisions.jsonl``; `auditpipe verify` recomputes both and names a decision
-edited, removed or added outside this module.
+as an event's link (evidence/chain.py), in the store's reviews collection and, line for line, in a
+second copy (``review.ledger_file``, by default the archive's ``reviews/decisions.jsonl``);
+`auditpipe verify` recomputes both and names a decision edited, removed or added outside this module.
 
 Two reviewers deciding at once: a decision's ``_id`` is its link number, so of two decisions
 computed from the same last link the store takes one, and the other is computed again after it;
@@ -37,8 +37,6 @@ SCHEMA_FILE = paths.SCHEMAS / "review-decision.schema.json"
 REVIEWER_ENV = "AUDITPIPE_REVIEWER"
 #: the decisions' chain, as verify names it
 CHAIN_NAME = DECISIONS_CHAIN
-#: the archive's copy of the decisions, relative to archive.path
-LEDGER = Path("reviews") / "decisions.jsonl"
 #: tries at taking the next link when other reviewers keep taking it first
 APPEND_TRIES = 50
 #: a listing shows at most this many awaiting alerts (it counts them all)
@@ -78,8 +76,8 @@ def collection(cfg: Config, client):
 
 
 def ledger_path(cfg: Config) -> Path | None:
-    """The archive's copy of the decisions; None when the archive is off."""
-    return cfg.archive_path / LEDGER if cfg.archive["enabled"] else None
+    """The decisions' second copy (review.ledger_file, else in the archive); None with neither."""
+    return cfg.review_ledger_file
 
 
 # --- items ----------------------------------------------------------------------------------------
@@ -159,23 +157,25 @@ class Awaiting:
     decided_days: int = 0
     decided_alerts: int = 0
     first_day: date | None = None
+    since: datetime | None = None
 
 
-def awaiting(cfg: Config, since: datetime, until: datetime, now: datetime | None = None) -> Awaiting:
-    """The days and alerts of [since, until) no decision names yet."""
+def awaiting(cfg: Config, since: datetime, until: datetime, now: datetime | None = None,
+             with_alerts: bool = True) -> Awaiting:
+    """The days and alerts (unless not ``with_alerts``) of [since, until) no decision names yet."""
     from auditpipe.store.client import mongo_client
 
     now = now or datetime.now(timezone.utc)
     deadline = timedelta(seconds=duration_seconds(cfg.data["review"]["deadline"]))
-    out = Awaiting()
+    out = Awaiting(since=since)
     with mongo_client(cfg) as client:
         db = client[cfg.store["database"]]
         decided = {d["item"] for d in collection(cfg, client).find({}, {"item": 1})}
         out.first_day = first_evidence_day(cfg, db)
         days = ended_days(since, until, now, out.first_day)
-        alerts = list(db[cfg.store["alerts_collection"]].find(
+        alerts = [] if not with_alerts else list(db[cfg.store["alerts_collection"]].find(
             {"first_event_time": {"$gte": since, "$lt": until}},
-            {"rule": 1, "severity": 1, "server": 1, "summary": 1, "first_event_time": 1}))
+            {"rule": 1, "severity": 1, "server": 1, "subject": 1, "summary": 1, "first_event_time": 1}))
     alerts.sort(key=lambda a: (_utc(a["first_event_time"]), str(a["_id"])))
     per_day: dict[date, int] = {}
     for a in alerts:
@@ -190,13 +190,83 @@ def awaiting(cfg: Config, since: datetime, until: datetime, now: datetime | None
             out.days.append({"item": item.key, "regime": regime, "day": day, "due": due, "overdue": now > due,
                              "alerts": per_day.get(day, 0)})
     for a in alerts:
-        if f"alert:{a['_id']}" in decided:
+        if alert_decided(a, decided):
             out.decided_alerts += 1
             continue
         out.alerts_total += 1
         if len(out.alerts) < ALERTS_SHOWN:
             out.alerts.append(a)
     return out
+
+
+def alert_decided(alert: dict, decided: set[str]) -> bool:
+    """Whether a decision names the alert, or, for a review_overdue alert, the day it is about (a day signed
+    off late answers its overdue alert too)."""
+    return f"alert:{alert['_id']}" in decided or (alert.get("rule") == overdue_rule() and alert.get("subject") in decided)
+
+
+def overdue_rule() -> str:
+    from auditpipe import contract
+
+    return contract.rule("review_overdue")
+
+
+#: days back the deadline check looks: an older day awaiting review was alerted when its deadline passed
+OVERDUE_LOOKBACK_DAYS = 7
+#: the deadline alert's server: a day's review covers every server
+ALL_SERVERS = "*"
+
+
+def overdue_alerts(a: Awaiting, deadline: str, now: datetime) -> list[dict]:
+    """The review_overdue alert (schemas/alert.schema.json) of each day of ``a`` past its deadline; its id
+    names the regime and the day, so a day stays one alert however often the check runs."""
+    from auditpipe.evidence import frameworks
+
+    rule = overdue_rule()
+    out = []
+    for d in a.days:
+        if not d["overdue"]:
+            continue
+        start = day_start(d["day"])
+        out.append({
+            "_id": f"{rule}/{d['regime']}/{d['day'].isoformat()}", "rule": rule, "severity": "medium",
+            "server": ALL_SERVERS, "subject": d["item"],
+            "summary": f"{d['item']}: no reviewer has decided the {d['regime']} review of {d['day'].isoformat()}, due "
+                       f"{d['due']:%Y-%m-%d %H:%M} UTC (review.deadline {deadline} after the day): "
+                       f"./auditpipe review decide {d['item']} --outcome ...",
+            "first_event_time": start, "last_event_time": start + timedelta(days=1) - timedelta(milliseconds=1),
+            "evidence": [], "evidence_count": 0, "controls": [], "frameworks": frameworks.of_subject(rule),
+            "raised_at": now.replace(microsecond=0)})
+    return out
+
+
+def check_deadlines(cfg: Config, now: datetime | None = None) -> list[dict]:
+    """What the supervisor (and `verify --watch`) runs after each verification pass: the days of the
+    last OVERDUE_LOOKBACK_DAYS awaiting review refresh the review queue (the dashboards' panel); returns
+    the review_overdue alert of each one past its deadline, for stack/verification.py to raise (once
+    each: alerts collection, alerts topic, webhook)."""
+    now = now or datetime.now(timezone.utc)
+    a = awaiting(cfg, now - timedelta(days=OVERDUE_LOOKBACK_DAYS), now, now, with_alerts=False)
+    refresh_queue(cfg, a, now)
+    return overdue_alerts(a, cfg.data["review"]["deadline"], now)
+
+
+def refresh_queue(cfg: Config, a: Awaiting, now: datetime) -> None:
+    """The review queue (store.review_queue_collection): one document per day of ``a`` awaiting review, the
+    days decided since removed. What the dashboards' "Days awaiting review" panel reads; a view the
+    deadline check, `review list` and `review decide` keep current, not evidence (the decisions are)."""
+    from pymongo import ReplaceOne
+
+    from auditpipe.store.client import mongo_client
+
+    docs = [{"_id": d["item"], "regime": d["regime"], "day": day_start(d["day"]), "due": d["due"],
+             "overdue": d["overdue"], "alerts": d["alerts"], "checked_at": now.replace(microsecond=0)} for d in a.days]
+    with mongo_client(cfg) as client:
+        queue = client[cfg.store["database"]][cfg.store["review_queue_collection"]]
+        if docs:
+            queue.bulk_write([ReplaceOne({"_id": d["_id"]}, d, upsert=True) for d in docs], ordered=False)
+        if a.first_day is not None or not docs:
+            queue.delete_many({"_id": {"$nin": [d["_id"] for d in docs]}, "day": {"$gte": a.since}})
 
 
 def _short(text: str, most: int = 100) -> str:
@@ -299,7 +369,7 @@ def _millis(t: datetime) -> datetime:
 def decide(cfg: Config, items: list[str], outcome: str, note: str, reviewer: str | None,
            now: datetime | None = None, environ=os.environ) -> list[dict]:
     """Records one decision per item (all checked before any is written: a bad one writes nothing);
-    returns the decisions as stored. The archive's copy follows (``sync_ledger``)."""
+    returns the decisions as stored. The second copy follows (``sync_ledger``)."""
     from pymongo.errors import DuplicateKeyError
 
     from auditpipe.store.client import mongo_client
@@ -338,6 +408,9 @@ def decide(cfg: Config, items: list[str], outcome: str, note: str, reviewer: str
                 raise UserError(f"{p.key}: other decisions kept taking the next link ({APPEND_TRIES} tries); "
                                 f"{len(written)} of {len(parsed)} recorded, try the rest again")
         sync_ledger(cfg, coll)
+        days = [p.key for p in parsed if p.kind == "day"]
+        if days:  # off the dashboards' queue at once, not at the next deadline check
+            db[cfg.store["review_queue_collection"]].delete_many({"_id": {"$in": days}})
     return written
 
 
@@ -351,8 +424,8 @@ def _refuse_repeats(coll, keys: list[str], reviewer: str) -> None:
 
 
 def sync_ledger(cfg: Config, coll) -> int:
-    """Appends to the archive's copy the decisions the store holds after its last line, in link order
-    (under a lock: two reviewers may append at once); returns how many. Nothing when the archive is off."""
+    """Appends to the second copy the decisions the store holds after its last line, in link order
+    (under a lock: two reviewers may append at once); returns how many. Nothing without a copy."""
     import fcntl
 
     path = ledger_path(cfg)
@@ -375,13 +448,13 @@ def sync_ledger(cfg: Config, coll) -> int:
             f.flush()
             os.fsync(f.fileno())
     except OSError as e:
-        raise UserError(f"the decision is in the store, but its copy in the archive ({path}) could not be written: {e}. "
+        raise UserError(f"the decision is in the store, but its second copy ({path}) could not be written: {e}. "
                         "`auditpipe review decide` adds what the copy lacks next time; until then verify says so") from e
     return len(new)
 
 
 def ledger_line(doc: dict) -> str:
-    """A decision as a line of the archive's copy: its fields as the canonical form sees them (times as
+    """A decision as a line of the second copy: its fields as the canonical form sees them (times as
     epoch milliseconds), so the copy gives the same digests."""
     return json.dumps(_plain(doc), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -438,7 +511,7 @@ class DecisionsVerification:
 
 
 def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = True) -> DecisionsVerification:
-    """Recomputes the decisions' chain in the store and in the archive's copy, and compares the two:
+    """Recomputes the decisions' chain in the store and in the second copy, and compares the two:
     an edited decision breaks its link, a removed one leaves its number missing (the newest: the other
     place holds it), an added one has no link or a second document at one."""
     out = DecisionsVerification()
@@ -448,21 +521,21 @@ def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = Tru
     path = ledger_path(cfg)
     if in_archive and path is not None and path.exists():
         docs, bad = read_ledger(path)
-        out.findings.extend(("archive", Finding("inserted", CHAIN_NAME, None, None, b)) for b in bad)
-        places["archive"] = docs
+        out.findings.extend(("copy", Finding("inserted", CHAIN_NAME, None, None, b)) for b in bad)
+        places["copy"] = docs
     elif in_archive and path is not None and places.get("store"):
-        out.findings.append(("archive", Finding("deleted", CHAIN_NAME, None, None,
-                                                f"the archive's copy {path} is missing, though the store holds "
+        out.findings.append(("copy", Finding("deleted", CHAIN_NAME, None, None,
+                                                f"the second copy {path} is missing, though the store holds "
                                                 f"{len(places['store'])} decision(s)")))
     if path is None and store:
-        out.notes.append(f"{CHAIN_NAME}: the archive is off (archive.enabled), so the decisions have no second copy: "
+        out.notes.append(f"{CHAIN_NAME}: no second copy (the archive is off and review.ledger_file is not set): "
                          "the newest decisions removed from the store would not be seen")
     if not any(places.values()):
         return out
     ends = {where: max((d[SEQ] for d in docs if isinstance(d.get(SEQ), int)), default=None)
             for where, docs in places.items()}
     for where, docs in places.items():
-        other = "archive" if where == "store" else "store"
+        other = "copy" if where == "store" else "store"
         expected = ends.get(other)
         report = verify_links(CHAIN_NAME, docs, {}, expected_last=expected,
                               why=f"the {other} holds decisions up to link {expected}")
@@ -471,7 +544,7 @@ def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = Tru
     if len(places) == 2:
         digests = {where: {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
                    for where, docs in places.items()}
-        out.findings.extend(("store/archive", f) for f in compare_copies(CHAIN_NAME, digests["store"], digests["archive"]))
+        out.findings.extend(("store/copy", f) for f in compare_copies(CHAIN_NAME, digests["store"], digests["copy"]))
     return out
 
 
@@ -503,7 +576,9 @@ def review_section(cfg: Config, regime: str, since: datetime, until: datetime, n
     day_rows = [{"day": d.isoformat(), "item": key, "reviewed": key in by_item,
                  "decisions": [f"{x['reviewer']}: {x['outcome']}" for x in by_item.get(key, [])]}
                 for key, d in day_keys.items()]
-    decided_alerts = sum(1 for k in alert_ids if k in by_item)
+    every = {d.get("item") for d in decisions}
+    decided_ids = {f"alert:{a['_id']}" for a in alerts if alert_decided(a, every)}
+    decided_alerts = len(decided_ids)
     return {
         "daily": daily,
         "days": day_rows,
@@ -512,7 +587,7 @@ def review_section(cfg: Config, regime: str, since: datetime, until: datetime, n
         "open_days": [r["item"] for r in day_rows if not r["reviewed"]],
         "alerts_total": len(alert_ids),
         "alerts_decided": decided_alerts,
-        "open_alerts": sorted(k for k in alert_ids if k not in by_item),
+        "open_alerts": sorted(alert_ids - decided_ids),
         "escalations": sum(1 for d in mine if d.get("outcome") == "escalated"),
         "decisions": [{k: d.get(k) for k in ("_id", "decided_at", "reviewer", "item", "outcome", "note")} for d in mine],
     }

@@ -305,6 +305,19 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     return result
 
 
+def verify_decisions(cfg: Config, store: bool = True, in_copy: bool = True) -> Verification:
+    """The review decisions' chain alone (evidence/reviews.py), as a verification to report."""
+    from auditpipe.evidence import reviews
+
+    result = Verification()
+    with mongo_client(cfg) as client:
+        decisions = reviews.verify_decisions(cfg, client[cfg.store["database"]], store=store, in_archive=in_copy)
+    result.reports, result.findings, result.notes = decisions.reports, decisions.findings, decisions.notes
+    if not decisions.reports:
+        result.notes.append("no review decisions to verify")
+    return result
+
+
 def gap_class(alert: dict) -> str:
     """A record_gap alert's class; one without ``gap_class`` counts as unexplained, the class that assumes nothing."""
     return alert.get("gap_class") or "unexplained"

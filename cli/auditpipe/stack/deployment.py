@@ -17,10 +17,12 @@ provisioning says), users whose only role is on the auditpipe database:
 | AUDITPIPE_JOB_STORE_USER / _PASSWORD | `auditpipeJob`: read the database; insert into the collections the job writes; update only those it upserts (counts, servers) | the Flink job, the verifier |
 | AUDITPIPE_READER_STORE_USER / _PASSWORD | read | Grafana, `auditpipe report` and `query` |
 | AUDITPIPE_DIRECT_STORE_USER / _PASSWORD | `auditpipeDirect`: list the collections; create and insert into the events and dead-letter collections | the direct path's Fluentd (profile `direct`, whose `direct-init` runs `init --store-users-only`) |
+| AUDITPIPE_REVIEWER_STORE_USER / _PASSWORD | `auditpipeReviewer`: read the database; insert into the review decisions; remove from the review queue | `auditpipe review` (the `review` service) |
 
 So the job's credentials cannot update or delete an event, an evidence document, an alert or a
 chain head (job_settings.job_collections says which collections the job upserts), nor can the
-direct path's. The job's options then name the job's user, never the administrator.
+direct path's, nor can a reviewer's change or remove a review decision. The job's role also keeps
+the review queue (the verifier's deadline check: a view, not evidence). The job's options then name the job's user, never the administrator.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class StoreUser:
 JOB_ROLE = "auditpipeJob"
 #: the direct path's Fluentd's role (direct_role), kept there too
 DIRECT_ROLE = "auditpipeDirect"
+#: the reviewers' role (reviewer_role)
+REVIEWER_ROLE = "auditpipeReviewer"
 
 STORE_USERS = {
     "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", JOB_ROLE,
@@ -60,6 +64,8 @@ STORE_USERS = {
                         "Grafana and the reports"),
     "direct": StoreUser("AUDITPIPE_DIRECT_STORE_USER", "AUDITPIPE_DIRECT_STORE_PASSWORD", DIRECT_ROLE,
                         "the direct path's Fluentd"),
+    "reviewer": StoreUser("AUDITPIPE_REVIEWER_STORE_USER", "AUDITPIPE_REVIEWER_STORE_PASSWORD", REVIEWER_ROLE,
+                          "auditpipe review"),
 }
 
 
@@ -114,7 +120,20 @@ def job_role(cfg: Config) -> dict:
     database = cfg.store["database"]
     return {"privileges": [{"resource": {"db": database, "collection": name},
                             "actions": ["insert", "update"] if upserts else ["insert"]}
-                           for name, upserts in job_settings.job_collections(cfg).items()],
+                           for name, upserts in job_settings.job_collections(cfg).items()]
+            # the verifier's deadline check keeps the review queue, a view (evidence/reviews.py refresh_queue)
+            + [{"resource": {"db": database, "collection": cfg.store["review_queue_collection"]},
+                "actions": ["insert", "update", "remove"]}],
+            "roles": [{"role": "read", "db": database}]}
+
+
+def reviewer_role(cfg: Config) -> dict:
+    """`auditpipe review`'s privileges: read the database (what awaits review, the decisions); insert a
+    decision, never update or remove one; remove a day it decided from the review queue."""
+    database, s = cfg.store["database"], cfg.store
+    return {"privileges": [{"resource": {"db": database, "collection": s["reviews_collection"]}, "actions": ["insert"]},
+                           {"resource": {"db": database, "collection": s["review_queue_collection"]},
+                            "actions": ["remove"]}],
             "roles": [{"role": "read", "db": database}]}
 
 
@@ -131,7 +150,7 @@ def direct_role(cfg: Config) -> dict:
 
 
 #: the custom roles and what makes their definitions
-CUSTOM_ROLES = {JOB_ROLE: job_role, DIRECT_ROLE: direct_role}
+CUSTOM_ROLES = {JOB_ROLE: job_role, DIRECT_ROLE: direct_role, REVIEWER_ROLE: reviewer_role}
 
 
 def ensure_role(db, cfg: Config, name: str) -> str:

@@ -246,7 +246,7 @@ def watch(cfg: Config, interval: float, first: float, log=_log) -> None:
     """Runs a pass ``first`` seconds from now and then every ``interval`` (``next_delay``), for ever,
     logging new findings and a failed pass once until it changes."""
     time.sleep(first)
-    last_error = ""
+    last_error = review_error = ""
     while True:
         r = run_pass(cfg)
         if r.raised:
@@ -255,7 +255,27 @@ def watch(cfg: Config, interval: float, first: float, log=_log) -> None:
         if r.error and r.error != last_error:
             log(f"verification: the pass failed, trying again: {r.error}")
         last_error = r.error
+        review_error = check_review_deadlines(cfg, log, review_error)
         time.sleep(max(0.0, next_delay(interval, r.seconds) - r.seconds))
+
+
+def check_review_deadlines(cfg: Config, log, last_error: str) -> str:
+    """After each pass: the days awaiting review refresh the review queue, and a day past review.deadline
+    raises its review_overdue alert (evidence/reviews.check_deadlines). Logs new alerts, and a failure once
+    until it changes; returns the failure ("" for none)."""
+    from auditpipe.evidence import reviews
+
+    try:
+        raised = raise_alerts(cfg, reviews.check_deadlines(cfg))
+    except Exception as e:  # noqa: BLE001 - tried again after the next pass
+        error = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+        if error != last_error:
+            log(f"review: the deadline check failed, trying again after the next pass: {error}")
+        return error
+    if raised:
+        log(f"review: {raised} day(s) past review.deadline without a reviewer's decision, raised as review_overdue "
+            "alerts (auditpipe review list)")
+    return ""
 
 
 def progress_json(p) -> dict:

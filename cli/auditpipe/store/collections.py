@@ -67,6 +67,7 @@ QUERY_INDEXES = [
     ("sessions_collection", [("server", 1), ("start_time", 1)], "server_start_time"),
     ("sessions_collection", [("user", 1), ("start_time", 1)], "user_start_time"),
     ("reviews_collection", [("item_time", 1)], "item_time"),
+    ("review_queue_collection", [("day", 1)], "day"),
 ]
 
 
@@ -97,7 +98,7 @@ def ensure_collections(cfg: Config) -> list[str]:
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
     for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["stats_hourly_collection"], s["dead_letter_collection"], s["alerts_collection"],
-                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"], s["baselines_collection"], s["reviews_collection"]):
+                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"], s["baselines_collection"], s["reviews_collection"], s["review_queue_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:

@@ -126,9 +126,10 @@ def test_a_reports_review_rows_count_reviewed_days_and_decided_alerts(cfg):
     assert not hipaa["daily"] and hipaa["days_total"] == 0, "a regime not in review.regimes has no days to review"
 
     r = report.Report(report.REGIMES["pci"], NOW - timedelta(days=3), NOW, None, NOW)
-    r.controls, r.review = rows, section
+    r.review_requirements, r.review = rows, section
     page = report.render_html(r)
     assert re.search(r'data-figure="control:PCI-DSS-10.4.1">1 of 3 days reviewed<', page)
     assert re.search(r'data-figure="reviewed-days">1 of 3<', page)
-    assert json.loads(re.search(r'id="evidence">(.*?)</script>', page, re.S).group(1))["review"]["days_reviewed"] == 1
+    evidence = json.loads(re.search(r'id="evidence">(.*?)</script>', page, re.S).group(1))
+    assert evidence["review"]["days_reviewed"] == 1 and evidence["review_requirements"][0]["of"] == 3
 

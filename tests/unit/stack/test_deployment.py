@@ -21,7 +21,7 @@ from auditpipe.stack import deployment
 from auditpipe.stack.components.flink import FlinkJob
 from compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_check, env_file, load
 
-ONE_SHOT = {"init", "direct-init", "audit-log-dir", "load", "cli"}  # run to completion; nothing waits for them to be healthy
+ONE_SHOT = {"init", "direct-init", "audit-log-dir", "load", "cli", "review"}  # run to completion; nothing waits for them to be healthy
 OUTPUT_MOUNTS = {"/reports"}  # written by a service: compose creates the host directory
 
 
@@ -280,7 +280,7 @@ def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_pat
         deployment.init(config.load(f), None, "file:///c", "file:///a", wait_seconds=0.1)
     said = str(e.value)
     for name in ("MONGO_ROOT_PASSWORD", "AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD",
-                 "AUDITPIPE_DIRECT_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
+                 "AUDITPIPE_DIRECT_STORE_PASSWORD", "AUDITPIPE_REVIEWER_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
         assert name in said, said
     deploy = config.load(DEPLOY_CONFIG)
     with pytest.raises(UserError) as e:
@@ -290,7 +290,7 @@ def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_pat
     init_env = project["services"]["init"]["environment"]
     assert {"GRAFANA_ADMIN_PASSWORD", *deployment.OTHER_PASSWORDS} <= set(init_env), "init sees what it checks"
     for name in ("AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD", "AUDITPIPE_DIRECT_STORE_PASSWORD",
-                 "GRAFANA_ADMIN_PASSWORD"):
+                 "AUDITPIPE_REVIEWER_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
         monkeypatch.setenv(name, "a password of my own")
     monkeypatch.setenv("AUDITPIPE_STORE_URI", "mongodb://root:mine@mongodb:27017/?authSource=admin")
     deployment.refuse_placeholders(config.load(f))  # nothing left to refuse
@@ -374,12 +374,31 @@ def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
     for key in ("stats_collection", "stats_hourly_collection", "rollups_collection", "servers_collection",
                 "sessions_collection", "baselines_collection"):
         assert actions.pop(s[key]) == {"insert", "update"}, key
+    # the verifier's deadline check keeps the review queue, a view of what awaits review, not evidence
+    assert actions.pop(s["review_queue_collection"]) == {"insert", "update", "remove"}
     assert actions == {}, "a collection the job writes that the role does not say"
     assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]
     from auditpipe import contract
 
     collection_options = [o for o in contract.option_keys() if o.startswith("store.collection.")]
-    assert len(collection_options) == len(role["privileges"]), "every collection option of the job"
+    assert len(collection_options) + 1 == len(role["privileges"]), "every collection option of the job"
+
+
+def test_a_reviewer_inserts_decisions_and_can_change_or_remove_none(project):
+    """The review service's user (init makes it): read; insert decisions, never update or remove one; remove
+    a decided day from the review queue. It writes the decisions' second copy to a volume only it writes."""
+    cfg = config.load(DEPLOY_CONFIG)
+    role = deployment.reviewer_role(cfg)
+    actions = {p["resource"]["collection"]: set(p["actions"]) for p in role["privileges"]}
+    assert actions == {cfg.store["reviews_collection"]: {"insert"}, cfg.store["review_queue_collection"]: {"remove"}}
+    assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]
+    assert deployment.STORE_USERS["reviewer"].role in deployment.CUSTOM_ROLES
+    s = project["services"]
+    assert s["review"]["environment"]["AUDITPIPE_STORE_URI"].startswith(
+        f"mongodb://{s['init']['environment']['AUDITPIPE_REVIEWER_STORE_USER']}:")
+    ledger = str(cfg.review_ledger_file.parent)
+    mounts = {name: {v["target"]: v.get("read_only", False) for v in s[name]["volumes"]} for name in ("review", "cli")}
+    assert mounts["review"][ledger] is False and mounts["cli"][ledger] is True, mounts
 
 
 def test_the_direct_path_inserts_as_its_own_user_who_can_change_nothing(project):

@@ -78,6 +78,13 @@ def cmd_verify(app: Application) -> int:
     a = app.args
     if a.watch:
         return watch(app)
+    if a.decisions:
+        if a.servers or a.since or a.until:
+            raise UserError("verify --decisions checks every review decision: --server, --from and --to are for events")
+        result = verify.verify_decisions(app.config, store=a.where in ("both", "store"),
+                                         in_copy=a.where in ("both", "archive"))
+        app.out(verify.format_report(result))
+        return 0 if result.clean else 1
     since = query.parse_time(a.since, None) if a.since else None
     until = query.parse_time(a.until, None) if a.until else None
     with progress.step("recomputing the chains"):
@@ -338,15 +345,19 @@ def register(sub) -> None:
                 "INSERTED, REORDERED or HEAD_MISMATCH, with the event. Links the capped collection trimmed are not "
                 "an alarm. Exit 0: clean; 1: findings. With --watch it verifies the store again every "
                 "chain.watch_interval until stopped and raises a critical integrity alert for each finding, "
-                "as the local stack's supervisor does (docs/security.md).",
+                "as the local stack's supervisor does (docs/security.md). Without --server, --from and --to it "
+                "also recomputes the review decisions' chain in the store and its second copy (docs/reviews.md); "
+                "--decisions checks that alone.",
                 ("./auditpipe verify", "./auditpipe verify --server db-01 --from 7d --where archive",
-                 "./auditpipe verify --watch"), cmd_verify)
+                 "./auditpipe verify --decisions", "./auditpipe verify --watch"), cmd_verify)
     add_servers(s, "chain")
     add_time_range(s, "the events whose links are checked", "the first", "the last")
     s.add_argument("--where", choices=("both", "store", "archive"), default="both",
                    help="what to verify (default both, and that they agree)")
     s.add_argument("--watch", action="store_true",
                    help="verify the store every chain.watch_interval until stopped, raising an alert for each finding")
+    s.add_argument("--decisions", action="store_true",
+                   help="only the review decisions' chain, in the store and its second copy (docs/reviews.md)")
 
     g = command(sub, "dashboards", "generate the Grafana dashboards (PCI DSS 10, HIPAA, SOX, pipeline health)",
                 "The Grafana dashboards are code (cli/auditpipe/evidence/dashboards.py): every panel runs a saved "

@@ -49,7 +49,11 @@ public enum AlertRule {
     INTEGRITY("integrity", List.of(Alert.CRITICAL),
             List.of(),
             "Stored evidence changed, removed or added after the job wrote it, or a chain head it did not sign:"
-                    + " raised by the continuous verification of the store (auditpipe's supervisor), not by the job.");
+                    + " raised by the continuous verification of the store (auditpipe's supervisor), not by the job."),
+    REVIEW_OVERDUE("review_overdue", List.of(Alert.MEDIUM),
+            List.of(),
+            "A day of a regime reviewed daily (review.regimes) with no reviewer's decision review.deadline after it"
+                    + " ended: raised beside the continuous verification (auditpipe's supervisor), not by the job.");
 
     /** The rule's name, as alerts, the CLI and the docs spell it. */
     public final String id;
