@@ -10,7 +10,8 @@ records in the log -> wait until the archive holds the run, then
 of the run (`auditpipe report pci` over the run's minutes) and print where to open it -> sign off
 the newest day of the history awaiting review (`auditpipe review decide`), write that day's PCI DSS
 report, which counts it reviewed, and show verify catching the decision edited in the store (the
-edit put back). The stack keeps running afterwards.
+edit put back) -> read the run's events from the OCSF topic as a SIEM would (committed messages),
+each once and valid against OCSF 1.8.0 (docs/stream.md). The stack keeps running afterwards.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from auditpipe import paths, progress
 from auditpipe.config import Config, duration_seconds
 from auditpipe.errors import UserError
-from auditpipe.stack import flink_rest, job_settings, lifecycle
+from auditpipe.stack import flink_rest, job_settings, lifecycle, topics
 from auditpipe.stack.components.flink import FlinkJob
 from auditpipe.store.client import document_count, mongo_client, wait_for_documents
 from auditpipe.tools.simulate import Manifest, baseline_history, manifest_path, percona_time, simulate
@@ -60,6 +61,20 @@ class DayReviewed:
 
 
 @dataclass
+class StreamRead:
+    """The run's events as a SIEM reads them from the OCSF topic (docs/stream.md): committed messages only."""
+    topic: str
+    messages: int  # the run's events among them
+    distinct: int  # of which different events
+    invalid: list[str]  # the first problems of messages not valid against OCSF 1.8.0
+    classes: dict  # OCSF class -> messages
+    seconds: float
+
+    def ok(self, stored: int) -> bool:
+        return self.messages == self.distinct == stored and not self.invalid
+
+
+@dataclass
 class HistoryImported:
     run: str  # the run's name, in its learned incidents' accounts
     records: int
@@ -83,6 +98,7 @@ class DemoResult:
     sessions: dict = field(default_factory=dict)  # the run's sessions in the store, by connection id
     history: "HistoryImported | None" = None  # the history that seeded the learned baselines
     review: "DayReviewed | None" = None  # a day of the history signed off
+    stream: "StreamRead | None" = None  # the run's events on the OCSF topic (None: stream.formats has no ocsf)
 
     def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
         """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
@@ -116,7 +132,8 @@ class DemoResult:
                 and self.dead_letters == self.manifest.malformed and self.alerts_ok
                 and self.archived in (None, self.manifest.records)
                 and (self.verification is None or self.verification.clean)
-                and (self.review is None or self.review.ok))
+                and (self.review is None or self.review.ok)
+                and (self.stream is None or self.stream.ok(self.stored)))
 
 
 def run_filter(cfg: Config, m: Manifest) -> dict:
@@ -299,6 +316,45 @@ def write_evidence_report(cfg: Config, m: Manifest, regime: str = "pci") -> Evid
     return EvidenceReportWritten(out.resolve(), built.digest(), command, round(time.monotonic() - started, 1))
 
 
+def read_ocsf_stream(cfg: Config, m: Manifest, stored: int) -> StreamRead | None:
+    """The run's events from the OCSF topic, read committed as a SIEM would, each checked against OCSF
+    1.8.0: how many, how many different, which classes, any invalid."""
+    import json
+
+    from auditpipe.stack import stream
+
+    if "ocsf" not in cfg.data["stream"]["formats"]:
+        return None
+    started = time.monotonic()
+    starts = "|".join(re.escape(s) for s in m.log_starts())
+    run = re.compile(f"^{re.escape(cfg.demo_server)}/.*_({starts})$")
+    since = int(percona_time(m.first_event_time).timestamp() * 1000) - 60_000
+    got = stream.read_committed(cfg, ("ocsf",), lambda _role, key: bool(run.match(key)),
+                                lambda out: len({x.key() for x in out["ocsf"]}) >= stored, since_ms=since,
+                                group="auditpipe-demo-stream")["ocsf"]
+    check, invalid, classes = stream.OcsfCheck(), [], Counter()
+    for msg in got:
+        doc = json.loads(msg.value())
+        problems = check.problems(doc)
+        if problems and len(invalid) < 5:
+            invalid.append(f"{msg.key().decode()}: {problems[0]}")
+        if not problems:
+            classes[check.class_of(doc)] += 1
+    return StreamRead(topics.topic_name("ocsf"), len(got), len({x.key() for x in got}), invalid, dict(classes),
+                      round(time.monotonic() - started, 1))
+
+
+def stream_lines(r: DemoResult) -> list[str]:
+    s = r.stream
+    if s is None:
+        return []
+    lines = [f"  stream {s.topic:<15} {s.messages} of the run's events read committed ({s.distinct} different, "
+             f"stored {r.stored}), valid OCSF 1.8.0: " + ", ".join(f"{n} {c}" for c, n in sorted(s.classes.items()))
+             + f" ({s.seconds:.1f}s)"]
+    lines += [f"    INVALID {p}" for p in s.invalid]
+    return lines
+
+
 def review_a_day(cfg: Config) -> DayReviewed:
     """Signs off the newest day awaiting review as the demo's reviewer, writes that day's PCI DSS
     report, which counts it reviewed, and shows verify catching the decision edited in the store
@@ -366,12 +422,14 @@ def summary(cfg: Config, r: DemoResult) -> str:
         *tamper_evidence_lines(cfg, r),
         *evidence_report_lines(r),
         *review_lines(r),
+        *stream_lines(r),
         f"  throughput             {m.records / max(m.wall_seconds + r.seconds_to_store_all, 1e-6):,.0f} records/s "
         f"end to end ({m.records} records written in {m.wall_seconds:.1f}s, all stored "
         f"{r.seconds_to_store_all:.1f}s after the last write)",
         "",
         "RESULT: " + ("OK, generated == stored == archived, no duplicates, one session per connection with its "
-                      "records, the expected alerts and no others, the chain verifies, a day reviewed" if r.ok
+                      "records, the expected alerts and no others, the chain verifies, a day reviewed, each event once "
+                      "on the OCSF topic" if r.ok
                       else "MISMATCH (see above)"),
         "",
         "The stack keeps running:",
@@ -491,5 +549,8 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     result.report = write_evidence_report(cfg, m)
     with progress.step("signing off a day of the history as its reviewer (auditpipe review)"):
         result.review = review_a_day(cfg)
+    if "ocsf" in cfg.data["stream"]["formats"]:
+        with progress.step("reading the run's events from the OCSF topic, as a SIEM would"):
+            result.stream = read_ocsf_stream(cfg, m, result.stored)
     progress.info(summary(cfg, result))
     return result

@@ -46,6 +46,10 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("kafka.topic.raw", lambda cfg, t: topics.topic_name("raw")),
     ("kafka.topic.dead-letter", lambda cfg, t: topics.topic_name("deadletter")),
     ("kafka.topic.alerts", lambda cfg, t: topics.topic_name("alerts")),
+    ("kafka.topic.events", lambda cfg, t: topics.topic_name("events")),
+    ("kafka.topic.ocsf", lambda cfg, t: topics.topic_name("ocsf")),
+    ("kafka.topic.ecs", lambda cfg, t: topics.topic_name("ecs")),
+    ("stream.formats", lambda cfg, t: ",".join(cfg.data["stream"]["formats"])),
     ("kafka.group-id", lambda cfg, t: job_group_id()),
     ("kafka.dead-letter.max-message-bytes", lambda cfg, t: str(limits.from_config(cfg).dead_letter_message_bytes)),
     ("store.uri", lambda cfg, t: t.store_uri),
@@ -135,6 +139,11 @@ def job_collections(cfg: Config) -> dict[str, bool]:
     role grants exactly that: stack/deployment.py)."""
     return {value(cfg, None): key in UPSERTED_COLLECTIONS
             for key, value in OPTIONS if key.startswith("store.collection.")}
+
+
+def stream_transactional_id_prefix() -> str:
+    """The event stream's transactional ids' prefix (the job's default: the CLI does not set it)."""
+    return next(o["default"] for o in contract.contract()["options"] if o["key"] == "stream.transactional-id-prefix")
 
 
 def job_group_id() -> str:

@@ -1,7 +1,7 @@
 """Kafka users and ACLs (docs/security.md "Kafka"): with ``kafka.security.principals`` each part of the
 pipeline connects as a SASL user of its own and may do only what it does: the collector produces to the raw
 topic (and reads it back to resume), the job reads the raw topic in its consumer group and writes
-the dead-letter and alerts topics. The administrator (``kafka.security.username``: the CLI, which
+the dead-letter and alerts topics, and the event stream's in transactions of its own (docs/stream.md). The administrator (``kafka.security.username``: the CLI, which
 creates topics and ACLs and raises integrity alerts) is the broker's super user.
 
 Who may use which topic is written once, in schemas/topics.yaml (``producers``, ``consumers``); the
@@ -22,6 +22,9 @@ from auditpipe.stack import job_settings, topics
 #: (only the store path commits offsets there); the collector's catch-up assigns partitions and
 #: commits nothing, so it needs no group.
 GROUPS = (("job", job_settings.job_group_id()),)
+#: (part, prefix): the transactional ids a part writes with, an ACL on the prefix (the job's event stream:
+#: docs/stream.md)
+TRANSACTIONS = (("job", job_settings.stream_transactional_id_prefix()),)
 
 PRODUCE = ("WRITE", "DESCRIBE")
 CONSUME = ("READ", "DESCRIBE")
@@ -38,6 +41,9 @@ def wanted(cfg: Config) -> list[tuple[str, str, str, str]]:
     for part, group in GROUPS:
         if part in principals:
             out.append((f"User:{principals[part]['username']}", "GROUP", group, "READ"))
+    for part, prefix in TRANSACTIONS:
+        if part in principals and cfg.data["stream"]["formats"]:
+            out += [(f"User:{principals[part]['username']}", "TRANSACTIONAL_ID", prefix, op) for op in PRODUCE]
     return sorted(set(out))
 
 
@@ -78,8 +84,10 @@ def ensure_acls(cfg: Config) -> list[str]:
     acls = wanted(cfg)
     if not acls:
         return []
-    bindings = [AclBinding(ResourceType[rtype], name, ResourcePatternType.LITERAL, principal, "*",
-                           AclOperation[op], AclPermissionType.ALLOW) for principal, rtype, name, op in acls]
+    # a transactional id is the prefix and what the writer adds: those ACLs hold for the prefix
+    bindings = [AclBinding(ResourceType[rtype], name, ResourcePatternType.PREFIXED if rtype == "TRANSACTIONAL_ID"
+                           else ResourcePatternType.LITERAL, principal, "*", AclOperation[op], AclPermissionType.ALLOW)
+                for principal, rtype, name, op in acls]
     client = topics.admin(cfg.kafka_client)  # held until the answers are in: a collected client cancels its requests
     futures = client.create_acls(bindings, request_timeout=30)
     try:

@@ -62,10 +62,13 @@ class Limits:
     def topic_max_message_bytes(self, role: str) -> int:
         # an alert is a few KiB at most (a summary of <= 600 characters, <= 50 evidence ids): the default
         return {"raw": self.raw_message_bytes, "deadletter": self.dead_letter_message_bytes,
-                "alerts": ALERT_MESSAGE_BYTES}[role]
+                "alerts": ALERT_MESSAGE_BYTES, "events": STREAM_MESSAGE_BYTES, "ocsf": STREAM_MESSAGE_BYTES,
+                "ecs": STREAM_MESSAGE_BYTES}[role]
 
 
 ALERT_MESSAGE_BYTES = 1024 * 1024
+# the event stream's largest message (the job cuts long texts, then leaves them out) and its framing
+STREAM_MESSAGE_BYTES = contract.limit("stream_max_message_bytes") + KEY_AND_FRAMING
 
 
 def from_config(cfg) -> Limits:

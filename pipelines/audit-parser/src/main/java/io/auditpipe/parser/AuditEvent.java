@@ -72,6 +72,17 @@ public class AuditEvent implements Serializable {
 
     public AuditEvent() {}
 
+    /** A shallow copy: the same values, the lists and the map shared (replace them, never change them). */
+    public AuditEvent copy() {
+        AuditEvent c = new AuditEvent();
+        try {
+            for (java.lang.reflect.Field f : FIELDS) f.set(c, f.get(this));
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+        return c;
+    }
+
     public boolean isLoginEvent() {
         return authOutcome != null;
     }

@@ -39,6 +39,8 @@ import io.auditpipe.flink.baselines.BaselineEvent;
 import io.auditpipe.flink.baselines.BaselineSettings;
 import io.auditpipe.flink.baselines.PrincipalBaselines;
 import io.auditpipe.flink.baselines.ProfileSeeds;
+import io.auditpipe.flink.stream.StreamMessage;
+import io.auditpipe.flink.stream.StreamMessages;
 import io.auditpipe.flink.sessions.SessionBuilder;
 import io.auditpipe.flink.sessions.SessionEvent;
 import io.auditpipe.parser.AuditEvent;
@@ -221,6 +223,10 @@ public final class AuditPipeline {
             firstCopies.setParallelism(1);
         }
         sinks.events().ifPresent(s -> firstCopies.sinkTo(s).name("store-events").uid("store-events"));
+        sinks.stream().ifPresent(stream -> firstCopies
+                .flatMap(new StreamMessages.OfEvents(stream.settings()), TypeInformation.of(StreamMessage.class))
+                .name("stream-event-messages").uid("stream-event-messages")
+                .sinkTo(stream.sinkFor().apply("events")).name("stream-events").uid("stream-events"));
         firstCopies.filter(new IsEvidence()).name("evidence-kinds").uid("evidence-kinds")
                 .sinkTo(sinks.evidence()).name("store-evidence").uid("store-evidence");
         DataStream<ChainHead> heads = firstCopies.getSideOutput(ChainEvents.HEADS);
@@ -284,6 +290,7 @@ public final class AuditPipeline {
         sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-learned-alerts").uid("store-learned-alerts").disableChaining());
         sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-learned-alerts").uid("kafka-learned-alerts"));
         sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-learned-alerts").uid("webhook-learned-alerts"));
+        streamAlerts(alerts, "learned-alerts");
     }
 
     /**
@@ -383,6 +390,15 @@ public final class AuditPipeline {
         sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-alerts").uid("store-alerts").disableChaining());
         sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
         sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
+        streamAlerts(alerts, "alerts");
+    }
+
+    /** The alerts in the stream's formats that carry them (OCSF, ECS), through a transactional writer of their own. */
+    private void streamAlerts(DataStream<Alert> alerts, String name) {
+        sinks.stream().filter(stream -> stream.settings().streamsAlerts()).ifPresent(stream -> alerts
+                .flatMap(new StreamMessages.OfAlerts(stream.settings()), TypeInformation.of(StreamMessage.class))
+                .name("stream-" + name + "-messages").uid("stream-" + name + "-messages")
+                .sinkTo(stream.sinkFor().apply(name)).name("stream-" + name).uid("stream-" + name));
     }
 
     private void deadLetters(DataStream<DeadLetter> deadLetters) {

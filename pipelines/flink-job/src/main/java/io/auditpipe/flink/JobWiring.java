@@ -16,16 +16,23 @@ import io.auditpipe.flink.sink.MongoBulkSink;
 import io.auditpipe.flink.sink.MongoSinkSettings;
 import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.flink.sink.WebhookSink;
+import io.auditpipe.flink.stream.StreamFormat;
+import io.auditpipe.flink.stream.StreamMessage;
+import io.auditpipe.flink.stream.StreamMessages;
+import io.auditpipe.flink.stream.StreamSerializer;
 
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.sink.TransactionNamingStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
+import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
@@ -120,12 +127,52 @@ public final class JobWiring {
                     options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE),
                     options.getOptional(JobOptions.ALERT_WEBHOOK_SECRET).orElse(null)));
         }
+        List<StreamFormat> formats = StreamFormat.parse(options.get(JobOptions.STREAM_FORMATS));
+        if (!formats.isEmpty()) {
+            Map<StreamFormat, String> topics = new EnumMap<>(StreamFormat.class);
+            topics.put(StreamFormat.AUDITPIPE, options.get(JobOptions.KAFKA_EVENTS_TOPIC));
+            topics.put(StreamFormat.OCSF, options.get(JobOptions.KAFKA_OCSF_TOPIC));
+            topics.put(StreamFormat.ECS, options.get(JobOptions.KAFKA_ECS_TOPIC));
+            String prefix = options.get(JobOptions.STREAM_TRANSACTIONAL_ID_PREFIX);
+            List<String> written = formats.stream().map(topics::get).toList();
+            sinks.stream(new StreamMessages.Settings(formats, topics, JobWiring.class.getPackage().getImplementationVersion() != null
+                    ? JobWiring.class.getPackage().getImplementationVersion() : "dev"),
+                    name -> streamSink(options, prefix + name, written));
+        }
         if (!options.get(JobOptions.KAFKA_LAG_INTERVAL).isZero()) {
             sinks.kafkaLag(new KafkaLagReporter<ChainHead>(kafkaClient(options), options.get(JobOptions.KAFKA_RAW_TOPIC),
                     options.get(JobOptions.KAFKA_GROUP_ID), options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
                     options.get(JobOptions.KAFKA_LAG_COLLECTION), options.get(JobOptions.KAFKA_LAG_INTERVAL)));
         }
         return sinks.build();
+    }
+
+    /**
+     * How long a transaction of the stream may stay open: the broker's default limit
+     * (transaction.max.timeout.ms, 15 minutes). A transaction is committed when the checkpoint that
+     * closed it completes; a job down longer than this after a checkpoint loses that checkpoint's
+     * messages from the stream (the broker aborts them), never the events in the store (docs/stream.md).
+     */
+    static final String STREAM_TRANSACTION_TIMEOUT_MS = "900000";
+
+    /**
+     * A sink of the event stream: exactly once, in Kafka transactions committed with the checkpoints,
+     * their ids beginning with {@code prefix} and reused (the POOLING strategy: a few ids per writer,
+     * not one per checkpoint, which the broker would keep for a week each).
+     */
+    static KafkaSink<StreamMessage> streamSink(Configuration options, String prefix, List<String> topics) {
+        Map<String, String> client = kafkaClient(options);
+        client.put("transaction.timeout.ms", STREAM_TRANSACTION_TIMEOUT_MS);
+        // the largest message and Kafka's record framing (the CLI gives the topics the same room: limits.py)
+        client.put("max.request.size", String.valueOf(StreamMessages.MAX_MESSAGE_BYTES + 64 * 1024));
+        return KafkaSink.<StreamMessage>builder()
+                .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                .setRecordSerializer(new StreamSerializer(topics))
+                .setKafkaProducerConfig(producer(client))
+                .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+                .setTransactionalIdPrefix(prefix)
+                .setTransactionNamingStrategy(TransactionNamingStrategy.POOLING)
+                .build();
     }
 
     /** The store path's source: the raw topic from the job's consumer group, offsets committed on each checkpoint. */

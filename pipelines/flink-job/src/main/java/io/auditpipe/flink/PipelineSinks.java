@@ -10,12 +10,15 @@ import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.flink.baselines.Profile;
 import io.auditpipe.flink.baselines.ProfileSeeds;
 import io.auditpipe.flink.sessions.Session;
+import io.auditpipe.flink.stream.StreamMessage;
+import io.auditpipe.flink.stream.StreamMessages;
 
 import org.apache.flink.api.connector.sink2.Sink;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Where the pipeline writes, as one value. The store's seven outputs are required (a test that does
@@ -40,7 +43,14 @@ public record PipelineSinks(
         Optional<Sink<ChainHead>> kafkaLag,
         Optional<Sink<Session>> sessions,
         Optional<Baselines> baselines,
-        Optional<Archive> archive) {
+        Optional<Archive> archive,
+        Optional<EventStream> stream) {
+
+    /**
+     * The event stream (docs/stream.md): its formats and topics, and a sink for each operator that writes
+     * to it, by the operator's name: each writes in Kafka transactions of its own (their ids begin with it).
+     */
+    public record EventStream(StreamMessages.Settings settings, Function<String, Sink<StreamMessage>> sinkFor) {}
 
     /** The archive's two outputs (docs/archive.md): events as Parquet, chain heads in its manifest. */
     public record Archive(Sink<IngestedEvent> events, Sink<ChainHead> chainHeads) {}
@@ -70,6 +80,7 @@ public record PipelineSinks(
         private Sink<Session> sessions;
         private Baselines baselines;
         private Archive archive;
+        private EventStream stream;
         private boolean history;
 
         private Builder() {}
@@ -119,11 +130,18 @@ public record PipelineSinks(
             return this;
         }
 
+        /** Optional: the event stream (not of imported history). */
+        public Builder stream(StreamMessages.Settings settings, Function<String, Sink<StreamMessage>> sinkFor) {
+            stream = new EventStream(settings, sinkFor);
+            return this;
+        }
+
         /** @throws IllegalStateException naming each required sink not given */
         public PipelineSinks build() {
             List<String> missing = new ArrayList<>();
-            if (history && (events != null || alerts != null || stats != null || sessions != null)) {
-                throw new IllegalStateException("imported history has no events sink, no alerts, no one-minute counts and no sessions");
+            if (history && (events != null || alerts != null || stats != null || sessions != null || stream != null)) {
+                throw new IllegalStateException("imported history has no events sink, no alerts, no one-minute counts, no sessions"
+                        + " and no event stream");
             }
             if (events == null && !history) missing.add("events");
             if (evidence == null) missing.add("evidence");
@@ -141,7 +159,7 @@ public record PipelineSinks(
                     Optional.ofNullable(alerts), chainHeads, Optional.ofNullable(deadLetterTopic),
                     Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
                     Optional.ofNullable(kafkaLag), Optional.ofNullable(sessions), Optional.ofNullable(baselines),
-                    Optional.ofNullable(archive));
+                    Optional.ofNullable(archive), Optional.ofNullable(stream));
         }
     }
 }

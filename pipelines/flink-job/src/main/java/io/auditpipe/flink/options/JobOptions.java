@@ -178,6 +178,28 @@ public final class JobOptions {
     public static final ConfigOption<String> KAFKA_ALERTS_TOPIC = ConfigOptions.key("kafka.topic.alerts")
             .stringType().defaultValue("audit.alerts")
             .withDescription("Topic the alerts are published to, keyed by alert id (a replay may publish an id again).");
+    /** The stream's formats by name (io.auditpipe.flink.stream.StreamFormat, whose test holds the two equal). */
+    public static final List<String> STREAM_FORMAT_NAMES = List.of("auditpipe", "ocsf", "ecs");
+    public static final ConfigOption<String> STREAM_FORMATS = ConfigOptions.key("stream.formats")
+            .stringType().defaultValue("")
+            .withDescription("The event stream (docs/stream.md): a comma-separated list of the formats every stored event"
+                    + " is published in, exactly once (Kafka transactions committed with the checkpoints): auditpipe (the"
+                    + " stored document, to kafka.topic.events), ocsf (OCSF 1.8.0, events and alerts, to kafka.topic.ocsf),"
+                    + " ecs (ECS with OpenTelemetry's db.* attributes, events and alerts, to kafka.topic.ecs). Empty: no stream.");
+    public static final ConfigOption<String> STREAM_TRANSACTIONAL_ID_PREFIX = ConfigOptions.key("stream.transactional-id-prefix")
+            .stringType().defaultValue("auditpipe-stream-")
+            .withDescription("The stream's Kafka transactional ids begin with this, then the writer's name (events,"
+                    + " alerts, learned-alerts): with kafka.security.principals the job's user may use these ids (ACL"
+                    + " on the prefix). Two jobs writing the same Kafka need prefixes of their own.");
+    public static final ConfigOption<String> KAFKA_EVENTS_TOPIC = ConfigOptions.key("kafka.topic.events")
+            .stringType().defaultValue("audit.events")
+            .withDescription("Topic of the stream's auditpipe format: each stored event's document, keyed by its id.");
+    public static final ConfigOption<String> KAFKA_OCSF_TOPIC = ConfigOptions.key("kafka.topic.ocsf")
+            .stringType().defaultValue("audit.ocsf")
+            .withDescription("Topic of the stream's OCSF format: each stored event and each alert, keyed by its id.");
+    public static final ConfigOption<String> KAFKA_ECS_TOPIC = ConfigOptions.key("kafka.topic.ecs")
+            .stringType().defaultValue("audit.ecs")
+            .withDescription("Topic of the stream's ECS format: each stored event and each alert, keyed by its id.");
     public static final ConfigOption<Integer> ALERT_BRUTE_FORCE_FAILURES = ConfigOptions.key("alerts.brute-force.failures")
             .intType().defaultValue(5)
             .withDescription("Failed logins of one account within alerts.brute-force.window that raise a brute_force alert.");
@@ -454,6 +476,12 @@ public final class JobOptions {
         positive(job, ALERT_SPRAY_ACCOUNTS, problems);
         positive(job, ALERT_LOGIN_AFTER_FAILURES, problems);
         positive(job, ALERT_WEBHOOK_QUEUE, problems);
+        for (String format : job.get(STREAM_FORMATS).split(",")) {
+            if (!format.isBlank() && !STREAM_FORMAT_NAMES.contains(format.trim())) {
+                problems.add("option '" + STREAM_FORMATS.key() + "': '" + format.trim() + "' is not a stream format (one of "
+                        + String.join(", ", STREAM_FORMAT_NAMES) + ")");
+            }
+        }
         if (job.contains(ALERT_WEBHOOK_URL)) {
             String url = job.get(ALERT_WEBHOOK_URL);
             if (!url.startsWith("http://") && !url.startsWith("https://")) {
