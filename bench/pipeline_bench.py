@@ -639,6 +639,15 @@ def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -
         print(f"  without the {part + ':':11s}      {other:10,.0f} events/s: they take {100 * (1 - rate / other):.0f}% of "
               f"the job's time ({1e6 * os.cpu_count() * (1 / rate - 1 / other):.1f} us of CPU per event on "
               f"{os.cpu_count()} cores at most)")
+    # what the event stream costs the job (docs/stream.md): its messages in every format, made (projection and
+    # JSON) and discarded; the Kafka transactions' cost is the end-to-end run's with stream.formats
+    formats = "auditpipe,ocsf,ecs"
+    with_stream = float(job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", cfg.flink["parallelism"],
+                                  properties=(f"-Dauditpipe.bench.stream={formats}",))["job_alone_events_per_s"])
+    figures["job_alone_with_stream"] = {"formats": formats, "events_per_s": round(with_stream)}
+    print(f"  with the event stream ({formats}, made and discarded): {with_stream:10,.0f} events/s: its messages take "
+          f"{100 * (1 - with_stream / rate):.0f}% of the job's time ({1e6 * os.cpu_count() * (1 / with_stream - 1 / rate):.1f} "
+          f"us of CPU per event on {os.cpu_count()} cores at most)")
     state = state_sizes(cfg)
     figures["state_bytes"] = state
     print(f"  keyed state, as the job's serializers write it (key and timer included): per principal "

@@ -31,7 +31,9 @@ def sasl_stack(tmp_path_factory):
                                        f"username: auditpipe, password_env: {PASSWORD_ENV}, principals: {{"
                                        "collector: {username: auditpipe-collector, password_env: AUDITPIPE_TEST_KAFKA_COLLECTOR}, "
                                        "job: {username: auditpipe-job, password_env: AUDITPIPE_TEST_KAFKA_JOB, "
-                                       "sasl_mechanism: SCRAM-SHA-512}}}") as s:
+                                       "sasl_mechanism: SCRAM-SHA-512}}}",
+                           # the event stream: the job's transactions under its own user (ACL on their prefix)
+                           extra="stream: {formats: [ocsf]}") as s:
             yield s
     finally:
         for name in PASSWORDS:
@@ -47,6 +49,13 @@ def test_the_pipeline_runs_end_to_end_over_sasl(sasl_stack):
     assert len(dead) == 2
     on_topic = [d for d in sasl_stack.dead_letters_on_topic() if d.get("server") == server]
     assert len(on_topic) == 2, "the job's dead-letter producer authenticated too"
+    # the event stream's transactional writer too: each stored event once on the OCSF topic, read committed
+    from auditpipe.stack.stream import read_committed
+
+    ids = {f"{server}/{d['record_id']}" for d in sasl_stack.events(server)}
+    got = read_committed(sasl_stack.cfg, ("ocsf",), lambda _role, key: key in ids,
+                         lambda out: ids <= {x.key().decode() for x in out["ocsf"]}, group="tests-sasl-stream")
+    assert sorted(x.key().decode() for x in got["ocsf"]) == sorted(ids)
     status = {r["component"]: r for r in sasl_stack.status()}
     assert status["kafka"]["health"] == "ok" and status["flink"]["health"] == "ok", status
 

@@ -10,6 +10,9 @@ import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.stream.StreamFormat;
+import io.auditpipe.flink.stream.StreamMessage;
+import io.auditpipe.flink.stream.StreamMessages;
 
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
@@ -22,6 +25,8 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -41,7 +46,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code -Dauditpipe.bench.alerts=shared} runs the alert rules on the store path's events instead of a
  * reading of their own ({@link PipelineSources#sharedWithAlerts}), the design the job compares itself with;
  * {@code -Dauditpipe.bench.sessions=off} leaves the sessions out, to see what building them costs, and
- * {@code -Dauditpipe.bench.baselines=off} the learned baselines.
+ * {@code -Dauditpipe.bench.baselines=off} the learned baselines; {@code -Dauditpipe.bench.stream=auditpipe,ocsf,ecs}
+ * adds the event stream's messages in those formats (docs/stream.md), made and discarded.
  */
 public final class JobThroughputBenchmark {
     static final AtomicLong EVENTS = new AtomicLong();
@@ -124,6 +130,14 @@ public final class JobThroughputBenchmark {
                 .alerts(new DiscardingSink<>()).chainHeads(new DiscardingSink<>());
         // -Dauditpipe.bench.sessions=off: without the sessions (the live job builds them), to see what they cost
         if (!"off".equals(System.getProperty("auditpipe.bench.sessions", "on"))) sinks.sessions(new DiscardingSink<>());
+        // -Dauditpipe.bench.stream=<formats>: with the event stream's messages in those formats (their projection and
+        // JSON), into discarding sinks: what making them costs; the Kafka transactions are the end-to-end run's
+        List<StreamFormat> stream = StreamFormat.parse(System.getProperty("auditpipe.bench.stream", ""));
+        if (!stream.isEmpty()) {
+            Map<StreamFormat, String> topics = new EnumMap<>(StreamFormat.class);
+            for (StreamFormat f : StreamFormat.values()) topics.put(f, "bench." + f.id);
+            sinks.stream(new StreamMessages.Settings(stream, topics, "bench"), name -> new DiscardingSink<StreamMessage>());
+        }
         new AuditPipeline(options, sources, sinks.build()).execute(env);
         return (System.nanoTime() - start) / 1e9;
     }
