@@ -8,8 +8,6 @@ import io.auditpipe.parser.AuditEvent;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.util.Collector;
 import org.bson.Document;
-import org.bson.json.JsonMode;
-import org.bson.json.JsonWriterSettings;
 
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
@@ -28,8 +26,6 @@ import java.util.Map;
  */
 public final class StreamMessages {
     private StreamMessages() {}
-
-    static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
     /**
      * The most characters of a statement, an original record or a field of {@code extra} a message
@@ -174,7 +170,7 @@ public final class StreamMessages {
     }
 
     static StreamMessage message(String topic, String key, Document d, long time) {
-        return new StreamMessage(topic, key, d.toJson(JSON).getBytes(StandardCharsets.UTF_8), time);
+        return new StreamMessage(topic, key, Json.write(d).getBytes(StandardCharsets.UTF_8), time);
     }
 
     /** The document with every date as an ISO-8601 string in UTC (schemas/audit-event.schema.json's date-time). */

@@ -174,6 +174,17 @@ class StreamMessagesTest {
     }
 
     @Test
+    void theJsonIsWhatBsonReadsBackEveryCharacterEscapedAsJsonWants() {
+        String hostile = "a\"b\\c\n\r\t\b\f\u0000\u0001\u001f\u007f é ✓ 𝄞 \u2028\u2029 </script>";
+        Document d = new Document("s", hostile).append("n", 12345678901L).append("i", -7).append("t", true)
+                .append("f", false).append("z", null).append("l", List.of("x", 1, List.of()))
+                .append("m", new Document("k", hostile).append("e", new Document()));
+        String json = Json.write(d);
+        assertEquals(d, Document.parse(json));
+        assertFalse(json.chars().anyMatch(c -> c < 0x20 || c == 0x2028 || c == 0x2029), json);
+    }
+
+    @Test
     void theFormatsAreTheOptionsAndABadOneIsNamed() {
         assertEquals(JobOptions.STREAM_FORMAT_NAMES, StreamFormat.ids());
         assertEquals(List.of(StreamFormat.OCSF, StreamFormat.ECS), StreamFormat.parse(" ocsf, ecs,ocsf,"));
