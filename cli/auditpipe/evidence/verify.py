@@ -293,10 +293,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     if only is None and since is None and until is None and after is None:
         from auditpipe.evidence import reviews
 
-        decisions = reviews.verify_decisions(cfg, db, store=store, in_archive=in_archive)
-        result.reports.extend(decisions.reports)
-        result.findings.extend(decisions.findings)
-        result.notes.extend(decisions.notes)
+        _add_decisions(result, reviews.verify_decisions(cfg, db, store=store, in_archive=in_archive))
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
     if result.source_gaps and collector_gaps:
@@ -311,11 +308,18 @@ def verify_decisions(cfg: Config, store: bool = True, in_copy: bool = True) -> V
 
     result = Verification()
     with mongo_client(cfg) as client:
-        decisions = reviews.verify_decisions(cfg, client[cfg.store["database"]], store=store, in_archive=in_copy)
-    result.reports, result.findings, result.notes = decisions.reports, decisions.findings, decisions.notes
-    if not decisions.reports:
+        _add_decisions(result, reviews.verify_decisions(cfg, client[cfg.store["database"]], store=store,
+                                                        in_archive=in_copy))
+    if not result.reports:
         result.notes.append("no review decisions to verify")
     return result
+
+
+def _add_decisions(result: Verification, decisions) -> None:
+    """The decisions' chain's reports, findings and notes (reviews.DecisionsVerification) into ``result``."""
+    result.reports.extend(decisions.reports)
+    result.findings.extend(decisions.findings)
+    result.notes.extend(decisions.notes)
 
 
 def gap_class(alert: dict) -> str:

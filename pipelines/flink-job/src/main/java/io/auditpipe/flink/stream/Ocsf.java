@@ -66,7 +66,6 @@ public final class Ocsf {
                 .append("dst_endpoint", new Document("name", e.server))
                 .append("service", new Document("name", e.server));
         if (e.connectionId != null) d.append("session", new Document("uid", String.valueOf(e.connectionId)));
-        if (e.ip != null || e.host != null) d.append("is_remote", !"localhost".equals(e.host) && !"127.0.0.1".equals(e.ip));
         status(d, e);
         return d.append("unmapped", unmapped(e));
     }

@@ -88,11 +88,14 @@ public final class StreamMessages {
             return switch (f) {
                 case AUDITPIPE -> {
                     Document d = EventDocument.of(ie);
-                    if (e.sqltext != null) d.put("sqltext", e.sqltext); else d.remove("sqltext");
-                    if (e.extra != null && !e.extra.isEmpty()) d.put("extra", new Document(new java.util.LinkedHashMap<String, Object>(e.extra)));
-                    else d.remove("extra");
+                    if (e != ie.event) { // the stored document, its statement and extra fields as shortened
+                        if (e.sqltext != null) d.put("sqltext", e.sqltext); else d.remove("sqltext");
+                        if (e.extra != null && !e.extra.isEmpty()) d.put("extra", new Document(new java.util.LinkedHashMap<String, Object>(e.extra)));
+                        else d.remove("extra");
+                    }
                     String original = bare ? null : cut(ie.original, "original", cut);
-                    if (original != null) d.put("original", original); else d.remove("original");
+                    if (original == null) d.remove("original");
+                    else if (original != ie.original) d.put("original", original);
                     yield withIsoTimes(d);
                 }
                 case OCSF -> {

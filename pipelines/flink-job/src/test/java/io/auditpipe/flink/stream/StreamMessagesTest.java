@@ -133,7 +133,13 @@ class StreamMessagesTest {
         List<StreamMessage> out = run(settings(StreamFormat.AUDITPIPE, StreamFormat.OCSF, StreamFormat.ECS), ie);
         Document stored = json(out.get(0));
         assertEquals(StreamMessages.TEXT_CHARS, stored.getString("sqltext").length());
+        assertEquals(ie.original, stored.getString("original"), "what is short stays whole");
         assertEquals("sqltext", out.get(0).truncated);
+        ie.original = "y".repeat(StreamMessages.TEXT_CHARS + 1);
+        StreamMessage both = run(settings(StreamFormat.AUDITPIPE), ie).get(0);
+        assertEquals("sqltext,original", both.truncated);
+        assertEquals(StreamMessages.TEXT_CHARS, json(both).getString("original").length());
+        ie.original = "{}";
         assertEquals("sqltext", new String(new StreamSerializer(List.of("audit.events")).serialize(out.get(0), null, null)
                 .headers().lastHeader(StreamMessage.TRUNCATED_HEADER).value(), StandardCharsets.UTF_8));
         assertTrue(json(out.get(1)).get("metadata", Document.class).getBoolean("is_truncated"));
