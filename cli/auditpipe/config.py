@@ -168,8 +168,8 @@ class Config:
 
     def kafka_principal(self, part: str | None = None) -> tuple[str, str, str] | None:
         """(username, the variable holding its password, the config key naming it) of the SASL user
-        that ``part`` (a key of kafka.security.principals: collector, job) connects as: its own, or
-        without one (or for the CLI, part None) the administrator, kafka.security.username."""
+        that ``part`` (a key of kafka.security.principals: collector, job, forwarder) connects as: its own,
+        or without one (or for the CLI, part None) the administrator, kafka.security.username."""
         sec = self.kafka["security"]
         own = sec.get("principals", {}).get(part) if part else None
         if own:
@@ -355,7 +355,7 @@ def load(path: str | os.PathLike | None = None) -> Config:
                         "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")
     cfg = Config(data=data, file=chosen)
     problems = (_source_identity_problems(cfg) + _kafka_problems(cfg) + _compliance_problems(cfg)
-                + _baseline_problems(cfg))
+                + _baseline_problems(cfg) + _cef_problems(cfg))
     if problems:
         raise UserError(f"invalid configuration in {chosen}:\n" + "\n".join(f"  - {p}" for p in problems))
     return cfg
@@ -402,6 +402,24 @@ def _kafka_problems(cfg: Config) -> list[str]:
                         f"its controller log in, uses PLAIN, not {sec['sasl_mechanism']} (give SCRAM to the parts: "
                         "kafka.security.principals.<part>.sasl_mechanism)")
     return problems
+
+
+def _cef_problems(cfg: Config) -> list[str]:
+    """What the schema cannot say about alerts.cef: TLS files only for a tls:// target, and there."""
+    c = cfg.data["alerts"].get("cef")
+    if c is None:
+        return []
+    out = []
+    if not 1 <= int(c["target"].rsplit(":", 1)[1]) <= 65535:
+        out.append(f"alerts.cef.target: {c['target']} has no port from 1 to 65535")
+    for key in ("ca_file", "certificate_file", "key_file"):
+        if key in c and not c["target"].startswith("tls://"):
+            out.append(f"alerts.cef.{key}: only used with a tls:// target (target is {c['target']})")
+        elif key in c and not cfg._path(c[key]).is_file():
+            out.append(f"alerts.cef.{key}: {cfg._path(c[key])} is not a file")
+    if ("certificate_file" in c) != ("key_file" in c):
+        out.append("alerts.cef.certificate_file and key_file: give both or neither")
+    return out
 
 
 def _baseline_problems(cfg: Config) -> list[str]:

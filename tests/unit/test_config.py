@@ -297,6 +297,44 @@ def test_the_kafka_acls_are_what_topics_yaml_says(tmp_path):
     assert kafka_acls.wanted(config.load(write(tmp_path, ""))) == []
 
 
+def test_the_cef_forwarder_reads_the_alerts_topic_in_its_group_and_nothing_else(tmp_path):
+    from auditpipe.stack import forwarder, kafka_acls, topics
+
+    cfg = config.load(write(tmp_path, """kafka:
+  security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
+             principals: {forwarder: {username: siem, password_env: KSIEM}}}
+"""))
+    siem = {(t, n, op) for p, t, n, op in kafka_acls.wanted(cfg) if p == "User:siem"}
+    alerts = topics.topic_name("alerts")
+    assert siem == {("TOPIC", alerts, "READ"), ("TOPIC", alerts, "DESCRIBE"), ("GROUP", forwarder.GROUP, "READ")}
+
+
+@pytest.mark.parametrize("cef,named", [
+    ("{target: 'udp://siem:514'}", "alerts.cef.target"),
+    ("{target: 'tcp://siem'}", "alerts.cef.target"),
+    ("{target: 'tcp://siem:0'}", "alerts.cef.target: tcp://siem:0 has no port from 1 to 65535"),
+    ("{target: 'tcp://siem:514', ca_file: ca.pem}", "alerts.cef.ca_file: only used with a tls:// target"),
+    ("{target: 'tls://siem:6514', ca_file: nowhere.pem}", "alerts.cef.ca_file:"),
+    ("{target: 'tls://siem:6514', certificate_file: auditpipe.yaml}", "alerts.cef.certificate_file and key_file"),
+    ("{target: 'tcp://siem:514', framing: rfc6587}", "alerts.cef.framing"),
+    ("{target: 'tcp://siem:514', hostname: 'two words'}", "alerts.cef.hostname"),
+    ("{url: 'tcp://siem:514'}", "alerts.cef"),
+])
+def test_cef_settings_that_cannot_work_are_named(tmp_path, cef, named):
+    with pytest.raises(UserError) as e:
+        config.load(write(tmp_path, f"alerts: {{cef: {cef}}}\n"))
+    assert named in str(e.value)
+
+
+def test_a_cef_target_and_its_defaults(tmp_path):
+    from auditpipe.stack import forwarder
+
+    assert forwarder.target(config.load(write(tmp_path, ""))) is None
+    t = forwarder.target(config.load(write(tmp_path, "alerts: {cef: {target: 'tcp://[::1]:5514', hostname: fwd}}\n")))
+    assert (t.scheme, t.host, t.port, t.framing, t.facility, t.hostname, t.timeout) == (
+        "tcp", "::1", 5514, "rfc5424", 13, "fwd", 10.0)
+
+
 def test_a_sources_time_zone_is_checked_and_travels_in_its_key(tmp_path):
     with pytest.raises(UserError, match=r"sources\[0\].timezone: 'Mars/Olympus' is not an IANA time zone"):
         config.load(write(tmp_path, "sources:\n  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Mars/Olympus}\n"))

@@ -89,7 +89,8 @@ OTHER_PASSWORDS = ("GRAFANA_ADMIN_PASSWORD",)
 
 def refuse_placeholders(cfg: Config) -> None:
     """A UserError naming each password that still holds .env.example's placeholder."""
-    kafka = [p[1] for part in (None, "collector", "job") if (p := cfg.kafka_principal(part)) is not None]
+    parts = (None, *cfg.kafka["security"].get("principals", {}))
+    kafka = [p[1] for part in parts if (p := cfg.kafka_principal(part)) is not None]
     names = [u.password_env for u in STORE_USERS.values()] + list(OTHER_PASSWORDS) + sorted(set(kafka))
     left = [n for n in names if os.environ.get(n, "").startswith(PLACEHOLDER)]
     password = urllib.parse.urlsplit(cfg.store_uri).password if "://" in cfg.store_uri else None

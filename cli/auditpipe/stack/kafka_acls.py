@@ -1,8 +1,10 @@
 """Kafka users and ACLs (docs/security.md "Kafka"): with ``kafka.security.principals`` each part of the
 pipeline connects as a SASL user of its own and may do only what it does: the collector produces to the raw
 topic (and reads it back to resume), the job reads the raw topic in its consumer group and writes
-the dead-letter and alerts topics, and the event stream's in transactions of its own (docs/stream.md). The administrator (``kafka.security.username``: the CLI, which
-creates topics and ACLs and raises integrity alerts) is the broker's super user.
+the dead-letter and alerts topics, and the event stream's in transactions of its own (docs/stream.md), and
+the CEF forwarder reads the alerts topic in its group (docs/alerts.md). The administrator
+(``kafka.security.username``: the CLI, which creates topics and ACLs and raises integrity alerts) is the
+broker's super user.
 
 Who may use which topic is written once, in schemas/topics.yaml (``producers``, ``consumers``); the
 consumer groups are below. `up` creates the ACLs on the local broker, whose authorizer is on when
@@ -16,12 +18,12 @@ from __future__ import annotations
 
 from auditpipe.config import Config
 from auditpipe.errors import UserError
-from auditpipe.stack import job_settings, topics
+from auditpipe.stack import forwarder, job_settings, topics
 
 #: (part, consumer group): the groups a part reads in. The job's two sources use its group id
 #: (only the store path commits offsets there); the collector's catch-up assigns partitions and
-#: commits nothing, so it needs no group.
-GROUPS = (("job", job_settings.job_group_id()),)
+#: commits nothing, so it needs no group; the forwarder commits what it delivered.
+GROUPS = (("job", job_settings.job_group_id()), ("forwarder", forwarder.GROUP))
 #: (part, prefix): the transactional ids a part writes with, an ACL on the prefix (the job's event stream:
 #: docs/stream.md)
 TRANSACTIONS = (("job", job_settings.stream_transactional_id_prefix()),)

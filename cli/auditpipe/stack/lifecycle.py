@@ -63,7 +63,26 @@ def status(cfg: Config) -> list[StatusRow]:
 
     rows.append(fleet.servers_row(cfg))  # the sources' servers: counted, the silent ones named
     rows.append(integrity_row(cfg))
+    if cfg.data["alerts"].get("cef") is not None:
+        rows.append(forward_row(cfg))
     return rows
+
+
+def forward_row(cfg: Config) -> StatusRow:
+    """The CEF forwarder (stack/forwarder.py): alerts delivered, the last one, a failure since when."""
+    from auditpipe.stack import forwarder
+    from auditpipe.terminal import shown
+
+    target = cfg.data["alerts"]["cef"]["target"]
+    st = forwarder.ForwardState.load(cfg)
+    if st.error:
+        return StatusRow("cef forward", None, target, "warning",
+                         f"failing since {st.error_since[:19].replace('T', ' ')} UTC: {shown(st.error)} "
+                         f"({st.sent} alert(s) delivered before)")
+    if not st.sent:
+        return StatusRow("cef forward", None, target, "ok", "no alert delivered yet")
+    return StatusRow("cef forward", None, target, "ok", f"{st.sent} alert(s) delivered, the last {shown(st.last_alert)} "
+                     f"at {st.last_sent_at[:19].replace('T', ' ')} UTC")
 
 
 def integrity_row(cfg: Config) -> StatusRow:

@@ -22,6 +22,9 @@ has no TTL indexes: ``delete_expired_evidence``), logging what it deleted.
 It verifies the store's chains by itself every ``chain.watch_interval``, in a thread
 (``IntegrityWatch``, stack/verification.py), raising a critical ``integrity`` alert for each finding.
 
+With ``alerts.cef`` set it forwards every alert to the SIEM's syslog receiver as CEF, in a thread
+(``CefForward``, stack/forwarder.py).
+
 Every ``ROTATION_WATCH_EVERY`` seconds, in another thread (``RotationWatch``), it ships what rsyslog
 will never read of the sources' rotated files: a file renamed away before rsyslog opened it, lines
 written to a rotated file after rsyslog closed it (stack/catchup.py, ``unread_rotated``).
@@ -170,6 +173,7 @@ def run(cfg: Config) -> int:
     log_capping = LogCapping(cfg, [c.proc.log_file for c in parts] + [process(cfg).log_file])
     IntegrityWatch(cfg).start()
     RotationWatch(cfg).start()
+    CefForward(cfg).start()
     while not stopping:
         if trimmer is not None:
             trimmer.maybe_run()
@@ -299,6 +303,35 @@ class IntegrityWatch(threading.Thread):
         from auditpipe.stack import verification
 
         verification.watch(self.cfg, self.interval, self.first, _log)
+
+
+class CefForward(threading.Thread):
+    """Forwards the alerts topic to alerts.cef's receiver (stack/forwarder.py) when it is set, in a thread
+    of its own; the forwarder retries a receiver that is down by itself, and anything else that ends it
+    (Kafka not up yet) is logged once per kind and tried again ``RETRY_EVERY`` seconds later."""
+
+    RETRY_EVERY = 30.0
+
+    def __init__(self, cfg: Config):
+        super().__init__(name="cef-forward", daemon=True)
+        self.cfg = cfg
+
+    def start(self) -> None:
+        if self.cfg.data["alerts"].get("cef") is not None:
+            super().start()
+
+    def run(self) -> None:
+        from auditpipe.stack import forwarder
+
+        last_error = ""
+        while True:
+            try:
+                forwarder.run(self.cfg, log=_log)
+            except Exception as e:  # noqa: BLE001 - logged once per kind, tried again
+                if str(e) != last_error:
+                    _log(f"forward: stopped, starting again every {self.RETRY_EVERY:.0f}s: {e}")
+                last_error = str(e)
+            time.sleep(self.RETRY_EVERY)
 
 
 class RotationWatch(threading.Thread):
