@@ -32,11 +32,11 @@ def compose_check(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def project(compose_check) -> dict:
-    return compose_project.project(compose_check, "demo", "tools", "direct")
+    return compose_project.project(compose_check, "demo", "tools", "direct", "siem")
 
 
 def test_compose_accepts_the_file_with_each_profile(compose_check):
-    for profiles in [(), ("demo",), ("tools",), ("direct",)]:
+    for profiles in [(), ("demo",), ("tools",), ("direct",), ("siem",)]:
         r = load(compose_check, *profiles)
         assert r.returncode == 0, (profiles, r.stderr)
     services = set(json.loads(load(compose_check).stdout)["services"])
@@ -167,7 +167,8 @@ def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_o
         assert re.findall(r"user_(\S+)=", jaas) == [sec["username"]], "PLAIN knows the administrator alone"
     assert kafka["KAFKA_SASL_ENABLED_MECHANISMS"].split(",") == ["PLAIN", "SCRAM-SHA-512"]
     assert kafka["KAFKA_LISTENER_NAME_CONTROLLER_SASL_ENABLED_MECHANISMS"] == "PLAIN"
-    for part in ("collector", "job"):
+    assert set(sec["principals"]) == {"collector", "job", "forwarder"}
+    for part in sec["principals"]:
         assert cfg.kafka_mechanism(part) == "SCRAM-SHA-512", part
         assert s["init"]["environment"][cfg.kafka_principal(part)[1]] == secrets[cfg.kafka_principal(part)[1]]
     for listener in ("INTERNAL", "HOST"):  # the image's names: "___" is "-"
@@ -181,6 +182,9 @@ def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_o
     job_password = sec["principals"]["job"]["password_env"]
     assert s["init"]["environment"][job_password] == s["verifier"]["environment"][job_password] == secrets[job_password]
     assert sec["password_env"] not in s["verifier"]["environment"], "the verifier publishes alerts as the job"
+    forwarder_password = sec["principals"]["forwarder"]["password_env"]
+    assert set(s["forward"]["environment"]) == {forwarder_password}, "the forwarder reads alerts as itself alone"
+    assert s["forward"]["command"][-1] == "forward"
 
 
 def test_fluentd_is_built_from_the_tested_collector(project):
@@ -285,7 +289,8 @@ def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_pat
     deploy = config.load(DEPLOY_CONFIG)
     with pytest.raises(UserError) as e:
         deployment.refuse_placeholders(deploy)
-    for name in ("AUDITPIPE_KAFKA_ADMIN_PASSWORD", "AUDITPIPE_KAFKA_COLLECTOR_PASSWORD", "AUDITPIPE_KAFKA_JOB_PASSWORD"):
+    for name in ("AUDITPIPE_KAFKA_ADMIN_PASSWORD", "AUDITPIPE_KAFKA_COLLECTOR_PASSWORD", "AUDITPIPE_KAFKA_JOB_PASSWORD",
+                 "AUDITPIPE_KAFKA_FORWARDER_PASSWORD"):
         assert name in str(e.value) and name in project["services"]["init"]["environment"], name
     init_env = project["services"]["init"]["environment"]
     assert {"GRAFANA_ADMIN_PASSWORD", *deployment.OTHER_PASSWORDS} <= set(init_env), "init sees what it checks"
