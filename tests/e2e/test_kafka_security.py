@@ -1,5 +1,5 @@
 """Kafka with SASL and ACLs: every client of the pipeline (rsyslog, the catch-up, Fluentd, the job's
-sources and sinks, the CLI) authenticates, each part as its own user (kafka.security.principals)
+sources and sinks, the CEF forwarder, the CLI) authenticates, each part as its own user (kafka.security.principals)
 allowed only what it does, on a stack of its own whose broker accepts nothing else. The
 administrator and the collector (rsyslog: its librdkafka cannot do SCRAM with Kafka 4) log in with
 PLAIN; the job, and Fluentd as the deployment's collector, with SCRAM-SHA-512, as in the
@@ -19,7 +19,8 @@ pytestmark = pytest.mark.e2e
 PORTS = {"kafka": 25192, "controller": 25193, "store": 27417, "flink": 25181}
 PASSWORD_ENV = "AUDITPIPE_TEST_KAFKA_PASSWORD"
 PASSWORDS = {PASSWORD_ENV: 'a "quoted" pass\\word',  # the quoting of every config it goes into
-             "AUDITPIPE_TEST_KAFKA_COLLECTOR": "collector's own", "AUDITPIPE_TEST_KAFKA_JOB": "the job's own"}
+             "AUDITPIPE_TEST_KAFKA_COLLECTOR": "collector's own", "AUDITPIPE_TEST_KAFKA_JOB": "the job's own",
+             "AUDITPIPE_TEST_KAFKA_FORWARDER": "the forwarder's own"}
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +32,8 @@ def sasl_stack(tmp_path_factory):
                                        f"username: auditpipe, password_env: {PASSWORD_ENV}, principals: {{"
                                        "collector: {username: auditpipe-collector, password_env: AUDITPIPE_TEST_KAFKA_COLLECTOR}, "
                                        "job: {username: auditpipe-job, password_env: AUDITPIPE_TEST_KAFKA_JOB, "
+                                       "sasl_mechanism: SCRAM-SHA-512}, "
+                                       "forwarder: {username: auditpipe-forwarder, password_env: AUDITPIPE_TEST_KAFKA_FORWARDER, "
                                        "sasl_mechanism: SCRAM-SHA-512}}}",
                            # the event stream: the job's transactions under its own user (ACL on their prefix)
                            extra="stream: {formats: [ocsf]}") as s:
@@ -164,17 +167,22 @@ def produce(topic: str):
     return act
 
 
-def consume(topic: str):
+def consume(topic: str, group: str = "acl-test"):
+    """Reads ``topic`` from its start in ``group``, committing where it got to."""
     def act(conf: dict):
         from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-        c = Consumer({**conf, "group.id": "acl-test", "enable.auto.commit": False})
+        c = Consumer({**conf, "group.id": group, "enable.auto.commit": False})
         try:
             c.assign([TopicPartition(topic, 0, 0)])
+            last = None
             for _ in range(20):
                 msg = c.poll(0.5)
                 if msg is not None and msg.error():
                     raise KafkaException(msg.error())
+                last = msg or last
+            if last is not None:
+                c.commit(message=last, asynchronous=False)
         finally:
             c.close()
     return act
@@ -194,7 +202,8 @@ def create_topic(conf: dict):
 
 def test_each_part_may_do_only_what_it_does(sasl_stack):
     """The collector produces to the raw topic only; the job writes its own topics but not the raw
-    one; neither creates topics nor reads another's; the administrator may do anything."""
+    one; the forwarder reads the alerts in its group; none creates topics or reads another's; the
+    administrator may do anything."""
     from auditpipe.stack import kafka_acls, topics
 
     cfg = sasl_stack.cfg
@@ -205,9 +214,17 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     assert refused(collector, produce(dead)) == "TOPIC_AUTHORIZATION_FAILED"
     assert refused(collector, consume(alerts)) in ("TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED")
     assert refused(job, produce(raw)) == "TOPIC_AUTHORIZATION_FAILED", "a forged audit line"
-    for who in (collector, job):
+    for who in (collector, job, cfg.kafka_client_for("forwarder")):
         assert refused(who, create_topic) in ("TOPIC_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED")
     assert refused(cfg.kafka_client, produce(alerts)) == "", "the administrator (the CLI) may"
+    # the CEF forwarder reads the alerts in its group, and does nothing else
+    from auditpipe.stack import forwarder
+
+    fwd = cfg.kafka_client_for("forwarder")
+    assert fwd["sasl.username"] == "auditpipe-forwarder"
+    assert refused(fwd, produce(alerts)) == "TOPIC_AUTHORIZATION_FAILED", "a forged alert"
+    assert refused(fwd, consume(alerts, "another-group")) == "GROUP_AUTHORIZATION_FAILED"
+    # (its ACLs: READ and DESCRIBE on the alerts topic and READ on its group, the comparison below)
     # the verifier's integrity alerts go out as the job (idempotent, acks all): allowed
     from datetime import datetime, timezone
 
@@ -219,6 +236,7 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     verification._send(cfg, [alert])
     sasl_stack.wait_for("the integrity alert on the topic", lambda: (
         alert["_id"] in (ids := {a.get("_id") for a in sasl_stack.topic_messages("alerts")}), len(ids)))
+    assert refused(fwd, consume(alerts, forwarder.GROUP)) == "", "the forwarder reads it in its group"
     # what the broker holds is exactly what kafka_acls asks for
     from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 
@@ -227,3 +245,4 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     client = topics.admin(cfg.kafka_client)
     held = client.describe_acls(everything, request_timeout=15).result()
     assert sorted({(b.principal, b.restype.name, b.name, b.operation.name) for b in held}) == kafka_acls.wanted(cfg)
+
