@@ -2,7 +2,8 @@
 topic and a real rsyslogd, the SIEM's receiver here (imtcp, plain and TLS), writes down what it got.
 Every alert on the topic arrives as often as it is there, a job's brute force with its fields, an
 alert whose text is hostile with every value read back as it was and no key added; a second run
-sends nothing again; a receiver that is down holds the alerts until it is back, then each arrives."""
+sends nothing again; a receiver that is down holds the alerts until it is back, then each arrives;
+the supervisor's thread forwards by itself."""
 
 from __future__ import annotations
 
@@ -227,3 +228,29 @@ def test_a_receiver_down_holds_the_alerts_until_it_is_back(stack, receiver):
     forward(cfg_file, "--once")  # confirmed: nothing is written again
     time.sleep(2)
     assert len(receiver.messages()) == len(got)
+
+
+def test_the_supervisors_thread_forwards_by_itself(stack, receiver):
+    """The local stack's supervisor runs CefForward when alerts.cef is set; here the thread alone, in this
+    process (a second supervisor would manage the session's parts too). Last in the module: the thread
+    holds the forwarder's group until the process ends."""
+    from auditpipe import config
+    from auditpipe.stack.supervisor import CefForward
+
+    cfg = config.load(cef_config(stack, "cef-supervisor", {"target": f"tcp://127.0.0.1:{TCP_PORT}",
+                                                           "hostname": "fwd-sup"}))
+    forward(cfg.file, "--once")
+    before = len(receiver.messages())
+    CefForward(cfg).start()
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    alert = {"_id": f"integrity/{SERVER}/supervised-{now.timestamp():.0f}", "rule": "integrity",
+             "severity": "critical", "server": SERVER, "subject": "link 9", "summary": "finding 9",
+             "first_event_time": now, "last_event_time": now, "evidence": [], "evidence_count": 0, "controls": [],
+             "frameworks": {}, "raised_at": now}
+    assert verification.raise_alerts(stack.cfg, [alert]) == 1
+    def arrived():
+        ms = receiver.messages()
+        return alert["_id"] in {m["ext"]["externalId"] for m in ms[before:]}, ms
+
+    got = stack.wait_for("the alert at the receiver", arrived, timeout=60)
+    assert [m["host"] for m in got[before:] if m["ext"]["externalId"] == alert["_id"]] == ["fwd-sup"]
