@@ -40,8 +40,6 @@ from auditpipe.evidence.chain import Finding
 from auditpipe.evidence import frameworks
 
 SEVERITY = "critical"
-#: the header with the body's HMAC-SHA256, as the job's WebhookSink.SIGNATURE_HEADER
-SIGNATURE_HEADER = "X-Auditpipe-Signature"
 #: a pass starts at least this many times its predecessor's duration after it started (a full pass: the last full one's)
 COST_FACTOR = 10
 #: the part of a pass's time it reads the store in (evidence/verify.py Pacer): the rest it pauses, leaving
@@ -191,49 +189,20 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
 
 
 def _notify(cfg: Config, alerts: list[dict]) -> None:
-    """POSTs each alert to the configured webhook as the job's WebhookSink does: the JSON body, headers
-    X-Auditpipe-Alert-Id and, with a key, X-Auditpipe-Signature; retried with backoff (1 s, doubling).
-    A notification, not the record: one that fails after its retries is logged, never raised."""
-    import hashlib
-    import hmac
-    import urllib.request
-
+    """POSTs each alert to the configured webhook as the job's WebhookSink does (stack/webhook.py): the
+    JSON body, headers X-Auditpipe-Alert-Id and, with a key, X-Auditpipe-Signature. A notification,
+    not the record: one that fails after its retries is logged, never raised."""
     from bson import json_util
 
-    from auditpipe.config import duration_seconds
-    from auditpipe.errors import UserError
-    from auditpipe.stack import job_settings
+    from auditpipe.stack import webhook
 
-    try:
-        hook = job_settings.webhook(cfg)
-    except UserError as e:
-        _log(f"verification: no integrity alert sent to the webhook: {e}")
-        return
-    if hook is None:
+    if not webhook.configured(cfg, lambda m: _log(f"verification: {m}")):
         return
     for a in alerts:
         body = json_util.dumps(a, json_options=json_util.RELAXED_JSON_OPTIONS).encode()
-        headers = {"Content-Type": "application/json", "X-Auditpipe-Alert-Id": a["_id"]}
-        if hook.secret is not None:
-            mac = hmac.new(hook.secret.encode(), body, hashlib.sha256).hexdigest()
-            headers[SIGNATURE_HEADER] = f"sha256={mac}"
-        delay, error = 1.0, ""
-        for attempt in range(hook.retries + 1):
-            try:
-                req = urllib.request.Request(hook.url, data=body, headers=headers, method="POST")
-                with urllib.request.urlopen(req, timeout=duration_seconds(hook.timeout)) as r:
-                    if 200 <= r.status < 300:
-                        error = ""
-                        break
-                    error = f"status {r.status}"
-            except OSError as e:  # HTTPError (a status other than 2xx), URLError, timeouts
-                error = str(e)
-            if attempt < hook.retries:
-                time.sleep(delay)
-                delay *= 2
-        if error:
-            _log(f"verification: the webhook did not take integrity alert {a['_id']}: {error} "
-                 "(it is in the alerts collection and on the alerts topic)")
+        webhook.post(cfg, body, {"X-Auditpipe-Alert-Id": a["_id"]},
+                     f"integrity alert {a['_id']} (it is in the alerts collection and on the alerts topic)",
+                     lambda m: _log(f"verification: {m}"))
 
 
 def _log(message: str) -> None:
