@@ -1,0 +1,96 @@
+"""Daily reports (`auditpipe report pci --schedule`, docs/reports.md "Every day") against the real store: a
+start writes the missing reports of the last week's ended days, each whole and once, and announces
+each to the webhook (a real HTTP server here) with its file and the digest the file carries; a second
+start writes and announces nothing again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import yaml
+
+from auditpipe import paths
+from auditpipe.stack import schedule
+
+pytestmark = pytest.mark.e2e
+
+
+class Hook:
+    """A webhook receiver: each POST's headers and JSON body."""
+
+    def __init__(self):
+        self.posts: list[tuple[dict, dict]] = []
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the stdlib's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                hook.posts.append((dict(self.headers), json.loads(body)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/reports"
+
+
+def scheduler(cfg_file, out_dir) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "auditpipe", "--config", str(cfg_file), "report", "pci",
+                             "--schedule", "--out-dir", str(out_dir), "--at", "00:00"], cwd=paths.REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def stop(p: subprocess.Popen) -> str:
+    p.terminate()
+    return p.communicate(timeout=60)[1]
+
+
+def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypatch):
+    hook = Hook()
+    monkeypatch.setenv("AUDITPIPE_TEST_REPORT_KEY", "k")
+    data = yaml.safe_load(stack.cfg_file.read_text())
+    data.setdefault("alerts", {})["webhook"] = {"url": hook.url, "secret_env": "AUDITPIPE_TEST_REPORT_KEY"}
+    cfg_file = stack.cfg_file.parent / "scheduled-reports.yaml"
+    cfg_file.write_text(yaml.safe_dump(data))
+    out = tmp_path / "reports"
+    today = datetime.now(timezone.utc).date()
+    days = [today - timedelta(days=n) for n in range(schedule.CATCH_UP_DAYS, 0, -1)]
+
+    p = scheduler(cfg_file, out)
+    try:
+        stack.wait_for("a week of reports announced", lambda: (len(hook.posts) >= len(days), len(hook.posts)),
+                       timeout=600, every=2)
+        time.sleep(2)  # a second announcement of one would have come by now
+    finally:
+        said = stop(p)
+    assert [body["id"] for _, body in hook.posts] == [f"report/pci/{d:%Y-%m-%d}" for d in days], said
+    assert sorted(f.name for f in out.iterdir()) == [f"pci-{d:%Y-%m-%d}.html" for d in days], "whole files only"
+    for headers, body in hook.posts:
+        f = out / f"pci-{body['from'][:10]}.html"
+        assert body["file"] == str(f.resolve()) and headers["X-Auditpipe-Report-Id"] == body["id"]
+        evidence = re.search(r'<script type="application/json" id="evidence">(.*?)</script>', f.read_text(), re.S)
+        assert evidence, "the report carries its evidence"
+        assert hashlib.sha256(evidence.group(1).encode("ascii")).hexdigest() == body["evidence_sha256"]
+        assert datetime.fromisoformat(body["to"]) - datetime.fromisoformat(body["from"]) == timedelta(days=1)
+        assert set(body["exceptions"]) and all(isinstance(n, int) for n in body["exceptions"].values())
+        assert headers["X-Auditpipe-Signature"].startswith("sha256=")
+    written = {f.name: f.stat().st_mtime_ns for f in out.iterdir()}
+
+    again = scheduler(cfg_file, out)
+    time.sleep(15)
+    stop(again)
+    assert len(hook.posts) == len(days), "nothing announced again"
+    assert {f.name: f.stat().st_mtime_ns for f in out.iterdir()} == written, "nothing written again"
+    hook.server.shutdown()
