@@ -1,6 +1,6 @@
 """Daily reports (`auditpipe report pci --schedule`, docs/reports.md "Every day") against the real store: a
 start writes the missing reports of the last week's ended days, each whole and once, and announces
-each to the webhook (a real HTTP server here) with its file and the digest the file carries; a second
+each to the webhook (a real HTTP server here, tests/webhook_receiver.py) with its file and the digest the file carries; a second
 start writes and announces nothing again."""
 
 from __future__ import annotations
@@ -10,40 +10,17 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
 
 from auditpipe import paths
 from auditpipe.stack import schedule
+from webhook_receiver import Receiver
 
 pytestmark = pytest.mark.e2e
-
-
-class Hook:
-    """A webhook receiver: each POST's headers and JSON body."""
-
-    def __init__(self):
-        self.posts: list[tuple[dict, dict]] = []
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the stdlib's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                hook.posts.append((dict(self.headers), json.loads(body)))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/reports"
 
 
 def scheduler(cfg_file, out_dir) -> subprocess.Popen:
@@ -58,7 +35,7 @@ def stop(p: subprocess.Popen) -> str:
 
 
 def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypatch):
-    hook = Hook()
+    hook = Receiver(path="/reports")
     monkeypatch.setenv("AUDITPIPE_TEST_REPORT_KEY", "k")
     data = yaml.safe_load(stack.cfg_file.read_text())
     data.setdefault("alerts", {})["webhook"] = {"url": hook.url, "secret_env": "AUDITPIPE_TEST_REPORT_KEY"}
@@ -70,14 +47,15 @@ def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypat
 
     p = scheduler(cfg_file, out)
     try:
-        stack.wait_for("a week of reports announced", lambda: (len(hook.posts) >= len(days), len(hook.posts)),
+        stack.wait_for("a week of reports announced", lambda: (len(hook.requests) >= len(days), len(hook.requests)),
                        timeout=600, every=2)
         time.sleep(2)  # a second announcement of one would have come by now
     finally:
         said = stop(p)
-    assert [body["id"] for _, body in hook.posts] == [f"report/pci/{d:%Y-%m-%d}" for d in days], said
+    posts = [(headers, json.loads(body)) for headers, body in hook.requests]
+    assert [body["id"] for _, body in posts] == [f"report/pci/{d:%Y-%m-%d}" for d in days], said
     assert sorted(f.name for f in out.iterdir()) == [f"pci-{d:%Y-%m-%d}.html" for d in days], "whole files only"
-    for headers, body in hook.posts:
+    for headers, body in posts:
         f = out / f"pci-{body['from'][:10]}.html"
         assert body["file"] == str(f.resolve()) and headers["X-Auditpipe-Report-Id"] == body["id"]
         evidence = re.search(r'<script type="application/json" id="evidence">(.*?)</script>', f.read_text(), re.S)
@@ -91,6 +69,6 @@ def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypat
     again = scheduler(cfg_file, out)
     time.sleep(15)
     stop(again)
-    assert len(hook.posts) == len(days), "nothing announced again"
+    assert len(hook.requests) == len(days), "nothing announced again"
     assert {f.name: f.stat().st_mtime_ns for f in out.iterdir()} == written, "nothing written again"
-    hook.server.shutdown()
+    hook.close()

@@ -1,6 +1,7 @@
 """Integrity alerts reach the webhook as the job's alerts do (stack/verification.py, WebhookSink.java):
 the JSON body, X-Auditpipe-Alert-Id, X-Auditpipe-Signature with a key, retries with backoff; a
-receiver that never takes one costs a logged line, never the pass. A real HTTP server on loopback."""
+receiver that never takes one costs a logged line, never the pass. A real HTTP server on loopback
+(tests/webhook_receiver.py)."""
 
 from __future__ import annotations
 
@@ -8,43 +9,20 @@ import hashlib
 import hmac
 import json
 import re
-import threading
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from auditpipe import config, paths
 from auditpipe.evidence.chain import Finding
 from auditpipe.stack import verification, webhook
-
-
-class Receiver:
-    def __init__(self, statuses: list[int]):
-        self.statuses = statuses  # the status of each request in turn; 200 after them
-        self.requests: list[tuple[dict, bytes]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the stdlib's name
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append((dict(self.headers), body))
-                status = receiver.statuses.pop(0) if receiver.statuses else 200
-                self.send_response(status)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+from webhook_receiver import Receiver
 
 
 @pytest.fixture
 def receiver():
     r = Receiver([500])
     yield r
-    r.server.shutdown()
+    r.close()
 
 
 def cfg_with(tmp_path, webhook: str):
