@@ -3,7 +3,7 @@ topic and a real rsyslogd, the SIEM's receiver here (imtcp, plain and TLS), writ
 Every alert on the topic arrives as often as it is there, a job's brute force with its fields, an
 alert whose text is hostile with every value read back as it was and no key added; a second run
 sends nothing again; a receiver that is down holds the alerts until it is back, then each arrives;
-the supervisor's thread forwards by itself."""
+a stack brought up with alerts.cef forwards by itself."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ pytestmark = pytest.mark.e2e
 
 SERVER = "e2e-cef"
 TCP_PORT, TLS_PORT = 25521, 26521
+#: the stack of the last test, whose own config sets alerts.cef
+OWN_PORTS = {"kafka": 25292, "controller": 25293, "store": 27817, "flink": 25281}
 #: what the receiver writes per message: its reading of the syslog header, and the message as received
 TEMPLATE = """template(name="seen" type="list") {
   constant(value="{\\"host\\":\\"") property(name="hostname" format="json")
@@ -230,27 +232,27 @@ def test_a_receiver_down_holds_the_alerts_until_it_is_back(stack, receiver):
     assert len(receiver.messages()) == len(got)
 
 
-def test_the_supervisors_thread_forwards_by_itself(stack, receiver):
-    """The local stack's supervisor runs CefForward when alerts.cef is set; here the thread alone, in this
-    process (a second supervisor would manage the session's parts too). Last in the module: the thread
-    holds the forwarder's group until the process ends."""
-    from auditpipe import config
-    from auditpipe.stack.supervisor import CefForward
+def test_up_with_alerts_cef_forwards_by_itself(receiver, tmp_path_factory):
+    """`up` with alerts.cef: the local stack's supervisor forwards every alert (a stack of its own, whose
+    config sets alerts.cef from the start)."""
+    from stack import running_stack
 
-    cfg = config.load(cef_config(stack, "cef-supervisor", {"target": f"tcp://127.0.0.1:{TCP_PORT}",
-                                                           "hostname": "fwd-sup"}))
-    forward(cfg.file, "--once")
-    before = len(receiver.messages())
-    CefForward(cfg).start()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
-    alert = {"_id": f"integrity/{SERVER}/supervised-{now.timestamp():.0f}", "rule": "integrity",
-             "severity": "critical", "server": SERVER, "subject": "link 9", "summary": "finding 9",
-             "first_event_time": now, "last_event_time": now, "evidence": [], "evidence_count": 0, "controls": [],
-             "frameworks": {}, "raised_at": now}
-    assert verification.raise_alerts(stack.cfg, [alert]) == 1
-    def arrived():
-        ms = receiver.messages()
-        return alert["_id"] in {m["ext"]["externalId"] for m in ms[before:]}, ms
+    cef = f"alerts: {{cef: {{target: 'tcp://127.0.0.1:{TCP_PORT}', hostname: fwd-sup}}}}"
+    with running_stack(tmp_path_factory.mktemp("cef-up"), OWN_PORTS, ["cef-up-db"], "auditpipe_cef_up", extra=cef) as s:
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+        alert = {"_id": f"integrity/cef-up-db/supervised-{now.timestamp():.0f}", "rule": "integrity",
+                 "severity": "critical", "server": "cef-up-db", "subject": "link 9", "summary": "finding 9",
+                 "first_event_time": now, "last_event_time": now, "evidence": [], "evidence_count": 0,
+                 "controls": [], "frameworks": {}, "raised_at": now}
+        assert verification.raise_alerts(s.cfg, [alert]) == 1
 
-    got = stack.wait_for("the alert at the receiver", arrived, timeout=60)
-    assert [m["host"] for m in got[before:] if m["ext"]["externalId"] == alert["_id"]] == ["fwd-sup"]
+        def arrived():
+            ms = [m for m in receiver.messages() if m["ext"]["externalId"] == alert["_id"]]
+            return bool(ms), ms
+
+        got = s.wait_for("the alert at the receiver", arrived, timeout=120)
+        assert [m["host"] for m in got] == ["fwd-sup"]
+        row = s.wait_for("status to show it delivered", lambda: (
+            (r := next(r for r in s.status() if r["component"] == "cef forward"))["health"] == "ok"
+            and alert["_id"] in r["detail"], r), timeout=30)
+        assert row["endpoint"] == f"tcp://127.0.0.1:{TCP_PORT}"

@@ -268,6 +268,7 @@ def alert_properties(cfg: Config) -> dict[str, str]:
 
     alerts = dict(cfg.data["alerts"])
     webhook = alerts.pop("webhook", None)
+    alerts.pop("cef", None)  # the CLI's forwarder sends CEF (stack/forwarder.py), not the job
     walk(alerts, "alerts")
     if webhook is not None:
         out.update(webhook_properties(cfg))

@@ -16,6 +16,7 @@ archive: {enabled: true}
 alerts:
   brute_force: {failures: 7, window: 2m}
   webhook: {url: 'http://127.0.0.1:9/x'}
+  cef: {target: 'tcp://127.0.0.1:9'}
 compliance:
   data_classes:
     pci_cardholder: {tables: [shop.cards], allowed_principals: [app]}
@@ -44,6 +45,7 @@ def test_every_key_the_cli_writes_is_one_the_job_reads(tmp_path):
         unknown = [k for k in entries if not contract.is_job_key(k)]
         assert unknown == []
         assert entries["alerts.webhook.url"] == "http://127.0.0.1:9/x"
+        assert not [k for k in entries if k.startswith("alerts.cef")], "CEF is the CLI's forwarder's, not the job's"
         assert entries["compliance.masking.pattern.ssn"]
         assert entries["sink.batch-size"] == "2000"
     assert not contract.is_job_key("alerts.brute-force.failure"), "a misspelt option is caught"
