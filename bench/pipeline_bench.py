@@ -1011,10 +1011,12 @@ def measure_flood_fairness(cfg, root: Path, figures: dict, n: int) -> None:
           f"beside it (a message every 50 ms): alone {shown(alone)}; during the flood {shown(during)}")
 
 
-def stack_config(root: Path, ports: dict, sources: list[dict], flink_extra: str = "") -> Path:
+def stack_config(root: Path, ports: dict, sources: list[dict], flink_extra: str = "",
+                 stream: tuple[str, ...] = ()) -> Path:
     """The configuration of a bench's own stack (its ``ports``, its state under ``root``, checkpoints
     every 5 s, the local store's largest cap) reading ``sources``; written to root/auditpipe.yaml.
-    ``flink_extra``: more entries of the flink section, as YAML flow entries after a comma."""
+    ``flink_extra``: more entries of the flink section, as YAML flow entries after a comma; ``stream``:
+    the event stream's formats (stream.formats; none by default)."""
     lines = "\n".join("  - {" + ", ".join(f"{k}: {v}" for k, v in src.items()) + "}" for src in sources)
     cfg_file = root / "auditpipe.yaml"
     cfg_file.write_text(f"""state_dir: {root / 'state'}
@@ -1022,6 +1024,7 @@ tools_dir: {REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}, heap: 1g}}
 store: {{port: {ports['store']}, database: bench, events_capped_size_mb: 2048}}
 flink: {{rest_port: {ports['flink']}, checkpoint_interval: 5s{flink_extra}}}
+stream: {{formats: [{", ".join(stream)}]}}
 sources:
 {lines}
 """)
@@ -1032,20 +1035,23 @@ def main() -> None:
     quick = "--quick" in sys.argv
     end_to_end_only = "--end-to-end-only" in sys.argv
     json_out = Path(sys.argv[sys.argv.index("--json") + 1]) if "--json" in sys.argv else None
+    # the event stream on in the bench's stack: what its Kafka transactions cost end to end
+    stream = tuple(sys.argv[sys.argv.index("--stream") + 1].split(",")) if "--stream" in sys.argv else ()
     keep_recordings = Path(sys.argv[sys.argv.index("--recordings") + 1]) if "--recordings" in sys.argv else None
     if json_out is not None and not (json_out.parent.is_dir() and os.access(json_out.parent, os.W_OK)):
         raise SystemExit(f"--json {json_out}: cannot write there (its folder must exist and be writable); "
                          "checked before the run, not after it")
     n_bulk, n_job, n_e2e, lat_seconds = (40_000, 100_000, 40_000, 10) if quick else (100_000, 500_000, 200_000, 30)
     n_warm = 40_000 if quick else 100_000  # per warm-up round
-    figures: dict = {"run": {"quick": quick, "end_to_end_only": end_to_end_only, "store_bulk_documents": n_bulk, "job_alone_events": n_job,
+    figures: dict = {"run": {"quick": quick, "end_to_end_only": end_to_end_only, "stream_formats": list(stream),
+                             "store_bulk_documents": n_bulk, "job_alone_events": n_job,
                              "end_to_end_records": n_e2e, "warm_up_records": n_warm,
                              "latency_seconds": lat_seconds}}
     root = Path(tempfile.mkdtemp(prefix="auditpipe-bench-"))
     logs = {s: root / s / "audit.log" for s in ["bench-warmup", "bench-e2e", "bench-latency"]}
     logs["bench-alerts"] = log_on_partition_of(root, "bench-alerts", logs["bench-latency"], "bench-latency")
     cfg_file = stack_config(root, PORTS, [{"path": log, "server": s} for s, log in {**logs, **fleet_logs(root)}.items()]
-                            + [{"listen": RECEIVER_LISTEN, "format": "auto"}])
+                            + [{"listen": RECEIVER_LISTEN, "format": "auto"}], stream=stream)
     cfg = config.load(cfg_file)
     assert cfg.kafka["raw_partitions"] == 4, "log_on_partition_of assumes audit.raw's 4 partitions"
     rsyslog = subprocess.run(['rsyslogd', '-v'], capture_output=True, text=True).stdout.split()[1]
@@ -1055,7 +1061,8 @@ def main() -> None:
                    started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     print(f"machine: {machine()}")
     print(f"components: Kafka {KAFKA_VERSION} (KRaft), Flink {FLINK_VERSION} MiniCluster, FerretDB {FERRETDB_VERSION} "
-          f"(SQLite), rsyslog {rsyslog}, parallelism {cfg.flink['parallelism']}")
+          f"(SQLite), rsyslog {rsyslog}, parallelism {cfg.flink['parallelism']}"
+          + (f"; the event stream on: {', '.join(stream)} (stream.formats)" if stream else ""))
     cli(cfg_file, "up")
     try:
         measure_idle(cfg, figures, len(cfg.collector_sources()))

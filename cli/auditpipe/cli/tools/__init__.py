@@ -122,6 +122,8 @@ def pytest_arguments(given: list[str]) -> list[str]:
 def cmd_bench(app: Application) -> int:
     """Runs bench/pipeline_bench.py, or with --review bench/review_bench.py: figures beside targets."""
     a = app.args
+    if a.stream and (a.long or a.review):
+        raise UserError("--stream turns the event stream on in the pipeline's bench, not in --long or --review")
     if a.long:
         if a.review or a.end_to_end_only or a.recordings or a.quick:
             raise UserError("--long is a run of its own: --review, --end-to-end-only, --recordings and --quick belong "
@@ -145,6 +147,7 @@ def cmd_bench(app: Application) -> int:
     return subprocess.run([sys.executable, str(paths.REPO / "bench" / "pipeline_bench.py"),
                            *(["--quick"] if a.quick else []),
                            *(["--end-to-end-only"] if a.end_to_end_only else []),
+                           *(["--stream", ",".join(a.stream)] if a.stream else []),
                            *(["--json", str(Path(a.json).resolve())] if a.json else []),
                            *(["--recordings", str(Path(a.recordings).resolve())] if a.recordings else [])],
                           cwd=paths.REPO).returncode
@@ -250,6 +253,12 @@ def register(sub) -> None:
                    help="only the store's bulk rate, the end-to-end run with its ceiling and the latency run "
                         "(about 7-9 minutes): to compare a change of the job's store writes or of the store, "
                         "without the job alone and the parsers")
+    from auditpipe.config import load_schema
+
+    stream_formats = load_schema()["properties"]["stream"]["properties"]["formats"]["items"]["enum"]
+    s.add_argument("--stream", action="append", choices=stream_formats, metavar="FORMAT",
+                   help="turn the event stream on in the bench's stack in this format (repeat for several; "
+                        f"stream.formats: {', '.join(stream_formats)}): what its Kafka transactions cost end to end")
     s.add_argument("--long", action="store_true",
                    help="the long run instead: two servers writing in real time for --minutes at --rate events/s "
                         "together, with every checkpoint's size and duration, the job's heap and resident memory and "
