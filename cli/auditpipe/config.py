@@ -387,13 +387,8 @@ def _kafka_problems(cfg: Config) -> list[str]:
             problems.append("kafka.security.principals: each part needs a user of its own, other than "
                             f"kafka.security.username (the administrator): {', '.join(str(n) for n in names)}")
     tls = sec["protocol"].endswith("SSL")
-    for key in ("ca_file", "certificate_file", "key_file"):
-        if key in sec and not tls:
-            problems.append(f"kafka.security.{key}: only used with protocol SSL or SASL_SSL (protocol is {sec['protocol']})")
-        elif key in sec and not cfg._path(sec[key]).is_file():
-            problems.append(f"kafka.security.{key}: {cfg._path(sec[key])} is not a file")
-    if ("certificate_file" in sec) != ("key_file" in sec):
-        problems.append("kafka.security.certificate_file and key_file: give both or neither")
+    problems += _tls_file_problems(cfg, sec, "kafka.security", tls,
+                                   f"only used with protocol SSL or SASL_SSL (protocol is {sec['protocol']})")
     if cfg.kafka_is_local and tls:
         problems.append(f"kafka.security.protocol: the local broker does not serve {sec['protocol']} (it has no "
                         "certificate); use SASL_PLAINTEXT locally, or a cluster (kafka.bootstrap_servers)")
@@ -412,13 +407,21 @@ def _cef_problems(cfg: Config) -> list[str]:
     out = []
     if not 1 <= int(c["target"].rsplit(":", 1)[1]) <= 65535:
         out.append(f"alerts.cef.target: {c['target']} has no port from 1 to 65535")
+    return out + _tls_file_problems(cfg, c, "alerts.cef", c["target"].startswith("tls://"),
+                                    f"only used with a tls:// target (target is {c['target']})")
+
+
+def _tls_file_problems(cfg: Config, section: dict, name: str, tls: bool, unused: str) -> list[str]:
+    """A TLS client's ca_file, certificate_file and key_file in ``section`` (config key ``name``): used
+    only with ``tls`` (else ``unused`` says why), each a file, the certificate and its key together."""
+    out = []
     for key in ("ca_file", "certificate_file", "key_file"):
-        if key in c and not c["target"].startswith("tls://"):
-            out.append(f"alerts.cef.{key}: only used with a tls:// target (target is {c['target']})")
-        elif key in c and not cfg._path(c[key]).is_file():
-            out.append(f"alerts.cef.{key}: {cfg._path(c[key])} is not a file")
-    if ("certificate_file" in c) != ("key_file" in c):
-        out.append("alerts.cef.certificate_file and key_file: give both or neither")
+        if key in section and not tls:
+            out.append(f"{name}.{key}: {unused}")
+        elif key in section and not cfg._path(section[key]).is_file():
+            out.append(f"{name}.{key}: {cfg._path(section[key])} is not a file")
+    if ("certificate_file" in section) != ("key_file" in section):
+        out.append(f"{name}.certificate_file and key_file: give both or neither")
     return out
 
 
