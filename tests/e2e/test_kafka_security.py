@@ -246,3 +246,23 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     held = client.describe_acls(everything, request_timeout=15).result()
     assert sorted({(b.principal, b.restype.name, b.name, b.operation.name) for b in held}) == kafka_acls.wanted(cfg)
 
+
+
+def test_a_forwarder_the_broker_refuses_names_the_refusal(sasl_stack, tmp_path):
+    """The forwarder as a user without the alerts topic's ACLs (the collector's): `forward --once` ends
+    with Kafka's refusal named, not silence."""
+    import yaml
+
+    from auditpipe import config
+    from auditpipe.errors import UserError
+    from auditpipe.stack import forwarder
+
+    data = yaml.safe_load(sasl_stack.cfg_file.read_text())
+    principals = data["kafka"]["security"]["principals"]
+    principals["forwarder"] = principals.pop("collector")  # one user per part: this config's forwarder alone
+    data["alerts"] = {"cef": {"target": "tcp://127.0.0.1:9"}}
+    f = sasl_stack.cfg_file.parent / "refused-forwarder.yaml"
+    f.write_text(yaml.safe_dump(data))
+    with pytest.raises(UserError, match="AUTHORIZATION") as e:
+        forwarder.run(config.load(f), once=True, log=lambda m: None)
+    assert "confirmed" in str(e.value)

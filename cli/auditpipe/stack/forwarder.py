@@ -211,20 +211,19 @@ class Forwarder:
     def write(self, messages) -> None:
         """Adds the frames of ``messages`` to what awaits confirmation and writes them; without a
         connection it makes one and writes everything unconfirmed on it, the older ones again."""
-        fresh = []
+        first = len(self.pending)
         for m in messages:
             frame, aid = frame_of(self.t, self.topic, m)
-            fresh.append((time.monotonic(), frame, aid, m.partition(), m.offset()))
-        self.pending += fresh
+            self.pending.append((time.monotonic(), frame, aid, m.partition(), m.offset()))
         if self.conn is None:
             self.conn = Connection(self.t)
-            again = len(self.pending) - len(fresh)
-            if again:
-                self.log(f"forward: connected to {self.t.address}; writing {again} unconfirmed alert(s) again")
-            fresh = self.pending
-        for i, (_, frame, aid, p, o) in enumerate(fresh):
+            if first:
+                self.log(f"forward: connected to {self.t.address}; writing {first} unconfirmed alert(s) again")
+            first = 0
+        for i in range(first, len(self.pending)):
+            _, frame, aid, p, o = self.pending[i]
             self.conn.send(frame)
-            fresh[i] = (time.monotonic(), frame, aid, p, o)
+            self.pending[i] = (time.monotonic(), frame, aid, p, o)
 
     def confirm(self, everything: bool = False) -> int:
         """Commits the offsets of what was written CONFIRM_AFTER ago (``everything``: waits for all of it)
@@ -283,7 +282,7 @@ class Forwarder:
 def run(cfg: Config, once: bool = False, stopping=lambda: False, log=print) -> int:
     """Forwards alerts until ``stopping()`` (``once``: until the topic's end, then returns; an
     unreachable target is then an error). Returns how many alerts were confirmed."""
-    from confluent_kafka import KafkaException
+    from confluent_kafka import KafkaError, KafkaException
 
     t = target(cfg)
     if t is None:
@@ -294,11 +293,15 @@ def run(cfg: Config, once: bool = False, stopping=lambda: False, log=print) -> i
     try:
         while not stopping():
             try:
-                batch = []
+                batch, errors = [], []
                 if f.conn is not None or not f.pending:
-                    batch = [m for m in f.consumer.consume(BATCH, timeout=0.2 if f.pending else 1) if not m.error()]
+                    batch = f.consumer.consume(BATCH, timeout=0.2 if f.pending else 1)
+                    errors = [m.error() for m in batch if m.error() and m.error().code() != KafkaError._PARTITION_EOF]
+                    batch = [m for m in batch if not m.error()]
                 if batch or (f.pending and f.conn is None):
-                    f.write(batch)
+                    f.write(batch)  # the alerts read before an error are written first: none is skipped
+                if errors:  # the topic unreadable (an ACL, a topic gone): said, in status too
+                    raise KafkaException(errors[0])
                 confirmed += f.confirm()
                 backoff = FIRST_BACKOFF
                 if once and not batch:
@@ -309,9 +312,10 @@ def run(cfg: Config, once: bool = False, stopping=lambda: False, log=print) -> i
                     elif not f.consumer.assignment() and time.monotonic() > assigned_by:
                         raise UserError(f"Kafka at {cfg.kafka_bootstrap} gave the forwarder no partition of "
                                         f"{f.topic} within a minute (consumer group {GROUP})")
-            except (OSError, KafkaException) as e:  # sockets, TLS; a commit Kafka refused
-                f._drop_connection()
-                error = (f"Kafka did not take the forwarder's offsets: {e}" if isinstance(e, KafkaException)
+            except (OSError, KafkaException) as e:  # sockets, TLS; the topic unreadable, a commit refused
+                if isinstance(e, OSError):
+                    f._drop_connection()
+                error = (f"Kafka at {cfg.kafka_bootstrap}: {e}" if isinstance(e, KafkaException)
                          else f"{t.address} did not take the alerts: {e}")
                 if once:
                     raise UserError(f"{error} ({confirmed} confirmed; the rest are sent at the next run)") from None
