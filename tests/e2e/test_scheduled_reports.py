@@ -10,7 +10,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -23,15 +22,22 @@ from webhook_receiver import Receiver
 pytestmark = pytest.mark.e2e
 
 
-def scheduler(cfg_file, out_dir) -> subprocess.Popen:
+def scheduler(cfg_file, out_dir, log) -> subprocess.Popen:
+    """`report pci --schedule`, its log (stderr) into ``log``."""
     return subprocess.Popen([sys.executable, "-m", "auditpipe", "--config", str(cfg_file), "report", "pci",
                              "--schedule", "--out-dir", str(out_dir), "--at", "00:00"], cwd=paths.REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=log.open("w"), text=True)
 
 
-def stop(p: subprocess.Popen) -> str:
+def stop(p: subprocess.Popen) -> None:
     p.terminate()
-    return p.communicate(timeout=60)[1]
+    p.wait(timeout=60)
+
+
+def idle(stack, log) -> None:
+    """Waits until the scheduler says nothing is due: it has written and announced what was."""
+    stack.wait_for("the scheduler to have nothing due", lambda: (
+        "nothing due" in (text := log.read_text()), text[-500:]), timeout=600, every=1)
 
 
 def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypatch):
@@ -45,13 +51,13 @@ def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypat
     today = datetime.now(timezone.utc).date()
     days = [today - timedelta(days=n) for n in range(schedule.CATCH_UP_DAYS, 0, -1)]
 
-    p = scheduler(cfg_file, out)
+    log = tmp_path / "first.log"
+    p = scheduler(cfg_file, out, log)
     try:
-        stack.wait_for("a week of reports announced", lambda: (len(hook.requests) >= len(days), len(hook.requests)),
-                       timeout=600, every=2)
-        time.sleep(2)  # a second announcement of one would have come by now
+        idle(stack, log)
     finally:
-        said = stop(p)
+        stop(p)
+    said = log.read_text()
     posts = [(headers, json.loads(body)) for headers, body in hook.requests]
     assert [body["id"] for _, body in posts] == [f"report/pci/{d:%Y-%m-%d}" for d in days], said
     assert sorted(f.name for f in out.iterdir()) == [f"pci-{d:%Y-%m-%d}.html" for d in days], "whole files only"
@@ -66,9 +72,13 @@ def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypat
         assert headers["X-Auditpipe-Signature"].startswith("sha256=")
     written = {f.name: f.stat().st_mtime_ns for f in out.iterdir()}
 
-    again = scheduler(cfg_file, out)
-    time.sleep(15)
-    stop(again)
+    log = tmp_path / "second.log"
+    again = scheduler(cfg_file, out, log)
+    try:
+        idle(stack, log)
+    finally:
+        stop(again)
+    assert "report: wrote" not in log.read_text()
     assert len(hook.requests) == len(days), "nothing announced again"
     assert {f.name: f.stat().st_mtime_ns for f in out.iterdir()} == written, "nothing written again"
     hook.close()

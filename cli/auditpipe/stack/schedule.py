@@ -80,10 +80,14 @@ def run(cfg: Config, regime: str, servers: list[str] | None, out_dir: Path, at: 
         log: Callable[[str], None] = print, stopping: Callable[[], bool] = lambda: False) -> None:
     """Writes each day's report when it is due, until ``stopping()``; a day that fails (the store
     unreachable) is logged and tried again at the next look."""
-    last_error = ""
+    last_error, said_next = "", None
     while not stopping():
         now = datetime.now(timezone.utc)
-        for day in due_days(out_dir, regime, now, at):
+        due = due_days(out_dir, regime, now, at)
+        if not due and (upcoming := next_due(now, at)) != said_next:
+            log(f"report: nothing due; the next {regime} report is due at {upcoming:%Y-%m-%d %H:%M} UTC")
+            said_next = upcoming
+        for day in due:
             try:
                 write_day(cfg, regime, day, servers, out_dir, pdf, log)
                 last_error = ""
@@ -92,6 +96,9 @@ def run(cfg: Config, regime: str, servers: list[str] | None, out_dir: Path, at: 
                     log(f"report: the {regime} report of {day} failed, trying again every {LOOK_EVERY:.0f}s: {e}")
                 last_error = str(e)
                 break
+        else:
+            if due:  # all written: look again at once (and say what is next)
+                continue
         wait = LOOK_EVERY if last_error else (next_due(datetime.now(timezone.utc), at)
                                              - datetime.now(timezone.utc)).total_seconds()
         clock.sleep(max(0.0, min(wait, LOOK_EVERY)))
