@@ -68,13 +68,18 @@ def ensure_scram_credentials(cfg: Config) -> list[str]:
     from confluent_kafka import KafkaException
 
     client = topics.admin(cfg.kafka_client)  # held until the answers are in
+    refused = {}
     for user, f in client.alter_user_scram_credentials(upserts, request_timeout=30).items():
         try:
             f.result()
         except KafkaException as e:
-            raise UserError(f"kafka.security.principals: Kafka at {cfg.kafka_bootstrap} did not take the SCRAM "
-                            f"credentials of user {user}: {e.args[0].str() if e.args else e} (the administrator, "
-                            "kafka.security.username, sets them; the brokers must offer the mechanism)") from None
+            refused[user] = e.args[0].str() if e.args else str(e)
+    if refused:  # every refused user named, in a fixed order: the answers come back in any order
+        users = sorted(refused)
+        raise UserError(f"kafka.security.principals: Kafka at {cfg.kafka_bootstrap} did not take the SCRAM "
+                        f"credentials of user{'s' if len(users) > 1 else ''} {', '.join(users)}: "
+                        f"{refused[users[0]][:300]} (the administrator, kafka.security.username, sets them; "
+                        "the brokers must offer the mechanism)")
     return []
 
 
