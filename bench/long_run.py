@@ -47,8 +47,8 @@ from auditpipe.archive import reader  # noqa: E402
 from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
 from pipeline_bench import ComponentUsage, cli, git_commit, machine, stack_config  # noqa: E402
 
-PORTS = {"kafka": 49092, "controller": 49093, "store": 47217, "flink": 48081}
-CLUSTER = ", mode: cluster, taskmanagers: 2, rpc_port: 48123"  # flink entries for --cluster
+PORTS = {"kafka": 30192, "controller": 30193, "store": 30217, "flink": 30181}
+CLUSTER = ", mode: cluster, taskmanagers: 2, rpc_port: 30123"  # flink entries for --cluster
 SERVERS = {"long-json": ("json", "percona-json"), "long-xml": ("xml-new", "percona-xml")}  # the simulator's style, the format
 SLICE_S = 300
 WARM_UP_S = 60  # the first minute is shown on its own: a fresh job's JIT compiler takes part of the cores

@@ -40,7 +40,7 @@ from auditpipe.evidence import dashboards, report  # noqa: E402
 from auditpipe.tools.simulate import simulate  # noqa: E402
 from pipeline_bench import cli, git_commit, machine  # noqa: E402
 
-PORTS = {"kafka": 39092, "controller": 39093, "store": 37217, "flink": 38081}
+PORTS = {"kafka": 30292, "controller": 30293, "store": 30317, "flink": 30281}
 IMPORT_TARGET, REPORT_TARGET_S, PANEL_TARGET_S = 50_000, 30.0, 2.0
 PANEL_GIVE_UP_S = 120.0  # a panel's query still running then is reported as slower, and the next one runs
 ROTATE_BYTES = 64 * 1024 * 1024

@@ -23,10 +23,10 @@ pytestmark = pytest.mark.e2e
 
 SERVER = "backend-move"
 ON_HEAP = ", flink.state.backend.type: hashmap"
-# mode: (ports, flink entries, the part whose kill makes the job restore from its newest snapshot)
+# mode: (ports, flink entries, the part whose kill makes the job restore from its newest snapshot);
+# ports below Linux's ephemeral range (tests/unit/test_test_layout.py)
 MODES = {
-    "minicluster": ({"kafka": 33192, "controller": 33193, "store": 27717, "flink": 33181}, "", "flink"),
-    # below Linux's ephemeral range (32768-60999), as in test_flink_cluster.py
+    "minicluster": ({"kafka": 31492, "controller": 31493, "store": 27717, "flink": 31481}, "", "flink"),
     "cluster": ({"kafka": 31392, "controller": 31393, "store": 27917, "flink": 31381},
                 ", mode: cluster, taskmanagers: 2, rpc_port: 31323", "flink-jobmanager"),
 }
