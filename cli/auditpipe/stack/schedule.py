@@ -96,9 +96,8 @@ def run(cfg: Config, regime: str, servers: list[str] | None, out_dir: Path, at: 
                     log(f"report: the {regime} report of {day} failed, trying again every {LOOK_EVERY:.0f}s: {e}")
                 last_error = str(e)
                 break
-        else:
-            if due:  # all written: look again at once (and say what is next)
-                continue
+        if due and not last_error:  # all written: look again at once (and say what is next)
+            continue
         wait = LOOK_EVERY if last_error else (next_due(datetime.now(timezone.utc), at)
                                              - datetime.now(timezone.utc)).total_seconds()
         clock.sleep(max(0.0, min(wait, LOOK_EVERY)))
