@@ -22,22 +22,20 @@ from webhook_receiver import Receiver
 pytestmark = pytest.mark.e2e
 
 
-def scheduler(cfg_file, out_dir, log) -> subprocess.Popen:
-    """`report pci --schedule`, its log (stderr) into ``log``."""
-    return subprocess.Popen([sys.executable, "-m", "auditpipe", "--config", str(cfg_file), "report", "pci",
-                             "--schedule", "--out-dir", str(out_dir), "--at", "00:00"], cwd=paths.REPO,
-                            stdout=subprocess.DEVNULL, stderr=log.open("w"), text=True)
-
-
-def stop(p: subprocess.Popen) -> None:
-    p.terminate()
-    p.wait(timeout=60)
-
-
-def idle(stack, log) -> None:
-    """Waits until the scheduler says nothing is due: it has written and announced what was."""
-    stack.wait_for("the scheduler to have nothing due", lambda: (
-        "nothing due" in (text := log.read_text()), text[-500:]), timeout=600, every=1)
+def scheduled_until_idle(stack, cfg_file, out_dir, log) -> str:
+    """Runs `report pci --schedule` (its log, stderr, into ``log``) until it says nothing is due: it has
+    written and announced what was; stops it and returns what it said."""
+    with log.open("w") as err:
+        p = subprocess.Popen([sys.executable, "-m", "auditpipe", "--config", str(cfg_file), "report", "pci",
+                              "--schedule", "--out-dir", str(out_dir), "--at", "00:00"], cwd=paths.REPO,
+                             stdout=subprocess.DEVNULL, stderr=err, text=True)
+        try:
+            stack.wait_for("the scheduler to have nothing due", lambda: (
+                "nothing due" in (text := log.read_text()), text[-500:]), timeout=600, every=1)
+        finally:
+            p.terminate()
+            p.wait(timeout=60)
+    return log.read_text()
 
 
 def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypatch):
@@ -51,13 +49,7 @@ def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypat
     today = datetime.now(timezone.utc).date()
     days = [today - timedelta(days=n) for n in range(schedule.CATCH_UP_DAYS, 0, -1)]
 
-    log = tmp_path / "first.log"
-    p = scheduler(cfg_file, out, log)
-    try:
-        idle(stack, log)
-    finally:
-        stop(p)
-    said = log.read_text()
+    said = scheduled_until_idle(stack, cfg_file, out, tmp_path / "first.log")
     posts = [(headers, json.loads(body)) for headers, body in hook.requests]
     assert [body["id"] for _, body in posts] == [f"report/pci/{d:%Y-%m-%d}" for d in days], said
     assert sorted(f.name for f in out.iterdir()) == [f"pci-{d:%Y-%m-%d}.html" for d in days], "whole files only"
@@ -72,13 +64,7 @@ def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypat
         assert headers["X-Auditpipe-Signature"].startswith("sha256=")
     written = {f.name: f.stat().st_mtime_ns for f in out.iterdir()}
 
-    log = tmp_path / "second.log"
-    again = scheduler(cfg_file, out, log)
-    try:
-        idle(stack, log)
-    finally:
-        stop(again)
-    assert "report: wrote" not in log.read_text()
+    assert "report: wrote" not in scheduled_until_idle(stack, cfg_file, out, tmp_path / "second.log")
     assert len(hook.requests) == len(days), "nothing announced again"
     assert {f.name: f.stat().st_mtime_ns for f in out.iterdir()} == written, "nothing written again"
     hook.close()
