@@ -96,7 +96,7 @@ def test_scram_credentials_set_by_anyone_but_the_administrator_are_refused_by_na
     monkeypatch.setattr(type(cfg), "kafka_client", property(lambda self: self.kafka_client_for("job")))
     scram = sorted(p["username"] for part, p in cfg.kafka["security"]["principals"].items()
                    if cfg.kafka_mechanism(part).startswith("SCRAM-"))
-    assert "auditpipe-job" in scram
+    assert len(scram) > 1, "several users: the order shows"
     with pytest.raises(UserError, match="did not take the SCRAM credentials of users? ") as refused:
         kafka_acls.ensure_scram_credentials(cfg)
     assert f"users {', '.join(scram)}: " in str(refused.value), "each refused user named, in order"
@@ -249,7 +249,6 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     client = topics.admin(cfg.kafka_client)
     held = client.describe_acls(everything, request_timeout=15).result()
     assert sorted({(b.principal, b.restype.name, b.name, b.operation.name) for b in held}) == kafka_acls.wanted(cfg)
-
 
 
 def test_a_forwarder_the_broker_refuses_names_the_refusal(sasl_stack, tmp_path):
