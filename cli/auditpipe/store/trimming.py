@@ -60,34 +60,41 @@ class Trimmed:
 
 # Rows each side of a cut looked at for a server's links out of insertion order: two batches in
 # flight of 1,000 (sink.batch-size) and a partial one. Less than TRIM_CHUNK_ROWS, so that the rule
-# holds at most this many rows past the cap, whatever it finds (a chain that started over, its new
-# links older than the old ones kept, would otherwise stop the trimming for good).
+# holds at most this many rows past the cap, and removes at most this many more than asked, whatever
+# it finds (a chain that started over, its new links older than the old ones kept, would otherwise
+# stop the trimming for good).
 TRIM_CHAIN_WINDOW = 2_500
 
 
 def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
     """The record id below which rows may be removed when the oldest up to ``cut`` are to be: ``cut +
-    1``, or lower, so that what is removed is a prefix of each server's chain (docs/archive.md:
+    1``, or near it, so that what is removed is a prefix of each server's chain (docs/archive.md:
     verify takes a missing link among those kept for a deletion). A server's events are inserted in
     link order batch by batch, but two batches in flight (the events' writer on FerretDB) or a batch
     retried after a store failure can reach the store in the other order; such rows lie close
     together, so TRIM_CHAIN_WINDOW rows each side of the cut are enough to look at, and rows further
-    below are removed whatever they hold. Going down from the
-    cut, a row whose link is newer than one kept of the same server is kept, and with it every row
-    above it."""
+    below are removed whatever they hold.
+
+    Going down from the cut, a row whose link is newer than one kept of the same server is kept, and
+    with it every row above it. When that keeps every row (the rows up to the cut all newer than a
+    link above it: a whole batch that arrived after newer links, with nothing older below), the cut
+    goes up instead, to the first row after which every removed link of each server is older than
+    every kept one, within the window: removing a little more than asked, rather than nothing while
+    the collection stays over its cap for good."""
     def rows(where: str, order: str):
         return con.execute(
             f"SELECT _ferretdb_record_id, json_extract(_ferretdb_sjson, '$.server'), "
             f"json_extract(_ferretdb_sjson, '$.chain_seq') FROM \"{table}\" WHERE _ferretdb_record_id {where} ? "
             f"ORDER BY _ferretdb_record_id {order} LIMIT ?", (cut, TRIM_CHAIN_WINDOW)).fetchall()
 
+    above, under = rows(">", "ASC"), rows("<=", "DESC")
     oldest_kept: dict = {}
-    for _, server, seq in rows(">", "ASC"):
+    for _, server, seq in above:
         if isinstance(seq, int) and seq < oldest_kept.get(server, seq + 1):
             oldest_kept[server] = seq
     below = cut + 1
     passed = []  # rows between the bound and the cut not yet known to be kept, newest first
-    for record_id, server, seq in rows("<=", "DESC"):
+    for record_id, server, seq in under:
         passed.append((server, seq))
         if isinstance(seq, int) and server in oldest_kept and seq > oldest_kept[server]:
             below = record_id  # keep this row and every one above it
@@ -95,7 +102,32 @@ def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
                 if isinstance(kept_seq, int) and kept_seq < oldest_kept.get(kept_server, kept_seq + 1):
                     oldest_kept[kept_server] = kept_seq
             passed = []
-    return below
+    if len(under) == TRIM_CHAIN_WINDOW or not under or below > under[-1][0]:
+        return below  # something goes
+    return _raised(under, above) or below
+
+
+def _raised(under: list, above: list) -> int | None:
+    """The bound just above the first row of ``above`` (ascending) up to which every link removed
+    (``under``, and ``above`` up to it) of each server is older than every one kept; None if no row
+    of ``above`` is such."""
+    newest_removed: dict = {}
+    for _, server, seq in under:
+        if isinstance(seq, int) and seq > newest_removed.get(server, seq - 1):
+            newest_removed[server] = seq
+    oldest_after: list[dict] = [{}] * len(above)  # per row: each server's oldest link in the rows after it
+    later: dict = {}
+    for i in range(len(above) - 1, -1, -1):
+        oldest_after[i] = later
+        _, server, seq = above[i]
+        if isinstance(seq, int) and seq < later.get(server, seq + 1):
+            later = {**later, server: seq}
+    for i, (record_id, server, seq) in enumerate(above):
+        if isinstance(seq, int) and seq > newest_removed.get(server, seq - 1):
+            newest_removed[server] = seq
+        if all(n < oldest_after[i].get(s, n + 1) for s, n in newest_removed.items()):
+            return record_id + 1
+    return None
 
 
 def trim_capped_collections(cfg: Config) -> list[Trimmed]:
@@ -149,7 +181,7 @@ def trim_capped_collections(cfg: Config) -> list[Trimmed]:
                         below = chain_prefix_bound(con, table, cut[0])
                         chunk = con.execute(f'DELETE FROM "{table}" WHERE _ferretdb_record_id < ?', (below,)).rowcount
                     if chunk == 0:
-                        break  # every row to remove holds a link newer than one kept: at most TRIM_CHAIN_WINDOW
+                        break  # no cut within TRIM_CHAIN_WINDOW removes a prefix of each chain
                     removed += chunk
             except sqlite3.OperationalError as e:
                 if "no such table" in str(e):
