@@ -1,8 +1,9 @@
 """`auditpipe import` (docs/archive.md "Imported history") against the real stack: three days of a
 server's rotated history, gzip files and malformed lines among them, go through the job's own graph
 into the archive, the evidence collection, the hourly counts and the rollups, each event once, in a chain
-of its own that verify checks; importing again, or importing what was shipped live, adds nothing;
-several servers import in one run; bad arguments are refused with the reason."""
+of its own that verify checks; a file whose clock steps back is counted whole; importing again, or
+importing what was shipped live, adds nothing; several servers import in one run; bad arguments are
+refused with the reason."""
 
 from __future__ import annotations
 
@@ -102,6 +103,67 @@ def test_import_brings_history_in_once_and_verifiably(stack, history_files):
     assert len(stack.archived(SERVER)) == m.records and len(stack.dead_letters(SERVER)) == MALFORMED
 
 
+def clock_stepped_back(path, records: int, seed: int) -> tuple:
+    """A Percona log of ``records`` records over an hour whose clock steps back an hour halfway (the
+    second half's times an hour earlier than written: an NTP correction, a restored VM), two of its lines
+    malformed; (manifest, the first record's time)."""
+    from auditpipe.tools.simulate import PERCONA_TIME
+
+    start = (datetime.now(timezone.utc) - timedelta(days=2)).replace(minute=0, second=0, microsecond=0)
+    written = path.with_name("written.log")
+    m = simulate(written, rate=records / 3600, duration=3600, speedup=1e6, seed=seed, rotate_on_size=0,
+                 failed_login_burst=8, malformed=2, start_time=start)
+    lines = written.read_bytes().splitlines(keepends=True)
+
+    def back(line: bytes) -> bytes:
+        def earlier(t: re.Match) -> bytes:
+            moved = datetime.strptime(t.group(1).decode(), PERCONA_TIME) - timedelta(hours=1)
+            return b'"timestamp":"' + moved.strftime(PERCONA_TIME).encode() + b'"'
+        return re.sub(rb'"timestamp":"([^"]+ UTC)"', earlier, line)
+
+    half = len(lines) // 2
+    path.write_bytes(b"".join(lines[:half] + [back(x) for x in lines[half:]]))
+    written.unlink()
+    return m, start
+
+
+def test_a_clock_stepped_back_is_counted_whole_and_every_dead_letter_said(stack, tmp_path):
+    """Every record of a bounded input counts in its minute, hour and day, whatever the order of its
+    times (the watermark follows the earliest time still to come in the files: TimeFloors); the
+    summary names exactly the dead letters the store holds for the import, by stage."""
+    server = "e2e-clock-back"
+    m, start = clock_stepped_back(tmp_path / "audit.log", 12_000, seed=53)
+    r = stack.cli("import", str(tmp_path / "audit.log"), "--server", server, check=False)
+    assert r.returncode == 3, f"imported, with the malformed lines as dead letters:\n{r.stdout}\n{r.stderr}"
+    assert imported_summary(r.stdout) == (m.records, 0), r.stdout
+    dead = stack.dead_letters(server)
+    stages: dict[str, int] = {}
+    for d in dead:
+        stages[d["stage"]] = stages.get(d["stage"], 0) + 1
+    assert stages == {"parse": 2}, stages
+    said = re.search(r"([\d,]+)  dead letters \(kept in the store's dead-letter collection, with the reason\), by stage: "
+                     r"(.*)", r.stdout)
+    assert said and (int(said.group(1)), said.group(2)) == (len(dead), "parse 2"), r.stdout
+
+    rows = stack.archived(server)
+    assert len(rows) == m.records
+    assert min(r["event_time"] for r in rows) < int(start.timestamp() * 1000) <= max(r["event_time"] for r in rows), \
+        "the file's times step back across the hour it began in"
+    hours = list(stack.db()[stack.cfg.store["stats_hourly_collection"]].find({"server": server}))
+    per_hour: dict[int, int] = {}
+    for row in rows:
+        hour = row["event_time"] // 3_600_000 * 3_600_000
+        per_hour[hour] = per_hour.get(hour, 0) + 1
+    assert {int(h["window_start"].replace(tzinfo=timezone.utc).timestamp() * 1000): h["count"] for h in hours} == per_hour, \
+        "each hour counts every one of its events, those read after later ones too"
+    rolled = sum(d["events"] for d in stack.db()[stack.cfg.store["rollups_collection"]].find({"server": server}))
+    assert rolled == sum(1 for row in rows if row.get("controls") or row.get("principal_class") == "administrator")
+
+    since, until = (start - timedelta(hours=2)).isoformat(), (start + timedelta(hours=2)).isoformat()
+    q = stack.cli("query", "failed-logins", "--from", since, "--to", until, "--server", server, "--json")
+    assert sum(x["attempts"] for x in json.loads(q.stdout)) == m.failed_logins > 0, q.stdout
+
+
 def test_an_imported_event_cannot_change_chains_unseen(stack, history_files):
     """The link covers the chain's name: an imported event passed off as the live chain's (its chain
     field removed) no longer matches its link."""
@@ -142,6 +204,7 @@ def test_several_servers_import_in_one_run(stack, history_files, tmp_path):
     assert r.returncode == 3, f"imported with dead letters:\n{r.stdout}\n{r.stderr}"
     assert [int(n.replace(",", "")) for n in re.findall(r"imported ([\d,]+) events of server", r.stdout)] == [m.records] * 2
     assert f"{2 * m.records:,} events of 2 of 2 servers in" in r.stdout, r.stdout
+    assert f"; {2 * MALFORMED} dead letters (parse {2 * MALFORMED})" in r.stdout, "the run's dead letters, by stage"
     for name in servers:
         assert f"import {name}: 100% of" in r.stderr, r.stderr
         rows = stack.archived(name)

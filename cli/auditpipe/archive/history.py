@@ -191,6 +191,24 @@ def archived_events(cfg: Config, server: str, chain: str) -> int:
     return con.execute(f"SELECT count(*) FROM {source} WHERE chain = ?", [chain]).fetchone()[0]
 
 
+def by_stage(summary: dict) -> str:
+    """The summary's dead letters by stage (schemas/dead-letter.schema.json), as "parse 4, stats 2"."""
+    return ", ".join(f"{stage} {n:,}" for stage, n in sorted((summary.get("dead_letter_stages") or {}).items()))
+
+
+def run_line(done: list[Imported], servers: int, seconds: float) -> str:
+    """The last line of a run of several servers: its events, servers and rate, and every dead letter it made."""
+    events = sum(i.events for i in done)
+    stages: dict[str, int] = {}
+    for i in done:
+        for stage, n in (i.summary.get("dead_letter_stages") or {}).items():
+            stages[stage] = stages.get(stage, 0) + n
+    dead = sum(i.summary.get("dead_letters") or 0 for i in done)
+    return (f"{events:,} events of {len(done)} of {servers} servers in {seconds:.1f} s "
+            f"({events / max(seconds, 1e-3):,.0f} events/s); {dead:,} dead letters"
+            + (f" ({by_stage({'dead_letter_stages': stages})})" if dead else ""))
+
+
 def describe(i: Imported, server: str) -> list[str]:
     s = i.summary
     seconds = float(s.get("seconds") or 0)
@@ -200,7 +218,8 @@ def describe(i: Imported, server: str) -> list[str]:
              f"({len(i.files)} file(s), {seconds:.1f} s{rate})"]
     for key, what in SUMMARY_FIELDS:
         if key in s:
-            lines.append(f"  {s[key]:>12,}  {what}")
+            stages = by_stage(s) if key == "dead_letters" and s[key] else ""
+            lines.append(f"  {s[key]:>12,}  {what}" + (f", by stage: {stages}" if stages else ""))
     for reason, n in sorted((s.get("dead_letter_reasons") or {}).items(), key=lambda x: -x[1])[:10]:
         lines.append(f"  {n:>12,}  dead letter: {shown(reason)}")  # a reason can quote the record
     if not i.ok:

@@ -111,9 +111,7 @@ def cmd_import(app: Application) -> int:
         for line in history.describe(imported, server):
             app.out(line)
     if len(checked) > 1:
-        events = sum(i.events for i in done)
-        app.out(f"{events:,} events of {len(done)} of {len(checked)} servers in {seconds:.1f} s "
-                f"({events / max(seconds, 1e-3):,.0f} events/s)")
+        app.out(history.run_line(done, len(checked), seconds))
     codes = [i.exit_code for i in done] + ([1] if len(done) < len(checked) else [])
     return 1 if 1 in codes else max(codes)
 

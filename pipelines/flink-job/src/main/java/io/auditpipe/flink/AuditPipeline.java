@@ -19,6 +19,7 @@ import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.PreCountStats;
 import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
+import io.auditpipe.flink.functions.FloorWatermarks;
 import io.auditpipe.flink.functions.EmitRollupRow;
 import io.auditpipe.flink.functions.EmitStatsRow;
 import io.auditpipe.flink.functions.IsEvidence;
@@ -194,13 +195,16 @@ public final class AuditPipeline {
     }
 
     /**
-     * Event time from the records' own timestamps, trusted ones only moving the watermark. Imported
-     * history's watermark trails by the stats' allowed lateness too, so that its windows fire once,
-     * when no record the live job would still count can come (see {@link #windowed}).
+     * Event time from the records' own timestamps. Live, trusted ones move the watermark, which trails
+     * the newest by the out-of-orderness. Imported history's follows the earliest time still to come in
+     * its files ({@link FloorWatermarks}): no record of a bounded input is late, whatever its order.
      */
     private WatermarkStrategy<ParsedRecord> watermarks() {
-        Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS)
-                .plus(chain() != null ? options.get(JobOptions.STATS_ALLOWED_LATENESS) : Duration.ZERO);
+        if (chain() != null) {
+            return WatermarkStrategy.<ParsedRecord>forGenerator(context -> new FloorWatermarks())
+                    .withTimestampAssigner((record, unused) -> record.eventTimeMillis());
+        }
+        Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
         return WatermarkStrategy
                 .<ParsedRecord>forGenerator(context -> new TrustedEventTimeWatermarks(outOfOrderness))
                 .withTimestampAssigner((record, kafkaTimestamp) -> record.eventTimeMillis())
@@ -339,9 +343,9 @@ public final class AuditPipeline {
     /**
      * The counts' windows: live, written early and again as late events arrive up to the allowed
      * lateness (each write the full count, an upsert); imported history's written once, when the
-     * watermark (trailing by the allowed lateness: {@link #watermarks}) passes the window's end, so
-     * the same records count as live and each row can be an insert, which the local store takes
-     * far faster than an upsert (docs/archive.md "Imported history").
+     * watermark passes the window's end, which is when none of the window's records is left to read
+     * ({@link #watermarks}): every record is counted, and each row can be an insert, which the local
+     * store takes far faster than an upsert (docs/archive.md "Imported history").
      */
     private <T, K> WindowedStream<T, K, TimeWindow> windowed(WindowedStream<T, K, TimeWindow> w) {
         if (chain() != null) return w.trigger(EventTimeTrigger.create());

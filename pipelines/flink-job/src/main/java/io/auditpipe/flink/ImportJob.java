@@ -3,6 +3,7 @@ package io.auditpipe.flink;
 import io.auditpipe.flink.history.FileRecords;
 import io.auditpipe.flink.history.HistoryFormat;
 import io.auditpipe.flink.history.ImportCounters;
+import io.auditpipe.flink.history.TimeFloors;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.ParsedRecord;
 
@@ -40,7 +41,8 @@ import java.util.Map;
  *
  * A server's files are read oldest first (by their first record's time; a file without one last),
  * so the chain and the event-time windows see the server's records in their own order, as live
- * shipping does. Progress goes to stderr every few seconds. Exit codes: 0 imported, 1 an import
+ * shipping does; and read once before for their records' times ({@link TimeFloors}), so that the
+ * watermark never passes a record still to come, whatever the order of its times. Progress goes to stderr every few seconds. Exit codes: 0 imported, 1 an import
  * failed (what was committed stays, importing again skips it; the servers after it are not run),
  * 2 bad arguments, an unreadable file, or a file none of whose first records is of the format
  * (refused before any server runs).
@@ -156,17 +158,28 @@ public final class ImportJob {
         long totalBytes = 0;
         for (Path f : server.files()) totalBytes += Files.size(f);
         ImportCounters.reset();
+        long started = System.nanoTime();
+        Progress progress = new Progress(server.name(), totalBytes, started);
+        TimeFloors floors;
+        try {
+            floors = TimeFloors.scan(server.files(), server.settings(), bytes -> {
+                ImportCounters.bytesScanned.addAndGet(bytes);
+                progress.maybePrint(false);
+            });
+        } catch (IOException e) {
+            System.err.println("import of " + server.name() + " failed: reading its files' times: " + e.getMessage());
+            writeSummary(work, summary(chain, started, false));
+            return false;
+        }
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(flinkSettings(options, work));
         AuditPipelineJob.configureCheckpointing(env, options);
-        HistoryFormat format = new HistoryFormat(paths, server.settings(), server.knownIds());
+        HistoryFormat format = new HistoryFormat(paths, server.settings(), server.knownIds(), floors);
         FileSource<ParsedRecord> source = FileSource.forBulkFileFormat(format,
                 new org.apache.flink.core.fs.Path(manifest.toUri())).build();
         new AuditPipeline(options, PipelineSources.history(source, chain), JobWiring.historySinks(options)).build(env);
 
-        long started = System.nanoTime();
         JobClient job = env.executeAsync("auditpipe import " + chain + " " + server.name());
-        Progress progress = new Progress(server.name(), totalBytes, started);
         while (!job.getJobExecutionResult().isDone()) {
             Thread.sleep(500);
             progress.maybePrint(false);
@@ -257,12 +270,6 @@ public final class ImportJob {
 
     static String summary(String chain, long startedNanos, boolean done) {
         double seconds = (System.nanoTime() - startedNanos) / 1e9;
-        StringBuilder reasons = new StringBuilder("{");
-        for (Map.Entry<String, Long> r : ImportCounters.reasons().entrySet()) {
-            if (reasons.length() > 1) reasons.append(',');
-            reasons.append(FileRecords.quote(r.getKey())).append(':').append(r.getValue());
-        }
-        reasons.append('}');
         return "{\"chain\":" + FileRecords.quote(chain) + ",\"done\":" + done
                 + ",\"records\":" + ImportCounters.records.get()
                 + ",\"dead_letters\":" + ImportCounters.deadLetters.get()
@@ -270,7 +277,17 @@ public final class ImportJob {
                 + ",\"framing\":" + ImportCounters.framing.get()
                 + ",\"files\":" + ImportCounters.filesDone.get()
                 + ",\"seconds\":" + String.format(java.util.Locale.ROOT, "%.1f", seconds)
-                + ",\"dead_letter_reasons\":" + reasons + "}";
+                + ",\"dead_letter_stages\":" + json(ImportCounters.stages())
+                + ",\"dead_letter_reasons\":" + json(ImportCounters.reasons()) + "}";
+    }
+
+    private static String json(Map<String, Long> counts) {
+        StringBuilder out = new StringBuilder("{");
+        for (Map.Entry<String, Long> c : counts.entrySet()) {
+            if (out.length() > 1) out.append(',');
+            out.append(FileRecords.quote(c.getKey())).append(':').append(c.getValue());
+        }
+        return out.append('}').toString();
     }
 
     /** A line on stderr every few seconds: bytes read of the files' total, records, rate, time left. */
@@ -287,13 +304,19 @@ public final class ImportJob {
             this.lastPrint = started;
         }
 
-        void maybePrint(boolean last) {
+        synchronized void maybePrint(boolean last) {
             long now = System.nanoTime();
             if (!last && now - lastPrint < 5_000_000_000L) return;
             lastPrint = now;
             double seconds = Math.max((now - started) / 1e9, 1e-3);
             long bytes = ImportCounters.bytesRead.get();
             long records = ImportCounters.records.get();
+            if (!last && bytes == 0) { // the files' times first (TimeFloors)
+                double scanned = totalBytes == 0 ? 1 : Math.min(1.0, (double) ImportCounters.bytesScanned.get() / totalBytes);
+                System.err.printf(java.util.Locale.ROOT, "import %s: %.0f%% of %s read for the records' times%n",
+                        server, scanned * 100, size(totalBytes));
+                return;
+            }
             double share = totalBytes == 0 ? 1 : Math.min(1.0, (double) bytes / totalBytes);
             String eta = share <= 0 || last ? "" : String.format(java.util.Locale.ROOT, ", about %s left",
                     duration((long) (seconds / share - seconds)));

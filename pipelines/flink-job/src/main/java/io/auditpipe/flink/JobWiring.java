@@ -5,12 +5,14 @@ import io.auditpipe.flink.archive.EventArchive;
 import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
+import io.auditpipe.flink.history.ImportCounters;
 import io.auditpipe.flink.lag.KafkaLagReporter;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.flink.sink.StoreProfileSeeds;
 import io.auditpipe.flink.sink.AlertKafkaSerializer;
+import io.auditpipe.flink.sink.CountedSink;
 import io.auditpipe.flink.sink.DeadLetterKafkaSerializer;
 import io.auditpipe.flink.sink.MongoBulkSink;
 import io.auditpipe.flink.sink.MongoSinkSettings;
@@ -21,6 +23,7 @@ import io.auditpipe.flink.stream.StreamMessage;
 import io.auditpipe.flink.stream.StreamMessages;
 import io.auditpipe.flink.stream.StreamSerializer;
 
+import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -78,29 +81,29 @@ public final class JobWiring {
         rejectionProducer.put("max.request.size", String.valueOf(deadLetterMessageBytes));
         PipelineSinks.Builder sinks = PipelineSinks.builder()
                 // a duplicate _id here is the event stored already: collisions are the events writer's to report
-                .evidence(new MongoBulkSink<>(store(options, JobOptions.EVIDENCE_COLLECTION)
+                .evidence(new MongoBulkSink<>(store(options, history, JobOptions.EVIDENCE_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert))
                 // imported history's hours and days are written once each (AuditPipeline.windowed): inserts
-                .statsHourly(new MongoBulkSink<>(store(options, JobOptions.STATS_HOURLY_COLLECTION)
+                .statsHourly(new MongoBulkSink<>(store(options, history, JobOptions.STATS_HOURLY_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
                         history ? StoreDocuments::hourInsert : StoreDocuments::hourUpsert))
-                .rollups(new MongoBulkSink<>(store(options, JobOptions.ROLLUPS_COLLECTION)
+                .rollups(new MongoBulkSink<>(store(options, history, JobOptions.ROLLUPS_COLLECTION)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
                         history ? StoreDocuments::rollupInsert : StoreDocuments::rollupUpsert))
-                .deadLetters(new MongoBulkSink<>(store(options, JobOptions.DEAD_LETTER_COLLECTION),
-                        dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes)))
+                .deadLetters(counted(history, new MongoBulkSink<>(store(options, history, JobOptions.DEAD_LETTER_COLLECTION),
+                        dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes))))
                 .deadLetterTopic(KafkaSink.<DeadLetter>builder()
                         .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
                         .setRecordSerializer(new DeadLetterKafkaSerializer(deadLetterTopic, deadLetterMessageBytes))
                         .setKafkaProducerConfig(producer(rejectionProducer))
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build())
-                .chainHeads(new MongoBulkSink<>(store(options, JobOptions.CHAIN_HEADS_COLLECTION), StoreDocuments::chainHeadInsert));
+                .chainHeads(new MongoBulkSink<>(store(options, history, JobOptions.CHAIN_HEADS_COLLECTION), StoreDocuments::chainHeadInsert));
         if (options.contains(JobOptions.ARCHIVE_PATH)) {
             String archive = options.get(JobOptions.ARCHIVE_PATH);
             sinks.archive(EventArchive.events(archive), EventArchive.chainHeads(archive));
         }
-        sinks.baselines(new MongoBulkSink<>(store(options, JobOptions.BASELINES_COLLECTION), StoreDocuments::baselineUpsert),
+        sinks.baselines(new MongoBulkSink<>(store(options, history, JobOptions.BASELINES_COLLECTION), StoreDocuments::baselineUpsert),
                 new StoreProfileSeeds(options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
                         options.get(JobOptions.BASELINES_COLLECTION)));
         if (history) {
@@ -208,6 +211,18 @@ public final class JobWiring {
 
     private static MongoSinkSettings store(Configuration options, org.apache.flink.configuration.ConfigOption<String> collection) {
         return MongoSinkSettings.forCollection(options, options.get(collection));
+    }
+
+    /** Imported history's writers also count what the store refuses, for the import's summary ({@link ImportCounters}). */
+    private static MongoSinkSettings store(Configuration options, boolean history,
+                                           org.apache.flink.configuration.ConfigOption<String> collection) {
+        MongoSinkSettings settings = store(options, collection);
+        return history ? settings.withRejections(ImportCounters::rejected) : settings;
+    }
+
+    /** Imported history counts each dead letter as it goes to the store, by stage and reason ({@link ImportCounters}). */
+    private static Sink<DeadLetter> counted(boolean history, Sink<DeadLetter> deadLetters) {
+        return history ? new CountedSink<>(deadLetters, ImportCounters::deadLetter) : deadLetters;
     }
 
     /** Every Kafka client's properties: the security settings and the bootstrap servers. */

@@ -7,6 +7,8 @@ import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.Framing;
+import io.auditpipe.parser.ParseResult;
+import io.auditpipe.parser.SourceDescriptor;
 import io.auditpipe.reader.RecordReader;
 
 import java.io.BufferedInputStream;
@@ -47,6 +49,8 @@ public final class FileRecords implements Closeable {
     /** The file's modification time: when its records were received, for a syslog time without a year. */
     private final long writtenMillis;
     private final long maxAheadMillis;
+    /** What the key says, for {@link #nextStreamTime}'s parsing without the reader. */
+    private final SourceDescriptor source;
     private final ArrayDeque<Framing.Framer.Record> framed = new ArrayDeque<>();
     private long lineNumber;
     /** Lines read before {@link #next} gives up (the head of a file: a wrong format frames no record). */
@@ -54,6 +58,10 @@ public final class FileRecords implements Closeable {
     private boolean ended;
     /** Records that were only the file's own framing (an XML declaration, a JSON array's brackets). */
     public long framing;
+    /** The first line of the record {@link #nextStreamTime} gave last. */
+    public long lastFirstLine;
+    /** {@link #nextStreamTime} at the end of the file. */
+    public static final long END = Long.MAX_VALUE;
 
     public FileRecords(Path file, Settings settings, Enricher enricher) throws IOException {
         this.file = file;
@@ -67,6 +75,11 @@ public final class FileRecords implements Closeable {
         this.importedAtMillis = settings.importedAtMillis;
         this.writtenMillis = Files.getLastModifiedTime(file).toMillis();
         this.maxAheadMillis = settings.maxAheadMillis;
+        try {
+            this.source = SourceDescriptor.parseKey(key);
+        } catch (SourceDescriptor.InvalidSourceKeyException e) {
+            throw new IllegalArgumentException("the import's own key does not read: " + e.getMessage(), e);
+        }
     }
 
     /** Bytes of the file read so far (compressed bytes for a gzip file). */
@@ -76,28 +89,55 @@ public final class FileRecords implements Closeable {
 
     /** The next record (an event or a dead letter), or null at the end of the file. */
     public ParsedRecord next() throws IOException {
-        while (true) {
-            Framing.Framer.Record record = framed.poll();
-            if (record == null) {
-                if (ended || lineNumber >= lineLimit) return null;
-                byte[] line = lines.next();
-                if (line == null) {
-                    ended = true;
-                    framed.addAll(framer.finish());
-                } else {
-                    lineNumber++;
-                    if (line.length > 0) framed.addAll(framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber));
-                }
-                continue;
-            }
+        Framing.Framer.Record record;
+        while ((record = nextFramed()) != null) {
             byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
             ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes, writtenMillis), key, bytes,
                     new KafkaOrigin(origin(file), 0, record.firstLine, importedAtMillis), maxAheadMillis);
-            if (r == null) {
-                framing++;
-                continue;
+            if (r != null) return r;
+            framing++;
+        }
+        return null;
+    }
+
+    /**
+     * The stream time {@link #next} would give the next record ({@link ParsedRecord#eventTimeMillis}:
+     * its own time when trusted, else the import's start, a dead letter's too), with its first line
+     * in {@link #lastFirstLine}; {@link #END} at the end of the file. Only parsed, neither enriched
+     * nor masked: a tenth of the work of {@link #next}, for {@link TimeFloors}.
+     */
+    public long nextStreamTime() throws IOException {
+        Framing.Framer.Record record;
+        while ((record = nextFramed()) != null) {
+            ParseResult parsed;
+            try {
+                parsed = AuditFormats.parse(record.text.getBytes(StandardCharsets.ISO_8859_1), source, writtenMillis);
+            } catch (RuntimeException e) {
+                parsed = ParseResult.failed("parser error: " + e); // RecordReader's reading of it too
             }
-            return r;
+            if (parsed.isFraming()) continue;
+            lastFirstLine = record.firstLine;
+            if (!parsed.isOk()) return importedAtMillis;
+            long t = parsed.event().eventTimeMillis;
+            return t <= importedAtMillis + maxAheadMillis ? t : importedAtMillis;
+        }
+        return END;
+    }
+
+    /** The next record as the format frames it, or null at the end of the file. */
+    private Framing.Framer.Record nextFramed() throws IOException {
+        while (true) {
+            Framing.Framer.Record record = framed.poll();
+            if (record != null) return record;
+            if (ended || lineNumber >= lineLimit) return null;
+            byte[] line = lines.next();
+            if (line == null) {
+                ended = true;
+                framed.addAll(framer.finish());
+            } else {
+                lineNumber++;
+                if (line.length > 0) framed.addAll(framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber));
+            }
         }
     }
 

@@ -22,7 +22,8 @@ import java.util.Objects;
  * Flink's FileSource as the records of one file: the import's manifest, a file listing them
  * ({@code ImportJob} writes it; its content is not read here). A record whose id the archive or the
  * store already holds ({@link KnownIds}) is left out and counted; every other record, dead letters
- * included, goes on to the pipeline.
+ * included, goes on to the pipeline, with the earliest time of the records still to come
+ * ({@link TimeFloors}; {@link ParsedRecord#laterNotBefore}), which the import's watermark follows.
  *
  * <p>Records go out in batches of {@link #BATCH} (the source's hand-over to the pipeline holds a few
  * batches): memory stays bounded however long the history, and the pipeline works while the files
@@ -35,12 +36,17 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
     private final List<String> files;
     private final FileRecords.Settings settings;
     private final String knownIds;
+    private final TimeFloors floors;
 
-    /** {@code knownIds}: the file of ids already held (one per line), or null for none. */
-    public HistoryFormat(List<String> files, FileRecords.Settings settings, String knownIds) {
+    /**
+     * {@code knownIds}: the file of ids already held (one per line), or null for none; {@code floors}:
+     * the files' {@link TimeFloors#scan}, in this order.
+     */
+    public HistoryFormat(List<String> files, FileRecords.Settings settings, String knownIds, TimeFloors floors) {
         this.files = List.copyOf(files);
         this.settings = Objects.requireNonNull(settings, "settings");
         this.knownIds = knownIds;
+        this.floors = Objects.requireNonNull(floors, "floors");
     }
 
     @Override
@@ -101,6 +107,7 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
         private final Enricher enricher = new Enricher(settings.compliance);
         private int next;
         private FileRecords current;
+        private TimeFloors.Cursor floor;
         private long bytesBefore;
 
         Reader(KnownIds known) {
@@ -111,6 +118,7 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
             while (true) {
                 if (current == null) {
                     if (next == files.size()) return null;
+                    floor = floors.cursor(next);
                     current = new FileRecords(Path.of(files.get(next++)), settings, enricher);
                     bytesBefore = 0;
                 }
@@ -126,9 +134,8 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
                     continue;
                 }
                 ImportCounters.records.incrementAndGet();
-                if (r.deadLetter != null) {
-                    ImportCounters.deadLetter(r.deadLetter.reason);
-                } else if (known.size() > 0 && known.contains(r.event.event.id)) { // a first import hashes nothing
+                r.laterNotBefore = floor.floor(r.event != null ? r.event.origin.offset : r.deadLetter.origin.offset);
+                if (r.deadLetter == null && known.size() > 0 && known.contains(r.event.event.id)) { // a first import hashes nothing
                     ImportCounters.alreadyPresent.incrementAndGet();
                     continue;
                 }

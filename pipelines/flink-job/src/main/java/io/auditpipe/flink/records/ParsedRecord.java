@@ -8,6 +8,13 @@ public class ParsedRecord implements Serializable {
 
     public IngestedEvent event;
     public DeadLetter deadLetter;
+    /**
+     * No record the source gives after this one has an earlier stream time ({@link #eventTimeMillis});
+     * Long.MIN_VALUE where the source cannot know (Kafka). Imported history knows it from reading its
+     * files first ({@code TimeFloors}), and its watermark follows it ({@code FloorWatermarks}). Read in
+     * the source's own thread only: it never crosses a hand-over.
+     */
+    public transient long laterNotBefore = Long.MIN_VALUE;
 
     public ParsedRecord() {}
 

@@ -504,6 +504,9 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                     .append("truncated", json.length() > MAX_REJECTED_DOCUMENT));
             insertDeadLetter(dead);
         }
+        if (settings.rejections != null) {
+            settings.rejections.rejected(reason);
+        }
         if (rejectionProducer != null) {
             rejectionsInFlight.add(rejectionProducer.send(new ProducerRecord<>(settings.deadLetterTopic,
                     dead.getString("_id").getBytes(StandardCharsets.UTF_8), topicJson(dead, rejectionMaxBytes))));

@@ -34,19 +34,27 @@ public final class MongoSinkSettings implements Serializable {
     final java.util.Map<String, String> deadLetterProducer;
     /** Batches written at once ({@link BatchInFlight}): 1 keeps the order of upserts; a writer of inserts only may have 2. */
     final int batchesInFlight;
+    /** Hears of each document the store refused for good (null: nobody), as its dead letter is written. */
+    final Rejections rejections;
+
+    /** Hears of each document a writer's store refused for good: the reason its dead letter (stage "store") gives. */
+    @FunctionalInterface
+    public interface Rejections extends Serializable {
+        void rejected(String reason);
+    }
 
     public MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
                              int batchSize, Duration flushInterval, int maxRetries,
                              Duration retryBackoff, Duration retryMaxBackoff, String digestField) {
         this(uri, database, collection, deadLetterCollection, batchSize, flushInterval, maxRetries, retryBackoff,
-                retryMaxBackoff, digestField, null, null, 1);
+                retryMaxBackoff, digestField, null, null, 1, null);
     }
 
     private MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
                               int batchSize, Duration flushInterval, int maxRetries,
                               Duration retryBackoff, Duration retryMaxBackoff, String digestField,
                               String deadLetterTopic, java.util.Map<String, String> deadLetterProducer,
-                              int batchesInFlight) {
+                              int batchesInFlight, Rejections rejections) {
         this.uri = uri;
         this.database = database;
         this.collection = collection;
@@ -60,6 +68,7 @@ public final class MongoSinkSettings implements Serializable {
         this.deadLetterTopic = deadLetterTopic;
         this.deadLetterProducer = deadLetterProducer == null ? null : new java.util.HashMap<>(deadLetterProducer);
         this.batchesInFlight = batchesInFlight;
+        this.rejections = rejections;
     }
 
     /** Settings for one collection from the job options. */
@@ -74,14 +83,14 @@ public final class MongoSinkSettings implements Serializable {
     public MongoSinkSettings withDigestField(String field) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), field, deadLetterTopic, deadLetterProducer, batchesInFlight);
+                Duration.ofMillis(retryMaxBackoffMillis), field, deadLetterTopic, deadLetterProducer, batchesInFlight, rejections);
     }
 
     /** The same settings, also publishing rejections to {@code topic} with a producer of {@code producer} properties. */
     public MongoSinkSettings withDeadLetterTopic(String topic, java.util.Map<String, String> producer) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), digestField, topic, producer, batchesInFlight);
+                Duration.ofMillis(retryMaxBackoffMillis), digestField, topic, producer, batchesInFlight, rejections);
     }
 
     /**
@@ -98,7 +107,15 @@ public final class MongoSinkSettings implements Serializable {
         }
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), digestField, deadLetterTopic, deadLetterProducer, n);
+                Duration.ofMillis(retryMaxBackoffMillis), digestField, deadLetterTopic, deadLetterProducer, n, rejections);
+    }
+
+    /** The same settings, telling {@code listener} of each document the store refuses for good. */
+    public MongoSinkSettings withRejections(Rejections listener) {
+        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
+                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis), digestField, deadLetterTopic, deadLetterProducer, batchesInFlight,
+                listener);
     }
 
     public String collection() {
