@@ -190,7 +190,7 @@ def test_the_report_in_a_real_browser(stack, scenario, tmp_path):
         page.wait_for_load_state("load")
         assert requests == [page_file.as_uri()], f"the page asked for nothing but itself: {requests}"
         assert problems == []
-        for chart in ("evidence-per-control", "events-per-minute", "failed-logins"):
+        for chart in ("evidence-per-control", "events-over-time", "failed-logins"):
             marks = page.locator(f'[data-chart="{chart}"] svg .mark-rect path, [data-chart="{chart}"] svg .mark-line path')
             assert marks.count() > 0, f"chart {chart} has no marks"
             box = page.locator(f'[data-chart="{chart}"] svg').bounding_box()

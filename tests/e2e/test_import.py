@@ -163,6 +163,16 @@ def test_a_clock_stepped_back_is_counted_whole_and_every_dead_letter_said(stack,
     q = stack.cli("query", "failed-logins", "--from", since, "--to", until, "--server", server, "--json")
     assert sum(x["attempts"] for x in json.loads(q.stdout)) == m.failed_logins > 0, q.stdout
 
+    # the report counts them too, and says that no alert rule ran over imported history
+    page = tmp_path / "pci.html"
+    stack.cli("report", "pci", "--from", since, "--to", until, "--server", server, "--out", str(page))
+    html = page.read_text(encoding="utf-8")
+    evidence = json.loads(re.search(r'id="evidence">(.*?)</script>', html, re.S).group(1))
+    assert sum(x["attempts"] for x in evidence["sections"]["failed-logins"]) == m.failed_logins
+    assert evidence["imported_history"] == {server: m.records}
+    for section in ("login-alerts", "audit-trail", "alerts"):
+        assert f'data-figure="not-evaluated:{section}">Not evaluated' in html, section
+
 
 def test_an_imported_event_cannot_change_chains_unseen(stack, history_files):
     """The link covers the chain's name: an imported event passed off as the live chain's (its chain

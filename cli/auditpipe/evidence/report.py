@@ -106,6 +106,23 @@ class Report:
     review: dict = field(default_factory=dict)  # evidence/reviews.py review_section
     review_section: Section | None = None  # the review-decisions query's rows, for its command
     review_requirements: list[dict] = field(default_factory=list)  # control, requirement, events (reviewed), of, unit
+    # the period's events per server that came by `auditpipe import`: no alert rule ran over them
+    imported: dict[str, int] = field(default_factory=dict)
+    imported_section: Section | None = None  # the imported-events-by-server query's rows, for its command
+    chart_unit: str = "minute"  # the resolution of the events-over-time chart (chart_resolution)
+
+    @property
+    def imported_events(self) -> int:
+        return sum(self.imported.values())
+
+    @property
+    def period_events(self) -> int:
+        return sum(c.events for c in self.coverage)
+
+    @property
+    def all_imported(self) -> bool:
+        """Every event of the period is imported history: the alert rules ran over none of it."""
+        return self.imported_events > 0 and self.imported_events >= self.period_events
 
     def evidence(self) -> dict:
         """Everything the report shows, as plain JSON values (what the digest covers)."""
@@ -117,6 +134,7 @@ class Report:
             "coverage": [{"server": c.server, "events": c.events, "first": c.first, "last": c.last,
                           "silences": [list(x) for x in c.silences]} for c in self.coverage],
             "review": self.review, "review_requirements": self.review_requirements,
+            "imported_history": self.imported,
         })
 
     def canonical_evidence(self) -> str:
@@ -304,6 +322,10 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
             run.section("alerts", "Every alert in the range", "All rules (docs/alerts.md).", "alerts-list",
                         ["first_event_time", "server", "rule", "severity", "subject", "evidence_count"]),
         ]
+        # the alert rules run on the live stream, not over imported history (docs/alerts.md "Imported history")
+        report.imported_section = run.section("imported", "Imported history", "Events that came by auditpipe "
+                                              "import, per server.", "imported-events-by-server", ["server", "events"])
+        report.imported = {r["_id"]: r["events"] for r in report.imported_section.rows}
 
     with step("the reviews"):
         from auditpipe.evidence import reviews
@@ -324,12 +346,14 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
         per_minute = run.rows("stats-by-minute")
         by_server = {r["_id"]: r["events"] for r in run.rows("events-by-server")}
         names = sorted(set(by_server) | set(servers or []))
+        minutes_of: dict[str, list] = {}
+        for r in per_minute:  # a quarter of five servers: 650,000 rows, in order of minute, read once
+            minutes_of.setdefault(r["_id"]["server"], []).append(r["_id"]["minute"])
         for name in names:
             first = next(iter(run.rows("first-event", servers=[name])), {}).get("event_time")
             last = next(iter(run.rows("last-event", servers=[name])), {}).get("event_time")
-            minutes = sorted({r["_id"]["minute"] for r in per_minute if r["_id"]["server"] == name})
             report.coverage.append(ServerCoverage(name, by_server.get(name, 0), first, last,
-                                                  silences(minutes, since, min(until, now))))
+                                                  silences(minutes_of.get(name, []), since, min(until, now))))
         report.coverage_tiers = run.tiers("events-by-server") + run.tiers("first-event")
         report.retention = retention_rows(cfg, regime, now)
 
@@ -340,18 +364,25 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
 
 def silences(minutes: list[datetime], since: datetime, until: datetime,
              at_least: int = SILENCE_MINUTES) -> list[tuple[datetime, datetime]]:
-    """Periods of ``at_least`` minutes or more without an event (from the minutes that have one),
-    inside the range: before the first, between two, and after the last up to ``until``."""
-    utc = tiers.utc
-    lo, hi = utc(since), utc(until)
-    points = [utc(m) for m in minutes if lo - timedelta(minutes=1) < utc(m) < hi]
+    """Periods of ``at_least`` minutes or more without an event (from the minutes that have one, in
+    order; naive ones are UTC, as pymongo and DuckDB give them), inside the range: before the first,
+    between two, and after the last up to ``until``. A quarter has 130,000 minutes a server: compared
+    as naive UTC, each converted once at most."""
+    lo, hi = _naive_utc(since), _naive_utc(until)
+    floor = lo - timedelta(minutes=1)
+    points = [m for m in map(_naive_utc, minutes) if floor < m < hi]
     out = []
-    edges = [lo - timedelta(minutes=1)] + points + [hi]
+    edges = [floor] + points + [hi]
+    gap = timedelta(minutes=at_least)
     for a, b in zip(edges, edges[1:]):
         start = a + timedelta(minutes=1)  # the minute after one with events
-        if (b - start) >= timedelta(minutes=at_least):
-            out.append((max(start, lo), b))
+        if (b - start) >= gap:
+            out.append((tiers.utc(max(start, lo)), tiers.utc(b)))
     return out
+
+
+def _naive_utc(t: datetime) -> datetime:
+    return t if t.tzinfo is None else t.astimezone(timezone.utc).replace(tzinfo=None)
 
 
 def retention_rows(cfg: Config, regime: Regime, now: datetime) -> list[dict]:
@@ -407,18 +438,45 @@ def _svg(spec: dict) -> str:
     return vl_convert.vegalite_to_svg(json.dumps(spec, default=_plain))
 
 
+#: The events-over-time chart's resolution by the length of the period: (longest period, unit, axis
+#: format). A line is read by a few hundred points per server: minutes over hours, hours over days,
+#: days over months (a quarter by the minute was a 14 MB chart).
+CHART_RESOLUTIONS = ((timedelta(hours=12), "minute", "%m-%d %H:%M"), (timedelta(days=14), "hour", "%m-%d %H:%M"),
+                     (None, "day", "%Y-%m-%d"))
+
+
+def chart_resolution(since: datetime, until: datetime) -> tuple[str, str]:
+    """(unit, axis format) of the events-over-time chart for the period (CHART_RESOLUTIONS)."""
+    span = tiers.utc(until) - tiers.utc(since)
+    return next((unit, fmt) for longest, unit, fmt in CHART_RESOLUTIONS if longest is None or span <= longest)
+
+
+def per_unit(per_minute: list[dict], unit: str) -> list[dict]:
+    """The rows of stats-by-minute summed per ``unit`` (minute, hour or UTC day) and server."""
+    step = {"minute": 60, "hour": 3600, "day": 86400}[unit]
+    epoch = datetime(1970, 1, 1)
+    sums: dict[tuple[int, str], int] = {}
+    for r in per_minute:
+        seconds = int((_naive_utc(r["_id"]["minute"]) - epoch).total_seconds())
+        key = (seconds - seconds % step, r["_id"]["server"])
+        sums[key] = sums.get(key, 0) + r["events"]
+    return [{"at": _plain(datetime.fromtimestamp(t, timezone.utc)), "server": server, "events": n}
+            for (t, server), n in sorted(sums.items())]
+
+
 def charts(report: Report, per_minute: list[dict]) -> dict[str, str]:
     out = {}
-    minutes = [{"minute": _plain(r["_id"]["minute"]), "server": r["_id"]["server"], "events": r["events"]}
-               for r in per_minute]
-    if minutes:
-        out["events-per-minute"] = _svg({
-            "title": "Events per minute, by server (one-minute stats)",
-            "data": {"values": minutes}, "mark": {"type": "line", "interpolate": "step-after"},
-            "encoding": {"x": {"field": "minute", "type": "temporal", "title": "UTC",
+    unit, axis = chart_resolution(report.since, report.until)
+    report.chart_unit = unit
+    points = per_unit(per_minute, unit)
+    if points:
+        out["events-over-time"] = _svg({
+            "title": f"Events per {unit}, by server (stats-by-minute, summed per {unit})",
+            "data": {"values": points}, "mark": {"type": "line", "interpolate": "step-after"},
+            "encoding": {"x": {"field": "at", "type": "temporal", "title": "UTC",
                                "scale": {"type": "utc", "domain": [_plain(report.since), _plain(report.until)]},
-                               "axis": {"format": "%m-%d %H:%M", "labelAngle": 0}},
-                         "y": {"field": "events", "type": "quantitative", "title": "events"},
+                               "axis": {"format": axis, "labelAngle": 0}},
+                         "y": {"field": "events", "type": "quantitative", "title": f"events per {unit}"},
                          "color": {"field": "server", "type": "nominal"}}})
     if report.controls:
         out["evidence-per-control"] = _svg({

@@ -87,9 +87,59 @@ def test_charts_are_inline_svg_with_marks():
     per_minute = [{"_id": {"minute": (T0 + timedelta(minutes=i)).replace(tzinfo=None), "server": "db-01"},
                    "events": i} for i in range(10)]
     svgs = report.charts(r, per_minute)
-    assert set(svgs) == {"events-per-minute", "evidence-per-control", "failed-logins"}
+    assert set(svgs) == {"events-over-time", "evidence-per-control", "failed-logins"}
     for name, svg in svgs.items():
         assert svg.startswith("<svg") and 'class="mark-' in svg, name
+    assert r.chart_unit == "minute", "an hour's period by the minute"
+
+
+def test_the_events_chart_reads_a_quarter_by_the_day_and_stays_small():
+    """Minutes for hours, hours for days, days for months: each server's line a few hundred points."""
+    assert report.chart_resolution(T0, T0 + timedelta(hours=12))[0] == "minute"
+    assert report.chart_resolution(T0, T0 + timedelta(days=3))[0] == "hour"
+    assert report.chart_resolution(T0, T0 + timedelta(days=90))[0] == "day"
+    r = sample()
+    r.until = T0 + timedelta(days=90)
+    midnight = T0.replace(hour=0)
+    per_minute = [{"_id": {"minute": (midnight + timedelta(minutes=i)).replace(tzinfo=None), "server": server},
+                   "events": 2} for i in range(0, 90 * 1440, 3) for server in ("db-01", "db-02")]
+    days = report.per_unit(per_minute, "day")
+    assert len(days) == 2 * 90 and {d["events"] for d in days} == {2 * 480}, "each day the sum of its minutes"
+    svg = report.charts(r, per_minute)["events-over-time"]
+    assert r.chart_unit == "day" and len(svg) < 200_000, len(svg)
+    assert "Events per day" in svg
+
+
+def alert_sections(r: report.Report) -> None:
+    params = {"since": r.since, "until": r.until, "servers": ["db-01"]}
+    r.sections.append(report.Section("login-alerts", "Alerts raised by failed logins", "d", "alerts-list", params, [],
+                                     ["rule"]))
+    r.imported_section = report.Section("imported", "Imported history", "d", "imported-events-by-server", params,
+                                        [{"_id": "db-01", "events": r.imported_events}], ["server", "events"])
+
+
+def test_an_alert_section_over_imported_history_says_the_rules_did_not_run():
+    """The alert rules run on the live stream: over a period of imported history an alert section says
+    it was not evaluated, never "none"; over a period partly imported it says how much."""
+    r = sample()  # 99 events of db-01 in the period
+    r.imported = {"db-01": 99}
+    alert_sections(r)
+    page = report.render_html(r)
+    section = page[page.index('id="login-alerts"'):page.index('id="review"') if 'id="review"' in page else None]
+    assert 'data-figure="not-evaluated:login-alerts">Not evaluated: every one of the\nperiod\'s 99 events' in section
+    assert "None in the period." not in section
+    assert "./auditpipe query imported-events-by-server" in section
+    assert json.loads(re.search(r'id="evidence">(.*?)</script>', page, re.S).group(1))["imported_history"] == {"db-01": 99}
+
+    r.imported = {"db-01": 40}
+    page = report.render_html(r)
+    section = page[page.index('id="login-alerts"'):]
+    assert "40 of the period's\n99 events are imported history (db-01: 40)" in section
+    assert "None in the period." in section, "the live part's answer, beside what it leaves out"
+
+    r.imported = {}
+    section = report.render_html(r)[page.index('id="login-alerts"'):]
+    assert "not-evaluated" not in section and "imported-events-by-server" not in section
 
 
 def test_a_controls_rows_are_split_from_the_rows_by_list_of_controls():
