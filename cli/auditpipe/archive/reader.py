@@ -242,9 +242,11 @@ def span(root: Path, count_events: bool = True) -> Span:
 
 
 def mongo_like(value: Any) -> Any:
-    """DuckDB values as pymongo gives them: naive UTC datetimes; struct fields that are NULL left out."""
+    """DuckDB values as pymongo gives them: naive UTC datetimes; struct fields that are NULL left out.
+    A naive one is a TIMESTAMP, UTC already (the connection's time zone is UTC): kept as it is, not
+    taken for this machine's local time."""
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value if value.tzinfo is None else value.astimezone(timezone.utc).replace(tzinfo=None)
     if isinstance(value, dict):
         return {k: mongo_like(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
