@@ -42,6 +42,7 @@ import io.auditpipe.flink.baselines.PrincipalBaselines;
 import io.auditpipe.flink.baselines.ProfileSeeds;
 import io.auditpipe.flink.stream.StreamMessage;
 import io.auditpipe.flink.stream.StreamMessages;
+import io.auditpipe.flink.sessions.Session;
 import io.auditpipe.flink.sessions.SessionBuilder;
 import io.auditpipe.flink.sessions.SessionEvent;
 import io.auditpipe.parser.AuditEvent;
@@ -254,9 +255,9 @@ public final class AuditPipeline {
                     if (e != null) out.collect(e);
                 }, TypeInformation.of(SessionEvent.class)).name("session-fields").uid("session-fields")
                 .keyBy(SessionEvent::key)
-                .process(new SessionBuilder(options.get(JobOptions.SESSIONS_IDLE_TIMEOUT).toMillis(),
-                        options.get(JobOptions.SESSIONS_REFRESH).toMillis(), options.get(JobOptions.SESSIONS_MAX_TABLES)))
-                .name("sessions").uid("sessions")
+                .transform("sessions", TypeInformation.of(Session.class), new WriteBackOperator<>(new SessionBuilder(
+                        options.get(JobOptions.SESSIONS_IDLE_TIMEOUT).toMillis(), options.get(JobOptions.SESSIONS_REFRESH).toMillis(),
+                        options.get(JobOptions.SESSIONS_MAX_TABLES)))).uid("sessions")
                 .sinkTo(sink).name("store-sessions").uid("store-sessions"));
     }
 

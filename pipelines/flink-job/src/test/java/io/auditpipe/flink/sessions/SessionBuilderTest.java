@@ -2,11 +2,11 @@ package io.auditpipe.flink.sessions;
 
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.enrich.Enricher;
+import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.parser.AuditEvent;
 
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
@@ -64,7 +64,7 @@ class SessionBuilderTest {
 
     static KeyedOneInputStreamOperatorTestHarness<String, SessionEvent, Session> harness(int maxTables) throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new SessionBuilder(IDLE, REFRESH, maxTables)), SessionBuilder::key, Types.STRING);
+                new WriteBackOperator<>(new SessionBuilder(IDLE, REFRESH, maxTables)), SessionBuilder::key, Types.STRING);
     }
 
     static void feed(KeyedOneInputStreamOperatorTestHarness<String, SessionEvent, Session> h, AuditEvent... events) throws Exception {
@@ -103,9 +103,11 @@ class SessionBuilderTest {
             assertEquals(List.of("shop.cards", "shop.gone", "shop.orders"), s.tables);
             assertEquals(List.of("pci_cardholder"), s.dataClasses);
             assertEquals(Map.of("authentication", 2L, "data_read", 2L, "data_write", 1L), s.categories);
-            assertEquals(1, h.numKeyedStateEntries() / 4, "connection 6 is still open: its state only");
+            h.snapshot(1, 0); // the sessions of the interval written into the state
+            assertEquals(1, h.numKeyedStateEntries(), "connection 6 is still open: its state only");
             assertEquals(1, h.numEventTimeTimers(), "and its timer");
             h.processWatermark(T0 + 3 * S + IDLE);
+            h.snapshot(2, 0);
             assertEquals(0, h.numKeyedStateEntries(), "every session ended: no state left");
             assertEquals(0, h.numEventTimeTimers(), "and no timer");
         }
@@ -118,6 +120,7 @@ class SessionBuilderTest {
             feed(h, event("Connect", 9, "mallory", T0, 1045, null));
             assertEquals(List.of("db-01/9/" + T0 + " failed_login 1"), emitted(h));
             assertEquals(AuditEvent.AUTH_FAILURE, last(h).loginOutcome);
+            h.snapshot(1, 0);
             assertEquals(0, h.numKeyedStateEntries());
             assertEquals(0, h.numEventTimeTimers());
         }
@@ -135,6 +138,7 @@ class SessionBuilderTest {
             assertEquals("db-01/5/" + T0 + " idle 2", emitted(h).get(2));
             assertNull(last(h).logoutMillis);
             assertEquals(10 * S, last(h).durationMillis(), "to its last record");
+            h.snapshot(1, 0);
             assertEquals(0, h.numKeyedStateEntries());
             assertEquals(0, h.numEventTimeTimers());
         }
@@ -217,7 +221,55 @@ class SessionBuilderTest {
             feed(h, after); // replayed after the checkpoint
             assertEquals(first, emitted(h));
             assertEquals(4, last(h).records, "the records before the snapshot counted once, from the state");
+            h.snapshot(2, 0);
             assertEquals(0, h.numKeyedStateEntries());
+            assertEquals(0, h.numEventTimeTimers());
+        }
+    }
+
+    /** The layout of four values per connection that the builder kept before {@link OpenSession}: written as it wrote them. */
+    static final class FormerLayout extends org.apache.flink.streaming.api.functions.KeyedProcessFunction<String, SessionEvent, Session> {
+        @Override
+        public void processElement(SessionEvent e, Context ctx, org.apache.flink.util.Collector<Session> out) throws Exception {
+            var rc = getRuntimeContext();
+            Session s = new Session();
+            s.server = e.server;
+            s.connectionId = e.connectionId;
+            s.id = e.server + "/" + e.connectionId + "/" + e.eventTimeMillis;
+            s.firstMillis = s.lastMillis = s.loginMillis = e.eventTimeMillis;
+            s.loginOutcome = AuditEvent.AUTH_SUCCESS;
+            s.user = e.user;
+            s.records = 1;
+            rc.getState(new org.apache.flink.api.common.state.ValueStateDescriptor<>("session", Session.class)).update(s);
+            long timer = e.eventTimeMillis + IDLE;
+            ctx.timerService().registerEventTimeTimer(timer);
+            rc.getState(new org.apache.flink.api.common.state.ValueStateDescriptor<>("session-timer", Long.class)).update(timer);
+            rc.getState(new org.apache.flink.api.common.state.ValueStateDescriptor<>("session-emitted-records", Long.class)).update(1L);
+            rc.getState(new org.apache.flink.api.common.state.ValueStateDescriptor<>("session-emitted-at", Long.class))
+                    .update(e.eventTimeMillis);
+        }
+    }
+
+    @Test
+    void aSessionOfTheFormerLayoutGoesOnAfterARestoreAndItsFourValuesAreCleared() throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new org.apache.flink.streaming.api.operators.KeyedProcessOperator<>(new FormerLayout()), SessionBuilder::key, Types.STRING)) {
+            h.open();
+            feed(h, login(5, "app", T0), login(6, "bob", T0));
+            snapshot = h.snapshot(1, 0);
+        }
+        try (var h = harness(100)) {
+            h.initializeState(snapshot);
+            h.open();
+            assertEquals(8, h.numKeyedStateEntries(), "two connections of four values each");
+            feed(h, query(5, "app", T0 + S, "SELECT 1"), quit(5, "app", T0 + 2 * S));
+            assertEquals(List.of("db-01/5/" + T0 + " logout 3"), emitted(h), "the login's session, ended by its logout");
+            h.processWatermark(T0 + IDLE); // connection 6's former timer: idle
+            assertEquals("db-01/6/" + T0 + " idle 1", emitted(h).get(1));
+            h.snapshot(2, 0);
+            assertEquals(0, h.numKeyedStateEntries(), "moved over and cleared, and both sessions ended");
+            assertEquals(0, h.numEventTimeTimers());
         }
     }
 
