@@ -285,8 +285,9 @@ public final class AuditPipeline {
                     if (e != null) out.collect(e);
                 }, TypeInformation.of(BaselineEvent.class)).name("baseline-fields").uid("baseline-fields")
                 .keyBy(BaselineEvent::key)
-                .process(history ? PrincipalBaselines.learningOnly(settings, seeds) : new PrincipalBaselines(settings, seeds))
-                .name("alert-learned-baselines").uid("alert-learned-baselines");
+                .transform("alert-learned-baselines", TypeInformation.of(Alert.class), new WriteBackOperator<>(
+                        history ? PrincipalBaselines.learningOnly(settings, seeds) : new PrincipalBaselines(settings, seeds)))
+                .uid("alert-learned-baselines");
         if (history) {
             alerts.getSideOutput(PrincipalBaselines.PROFILES).sinkTo(stored.get().profiles())
                     .name("store-baselines").uid("store-baselines");

@@ -3,11 +3,11 @@ package io.auditpipe.flink.baselines;
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.enrich.Enricher;
 import io.auditpipe.flink.alerts.Alert;
+import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.parser.AuditEvent;
 
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
@@ -74,7 +74,7 @@ class PrincipalBaselinesTest {
 
     static KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> harness(BaselineSettings settings) throws Exception {
         KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new PrincipalBaselines(settings, null)), PrincipalBaselines::key, Types.STRING);
+                new WriteBackOperator<>(new PrincipalBaselines(settings, null)), PrincipalBaselines::key, Types.STRING);
         h.open();
         return h;
     }
@@ -204,7 +204,7 @@ class PrincipalBaselinesTest {
             snapshot = h.snapshot(1, 1);
         }
         var restored = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new PrincipalBaselines(SETTINGS, null)), PrincipalBaselines::key, Types.STRING);
+                new WriteBackOperator<>(new PrincipalBaselines(SETTINGS, null)), PrincipalBaselines::key, Types.STRING);
         restored.initializeState(snapshot);
         restored.open();
         feed(restored, judge);
@@ -219,6 +219,7 @@ class PrincipalBaselinesTest {
         try (var h = harness()) {
             feed(h, workdays("alice", 0, 2, 3));
             feed(h, List.of(login("dba_bob", "10.0.0.1", T0)));
+            h.snapshot(1, 1); // the principals of the interval written into the state
             assertEquals(2, h.numKeyedStateEntries() / 2);
             assertEquals(2, h.numEventTimeTimers());
             h.processWatermark(T0 + 30 * D); // bob's 35 days are not over, nor alice's
@@ -226,6 +227,7 @@ class PrincipalBaselinesTest {
             h.processWatermark(T0 + 35 * D);
             assertEquals(1, h.numEventTimeTimers(), "bob forgotten, alice not yet");
             h.processWatermark(T0 + 40 * D);
+            h.snapshot(2, 2);
             assertEquals(0, h.numKeyedStateEntries());
             assertEquals(0, h.numEventTimeTimers());
             // a forgotten principal learns again from its next event
@@ -259,7 +261,7 @@ class PrincipalBaselinesTest {
         history.add(login("dba_bob", "10.0.0.1", T0 + 10 * H));
         history.add(login("dba_bob", "10.0.0.1", T0 + D + 10 * H));
         var imported = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(PrincipalBaselines.learningOnly(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
+                new WriteBackOperator<>(PrincipalBaselines.learningOnly(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
         imported.open();
         feed(imported, history);
         imported.processWatermark(Long.MAX_VALUE); // the end of the imported input
@@ -269,11 +271,12 @@ class PrincipalBaselinesTest {
             Stored.DOCUMENTS.put(d.getString("_id"), d);
         }
         assertEquals(java.util.Set.of("db-01/alice", "db-01/dba_bob"), Stored.DOCUMENTS.keySet());
+        imported.snapshot(1, 1);
         assertEquals(0, imported.numKeyedStateEntries());
         imported.close();
 
         var live = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new PrincipalBaselines(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
+                new WriteBackOperator<>(new PrincipalBaselines(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
         live.open();
         feed(live, List.of(query("alice", T0 + 8 * D + 10 * H, "SELECT * FROM shop.cards"), // learned in history
                 query("alice", T0 + 8 * D + 11 * H, "SELECT * FROM clinic.patients"), // first time
@@ -284,7 +287,7 @@ class PrincipalBaselinesTest {
 
         // a seed older than the forget time is not used: the principal learns again
         var later = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new PrincipalBaselines(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
+                new WriteBackOperator<>(new PrincipalBaselines(SETTINGS, new Stored())), PrincipalBaselines::key, Types.STRING);
         later.open();
         feed(later, List.of(login("dba_bob", "203.0.113.7", T0 + 40 * D)));
         assertEquals(List.of(), alerts(later));
