@@ -66,7 +66,7 @@ class Trimmed:
 TRIM_CHAIN_WINDOW = 2_500
 
 
-def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
+def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int, may_raise: bool = True) -> int:
     """The record id below which rows may be removed when the oldest up to ``cut`` are to be: ``cut +
     1``, or near it, so that what is removed is a prefix of each server's chain (docs/archive.md:
     verify takes a missing link among those kept for a deletion). A server's events are inserted in
@@ -80,7 +80,9 @@ def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
     link above it: a whole batch that arrived after newer links, with nothing older below), the cut
     goes up instead, to the first row after which every removed link of each server is older than
     every kept one, within the window: removing a little more than asked, rather than nothing while
-    the collection stays over its cap for good."""
+    the collection stays over its cap until a later insert moves the edge (none may come). Only when
+    ``may_raise``: the first cut of a pass; once a pass has removed something, what it holds back
+    waits for the next inserts, at most TRIM_CHAIN_WINDOW rows past the cap."""
     def rows(where: str, order: str):
         return con.execute(
             f"SELECT _ferretdb_record_id, json_extract(_ferretdb_sjson, '$.server'), "
@@ -102,15 +104,16 @@ def chain_prefix_bound(con: sqlite3.Connection, table: str, cut: int) -> int:
                 if isinstance(kept_seq, int) and kept_seq < oldest_kept.get(kept_server, kept_seq + 1):
                     oldest_kept[kept_server] = kept_seq
             passed = []
-    if len(under) == TRIM_CHAIN_WINDOW or not under or below > under[-1][0]:
-        return below  # something goes
+    if not may_raise or len(under) == TRIM_CHAIN_WINDOW or not under or below > under[-1][0]:
+        return below  # something goes, or the pass has removed some already
     return _raised(under, above) or below
 
 
 def _raised(under: list, above: list) -> int | None:
     """The bound just above the first row of ``above`` (ascending) up to which every link removed
-    (``under``, and ``above`` up to it) of each server is older than every one kept; None if no row
-    of ``above`` is such."""
+    (``under``, and ``above`` up to it) of each server is older than every one kept, with rows kept
+    after it (never the newest rows, as it would be for a chain that started over: every link of it
+    older than those removed); None if no row of ``above`` is such."""
     newest_removed: dict = {}
     for _, server, seq in under:
         if isinstance(seq, int) and seq > newest_removed.get(server, seq - 1):
@@ -125,7 +128,7 @@ def _raised(under: list, above: list) -> int | None:
     for i, (record_id, server, seq) in enumerate(above):
         if isinstance(seq, int) and seq > newest_removed.get(server, seq - 1):
             newest_removed[server] = seq
-        if all(n < oldest_after[i].get(s, n + 1) for s, n in newest_removed.items()):
+        if oldest_after[i] and all(n < oldest_after[i].get(s, n + 1) for s, n in newest_removed.items()):
             return record_id + 1
     return None
 
@@ -178,7 +181,7 @@ def trim_capped_collections(cfg: Config) -> list[Trimmed]:
                                           f'LIMIT 1 OFFSET ?', (k - 1,)).fetchone()
                         if cut is None:
                             break
-                        below = chain_prefix_bound(con, table, cut[0])
+                        below = chain_prefix_bound(con, table, cut[0], may_raise=removed == 0)
                         chunk = con.execute(f'DELETE FROM "{table}" WHERE _ferretdb_record_id < ?', (below,)).rowcount
                     if chunk == 0:
                         break  # no cut within TRIM_CHAIN_WINDOW removes a prefix of each chain

@@ -99,3 +99,11 @@ def test_trimming_keeps_each_servers_chain_a_prefix_with_servers_interleaved():
         removed = _removed(_capped(layout), asked)
         assert _is_prefix_of_each_chain(removed, layout), asked
         assert removed, f"something goes at {asked}"
+
+
+def test_trimming_never_goes_up_to_the_newest_rows():
+    """A chain that started over (a job started without its state): every new link is older than the old
+    ones, so no cut removes a prefix; the cut is not raised to the end of the collection, which would
+    remove the newest rows: the old ones are held back instead (at most TRIM_CHAIN_WINDOW past the cap)."""
+    layout = [*[("db-1", n) for n in range(351, 601)], *[("db-1", n) for n in range(1, 301)]]
+    assert _removed(_capped(layout), 300) == []
