@@ -45,10 +45,11 @@ sys.path.insert(0, str(REPO / "bench"))
 from auditpipe import config  # noqa: E402
 from auditpipe.archive import reader  # noqa: E402
 from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
+import results  # noqa: E402
 from pipeline_bench import ComponentUsage, cli, git_commit, machine, stack_config  # noqa: E402
 
 PORTS = {"kafka": 30192, "controller": 30193, "store": 30217, "flink": 30181}
-CLUSTER = ", mode: cluster, taskmanagers: 2, rpc_port: 30123"  # flink entries for --cluster
+CLUSTER = {"mode": "cluster", "taskmanagers": 2, "rpc_port": 30123}  # flink settings for --cluster
 SERVERS = {"long-json": ("json", "percona-json"), "long-xml": ("xml-new", "percona-xml")}  # the simulator's style, the format
 SLICE_S = 300
 WARM_UP_S = 60  # the first minute is shown on its own: a fresh job's JIT compiler takes part of the cores
@@ -248,7 +249,8 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="auditpipe-long-"))
     logs = {s: root / s / "audit.log" for s in SERVERS}
     cfg_file = stack_config(root, PORTS, [{"path": log, "server": s, "format": SERVERS[s][1]} for s, log in logs.items()],
-                            CLUSTER if on_cluster else "")
+                            flink={"checkpoint_interval": "5s", **(CLUSTER if on_cluster else {})},
+                            store={"database": "bench", "events_capped_size_mb": 2048})
     cfg = config.load(cfg_file)
     print(f"machine: {machine()}; commit {git_commit()}")
     print(f"long run: {len(SERVERS)} servers ({', '.join(f'{s} {f}' for s, (_, f) in SERVERS.items())}) at {rate:,.0f} "
@@ -309,7 +311,8 @@ def main() -> None:
         integrity = [json.loads(json.dumps(a, default=str)) for a in db[cfg.store["alerts_collection"]].find({"rule": "integrity"})]
         run_seconds = max(w["ended"] for w in written.values()) - t0
 
-        figures: dict = {"machine": machine(), "commit": git_commit(), "minutes": minutes, "rate": rate, "cluster": on_cluster,
+        figures: dict = {"machine": machine(), "commit": git_commit(), "run": {"minutes": minutes, "rate": rate,
+                         "cluster": on_cluster}, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                          "servers": {s: f for s, (_, f) in SERVERS.items()}, "slices": []}
         print(f"\nthe first minute (the job's JIT compiler warming up), then each {SLICE_S // 60} minutes of the run "
               f"(targets: checkpoint size and duration flat once the 15 minutes of lateness are full, p99 latency < 2 s, "
@@ -331,6 +334,7 @@ def main() -> None:
                    "duration_ms_p50": percentile([c["duration_ms"] for c in cks], 0.5) if cks else None,
                    "duration_ms_max": max((c["duration_ms"] for c in cks), default=None),
                    "latency_p50_s": round(percentile(lat, 0.5), 2), "latency_p99_s": round(percentile(lat, 0.99), 2),
+                   "p99_s": round(percentile(lat, 0.99), 2),
                    "latency_max_s": round(max(lat, default=float("nan")), 2),
                    "heap_mib_max": round(max((m.get("heap_mib", 0) for m in mem), default=0)),
                    "flink_rss_mib_max": round(max((m["rss_mib"].get("flink (all)", 0) for m in mem), default=0)),
@@ -389,9 +393,14 @@ def main() -> None:
         for a in integrity[:10]:
             print(f"  {a.get('_id')}: {str(a.get('detail') or a.get('message') or a)[:300]}")
         failed |= bool(integrity)
+        figures["counts_exact"] = not failed
         if json_out:
             json_out.write_text(json.dumps(figures, indent=2) + "\n")
             print(f"figures written to {json_out}")
+        # bench/results/ keeps the figures without the per-second timeline and each checkpoint (--json has them)
+        kept = results.save("long", {k: v for k, v in figures.items()
+                                     if k not in ("timeline", "checkpoints", "state_by_operator")})
+        print(f"figures kept in {kept}")
     finally:
         for p in procs:  # a run cut short leaves no simulator writing on
             if p.is_alive():

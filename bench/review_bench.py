@@ -33,12 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "bench"))
 
-import yaml  # noqa: E402
 from auditpipe import config  # noqa: E402
 from auditpipe.archive import reader  # noqa: E402
 from auditpipe.evidence import dashboards, report  # noqa: E402
 from auditpipe.tools.simulate import simulate  # noqa: E402
-from pipeline_bench import cli, git_commit, machine  # noqa: E402
+import results  # noqa: E402
+from pipeline_bench import cli, git_commit, machine, stack_config  # noqa: E402
 
 PORTS = {"kafka": 30292, "controller": 30293, "store": 30317, "flink": 30281}
 IMPORT_TARGET, REPORT_TARGET_S, PANEL_TARGET_S = 50_000, 30.0, 2.0
@@ -113,15 +113,8 @@ def main() -> None:
     per_server = total // servers_n
     root = Path(tempfile.mkdtemp(prefix="auditpipe-review-bench-"))
     logs = {f"review-db-{i + 1:02d}": root / f"review-db-{i + 1:02d}" / "audit.log" for i in range(servers_n)}
-    cfg_file = root / "auditpipe.yaml"
-    # the compliance settings of the repository's configuration: the simulator's tables, accounts and rules
-    compliance = yaml.safe_dump({"compliance": yaml.safe_load((REPO / "auditpipe.yaml").read_text())["compliance"]})
-    cfg_file.write_text(f"""state_dir: {root / 'state'}
-tools_dir: {REPO / '.auditpipe' / 'tools'}
-kafka: {{port: {PORTS['kafka']}, controller_port: {PORTS['controller']}, heap: 1g}}
-store: {{port: {PORTS['store']}, database: review}}
-flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
-{compliance}""")
+    # the repository's configuration (its compliance settings: the simulator's tables, accounts and rules)
+    cfg_file = stack_config(root, PORTS, [], flink={"checkpoint_interval": "5s"}, store={"database": "review"})
     cfg = config.load(cfg_file)
     figures: dict = {"run": {"quick": quick, "servers": servers_n, "events": total, "days": days},
                      "machine": machine(), "commit": git_commit(),
@@ -141,7 +134,7 @@ flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
         archived = reader.span(cfg.archive_path).events or 0
         if archived != records:
             failures.append(f"the archive holds {archived:,} events of the {records:,} written")
-        figures["import_events_per_s"] = round(rate)
+        figures["import"] = {"events_per_s": round(rate), "seconds": round(seconds, 1)}
         print(f"import:                   {rate:10,.0f} events/s  (target {IMPORT_TARGET:,}; {records:,} events in "
               f"{seconds:.0f} s, the JVM's start included)")
 
@@ -153,7 +146,7 @@ flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
         for regime in report.REGIMES:
             started = time.monotonic()
             built = report.build(cfg, regime, since, until)
-            report.write(built, root / f"{regime}.html")
+            written = report.write(built, root / f"{regime}.html")
             seconds = time.monotonic() - started
             coverage = {c.server: c.events for c in built.coverage}
             by_user: Counter = Counter()
@@ -162,7 +155,7 @@ flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
             exact = coverage == {s: m.records for s, m in manifests.items()} and dict(by_user) == dict(failed_by_user)
             if not exact:
                 failures.append(f"report {regime}: coverage {coverage} or failed logins per user differ")
-            figures["reports"][regime] = {"seconds": round(seconds, 1), "exact": exact}
+            figures["reports"][regime] = {"seconds": round(seconds, 1), "exact": exact, "bytes": written.stat().st_size}
             print(f"report {regime:<6}           {seconds:8.1f} s   (target {REPORT_TARGET_S:.0f} s){'' if exact else '  COUNTS DIFFER'}")
 
         figures["panels"] = {}
@@ -203,8 +196,10 @@ flink: {{rest_port: {PORTS['flink']}, checkpoint_interval: 5s}}
     finally:
         cli(cfg_file, "down")
     figures["failures"] = failures
+    figures["counts_exact"] = not failures
     if json_out:
         json_out.write_text(json.dumps(figures, indent=2))
+    print(f"figures kept in {results.save('review', figures)}")
     print("counts: " + ("every count equals the generator's" if not failures else "; ".join(failures)))
     print(f"state kept in {root} (remove it when done)")
     sys.exit(1 if failures else 0)

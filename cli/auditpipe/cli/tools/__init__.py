@@ -122,6 +122,18 @@ def pytest_arguments(given: list[str]) -> list[str]:
 def cmd_bench(app: Application) -> int:
     """Runs bench/pipeline_bench.py, or with --review bench/review_bench.py: figures beside targets."""
     a = app.args
+    if a.tables:
+        if a.long or a.review or a.quick or a.end_to_end_only or a.stream or a.json or a.recordings:
+            raise UserError("--tables runs no bench: it makes bench/README.md's tables anew from bench/results/")
+        sys.path.insert(0, str(paths.REPO / "bench"))
+        import results
+
+        changed = results.write_tables()
+        app.out(f"bench/README.md's tables {'made anew' if changed else 'already current'} from "
+                f"{len(list(results.RESULTS.glob('*.json')))} run(s) in bench/results/")
+        return 0
+    if a.stream and "none" in a.stream and len(a.stream) > 1:
+        raise UserError("--stream none turns the event stream off: it takes no format beside it")
     if a.stream and (a.long or a.review):
         raise UserError("--stream turns the event stream on in the pipeline's bench, not in --long or --review")
     if a.long:
@@ -235,14 +247,18 @@ def register(sub) -> None:
     s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest")
 
     s = command(sub, "bench", "measure throughput and latency (prints figures; see bench/README.md)",
-                "Starts a stack of its own on other ports and measures the store's bulk-insert rate, the Flink job "
-                "alone (at parallelism 1 and 2, with the top frames of a profile), each format's parser, end-to-end "
-                "throughput with each component's CPU per event, memory and a profile of the job, and latency and "
-                "alert latency at 10,000 events/s. Prints figures beside their targets; asserts nothing. About 7-13 "
-                "minutes on 2 cores, up to 2 of them warming the job up until its JIT compiler settles (--quick: 5).",
+                "Starts a stack of its own on other ports, configured as the repository's auditpipe.yaml (what users "
+                "run), and measures the store's bulk-insert rate, the Flink job alone (at parallelism 1 and 2, with "
+                "the top frames of a profile, and without each of its features: the cost table), each format's "
+                "parser, end-to-end throughput with each component's CPU per event, memory and a profile of the "
+                "job, and latency and alert latency at 70% of the run's end-to-end rate. Prints figures beside their "
+                "targets and the goals beside the run's ratios; asserts nothing. Every run's figures go to "
+                "bench/results/; --tables makes bench/README.md's tables from them. About 10-16 minutes on 2 cores "
+                "(--quick: 6).",
                 ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr",
                  "./auditpipe bench --review --json review.json",
-                 "./auditpipe bench --long --minutes 30 --rate 3000 --json long.json"), cmd_bench)
+                 "./auditpipe bench --long --minutes 30 --rate 3000 --json long.json",
+                 "./auditpipe bench --tables"), cmd_bench)
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000; "
                    "with --review 400,000 events, not 4 million)")
     s.add_argument("--review", action="store_true",
@@ -256,9 +272,10 @@ def register(sub) -> None:
     from auditpipe.config import load_schema
 
     stream_formats = load_schema()["properties"]["stream"]["properties"]["formats"]["items"]["enum"]
-    s.add_argument("--stream", action="append", choices=stream_formats, metavar="FORMAT",
-                   help="turn the event stream on in the bench's stack in this format (repeat for several; "
-                        f"stream.formats: {', '.join(stream_formats)}): what its Kafka transactions cost end to end")
+    s.add_argument("--stream", action="append", choices=[*stream_formats, "none"], metavar="FORMAT",
+                   help="the event stream in the bench's stack in this format instead of auditpipe.yaml's (repeat for "
+                        f"several; stream.formats: {', '.join(stream_formats)}; none: off): what its Kafka "
+                        "transactions cost end to end")
     s.add_argument("--long", action="store_true",
                    help="the long run instead: two servers writing in real time for --minutes at --rate events/s "
                         "together, with every checkpoint's size and duration, the job's heap and resident memory and "
@@ -269,5 +286,7 @@ def register(sub) -> None:
                    "(a JobManager and two TaskManagers) instead of one MiniCluster process")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
                    "the parallelism and the run lengths, to FILE as JSON (two runs on one machine can be compared)")
+    s.add_argument("--tables", action="store_true", help="run no bench: make bench/README.md's tables anew from "
+                   "the runs in bench/results/")
     s.add_argument("--recordings", metavar="DIR", help="keep the Java Flight Recorder recordings of the job (alone, "
                    "and end to end) in DIR, to read with the JDK's jfr tool or JDK Mission Control")

@@ -4,6 +4,7 @@ import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.flink.AuditPipeline;
 import io.auditpipe.flink.PipelineSinks;
 import io.auditpipe.flink.PipelineSources;
+import io.auditpipe.flink.archive.EventArchive;
 import io.auditpipe.flink.functions.AuditRecordDeserializer;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
@@ -47,7 +48,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * reading of their own ({@link PipelineSources#sharedWithAlerts}), the design the job compares itself with;
  * {@code -Dauditpipe.bench.sessions=off} leaves the sessions out, to see what building them costs, and
  * {@code -Dauditpipe.bench.baselines=off} the learned baselines; {@code -Dauditpipe.bench.stream=auditpipe,ocsf,ecs}
- * adds the event stream's messages in those formats (docs/stream.md), made and discarded.
+ * adds the event stream's messages in those formats (docs/stream.md), made and discarded;
+ * {@code -Dauditpipe.bench.archive=DIR} adds the archive (Parquet per server and day) written under DIR;
+ * {@code -Dauditpipe.bench.job-properties=FILE} takes the job's options from a stack's job.properties
+ * (its compliance settings, thresholds and baselines) instead of the defaults.
  */
 public final class JobThroughputBenchmark {
     static final AtomicLong EVENTS = new AtomicLong();
@@ -55,6 +59,8 @@ public final class JobThroughputBenchmark {
     static final AtomicLong DEAD = new AtomicLong();
     static final AtomicLong FIRST_EVENT_NANOS = new AtomicLong(Long.MAX_VALUE);
     static final AtomicLong LAST_EVENT_NANOS = new AtomicLong();
+    /** The JVM's CPU time (all its threads) when the pass's first event reached the sink. */
+    static final AtomicLong CPU_AT_FIRST_EVENT_NANOS = new AtomicLong(-1);
 
     private JobThroughputBenchmark() {}
 
@@ -69,8 +75,11 @@ public final class JobThroughputBenchmark {
             DEAD.set(0);
             FIRST_EVENT_NANOS.set(Long.MAX_VALUE);
             LAST_EVENT_NANOS.set(0);
+            CPU_AT_FIRST_EVENT_NANOS.set(-1);
             String begin = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
             double withStartup = runOnce(bootstrap, topic, parallelism);
+            // the JVM's CPU from the first event to the job's end (its teardown, a fraction of a second, in it)
+            double cpuUs = (processCpuNanos() - CPU_AT_FIRST_EVENT_NANOS.get()) / 1e3;
             // the processing rate: first to last event through the pipeline, without job startup and teardown
             double seconds = (LAST_EVENT_NANOS.get() - FIRST_EVENT_NANOS.get()) / 1e9;
             long events = EVENTS.get();
@@ -83,16 +92,31 @@ public final class JobThroughputBenchmark {
             System.out.printf("job_alone_events=%d%njob_alone_seconds=%.2f%njob_alone_events_per_s=%.0f%n"
                             + "job_alone_events_per_s_per_core=%.0f%njob_alone_cores=%d%njob_alone_stats_rows=%d%n"
                             + "job_alone_dead_letters=%d%njob_alone_seconds_with_startup=%.2f%n"
-                            + "job_alone_window=%s/%s%n",
+                            + "job_alone_window=%s/%s%njob_alone_cpu_us_per_event=%.2f%n",
                     events, seconds, events / seconds, events / seconds / cores, cores, STATS.get(), DEAD.get(), withStartup,
-                    begin.substring(0, 19), end.substring(0, 19));
+                    begin.substring(0, 19), end.substring(0, 19), cpuUs / events);
         }
     }
 
     /** One run of the job over the whole topic (a new consumer group: from the first record); seconds with startup. */
     private static double runOnce(String bootstrap, String topic, int parallelism) throws Exception {
-        Configuration options = JobOptions.load(Map.of("kafka.bootstrap-servers", bootstrap,
-                "store.uri", "mongodb://unused/", "kafka.topic.raw", topic), "benchmark").job;
+        // -Dauditpipe.bench.job-properties=FILE: the options of a stack's job (its compliance settings, thresholds,
+        // baselines), as `auditpipe up` writes them; the default options otherwise
+        Map<String, String> entries = new java.util.TreeMap<>();
+        String properties = System.getProperty("auditpipe.bench.job-properties", "");
+        if (!properties.isEmpty()) {
+            java.util.Properties p = new java.util.Properties();
+            try (java.io.Reader in = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(properties))) {
+                p.load(in);
+            }
+            for (String k : p.stringPropertyNames()) {
+                if (!k.startsWith("flink.")) entries.put(k, p.getProperty(k));
+            }
+        }
+        entries.put("kafka.bootstrap-servers", bootstrap);
+        entries.put("store.uri", "mongodb://unused/");
+        entries.put("kafka.topic.raw", topic);
+        Configuration options = JobOptions.load(entries, "benchmark").job;
         // -Dauditpipe.bench.baselines=off: without the learned baselines (unseeded here: no store), to see what they cost
         if ("off".equals(System.getProperty("auditpipe.bench.baselines", "on"))) options.set(JobOptions.BASELINES_ENABLED, false);
         String group = "auditpipe-bench-" + System.nanoTime();
@@ -138,8 +162,20 @@ public final class JobThroughputBenchmark {
             for (StreamFormat f : StreamFormat.values()) topics.put(f, "bench." + f.id);
             sinks.stream(new StreamMessages.Settings(stream, topics, "bench"), name -> new DiscardingSink<StreamMessage>());
         }
+        // -Dauditpipe.bench.archive=DIR: with the archive's Parquet files written under DIR, as the job writes them
+        String archive = System.getProperty("auditpipe.bench.archive", "");
+        if (!archive.isEmpty() && !"off".equals(archive)) {
+            String base = java.nio.file.Path.of(archive).resolve(group).toUri().toString();
+            sinks.archive(EventArchive.events(base), EventArchive.chainHeads(base));
+        }
         new AuditPipeline(options, sources, sinks.build()).execute(env);
         return (System.nanoTime() - start) / 1e9;
+    }
+
+    /** The CPU time this JVM's threads have used, in nanoseconds. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     /** Counts what reaches it (in this JVM: the MiniCluster runs here). */
@@ -160,6 +196,7 @@ public final class JobThroughputBenchmark {
                     counter.incrementAndGet();
                     if (which == 0) {
                         long now = System.nanoTime();
+                        if (CPU_AT_FIRST_EVENT_NANOS.get() < 0) CPU_AT_FIRST_EVENT_NANOS.compareAndSet(-1, processCpuNanos());
                         FIRST_EVENT_NANOS.accumulateAndGet(now, Math::min);
                         LAST_EVENT_NANOS.accumulateAndGet(now, Math::max);
                     }

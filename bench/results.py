@@ -1,0 +1,256 @@
+"""The benches' runs as data: each run writes one JSON file into bench/results/ (the machine, the
+commit, the configuration, the figures, the job's profile summary), and bench/README.md's tables are
+generated from those files (``./auditpipe bench --tables``), never written by hand; a unit test
+fails when they are stale (tests/unit/test_bench_results.py).
+
+The goals (GOALS) are ratios within one run of the shipped configuration, since these machines differ
+by up to 3x from day to day: what a run measures is compared with what the same run measured of the
+store alone, the reader alone, and its own end-to-end rate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+README = REPO / "bench" / "README.md"
+
+#: the reader alone whose rate the job alone is compared with: the records the job-alone run reads
+READER = "percona-json (json)"
+
+
+def result_path(kind: str, figures: dict, root: Path = RESULTS) -> Path:
+    """Where a run of ``kind`` (pipeline, review, long) is kept: <kind>-<UTC start>-<commit>.json."""
+    started = figures.get("started") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = re.sub(r"[^0-9T]", "", started)[:13]  # 20261202T0130
+    commit = re.sub(r"[^0-9A-Za-z_.-]", "_", str(figures.get("commit") or figures.get("versions", {})
+                                                 .get("auditpipe_commit") or "unknown"))
+    return root / f"{kind}-{stamp}-{commit}.json"
+
+
+def save(kind: str, figures: dict, root: Path = RESULTS) -> Path:
+    """Writes the run's figures (sorted keys, two-space indents: a diff shows what changed)."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = result_path(kind, figures, root)
+    path.write_text(json.dumps({"kind": kind, **figures}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def load(kind: str, root: Path = RESULTS) -> list[dict]:
+    """The runs of ``kind``, oldest first, each with its file's name as ``file``."""
+    runs = []
+    for f in sorted(root.glob(f"{kind}-*.json")):
+        run = json.loads(f.read_text(encoding="utf-8"))
+        run["file"] = f.name
+        runs.append(run)
+    return sorted(runs, key=lambda r: (r.get("started") or "", r["file"]))
+
+
+def _get(figures: dict, *path: str) -> Any:
+    value: Any = figures
+    for p in path:
+        if not isinstance(value, dict) or p not in value:
+            return None
+        value = value[p]
+    return value
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    target: str  # as it reads in the table
+    value: Callable[[dict], float | None]  # from a pipeline run's figures; None: not measured
+    met: Callable[[float], bool]
+    shown: Callable[[float], str]  # the value as it reads
+
+
+def _cpu_vs_bulk(f: dict) -> float | None:
+    cpu, bulk = _get(f, "end_to_end", "cpu_us_per_event"), _get(f, "store_bulk_stored_documents", "cpu_us_per_doc")
+    return sum(cpu.values()) / bulk if cpu and bulk else None
+
+
+def _job_vs_reader(f: dict) -> float | None:
+    job, reader = _get(f, "job_alone", "events_per_s_per_core"), _get(f, "parse_alone_records_per_s_one_core", READER,
+                                                                      "with_enrichment")
+    return job / reader if job and reader else None
+
+
+def _idle_share(f: dict) -> float | None:
+    idle = _get(f, "idle", "cpu_percent_of_a_core")
+    return sum(idle.values()) if idle else None
+
+
+GOALS = [
+    Goal("all components' CPU per event end to end, against the store's own bulk-insert CPU per document of the "
+         "same documents", "<= 1.3x", _cpu_vs_bulk, lambda v: v <= 1.3, lambda v: f"{v:.2f}x"),
+    Goal("end to end, against the store's 2-writer bulk rate", ">= 80%",
+         lambda f: _get(f, "end_to_end", "percent_of_store_bulk"), lambda v: v >= 80, lambda v: f"{v:.0f}%"),
+    Goal(f"the job alone per core, against the reader alone on one core ({READER}: parse, enrich, mask)", ">= 40%",
+         lambda f: None if _job_vs_reader(f) is None else 100 * _job_vs_reader(f), lambda v: v >= 40,
+         lambda v: f"{v:.0f}%"),
+    Goal("latency p99 at 70% of the run's own end-to-end rate", "< 2 s",
+         lambda f: _get(f, "latency", "p99_s"), lambda v: v < 2, lambda v: f"{v:.2f} s"),
+    Goal("alert latency p99", "< 1 s", lambda f: _get(f, "alert_latency", "p99_s"), lambda v: v < 1,
+         lambda v: f"{v:.2f} s"),
+    Goal("resident memory of the whole stack (peak per component, summed)", "<= 2,048 MiB",
+         lambda f: _get(f, "memory_at_latency_rate_mib", "total"), lambda v: v <= 2048, lambda v: f"{v:,.0f} MiB"),
+    Goal("idle, sources configured and nothing written: the whole stack", "< 5% of a core", _idle_share,
+         lambda v: v < 5, lambda v: f"{v:.1f}%"),
+]
+
+
+def goal_rows(figures: dict) -> list[tuple[Goal, float | None]]:
+    return [(g, g.value(figures)) for g in GOALS]
+
+
+def goals_lines(figures: dict) -> list[str]:
+    """The goals beside this run's figures, as the bench prints them."""
+    out = []
+    for g, v in goal_rows(figures):
+        verdict = "not measured" if v is None else ("met" if g.met(v) else "NOT MET")
+        out.append(f"  {g.name}: {'-' if v is None else g.shown(v)} (target {g.target}): {verdict}")
+    return out
+
+
+# --- bench/README.md's generated tables ------------------------------------------------------------
+
+def _commit(run: dict) -> str:
+    return str(run.get("commit") or _get(run, "versions", "auditpipe_commit") or "?")
+
+
+def _day(run: dict) -> str:
+    return str(run.get("started") or "?")[:16].replace("T", " ")
+
+
+def _n(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}{unit}" if isinstance(value, (int, float)) else str(value)
+
+
+def goals_table(runs: list[dict]) -> str:
+    full = [r for r in runs if not _get(r, "run", "quick") and not _get(r, "run", "end_to_end_only")]
+    if not full:
+        return "_No full run of the pipeline bench in bench/results/ yet._\n"
+    run = full[-1]
+    lines = [f"The newest full run: {_day(run)} UTC, {_commit(run)}, {run.get('machine', '?')}; "
+             f"stream formats {', '.join(_get(run, 'run', 'stream_formats') or []) or 'off'} "
+             f"(`{run['file']}`).", "", "| goal | this run | target | |", "|---|---|---|---|"]
+    for g, v in goal_rows(run):
+        verdict = "not measured" if v is None else ("**met**" if g.met(v) else "**not met**")
+        lines.append(f"| {g.name} | {'-' if v is None else g.shown(v)} | {g.target} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def cost_table(runs: list[dict]) -> str:
+    with_costs = [r for r in runs if _get(r, "cost_table", "features")]
+    if not with_costs:
+        return "_No run with a cost table in bench/results/ yet._\n"
+    run = with_costs[-1]
+    c = run["cost_table"]
+    lines = [f"The job alone with every shipped feature: {c['job_cpu_us_per_event']:.1f} us of CPU per event "
+             f"({c['job_alone_events_per_s']:,} events/s on {c['cores']} cores), {_day(run)} UTC, {_commit(run)} "
+             f"(`{run['file']}`). Each feature: the job without it, the rest as shipped; one run each, so a "
+             "difference within a few us is the machine's noise.", "",
+             "| feature | CPU per event | share of the job's CPU | the job without it |", "|---|---|---|---|"]
+    for name, f in c["features"].items():
+        without = f"{f['events_per_s_without']:,} events/s" + (
+            f", {f['cpu_us_per_event_without']:.1f} us/event" if "cpu_us_per_event_without" in f else "")
+        lines.append(f"| {name} | {f['cpu_us_per_event']:.1f} us | {100 * f['share_of_job']:.0f}% | {without} |")
+    return "\n".join(lines) + "\n"
+
+
+def runs_table(runs: list[dict]) -> str:
+    if not runs:
+        return "_No run of the pipeline bench in bench/results/ yet._\n"
+    lines = ["| started (UTC) | commit | run | end to end, events/s (% of the 2-writer bulk rate) | CPU per event: "
+             "all / the store's bulk | job alone per core (% of the reader) | latency p99 (at events/s) | alert p99 | "
+             "memory |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in reversed(runs):
+        kind = "quick" if _get(r, "run", "quick") else "end to end only" if _get(r, "run", "end_to_end_only") else "full"
+        cpu = _get(r, "end_to_end", "cpu_us_per_event")
+        bulk_cpu = _get(r, "store_bulk_stored_documents", "cpu_us_per_doc")
+        reader = _job_vs_reader(r)
+        lines.append(" | ".join([
+            f"| {_day(r)}", _commit(r), kind,
+            f"{_n(_get(r, 'end_to_end', 'events_per_s'))} ({_n(_get(r, 'end_to_end', 'percent_of_store_bulk'), '%')})",
+            f"{_n(sum(cpu.values()) if cpu else None)} / {_n(bulk_cpu)} us",
+            f"{_n(_get(r, 'job_alone', 'events_per_s_per_core'))}"
+            + ("" if reader is None else f" ({100 * reader:.0f}%)"),
+            f"{_get(r, 'latency', 'p99_s') if _get(r, 'latency', 'p99_s') is not None else '-'} s "
+            f"({_n(_get(r, 'latency', 'events_per_s'))})",
+            f"{_get(r, 'alert_latency', 'p99_s') if _get(r, 'alert_latency', 'p99_s') is not None else '-'} s",
+            f"{_n(_get(r, 'memory_at_latency_rate_mib', 'total'), ' MiB')} |"]))
+    return "\n".join(lines) + "\n"
+
+
+def review_table(runs: list[dict]) -> str:
+    if not runs:
+        return "_No run of the review bench in bench/results/ yet._\n"
+    lines = ["| started (UTC) | commit | events | import, events/s | slowest report | largest report | slowest panel | "
+             "counts |", "|---|---|---|---|---|---|---|---|"]
+    for r in reversed(runs):
+        reports = r.get("reports") or {}
+        panels = r.get("panels") or {}
+        slowest = max((x.get("seconds", 0) for x in reports.values()), default=None)
+        largest = max((x.get("bytes", 0) for x in reports.values()), default=None) or None
+        panel = max((x.get("seconds", 0) for x in panels.values()), default=None) if isinstance(panels, dict) else None
+        lines.append(f"| {_day(r)} | {_commit(r)} | {_n(_get(r, 'run', 'events'))} | "
+                     f"{_n(_get(r, 'import', 'events_per_s'))} | {'-' if slowest is None else f'{slowest:.1f} s'} | "
+                     f"{'-' if largest is None else f'{largest / 1024:,.0f} KiB'} | "
+                     f"{'-' if panel is None else f'{panel:.2f} s'} | "
+                     f"{'exact' if r.get('counts_exact') else 'DIFFER' if r.get('counts_exact') is False else '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def long_table(runs: list[dict]) -> str:
+    if not runs:
+        return "_No long run in bench/results/ yet._\n"
+    lines = ["| started (UTC) | commit | rate, events/s | minutes | worst slice p99 | counts |", "|---|---|---|---|---|---|"]
+    for r in reversed(runs):
+        slices = r.get("slices") or []
+        worst = max((s.get("p99_s") or 0 for s in slices), default=None)
+        lines.append(f"| {_day(r)} | {_commit(r)} | {_n(_get(r, 'run', 'rate'))} | {_n(_get(r, 'run', 'minutes'))} | "
+                     f"{'-' if worst is None else f'{worst:.2f} s'} | "
+                     f"{'exact' if r.get('counts_exact') else 'DIFFER' if r.get('counts_exact') is False else '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+#: the generated sections of bench/README.md: name -> what makes it from bench/results/
+SECTIONS: dict[str, Callable[[Path], str]] = {
+    "goals": lambda root: goals_table(load("pipeline", root)),
+    "cost-table": lambda root: cost_table(load("pipeline", root)),
+    "pipeline-runs": lambda root: runs_table(load("pipeline", root)),
+    "review-runs": lambda root: review_table(load("review", root)),
+    "long-runs": lambda root: long_table(load("long", root)),
+}
+
+
+def _marker(name: str, end: bool = False) -> str:
+    return f"<!-- generated from bench/results/ by ./auditpipe bench --tables: {name}{' end' if end else ''} -->"
+
+
+def render(readme: str, root: Path = RESULTS) -> str:
+    """``readme`` with each generated section made anew from the results in ``root``."""
+    for name, make in SECTIONS.items():
+        begin, end = _marker(name), _marker(name, end=True)
+        pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.S)
+        if not pattern.search(readme):
+            raise ValueError(f"bench/README.md has no generated section {name!r} ({begin} ... {end})")
+        readme = pattern.sub(lambda _m: f"{begin}\n{make(root)}{end}", readme)
+    return readme
+
+
+def write_tables(readme: Path = README, root: Path = RESULTS) -> bool:
+    """Makes bench/README.md's generated sections anew; whether anything changed."""
+    before = readme.read_text(encoding="utf-8")
+    after = render(before, root)
+    if after != before:
+        readme.write_text(after, encoding="utf-8")
+    return after != before

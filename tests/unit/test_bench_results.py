@@ -1,0 +1,76 @@
+"""The benches' runs as data (bench/results.py): bench/README.md's tables are made from bench/results/,
+never by hand, and the goals read a run's figures as ratios within it."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from auditpipe import paths
+
+sys.path.insert(0, str(paths.REPO / "bench"))
+import results  # noqa: E402
+
+
+def test_the_readmes_tables_are_those_the_results_give():
+    readme = results.README.read_text(encoding="utf-8")
+    assert results.render(readme) == readme, "make them anew: ./auditpipe bench --tables"
+
+
+def test_every_result_file_is_a_run_of_a_known_kind():
+    for f in sorted(results.RESULTS.glob("*.json")):
+        run = json.loads(f.read_text(encoding="utf-8"))
+        assert run["kind"] in ("pipeline", "review", "long") and f.name.startswith(run["kind"] + "-"), f.name
+        assert run.get("machine") and run.get("started"), f.name
+
+
+def figures(**overrides) -> dict:
+    f = {"started": "2026-12-02T03:04:05Z", "commit": "abc1234", "machine": "2 cores",
+         "run": {"quick": False, "end_to_end_only": False, "stream_formats": ["auditpipe", "ocsf"]},
+         "end_to_end": {"events_per_s": 9000, "percent_of_store_bulk": 45,
+                        "cpu_us_per_event": {"store": 80.0, "flink": 70.0, "kafka": 6.0, "collector": 8.0}},
+         "store_bulk_stored_documents": {"cpu_us_per_doc": 70.0},
+         "job_alone": {"events_per_s_per_core": 40_000},
+         "parse_alone_records_per_s_one_core": {results.READER: {"parse": 800_000, "with_enrichment": 400_000}},
+         "latency": {"events_per_s": 6300, "p99_s": 1.5}, "alert_latency": {"p99_s": 0.8},
+         "memory_at_latency_rate_mib": {"total": 2500}, "idle": {"cpu_percent_of_a_core": {"flink": 50.0, "kafka": 10.0}},
+         "cost_table": {"job_alone_events_per_s": 80_000, "cores": 2, "job_cpu_us_per_event": 25.0,
+                        "features": {"sessions": {"events_per_s_without": 100_000, "cpu_us_per_event": 5.0,
+                                                  "share_of_job": 0.2}}}}
+    f.update(overrides)
+    return f
+
+
+def test_the_goals_are_ratios_within_the_run():
+    values = {g.name: (v, g.met(v)) for g, v in results.goal_rows(figures())}
+    by = {name.split(",")[0]: v for name, v in values.items()}
+    assert by["all components' CPU per event end to end"] == (pytest.approx(164 / 70), False)
+    assert by["end to end"] == (45, False)
+    assert by["the job alone per core"] == (pytest.approx(10.0), False)
+    assert by["latency p99 at 70% of the run's own end-to-end rate"] == (1.5, True)
+    assert by["alert latency p99"] == (0.8, True)
+    assert by["resident memory of the whole stack (peak per component"] == (2500, False)
+    assert by["idle"] == (60.0, False)
+    missing = figures()
+    del missing["latency"]
+    assert "latency p99 at 70% of the run's own end-to-end rate: - (target < 2 s): not measured" in \
+        "\n".join(results.goals_lines(missing))
+
+
+def test_tables_are_made_from_the_runs_newest_first(tmp_path):
+    older = figures(started="2026-12-01T01:00:00Z", commit="old1111")
+    newer = figures(started="2026-12-02T01:00:00Z", commit="new2222")
+    for f in (older, newer):
+        results.save("pipeline", f, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipeline-20261201T0100-old1111.json",
+                                                          "pipeline-20261202T0100-new2222.json"]
+    runs = results.runs_table(results.load("pipeline", tmp_path))
+    assert runs.index("new2222") < runs.index("old1111")
+    assert "new2222" in results.goals_table(results.load("pipeline", tmp_path))
+    assert "| sessions | 5.0 us | 20% | 100,000 events/s |" in results.cost_table(results.load("pipeline", tmp_path))
+    readme = "a\n" + "\n".join(f"{results._marker(n)}\nold\n{results._marker(n, end=True)}" for n in results.SECTIONS)
+    made = results.render(readme, tmp_path)
+    assert "old\n" not in made and "new2222" in made and results.render(made, tmp_path) == made
+    with pytest.raises(ValueError, match="no generated section"):
+        results.render("no markers", tmp_path)
