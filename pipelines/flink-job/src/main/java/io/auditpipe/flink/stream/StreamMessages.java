@@ -10,10 +10,7 @@ import org.apache.flink.util.Collector;
 import org.bson.Document;
 
 import java.io.Serializable;
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -87,16 +84,20 @@ public final class StreamMessages {
             AuditEvent e = shortened(ie.event, cut, bare);
             return switch (f) {
                 case AUDITPIPE -> {
-                    Document d = EventDocument.of(ie);
-                    if (e != ie.event) { // the stored document, its statement and extra fields as shortened
+                    // the stored document as the chain made it (its dates written as ISO-8601 by Json), a copy
+                    // of it where a text is cut: the store's writer and the archive read the same one
+                    Document stored = ie.document != null ? ie.document : EventDocument.of(ie);
+                    String original = bare ? null : cut(ie.original, "original", cut);
+                    if (e == ie.event && original == ie.original) yield stored;
+                    Document d = new Document(stored);
+                    if (e != ie.event) { // its statement and extra fields as shortened
                         if (e.sqltext != null) d.put("sqltext", e.sqltext); else d.remove("sqltext");
                         if (e.extra != null && !e.extra.isEmpty()) d.put("extra", new Document(new java.util.LinkedHashMap<String, Object>(e.extra)));
                         else d.remove("extra");
                     }
-                    String original = bare ? null : cut(ie.original, "original", cut);
                     if (original == null) d.remove("original");
-                    else if (original != ie.original) d.put("original", original);
-                    yield withIsoTimes(d);
+                    else d.put("original", original);
+                    yield d;
                 }
                 case OCSF -> {
                     Document d = Ocsf.event(e, settings.version, ingest);
@@ -173,26 +174,6 @@ public final class StreamMessages {
     }
 
     static StreamMessage message(String topic, String key, Document d, long time) {
-        return new StreamMessage(topic, key, Json.write(d).getBytes(StandardCharsets.UTF_8), time);
-    }
-
-    /** The document with every date as an ISO-8601 string in UTC (schemas/audit-event.schema.json's date-time). */
-    @SuppressWarnings("unchecked")
-    static Document withIsoTimes(Document d) {
-        for (Map.Entry<String, Object> entry : d.entrySet()) {
-            entry.setValue(iso(entry.getValue()));
-        }
-        return d;
-    }
-
-    private static Object iso(Object value) {
-        if (value instanceof Date date) return Instant.ofEpochMilli(date.getTime()).toString();
-        if (value instanceof Document doc) return withIsoTimes(doc);
-        if (value instanceof List<?> list) {
-            List<Object> out = new ArrayList<>(list.size());
-            for (Object v : list) out.add(iso(v));
-            return out;
-        }
-        return value;
+        return new StreamMessage(topic, key, Json.utf8(d), time);
     }
 }

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -188,6 +189,13 @@ class StreamMessagesTest {
         String json = Json.write(d);
         assertEquals(d, Document.parse(json));
         assertFalse(json.chars().anyMatch(c -> c < 0x20 || c == 0x2028 || c == 0x2029), json);
+        assertArrayEquals(json.getBytes(java.nio.charset.StandardCharsets.UTF_8), Json.utf8(d));
+        // past the writer's first buffer, escapes among long runs; a date as ISO-8601 in UTC
+        String longer = (hostile + "x".repeat(700)).repeat(12);
+        Document big = new Document("s", longer).append("at", new java.util.Date(1_764_633_600_123L));
+        Document back = Document.parse(Json.write(big));
+        assertEquals(longer, back.getString("s"));
+        assertEquals("2025-12-02T00:00:00.123Z", back.getString("at"));
     }
 
     @Test
