@@ -81,6 +81,11 @@ final class BatchInFlight implements AutoCloseable {
         }));
     }
 
+    /** Whether a batch is started and not yet seen finished (a finished one is seen by {@link #throwIfFailed}). */
+    boolean anyInFlight() {
+        return !inFlight.isEmpty();
+    }
+
     /** Waits until no batch is in flight; the first failure among them is thrown here. */
     void awaitIdle() throws IOException, InterruptedException {
         while (!inFlight.isEmpty()) {

@@ -140,7 +140,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
 
     private final MongoSinkSettings settings;
     private final MongoBulkSink.ToWriteModel<T> toWriteModel;
-    private final ProcessingTimeService time;
+    private final FlushTimer flushTimer;
     private final MongoClient client;
     private final MongoCollection<Document> collection;
     private final MongoCollection<Document> deadLetters;
@@ -170,7 +170,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                     ProcessingTimeService time, SinkWriterMetricGroup metrics) {
         this.settings = settings;
         this.toWriteModel = toWriteModel;
-        this.time = time;
+        this.flushTimer = new FlushTimer(time, settings.flushIntervalMillis, this::onFlushTimer);
         this.client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(settings.uri))
                 // a store that stops answering becomes a retried error, never an endless wait
@@ -211,7 +211,6 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         metrics.gauge("storeWaitMillis", batches::waitedMillis);
         // how long the store had a batch of this writer's: beside the task's time, how much of it the store was kept busy
         metrics.gauge("storeBusyMillis", batches::writingMillis);
-        scheduleFlush();
     }
 
     /** Feature detection: buildInfo of FerretDB 1.x has "ferretdbVersion", of 2.x "ferretdb". */
@@ -227,14 +226,14 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         }
     }
 
-    private void scheduleFlush() {
-        time.registerTimer(time.getCurrentProcessingTime() + settings.flushIntervalMillis, t -> {
-            if (!closed) {
-                batches.throwIfFailed(); // a failed batch fails the job now, not at the next record
-                flushBuffer(timerBatches);
-                scheduleFlush();
-            }
-        });
+    /** The flush timer: the buffer as a batch; watched again while a batch is in flight. */
+    private boolean onFlushTimer() throws IOException, InterruptedException {
+        if (closed) {
+            return false;
+        }
+        batches.throwIfFailed(); // a failed batch fails the job now, not at the next record
+        flushBuffer(timerBatches);
+        return batches.anyInFlight();
     }
 
     @Override
@@ -243,6 +242,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         if (buffer.size() >= settings.batchSize) {
             flushBuffer(fullBatches);
         }
+        flushTimer.watch();
     }
 
     @Override
