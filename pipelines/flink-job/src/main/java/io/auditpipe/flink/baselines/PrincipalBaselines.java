@@ -166,18 +166,8 @@ public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEve
 
     @Override
     public void writeBack(Consumer<String> setKey) throws Exception {
-        for (Map.Entry<String, Profile> e : profiles.entrySet()) {
-            setKey.accept(e.getKey());
-            if (e.getValue() == null) profile.clear();
-            else profile.update(e.getValue());
-        }
-        for (Map.Entry<String, Long> e : timers.entrySet()) {
-            setKey.accept(e.getKey());
-            if (e.getValue() == null) timer.clear();
-            else timer.update(e.getValue());
-        }
-        profiles.clear();
-        timers.clear();
+        WriteBackOperator.writeBack(profiles, profile, setKey);
+        WriteBackOperator.writeBack(timers, timer, setKey);
     }
 
     private void firstAccess(Profile p, BaselineEvent e, boolean judged, Collector<Alert> out) {

@@ -1,9 +1,11 @@
 package io.auditpipe.flink.functions;
 
+import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -26,6 +28,16 @@ public class WriteBackOperator<K, IN, OUT> extends KeyedProcessOperator<K, IN, O
     public interface WritesBack<K> {
         /** Writes each value kept in memory into keyed state (after {@code setKey} makes its key current), and forgets them. */
         void writeBack(Consumer<K> setKey) throws Exception;
+    }
+
+    /** Each key's value kept in {@code touched} into {@code state} (null: cleared), its key made current first; then forgets them. */
+    public static <K, V> void writeBack(Map<K, V> touched, ValueState<V> state, Consumer<K> setKey) throws Exception {
+        for (Map.Entry<K, V> e : touched.entrySet()) {
+            setKey.accept(e.getKey());
+            if (e.getValue() == null) state.clear();
+            else state.update(e.getValue());
+        }
+        touched.clear();
     }
 
     public <F extends KeyedProcessFunction<K, IN, OUT> & WritesBack<K>> WriteBackOperator(F function) {

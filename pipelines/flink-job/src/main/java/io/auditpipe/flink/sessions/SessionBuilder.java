@@ -225,11 +225,6 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
 
     @Override
     public void writeBack(Consumer<String> setKey) throws Exception {
-        for (Map.Entry<String, OpenSession> e : touched.entrySet()) {
-            setKey.accept(e.getKey());
-            if (e.getValue() == null) state.clear();
-            else state.update(e.getValue());
-        }
-        touched.clear();
+        WriteBackOperator.writeBack(touched, state, setKey);
     }
 }
