@@ -156,8 +156,11 @@ def cost_table(runs: list[dict]) -> str:
     c = run["cost_table"]
     lines = [f"The job alone with every shipped feature: {c['job_cpu_us_per_event']:.1f} us of CPU per event "
              f"({c['job_alone_events_per_s']:,} events/s on {c['cores']} cores), {_day(run)} UTC, {_commit(run)} "
-             f"(`{run['file']}`). Each feature: the job without it, the rest as shipped; one run each, so a "
-             "difference within a few us is the machine's noise.", "",
+             f"(`{run['file']}`). Each feature: the job without it, the rest as shipped, one run each; "
+             + (f"the job as shipped took {pair[0]:.1f} and {pair[1]:.1f} us in a run before those and one after "
+                f"them (the figure above is their mean), so a cost within {abs(pair[0] - pair[1]):.1f} us of zero "
+                "is the machine's noise." if (pair := c.get("job_cpu_us_per_event_runs")) else
+                "a difference within a few us is the machine's noise."), "",
              "| feature | CPU per event | share of the job's CPU | the job without it |", "|---|---|---|---|"]
     for name, f in c["features"].items():
         without = f"{f['events_per_s_without']:,} events/s" + (

@@ -69,6 +69,12 @@ def test_tables_are_made_from_the_runs_newest_first(tmp_path):
     assert runs.index("new2222") < runs.index("old1111")
     assert "new2222" in results.goals_table(results.load("pipeline", tmp_path))
     assert "| sessions | 5.0 us | 20% | 100,000 events/s |" in results.cost_table(results.load("pipeline", tmp_path))
+    assert "within a few us" in results.cost_table(results.load("pipeline", tmp_path))
+    twice = figures(started="2026-12-03T01:00:00Z", commit="two3333")
+    twice["cost_table"]["job_cpu_us_per_event_runs"] = [24.0, 26.5]
+    results.save("pipeline", twice, tmp_path)
+    assert "took 24.0 and 26.5 us in a run before those and one after them (the figure above is their mean), " \
+           "so a cost within 2.5 us of zero is the machine's noise" in results.cost_table(results.load("pipeline", tmp_path))
     readme = "a\n" + "\n".join(f"{results._marker(n)}\nold\n{results._marker(n, end=True)}" for n in results.SECTIONS)
     made = results.render(readme, tmp_path)
     assert "old\n" not in made and "new2222" in made and results.render(made, tmp_path) == made
