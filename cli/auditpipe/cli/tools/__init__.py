@@ -253,7 +253,7 @@ def register(sub) -> None:
                 "parser, end-to-end throughput with each component's CPU per event, memory and a profile of the "
                 "job, and latency and alert latency at 70% of the run's end-to-end rate. Prints figures beside their "
                 "targets and the goals beside the run's ratios; asserts nothing. Every run's figures go to "
-                "bench/results/; --tables makes bench/README.md's tables from them. Over 35 minutes on 2 cores "
+                "bench/results/; --tables makes bench/README.md's tables from them. About 30 minutes on 2 cores "
                 "on a slow day (--quick: 13; 2026-12-02).",
                 ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr",
                  "./auditpipe bench --review --json review.json",
@@ -267,7 +267,7 @@ def register(sub) -> None:
                         "seconds beside the targets and their counts against the generator's (bench/README.md)")
     s.add_argument("--end-to-end-only", action="store_true",
                    help="only the store's bulk rate, the end-to-end run with its ceiling and the latency run "
-                        "(about 11 minutes on a slow day): to compare a change of the job's store writes or of the store, "
+                        "(about 15 minutes on a slow day): to compare a change of the job's store writes or of the store, "
                         "without the job alone and the parsers")
     from auditpipe.config import load_schema
 
