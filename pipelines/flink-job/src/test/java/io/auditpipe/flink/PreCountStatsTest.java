@@ -9,6 +9,7 @@ import io.auditpipe.parser.AuditEvent;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,12 +55,14 @@ class PreCountStatsTest {
         harness.processElement(new StreamRecord<>(StatsEvent.of(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, seq, at), "d")), at));
     }
 
-    /** What came out: "user@minute x count" for records, "W<time>" for watermarks, in order. */
+    /** What came out: "user@minute x count" for records, "W<time>" for watermarks, "idle"/"active", in order. */
     private List<String> out() {
         List<String> seen = new ArrayList<>();
         for (Object o : harness.getOutput()) {
             if (o instanceof Watermark w) {
                 seen.add("W" + (w.getTimestamp() - T0));
+            } else if (o instanceof WatermarkStatus s) {
+                seen.add(s.isIdle() ? "idle" : "active");
             } else {
                 @SuppressWarnings("unchecked") StreamRecord<StatsEvent> r = (StreamRecord<StatsEvent>) o;
                 seen.add(r.getValue().key.user + "@" + (r.getTimestamp() - T0) / 60_000 + "x" + r.getValue().count);
@@ -92,6 +95,20 @@ class PreCountStatsTest {
         assertEquals(List.of("app@0x1", "app@0x1"), out(), "each alone, at once");
         harness.processWatermark(T0 + 60_000 + LATENESS.toMillis());
         assertEquals(List.of("app@1x1", "W" + (60_000 + LATENESS.toMillis())), out());
+    }
+
+    @Test
+    void theWindowsAreNeverToldThatItsInputIsIdle() throws Exception {
+        harness.processWatermark(T0 + 10_000);
+        out();
+        harness.processWatermarkStatus(WatermarkStatus.IDLE);
+        event("app", T0 + 1_000);
+        event("app", T0 + 2_000);
+        harness.processWatermarkStatus(WatermarkStatus.ACTIVE);
+        harness.processWatermark(T0 + 20_000);
+        assertEquals(List.of("app@0x2", "W20000"), out(),
+                "no status: the windows' watermark stays the lowest of every subtask's, this one's too,"
+                        + " so a sum on time here is on time there");
     }
 
     @Test
