@@ -17,9 +17,12 @@ public class TooLateForStats implements MapFunction<StatsEvent, DeadLetter> {
 
     @Override
     public DeadLetter map(StatsEvent e) {
+        // a sum is never late at the window (PreCountStats); should one be, its dead letter says how many it stands for
+        String which = e.count == 1 ? "event " + e.id + " arrived after the allowed lateness of its minute; it is"
+                : "event " + e.id + " and " + (e.count - 1) + " more of its key arrived after the allowed lateness of"
+                        + " their minute; they are";
         DeadLetter d = DeadLetter.of(DeadLetter.STAGE_STATS,
-                "event " + e.id + " arrived after the allowed lateness of its minute; it is stored in the"
-                        + " events collection but not counted in the one-minute stats",
+                which + " stored in the events collection but not counted in the one-minute stats",
                 null, e.id.getBytes(StandardCharsets.UTF_8), e.origin);
         d.server = e.key.server;
         d.format = e.format;
