@@ -157,12 +157,14 @@ def store_bulk_rate(db, n: int) -> float:
     return rate
 
 
-def store_bulk_rate_of(db, documents: list, like, writers: int = 2) -> float:
+def store_bulk_rate_of(db, documents: list, like, writers: int = 2, keep: bool = False,
+                       capped_size: int = 512 * 1024 * 1024) -> float:
     """The store's bulk rate for these documents (those the pipeline stored), as store_bulk_rate
-    inserts its own: into a capped collection of its own with the indexes of ``like`` (the events
-    collection: every index is more work per insert), ``writers`` writers, batches of 1000."""
+    inserts its own: into a capped collection of its own (``bench_bulk``, dropped after unless
+    ``keep``) with the indexes of ``like`` (the events collection: every index is more work per
+    insert), ``writers`` writers, batches of 1000."""
     db.drop_collection("bench_bulk")
-    db.create_collection("bench_bulk", capped=True, size=512 * 1024 * 1024)
+    db.create_collection("bench_bulk", capped=True, size=capped_size)
     for index in like.list_indexes():
         if index["name"] != "_id_":
             db["bench_bulk"].create_index(list(index["key"].items()), name=index["name"])
@@ -179,7 +181,8 @@ def store_bulk_rate_of(db, documents: list, like, writers: int = 2) -> float:
     [t.start() for t in threads]
     [t.join() for t in threads]
     rate = len(documents) / (time.monotonic() - start)
-    db.drop_collection("bench_bulk")
+    if not keep:
+        db.drop_collection("bench_bulk")
     return rate
 
 
@@ -656,30 +659,35 @@ def measure_job_alone(cfg, root: Path, figures: dict, n_job: int, quick: bool) -
     figures["job_alone_by_parallelism"][cfg.flink["parallelism"]] = round(float(job["job_alone_events_per_s"]))
     # the cost table: the job without each feature, the rest as shipped (the learned baselines unseeded here:
     # every principal learns, which is the judging path's cost too, less its rare alerts); CPU per event is the
-    # JVM's own CPU time over the pass's events, whatever the threads overlapped
+    # JVM's own CPU time over the pass's events, whatever the threads overlapped. Each run without a feature
+    # lies between two runs of the job as shipped (the first is the run above) and is set against their mean:
+    # this machine's speed drifts over the table's minutes, and each feature is measured against its own
     rate, first_cpu = float(job["job_alone_events_per_s"]), float(job["job_alone_cpu_us_per_event"])
     cores = os.cpu_count() or 1
+    shipped_cpu = [first_cpu]
     withouts = {}
     for name, (_, off) in features.items():
         other = job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", cfg.flink["parallelism"], properties=(*shipped, off))
-        withouts[name] = (float(other["job_alone_events_per_s"]), float(other["job_alone_cpu_us_per_event"]))
-    # the job as shipped once more, after the others: the two runs' difference is the machine's noise over
-    # the table's minutes, and their mean the baseline each feature is set against
-    again = float(job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", cfg.flink["parallelism"],
-                            properties=shipped)["job_alone_cpu_us_per_event"])
-    cpu = (first_cpu + again) / 2
+        shipped_cpu.append(float(job_alone(cfg, cfg.kafka_bootstrap, "bench.raw", cfg.flink["parallelism"],
+                                           properties=shipped)["job_alone_cpu_us_per_event"]))
+        withouts[name] = (float(other["job_alone_events_per_s"]), float(other["job_alone_cpu_us_per_event"]),
+                          (shipped_cpu[-2] + shipped_cpu[-1]) / 2)
+    cpu = sum(shipped_cpu) / len(shipped_cpu)
+    noise = max(shipped_cpu) - min(shipped_cpu)
     figures["cost_table"] = {"job_alone_events_per_s": round(rate), "cores": cores, "job_cpu_us_per_event": round(cpu, 1),
-                             "job_cpu_us_per_event_runs": [round(first_cpu, 1), round(again, 1)], "features": {}}
+                             "job_cpu_us_per_event_runs": [round(c, 1) for c in shipped_cpu], "features": {}}
     print(f"  cost table, the job alone: {cpu:.1f} us of CPU per event with every shipped feature ({rate:,.0f} events/s "
-          f"on {cores} cores; {first_cpu:.1f} and {again:.1f} us in a run before the others and one after them: "
-          f"a cost within {abs(first_cpu - again):.1f} us of zero is noise); without each, the rest as shipped:")
-    for name, (without, cpu_without) in withouts.items():
-        us = cpu - cpu_without
+          f"on {cores} cores; {min(shipped_cpu):.1f}-{max(shipped_cpu):.1f} us over its {len(shipped_cpu)} runs, one "
+          f"before and after each run without a feature: a cost within {noise:.1f} us of zero is noise); without each, "
+          f"the rest as shipped, against the mean of the runs beside it:")
+    for name, (without, cpu_without, beside) in withouts.items():
+        us = beside - cpu_without
         figures["cost_table"]["features"][name] = {"events_per_s_without": round(without), "cpu_us_per_event": round(us, 1),
                                                    "cpu_us_per_event_without": round(cpu_without, 1),
-                                                   "share_of_job": round(us / cpu, 3)}
-        print(f"    {name + ':':32s} {us:6.1f} us/event ({100 * us / cpu:3.0f}% of the job's CPU; "
-              f"{without:10,.0f} events/s and {cpu_without:.1f} us/event without it)")
+                                                   "cpu_us_per_event_beside": round(beside, 1),
+                                                   "share_of_job": round(us / beside, 3)}
+        print(f"    {name + ':':32s} {us:6.1f} us/event ({100 * us / beside:3.0f}% of the job's CPU; "
+              f"{without:10,.0f} events/s and {cpu_without:.1f} us/event without it, {beside:.1f} beside it)")
     state = state_sizes(cfg)
     figures["state_bytes"] = state
     print(f"  keyed state, as the job's serializers write it (key and timer included): per principal "

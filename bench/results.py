@@ -154,18 +154,30 @@ def cost_table(runs: list[dict]) -> str:
         return "_No run with a cost table in bench/results/ yet._\n"
     run = with_costs[-1]
     c = run["cost_table"]
+    runs_cpu = c.get("job_cpu_us_per_event_runs") or []
+    beside = all("cpu_us_per_event_beside" in f for f in c["features"].values())
+    if beside and len(runs_cpu) > 2:
+        how = (f"Each feature: the job without it, the rest as shipped, run between two runs of the job as shipped "
+               f"and set against their mean; the job as shipped took {min(runs_cpu):.1f}-{max(runs_cpu):.1f} us over "
+               f"its {len(runs_cpu)} runs (the figure above is their mean), so a cost within "
+               f"{max(runs_cpu) - min(runs_cpu):.1f} us of zero is the machine's noise.")
+    elif len(runs_cpu) == 2:
+        how = (f"Each feature: the job without it, the rest as shipped, one run each; the job as shipped took "
+               f"{runs_cpu[0]:.1f} and {runs_cpu[1]:.1f} us in a run before those and one after them (the figure "
+               f"above is their mean), so a cost within {abs(runs_cpu[0] - runs_cpu[1]):.1f} us of zero is the "
+               "machine's noise.")
+    else:
+        how = "Each feature: the job without it, the rest as shipped, one run each; a difference within a few us is the machine's noise."
     lines = [f"The job alone with every shipped feature: {c['job_cpu_us_per_event']:.1f} us of CPU per event "
              f"({c['job_alone_events_per_s']:,} events/s on {c['cores']} cores), {_day(run)} UTC, {_commit(run)} "
-             f"(`{run['file']}`). Each feature: the job without it, the rest as shipped, one run each; "
-             + (f"the job as shipped took {pair[0]:.1f} and {pair[1]:.1f} us in a run before those and one after "
-                f"them (the figure above is their mean), so a cost within {abs(pair[0] - pair[1]):.1f} us of zero "
-                "is the machine's noise." if (pair := c.get("job_cpu_us_per_event_runs")) else
-                "a difference within a few us is the machine's noise."), "",
-             "| feature | CPU per event | share of the job's CPU | the job without it |", "|---|---|---|---|"]
+             f"(`{run['file']}`). " + how, "",
+             "| feature | CPU per event | share of the job's CPU | the job without it |"
+             + (" the job as shipped beside it |" if beside else ""), "|---|---|---|---|" + ("---|" if beside else "")]
     for name, f in c["features"].items():
         without = f"{f['events_per_s_without']:,} events/s" + (
             f", {f['cpu_us_per_event_without']:.1f} us/event" if "cpu_us_per_event_without" in f else "")
-        lines.append(f"| {name} | {f['cpu_us_per_event']:.1f} us | {100 * f['share_of_job']:.0f}% | {without} |")
+        lines.append(f"| {name} | {f['cpu_us_per_event']:.1f} us | {100 * f['share_of_job']:.0f}% | {without} |"
+                     + (f" {f['cpu_us_per_event_beside']:.1f} us/event |" if beside else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -75,6 +75,14 @@ def test_tables_are_made_from_the_runs_newest_first(tmp_path):
     results.save("pipeline", twice, tmp_path)
     assert "took 24.0 and 26.5 us in a run before those and one after them (the figure above is their mean), " \
            "so a cost within 2.5 us of zero is the machine's noise" in results.cost_table(results.load("pipeline", tmp_path))
+    beside = figures(started="2026-12-04T01:00:00Z", commit="bes4444")
+    beside["cost_table"]["job_cpu_us_per_event_runs"] = [24.0, 27.0, 25.0]
+    beside["cost_table"]["features"]["sessions"].update(cpu_us_per_event_without=20.5, cpu_us_per_event_beside=25.5)
+    results.save("pipeline", beside, tmp_path)
+    table = results.cost_table(results.load("pipeline", tmp_path))
+    assert "run between two runs of the job as shipped and set against their mean; the job as shipped took " \
+           "24.0-27.0 us over its 3 runs" in table and "within 3.0 us of zero" in table
+    assert "| sessions | 5.0 us | 20% | 100,000 events/s, 20.5 us/event | 25.5 us/event |" in table
     readme = "a\n" + "\n".join(f"{results._marker(n)}\nold\n{results._marker(n, end=True)}" for n in results.SECTIONS)
     made = results.render(readme, tmp_path)
     assert "old\n" not in made and "new2222" in made and results.render(made, tmp_path) == made
