@@ -253,8 +253,8 @@ def register(sub) -> None:
                 "parser, end-to-end throughput with each component's CPU per event, memory and a profile of the "
                 "job, and latency and alert latency at 70% of the run's end-to-end rate. Prints figures beside their "
                 "targets and the goals beside the run's ratios; asserts nothing. Every run's figures go to "
-                "bench/results/; --tables makes bench/README.md's tables from them. About 30 minutes on 2 cores "
-                "on a slow day (--quick: 13; 2026-12-02).",
+                "bench/results/; --tables makes bench/README.md's tables from them. About 32 minutes on 2 cores "
+                "(--quick: 13; 2026-12-02).",
                 ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr",
                  "./auditpipe bench --review --json review.json",
                  "./auditpipe bench --long --minutes 30 --rate 3000 --json long.json",
