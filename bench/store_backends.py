@@ -27,7 +27,6 @@ About a minute a round at 60,000 documents. Why it matters: docs/store.md "Backe
 
 from __future__ import annotations
 
-import argparse
 import glob
 import os
 import shutil
@@ -46,12 +45,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from auditpipe import config  # noqa: E402
-from auditpipe.stack.components.store import FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS, LocalStore  # noqa: E402
-from auditpipe.store.client import mongo_client  # noqa: E402
-from auditpipe.store.collections import BASE_INDEXES  # noqa: E402
+from auditpipe.stack.components.store import FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS  # noqa: E402
 from pipeline_bench import store_bulk_rate_of  # noqa: E402
-from store_settings import cpu_seconds, free_port  # noqa: E402
+from store_settings import cpu_seconds, free_port, stored_documents  # noqa: E402
 
 CLEANUP_INTERVAL_S = 5
 CLEANUP_PASSES = 3
@@ -206,31 +202,12 @@ def one_round(binary: Path, backend: str, pg: Postgres | None, database: str | N
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=int, default=60_000, help="stored events to insert (default 60,000)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds over both backends (default 3)")
-    parser.add_argument("--config", default=os.environ.get("AUDITPIPE_CONFIG", str(REPO / "auditpipe.yaml")))
-    args = parser.parse_args()
-    cfg = config.load(Path(args.config))
-    binary = LocalStore(cfg).binary
-    if not binary.exists():
-        raise SystemExit(f"no FerretDB at {binary}: run ./auditpipe setup first")
-    try:
-        stored = mongo_client(cfg, socket_timeout_ms=600_000)[cfg.store["database"]][cfg.store["events_collection"]]
-        documents = list(stored.find().limit(args.documents).batch_size(2000))
-    except Exception as e:  # noqa: BLE001 - any failure to read says the same: nothing to insert
-        raise SystemExit(f"could not read events from the store at {cfg.store_uri} ({e}): start it with "
-                         f"./auditpipe up, and store some events first (./auditpipe demo)")
-    if len(documents) < args.documents:
-        raise SystemExit(f"the store holds {len(documents)} events, fewer than --documents {args.documents}: "
-                         f"store more first (./auditpipe simulate --rate {args.documents} --duration 1 "
-                         f"--speedup 1000000 on a running stack), or ask for fewer")
-    indexes = [(key, name) for role, key, name in BASE_INDEXES if role == "events_collection"]
+    _, binary, rounds, documents, indexes = stored_documents(__doc__.split("\n\n")[0], "both backends")
     pg = Postgres()
     try:
         print(f"{len(documents):,} stored events, FerretDB {binary.name} as `auditpipe up` starts it; "
               f"{pg.version}, its defaults", flush=True)
-        for round_number in range(1, args.rounds + 1):
+        for round_number in range(1, rounds + 1):
             for backend in ("sqlite", "postgresql"):
                 database = None
                 if backend == "postgresql":

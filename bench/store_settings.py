@@ -93,10 +93,13 @@ def insert_rate(binary: Path, flags: list, env: dict, documents: list, writers: 
         shutil.rmtree(home, ignore_errors=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def stored_documents(description: str, rounds_over: str):
+    """The command line of a store bench (--documents, --rounds, --config) and what it reads: (the
+    configuration, the FerretDB binary `auditpipe setup` built, the rounds, N stored events, the events
+    collection's indexes), or an exit that says what to do first."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--documents", type=int, default=60_000, help="stored events to insert (default 60,000)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds over every setting (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help=f"rounds over {rounds_over} (default 3)")
     parser.add_argument("--config", default=os.environ.get("AUDITPIPE_CONFIG", str(REPO / "auditpipe.yaml")))
     args = parser.parse_args()
     cfg = config.load(Path(args.config))
@@ -114,10 +117,15 @@ def main() -> None:
                          f"store more first (./auditpipe simulate --rate {args.documents} --duration 1 "
                          f"--speedup 1000000 on a running stack), or ask for fewer")
     indexes = [(key, name) for role, key, name in BASE_INDEXES if role == "events_collection"]
+    return cfg, binary, args.rounds, documents, indexes
+
+
+def main() -> None:
+    cfg, binary, rounds, documents, indexes = stored_documents(__doc__.split("\n\n")[0], "every setting")
     print(f"{len(documents):,} stored events from {cfg.store_uri}, batches of {BATCH}, the events collection's "
           f"indexes on FerretDB ({', '.join(n for _, n in indexes) or 'none but _id'}); FerretDB {binary.name}")
     width = max(len(name) for name, _, _ in SETTINGS)
-    for round_number in range(1, args.rounds + 1):
+    for round_number in range(1, rounds + 1):
         for name, flags, env in SETTINGS:
             for writers in (1, 2):
                 rate, cpu_us = insert_rate(binary, flags, env, documents, writers, indexes)
