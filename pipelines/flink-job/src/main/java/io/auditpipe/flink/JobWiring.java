@@ -33,6 +33,7 @@ import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
@@ -115,7 +116,8 @@ public final class JobWiring {
                         .withDigestField(EventDocument.LINE_DIGEST_FIELD)
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer)
                         .withBatchesInFlight(EVENT_BATCHES_IN_FLIGHT), StoreDocuments::eventInsert))
-                .alerts(new MongoBulkSink<>(store(options, JobOptions.ALERTS_COLLECTION), StoreDocuments::alertInsert))
+                .alerts(new MongoBulkSink<>(store(options, JobOptions.ALERTS_COLLECTION).withFlushInterval(
+                        alertFlushInterval(options)), StoreDocuments::alertInsert))
                 .alertTopic(KafkaSink.<Alert>builder()
                         .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
                         .setRecordSerializer(new AlertKafkaSerializer(options.get(JobOptions.KAFKA_ALERTS_TOPIC)))
@@ -207,6 +209,20 @@ public final class JobWiring {
                 .setProperty("partition.discovery.interval.ms", "60000");
         JobOptions.kafkaClientProperties(options).forEach(builder::setProperty);
         return builder;
+    }
+
+    /**
+     * The alerts' writers wait at most this long with a partly filled batch: alerts are few, so a batch of
+     * them costs the store next to nothing, and an alert's promise (visible within a second) is tighter than
+     * an event's. A timer is set by the write that starts a batch ({@code FlushTimer}), so with
+     * {@code sink.flush-interval} (500 ms) every lone alert waited the whole of it.
+     */
+    static final Duration ALERT_FLUSH_INTERVAL = Duration.ofMillis(100);
+
+    /** {@link #ALERT_FLUSH_INTERVAL}, or {@code sink.flush-interval} where that is shorter. */
+    static Duration alertFlushInterval(Configuration options) {
+        Duration configured = options.get(JobOptions.SINK_FLUSH_INTERVAL);
+        return configured.compareTo(ALERT_FLUSH_INTERVAL) < 0 ? configured : ALERT_FLUSH_INTERVAL;
     }
 
     private static MongoSinkSettings store(Configuration options, org.apache.flink.configuration.ConfigOption<String> collection) {

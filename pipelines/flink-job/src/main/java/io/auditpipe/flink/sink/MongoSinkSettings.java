@@ -110,6 +110,13 @@ public final class MongoSinkSettings implements Serializable {
                 Duration.ofMillis(retryMaxBackoffMillis), digestField, deadLetterTopic, deadLetterProducer, n, rejections);
     }
 
+    /** The same settings with documents waiting at most {@code interval} in a partly filled batch. */
+    public MongoSinkSettings withFlushInterval(Duration interval) {
+        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize, interval, maxRetries,
+                Duration.ofMillis(retryBackoffMillis), Duration.ofMillis(retryMaxBackoffMillis), digestField,
+                deadLetterTopic, deadLetterProducer, batchesInFlight, rejections);
+    }
+
     /** The same settings, telling {@code listener} of each document the store refuses for good. */
     public MongoSinkSettings withRejections(Rejections listener) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
