@@ -102,6 +102,8 @@ def stored_documents(description: str, rounds_over: str):
     parser.add_argument("--rounds", type=int, default=3, help=f"rounds over {rounds_over} (default 3)")
     parser.add_argument("--config", default=os.environ.get("AUDITPIPE_CONFIG", str(REPO / "auditpipe.yaml")))
     args = parser.parse_args()
+    if args.documents < 1 or args.rounds < 1:
+        parser.error("--documents and --rounds take a number of at least 1")
     cfg = config.load(Path(args.config))
     binary = LocalStore(cfg).binary
     if not binary.exists():
