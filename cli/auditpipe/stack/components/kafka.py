@@ -113,6 +113,10 @@ class KafkaBroker(Component):
             f"message.max.bytes={limits.from_config(self.cfg).broker_message_bytes}",
             "num.partitions=1",
             "group.initial.rebalance.delay.ms=0",
+            # the log cleaner's offset map, allocated on the heap when the broker starts: 128 MiB by
+            # default, two thirds of the broker's live heap here. The compacted topics of this stack
+            # (Kafka's own offsets and transactions) hold a few thousand keys; 16 MiB maps about 600,000
+            "log.cleaner.dedupe.buffer.size=16777216",
             "",
         ])
 
