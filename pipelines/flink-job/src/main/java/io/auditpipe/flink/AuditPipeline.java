@@ -114,10 +114,27 @@ import java.util.Optional;
 public final class AuditPipeline {
     /** The stats' window; also how long the chain remembers an id past its minute (with the lateness). */
     public static final Duration STATS_WINDOW = Duration.ofMinutes(1);
-    /** Events too late for their minute's count (past stats.allowed-lateness): dead letters of stage "stats". */
     /** Sums of (stats key, minute) one pre-counting subtask holds at most before it sends them. */
     static final int PRE_COUNT_MAX_KEYS = 10_000;
+    /** Events too late for their minute's count (past stats.allowed-lateness): dead letters of stage "stats". */
     public static final OutputTag<StatsEvent> TOO_LATE_FOR_STATS = new OutputTag<>("too-late-for-stats") {};
+
+    /*
+     * How long a partly filled network buffer waits before it is sent, per operator (it applies to every
+     * output of the operator that crosses to another task). Each output with a wait has a thread that
+     * wakes at that interval, idle or not: with Flink's default of 100 ms everywhere, 58 of them took
+     * 3.7% of a core in a stack where nothing happened (2026-12-02; bench/README.md, "Idle"). So:
+     * - the paths an event's or an alert's latency is promised on keep the default: the records to the
+     *   chain, to the alert rules and to the learned baselines;
+     * - the alerts themselves go at once ({@link #ALERTS_BUFFER_TIMEOUT_MS}): they are a few a second
+     *   at most, so a buffer each costs nothing, no thread wakes for them, and an alert crosses its
+     *   two hands-over (the rules to each-alert-once, that to the store's writer) without waiting;
+     * - what no latency is promised on, and what waits for a window or a checkpoint anyway, waits up
+     *   to a second ({@link #UNHURRIED_BUFFER_TIMEOUT_MS}): the archive, the counts, the sessions, the
+     *   lag, and the dead letters of the chain and the counts.
+     */
+    static final long ALERTS_BUFFER_TIMEOUT_MS = 0;
+    static final long UNHURRIED_BUFFER_TIMEOUT_MS = 1000;
 
     private final Configuration options;
     private final PipelineSources sources;
@@ -180,7 +197,8 @@ public final class AuditPipeline {
         deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
                 .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
                 .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
-                        .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats")));
+                        .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats")
+                        .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)));
     }
 
     /** The imported chain the records are linked in; null for the live job. */
@@ -223,7 +241,8 @@ public final class AuditPipeline {
                 .transform("first-copies-in-chain", TypeInformation.of(IngestedEvent.class), new WriteBackOperator<>(
                         new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
                         options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain(), signingKeyFile(), sortedState)))
-                .uid("first-copies-in-chain");
+                .uid("first-copies-in-chain")
+                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS); // its own outputs: the archive, the lag, the collisions
         if (chain() != null) {
             firstCopies.setParallelism(1);
         }
@@ -254,6 +273,7 @@ public final class AuditPipeline {
                     SessionEvent e = SessionEvent.of(ie.event);
                     if (e != null) out.collect(e);
                 }, TypeInformation.of(SessionEvent.class)).name("session-fields").uid("session-fields")
+                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
                 .keyBy(SessionEvent::key)
                 .transform("sessions", TypeInformation.of(Session.class), new WriteBackOperator<>(new SessionBuilder(
                         options.get(JobOptions.SESSIONS_IDLE_TIMEOUT).toMillis(), options.get(JobOptions.SESSIONS_REFRESH).toMillis(),
@@ -287,7 +307,8 @@ public final class AuditPipeline {
                 .keyBy(BaselineEvent::key)
                 .transform("alert-learned-baselines", TypeInformation.of(Alert.class), new WriteBackOperator<>(
                         history ? PrincipalBaselines.learningOnly(settings, seeds) : new PrincipalBaselines(settings, seeds)))
-                .uid("alert-learned-baselines");
+                .uid("alert-learned-baselines")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         if (history) {
             alerts.getSideOutput(PrincipalBaselines.PROFILES).sinkTo(stored.get().profiles())
                     .name("store-baselines").uid("store-baselines");
@@ -311,11 +332,13 @@ public final class AuditPipeline {
                 .transform("stats-pre-count", TypeInformation.of(StatsEvent.class), new PreCountStats(STATS_WINDOW,
                         chain() == null ? options.get(JobOptions.STATS_ALLOWED_LATENESS) : Duration.ZERO, // as windowed() sets it
                         PRE_COUNT_MAX_KEYS)).uid("stats-pre-count")
+                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
                 .keyBy(new StatsKeySelector())
                 .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
                 .sideOutputLateData(TOO_LATE_FOR_STATS)
                 .aggregate(new CountEvents.OfStats(), new EmitStatsRow(chain()))
-                .name("stats-1m").uid("stats-1m");
+                .name("stats-1m").uid("stats-1m")
+                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS);
         sinks.stats().ifPresent(s -> stats.sinkTo(s).name("store-stats").uid("store-stats"));
         stats.keyBy(HourlyCounts.KEY, Types.STRING)
                 .process(chain() == null ? HourlyCounts.live(options.get(JobOptions.STATS_ALLOWED_LATENESS)) : HourlyCounts.once(chain()))
@@ -335,6 +358,7 @@ public final class AuditPipeline {
         windowed(firstCopies
                 .filter(e -> RollupKey.counts(e.event)).name("rollup-events").uid("rollup-events")
                 .map(RollupKey::of, TypeInformation.of(RollupKey.class)).name("rollup-fields").uid("rollup-fields")
+                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
                 .keyBy(new RollupKey.Itself())
                 .window(TumblingEventTimeWindows.of(RollupRow.WINDOW)))
                 .aggregate(new CountEvents<>(), new EmitRollupRow(chain()))
@@ -366,32 +390,39 @@ public final class AuditPipeline {
         DataStream<Alert> perAccount = logins
                 .keyBy(new AlertInputs.ServerAndUser())
                 .process(new FailedLoginsPerAccount(settings))
-                .name("alert-logins-per-account").uid("alert-logins-per-account");
+                .name("alert-logins-per-account").uid("alert-logins-per-account")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         DataStream<Alert> perOrigin = logins
                 .filter(new AlertInputs.IsFailedLoginWithOrigin()).name("failed-logins-with-origin").uid("failed-logins-with-origin")
                 .keyBy(new AlertInputs.ServerAndOrigin())
                 .process(new FailedLoginsPerOrigin(settings))
-                .name("alert-logins-per-origin").uid("alert-logins-per-origin");
+                .name("alert-logins-per-origin").uid("alert-logins-per-origin")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         DataStream<Alert> unauthorized = enriched
                 .flatMap(new AlertInputs.ViolationsPerClass()).name("access-violations").uid("access-violations")
                 .keyBy(new AlertInputs.ServerUserAndClass())
                 .process(new UnauthorizedAccess(settings))
-                .name("alert-unauthorized-access").uid("alert-unauthorized-access");
-        DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules");
+                .name("alert-unauthorized-access").uid("alert-unauthorized-access")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         SingleOutputStreamOperator<Alert> gaps = enriched
                 .flatMap(new AlertInputs.NumberedRecords()).name("records-in-a-sequence").uid("records-in-a-sequence")
                 .union(deadLettered)
                 .keyBy(new AlertInputs.RecordSequence())
                 .transform("alert-record-gaps", TypeInformation.of(Alert.class), new WriteBackOperator<>(new RecordGaps(settings)))
-                .uid("alert-record-gaps");
+                .uid("alert-record-gaps")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS); // its alerts, and the notices of a sequence's start
         DataStream<Alert> starts = gaps.getSideOutput(RecordGaps.NOTICES)
                 .keyBy(new AlertInputs.NoticeServer())
                 .process(new SequenceStarts())
-                .name("alert-sequence-starts").uid("alert-sequence-starts");
+                .name("alert-sequence-starts").uid("alert-sequence-starts")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps, starts)
                 .keyBy(new AlertInputs.AlertId())
                 .process(new AlertsOnce())
-                .name("each-alert-once").uid("each-alert-once");
+                .name("each-alert-once").uid("each-alert-once")
+                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         // a task of its own: a store that stops answering holds back this writer, not the topic's and the webhook's
         sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-alerts").uid("store-alerts").disableChaining());
         sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
