@@ -76,7 +76,7 @@ def cmd_import(app: Application) -> int:
     (work / "log4j2.properties").write_text(LOG4J2, encoding="utf-8")
     # a batch run, no pauses to keep short: the parallel collector's throughput (an 800,000-event
     # import ran 36,036-39,024 events/s with it, 32,520-36,697 with G1; four runs each, 2026-11-26)
-    argv = [java, f"-Xmx{cfg.archive['import_heap']}", "-XX:+UseParallelGC", *JAVA_OPENS, "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*",
+    argv = [java, f"-Xmx{cfg.flink['heap']}", "-XX:+UseParallelGC", *JAVA_OPENS, "-cp", f"{paths.JOB_JAR}:{job.runtime_lib}/*",
             f"-Dlog4j2.configurationFile={work / 'log4j2.properties'}",
             "io.auditpipe.flink.ImportJob", "--config", str(work / "job.properties"), "--chain", chain, "--work", str(work)]
     for i, (server, files, fmt, tz) in enumerate(checked, 1):
