@@ -123,11 +123,11 @@ public final class AuditPipeline {
      * How long a partly filled network buffer waits before it is sent, per operator (it applies to every
      * output of the operator that crosses to another task). Each output with a wait has a thread that
      * wakes at that interval, idle or not: with Flink's default of 100 ms everywhere, 58 of them took
-     * 3.7% of a core in a stack where nothing happened (2026-12-02; bench/README.md, "Idle"). So:
+     * 1.6-3.9% of a core in a stack where nothing happened (bench/README.md, "Idle"). So:
      * - the paths an event's or an alert's latency is promised on keep the default: the records to the
      *   chain, to the alert rules and to the learned baselines;
-     * - the alerts themselves go at once ({@link #ALERTS_BUFFER_TIMEOUT_MS}): they are a few a second
-     *   at most, so a buffer each costs nothing, no thread wakes for them, and an alert crosses its
+     * - the alerts themselves go at once ({@link #ALERTS_BUFFER_TIMEOUT_MS}): they are few next to the
+     *   events, so a buffer each costs little, no thread wakes for them, and an alert crosses its
      *   two hands-over (the rules to each-alert-once, that to the store's writer) without waiting;
      * - what no latency is promised on, and what waits for a window or a checkpoint anyway, waits up
      *   to a second ({@link #UNHURRIED_BUFFER_TIMEOUT_MS}): the archive, the counts, the sessions, the
