@@ -56,6 +56,11 @@ def test_the_goals_are_ratios_within_the_run():
     del missing["latency"]
     assert "latency p99 at 70% of the run's own end-to-end rate: - (target < 2 s): not measured" in \
         "\n".join(results.goals_lines(missing))
+    # a latency run at a rate given on the command line (--latency-rate) is not at 70%: not judged
+    given = figures()
+    given["run"] = {**given["run"], "latency_rate_given": 1400}
+    assert "latency p99 at 70% of the run's own end-to-end rate: - (target < 2 s): not measured" in \
+        "\n".join(results.goals_lines(given))
 
 
 def test_tables_are_made_from_the_runs_newest_first(tmp_path):

@@ -123,7 +123,7 @@ def cmd_bench(app: Application) -> int:
     """Runs bench/pipeline_bench.py, or with --review bench/review_bench.py: figures beside targets."""
     a = app.args
     if a.tables:
-        if a.long or a.review or a.quick or a.end_to_end_only or a.stream or a.json or a.recordings:
+        if a.long or a.review or a.quick or a.end_to_end_only or a.stream or a.json or a.recordings or a.latency_rate:
             raise UserError("--tables runs no bench: it makes bench/README.md's tables anew from bench/results/")
         sys.path.insert(0, str(paths.REPO / "bench"))
         import results
@@ -137,9 +137,9 @@ def cmd_bench(app: Application) -> int:
     if a.stream and (a.long or a.review):
         raise UserError("--stream turns the event stream on in the pipeline's bench, not in --long or --review")
     if a.long:
-        if a.review or a.end_to_end_only or a.recordings or a.quick:
-            raise UserError("--long is a run of its own: --review, --end-to-end-only, --recordings and --quick belong "
-                            "to the other benches (a shorter long run: --minutes)")
+        if a.review or a.end_to_end_only or a.recordings or a.quick or a.latency_rate is not None:
+            raise UserError("--long is a run of its own: --review, --end-to-end-only, --recordings, --quick and "
+                            "--latency-rate belong to the other benches (a shorter long run: --minutes)")
         return subprocess.run([sys.executable, str(paths.REPO / "bench" / "long_run.py"),
                                *(["--minutes", str(a.minutes)] if a.minutes else []),
                                *(["--rate", str(a.rate)] if a.rate else []),
@@ -148,6 +148,8 @@ def cmd_bench(app: Application) -> int:
                               cwd=paths.REPO).returncode
     if a.minutes is not None or a.rate is not None or a.cluster:
         raise UserError("--minutes, --rate and --cluster are the long run's (--long)")
+    if a.latency_rate is not None and a.review:
+        raise UserError("--latency-rate is the pipeline's bench's latency run: --review has none")
     if a.review:
         if a.end_to_end_only or a.recordings:
             raise UserError("--review measures reports and panels over a quarter: --end-to-end-only and --recordings "
@@ -161,7 +163,8 @@ def cmd_bench(app: Application) -> int:
                            *(["--end-to-end-only"] if a.end_to_end_only else []),
                            *(["--stream", ",".join(a.stream)] if a.stream else []),
                            *(["--json", str(Path(a.json).resolve())] if a.json else []),
-                           *(["--recordings", str(Path(a.recordings).resolve())] if a.recordings else [])],
+                           *(["--recordings", str(Path(a.recordings).resolve())] if a.recordings else []),
+                           *(["--latency-rate", str(a.latency_rate)] if a.latency_rate else [])],
                           cwd=paths.REPO).returncode
 
 
@@ -284,6 +287,10 @@ def register(sub) -> None:
     s.add_argument("--rate", type=positive, help="the long run's events/s, both servers together (default 3000; 2 cores carried 4000 with the whole stack on them: bench/README.md, The long run)")
     s.add_argument("--cluster", action="store_true", help="the long run with the job on the local Flink cluster "
                    "(a JobManager and two TaskManagers) instead of one MiniCluster process")
+    s.add_argument("--latency-rate", type=positive, metavar="N",
+                   help="the latency run at N events/s instead of 70%% of the run's own end-to-end rate: to set two "
+                        "commits side by side on one day (the machine's speed varies); its latency is then not judged "
+                        "against the goal")
     s.add_argument("--json", metavar="FILE", help="also write the figures, with the machine, the component versions, "
                    "the parallelism and the run lengths, to FILE as JSON (two runs on one machine can be compared)")
     s.add_argument("--tables", action="store_true", help="run no bench: make bench/README.md's tables anew from "
