@@ -1100,7 +1100,7 @@ def main() -> None:
     keep_recordings = Path(sys.argv[sys.argv.index("--recordings") + 1]) if "--recordings" in sys.argv else None
     # the latency run at this rate rather than at 70% of the run's own: to set two commits side by side
     # on one day; such a run's latency is not judged against the goal (bench/results.py)
-    latency_rate = int(sys.argv[sys.argv.index("--latency-rate") + 1]) if "--latency-rate" in sys.argv else None
+    latency_rate = round(float(sys.argv[sys.argv.index("--latency-rate") + 1])) if "--latency-rate" in sys.argv else None
     if json_out is not None and not (json_out.parent.is_dir() and os.access(json_out.parent, os.W_OK)):
         raise SystemExit(f"--json {json_out}: cannot write there (its folder must exist and be writable); "
                          "checked before the run, not after it")
