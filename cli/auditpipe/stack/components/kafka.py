@@ -114,8 +114,9 @@ class KafkaBroker(Component):
             "num.partitions=1",
             "group.initial.rebalance.delay.ms=0",
             # the log cleaner's offset map, allocated on the heap when the broker starts: 128 MiB by
-            # default, two thirds of the broker's live heap here. The compacted topics of this stack
-            # (Kafka's own offsets and transactions) hold a few thousand keys; 16 MiB maps about 600,000
+            # default, two thirds of the broker's live heap here. The stack's compacted topics are Kafka's
+            # own (offsets, transactions); 16 MiB maps about 600,000 records a pass, and a map that fills
+            # up ends the pass inside a segment (KAFKA-3894), so a smaller map only makes more passes
             "log.cleaner.dedupe.buffer.size=16777216",
             "",
         ])
