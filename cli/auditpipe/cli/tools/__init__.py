@@ -148,12 +148,12 @@ def cmd_bench(app: Application) -> int:
                               cwd=paths.REPO).returncode
     if a.minutes is not None or a.rate is not None or a.cluster:
         raise UserError("--minutes, --rate and --cluster are the long run's (--long)")
-    if a.latency_rate is not None and a.review:
-        raise UserError("--latency-rate is the pipeline's bench's latency run: --review has none")
+    if a.latency_rate is not None and a.latency_rate < 1:
+        raise UserError(f"--latency-rate {a.latency_rate:g}: at least 1 event a second")
     if a.review:
-        if a.end_to_end_only or a.recordings:
-            raise UserError("--review measures reports and panels over a quarter: --end-to-end-only and --recordings "
-                            "belong to the pipeline's bench")
+        if a.end_to_end_only or a.recordings or a.latency_rate is not None:
+            raise UserError("--review measures reports and panels over a quarter: --end-to-end-only, --recordings and "
+                            "--latency-rate belong to the pipeline's bench")
         return subprocess.run([sys.executable, str(paths.REPO / "bench" / "review_bench.py"),
                                *(["--quick"] if a.quick else []),
                                *(["--json", str(Path(a.json).resolve())] if a.json else [])],
@@ -164,7 +164,7 @@ def cmd_bench(app: Application) -> int:
                            *(["--stream", ",".join(a.stream)] if a.stream else []),
                            *(["--json", str(Path(a.json).resolve())] if a.json else []),
                            *(["--recordings", str(Path(a.recordings).resolve())] if a.recordings else []),
-                           *(["--latency-rate", str(a.latency_rate)] if a.latency_rate else [])],
+                           *(["--latency-rate", f"{a.latency_rate:g}"] if a.latency_rate else [])],
                           cwd=paths.REPO).returncode
 
 
