@@ -53,7 +53,7 @@ def test_status_shows_the_cluster_its_taskmanagers_and_the_job(cluster_stack):
 def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(cluster_stack):
     stack = cluster_stack
     result, stop = {}, threading.Event()
-    # written until a few seconds after the kill, however long the first checkpoint of the run takes
+    # written until 2,000 more lines are shipped after the kill, however long the first checkpoint takes
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
         stack.log_path(SERVER), rate=700, duration=300, speedup=1, seed=13, rotate_on_size=512 * 1024,
         rotations=90, late_writes=2, stop=stop)))
@@ -65,7 +65,9 @@ def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(
         assert busy, "the job's tasks run on a TaskManager"
         killed_pid = stack.kill(busy[0])
         assert writer.is_alive(), "the kill came mid-stream"
-        stop.wait(5)
+        at_kill = stack.raw_messages()
+        stack.wait_for("the log written and shipped on after the kill",
+                       lambda: ((n := stack.raw_messages()) > at_kill + 2000, n), timeout=120, every=0.3)
     finally:
         stop.set()
         writer.join()
