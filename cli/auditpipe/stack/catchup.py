@@ -40,6 +40,7 @@ import json
 import os
 import re
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +54,7 @@ PRUNE_EVERY = 60.0  # seconds between the rotation watch's removals of state fil
 # say it was done): the rotation watch goes on without waiting for it
 CATCH_UP_STALE_S = 600.0
 SCAN_LIMIT = 1_000_000  # messages per partition read backwards, at most, to find the sources' last lines
+EARLIER = 16  # messages before a source's last one kept, for a last line found in several places
 
 
 @dataclass
@@ -60,6 +62,10 @@ class LastShipped:
     partition: int
     offset: int
     line: bytes
+    # the values of the key's messages just before ``line`` in its partition, newest first: where ``line``
+    # says nothing of its place (a file's closing </AUDIT>, at the end of every rotated file), the newest
+    # of these found once in the files does (``plan``)
+    earlier: tuple[bytes, ...] = ()
 
 
 @dataclass
@@ -117,7 +123,7 @@ def last_shipped(kafka: str | dict, topic: str, keys: set[bytes]) -> dict[bytes,
             while end > low and missing and high - end < SCAN_LIMIT:
                 start = max(low, end - SCAN_CHUNK)
                 consumer.assign([TopicPartition(topic, p, start)])
-                newest: dict[bytes, object] = {}
+                newest: dict[bytes, deque] = {}
                 position = start
                 while position < end:
                     # never ask for more than the chunk holds: a batch waits for its full count
@@ -129,12 +135,14 @@ def last_shipped(kafka: str | dict, topic: str, keys: set[bytes]) -> dict[bytes,
                             continue
                         position = msg.offset() + 1
                         if msg.offset() < end and msg.key() in missing:
-                            newest[msg.key()] = msg
-                for key, msg in newest.items():
+                            newest.setdefault(msg.key(), deque(maxlen=EARLIER + 1)).append(msg)
+                for key, msgs in newest.items():
                     missing.discard(key)
+                    msg = msgs[-1]
                     ts = msg.timestamp()[1]
                     if key not in best or ts > best[key][0]:
-                        best[key] = (ts, LastShipped(p, msg.offset(), msg.value() or b""))
+                        earlier = tuple(m.value() or b"" for m in reversed(list(msgs)[:-1]))
+                        best[key] = (ts, LastShipped(p, msg.offset(), msg.value() or b"", earlier))
                 end = start
         return {key: found for key, (_, found) in best.items()}
     finally:
@@ -307,8 +315,36 @@ def _finished_records(data: bytes, base: int, fmt: str) -> tuple[list[Line], int
     return out, used
 
 
+def _places(data: bytes, line: bytes) -> list[int]:
+    """Where ``line`` ends as a whole line of ``data`` (the offset after its newline), last first."""
+    out, needle, i = [], line + b"\n", len(data)
+    while (i := data.rfind(needle, 0, i)) >= 0:
+        if i == 0 or data[i - 1:i] == b"\n":  # a whole line, not the end of a longer one
+            out.append(i + len(needle))
+    return out
+
+
+def _after_last_shipped(files: list[Path], contents: dict[Path, bytes], last_line: bytes,
+                        earlier: tuple[bytes, ...]) -> tuple[Path, int] | None:
+    """The file and offset just after the last line shipped, files newest first; None if it is in none.
+
+    A line found in one place says where shipping stopped. One found in several (a file's closing
+    </AUDIT>, the "]" of a JSON array file) does not: then the newest of ``earlier`` found in exactly
+    one place does, and what follows it is shipped again (re-sent lines are absorbed, skipped ones
+    lost); if none is, the oldest place of the last line."""
+    found = [(f, end) for f in files for end in _places(contents[f], last_line)]  # newest place first
+    if len(found) <= 1:
+        return found[0] if found else None
+    for line in earlier:
+        places = [(f, end) for f in files for end in _places(contents[f], line)]
+        if len(places) == 1:
+            return places[0]
+    return found[-1]
+
+
 def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
-         fmt: str = "percona-json", shipped_to: dict[str, int] | None = None) -> tuple[list[tuple[Path, list[bytes]]], str]:
+         fmt: str = "percona-json", shipped_to: dict[str, int] | None = None,
+         earlier: tuple[bytes, ...] = ()) -> tuple[list[tuple[Path, list[bytes]]], str]:
     """What to ship: [(file, records)], oldest first, and a gap description ('' if none). ``shipped_to``
     gets, per file shipped from (``file_key``), the offset up to which it is shipped (for the rotation
     watch, which then does not ship it again).
@@ -337,15 +373,7 @@ def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
     resumed_in = next((f for f in files if resume and inodes[f] == resume.inode), None)
     first_ours = files.index(resumed_in) if resumed_in else 1  # index of the newest file that is (partly) ours
 
-    where, after = None, 0
-    for f in files:
-        data = contents[f]
-        i = data.rfind(last_line + b"\n")
-        while i > 0 and data[i - 1:i] != b"\n":  # a whole line, not the end of a longer one
-            i = data.rfind(last_line + b"\n", 0, i)
-        if i >= 0:
-            where, after = f, i + len(last_line) + 1
-            break
+    where, after = _after_last_shipped(files, contents, last_line, earlier) or (None, 0)
     gap = ""
     if where is None:
         gap = (f"the last line shipped for {live} is in none of its files any more: lines written between it "
@@ -451,7 +479,7 @@ def catch_up(kafka: str | dict, topic: str, sources: list[dict], key_of, before:
         found = before[s["path"]].last
         ends: dict[str, int] = {}
         batches, gap = plan(live, found.line if found else None, before[s["path"]].resume, s.get("format", "percona-json"),
-                            ends)
+                            ends, found.earlier if found else ())
         report = CatchUpReport(s["path"], gap=gap)
         key = key_of(s).encode()
         # a gap has a last shipped line: where the loss begins, reported to the job before what follows it

@@ -180,6 +180,25 @@ def test_multi_line_records_are_shipped_whole_as_rsyslog_frames_them(tmp_path):
     assert [b.offset for _, b in batches for b in b][:1] == [(tmp_path / "audit.log.01").read_bytes().index(xml_record(3))]
 
 
+def test_a_last_line_found_at_the_end_of_every_rotated_file_is_placed_by_the_lines_before_it(tmp_path):
+    """The catch-up ships a file's closing </AUDIT> as a record: when rsyslog was killed during the
+    catch-up, that is the source's newest message, and every rotated file ends with it. Taken as the
+    end of the newest rotated file, the files rotated during the outage (records 5-8) were skipped;
+    the record shipped before it (4, found once) places it."""
+    live = tmp_path / "audit.log"
+    head, foot = b'<?xml version="1.0" encoding="UTF-8"?>\n<AUDIT>\n', b"</AUDIT>\n"
+    (tmp_path / "audit.log.02").write_bytes(head + b"\n".join(xml_record(i) for i in range(1, 5)) + b"\n" + foot)
+    (tmp_path / "audit.log.01").write_bytes(head + b"\n".join(xml_record(i) for i in range(5, 9)) + b"\n" + foot)
+    live.write_bytes(head + xml_record(9) + b"\n")
+    batches, gap = plan(live, b"</AUDIT>", None, "percona-xml", earlier=(xml_record(4), xml_record(3)))
+    assert gap == ""
+    assert shipped(batches) == [b"</AUDIT>", head.rstrip(b"\n") + b"\n" + xml_record(5), xml_record(6), xml_record(7),
+                                xml_record(8), b"</AUDIT>"]
+    # nothing before it found once: from its oldest place (re-sent, not skipped)
+    batches, _ = plan(live, b"</AUDIT>", None, "percona-xml", earlier=(b"</AUDIT>",))
+    assert shipped(batches)[0] == head.rstrip(b"\n") + b"\n" + xml_record(5)
+
+
 def test_csv_records_end_with_their_last_columns_even_with_a_statement_of_several_lines(tmp_path):
     from auditpipe.formats import frame
 
