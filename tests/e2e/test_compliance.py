@@ -29,7 +29,7 @@ def pan_forms(pan: str) -> set[str]:
 
 def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
     server = "e2e-compliance"
-    m = simulate(stack.log_path(server), rate=500, duration=60, speedup=10, seed=7, rotate_on_size=2 * 1024 * 1024,
+    m = simulate(stack.log_path(server), rate=150, duration=60, speedup=10, seed=7, rotate_on_size=1024 * 1024,
                  rotations=3, failed_login_burst=12, malformed=1, bad_lines=[BAD_LINE_WITH_PAN], incidents=True)
     expected = sorted((a["rule"], a["subject"]) for a in m.expected_alerts)
     assert [r for r, _ in expected] == sorted(["brute_force", "password_spray", "account_change",

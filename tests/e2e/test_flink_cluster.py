@@ -2,10 +2,13 @@
 JobManager and two TaskManagers as JVMs of their own, the job jar submitted through the REST API
 (mutual TLS: only the stack's client key gets an answer).
 
-A TaskManager running the job's tasks is killed (-9) mid-stream: the job fails over to the other
-TaskManager's slots from its last checkpoint, the supervisor starts the killed one again, and the
-store holds exactly the records written, counted once. Its own stack (ports, state), so the kill
-cannot disturb the other end-to-end tests.
+The stack starts on the heap state backend, whose checkpoints then move to RocksDB while a server
+writes (tests/e2e/test_state_backend_move.py: the job stops with a savepoint and is submitted again
+to the JobManager and TaskManagers, which outlive it). Then a TaskManager running the job's tasks
+is killed (-9) mid-stream: the job fails over to the other TaskManager's slots from its last
+checkpoint, the supervisor starts the killed one again, and the store holds exactly the records
+written, counted once. Its own stack (ports, state), so the move and the kill cannot disturb the
+other end-to-end tests; the tests run in this order.
 """
 
 from __future__ import annotations
@@ -16,18 +19,21 @@ import pytest
 from auditpipe.stack import flink_rest
 from auditpipe.tools.simulate import simulate
 from stack import running_stack
+from test_state_backend_move import ON_HEAP, move_to_rocksdb_mid_stream
 
 pytestmark = pytest.mark.e2e
 
 # below Linux's ephemeral range (32768-60999): the TaskManagers' own ports are picked from it, and they
 # start before the JobManager, whose ports could otherwise be taken
 PORTS = {"kafka": 31192, "controller": 31193, "store": 27517, "flink": 31181}
-SERVER = "cluster-tm-kill"
+SERVER, MOVE_SERVER = "cluster-tm-kill", "cluster-backend-move"
 
 
 @pytest.fixture(scope="module")
 def cluster_stack(tmp_path_factory):
-    with running_stack(tmp_path_factory.mktemp("cluster"), PORTS, [SERVER], "auditpipe_cluster", capped_mb=256,
+    # room for both tests' events (about 4.1 KB each in FerretDB, docs/store.md)
+    with running_stack(tmp_path_factory.mktemp("cluster"), PORTS, [SERVER, MOVE_SERVER], "auditpipe_cluster",
+                       capped_mb=512, job_options=ON_HEAP,
                        flink_extra=", mode: cluster, taskmanagers: 2, rpc_port: 31123") as s:
         yield s
 
@@ -48,6 +54,10 @@ def test_status_shows_the_cluster_its_taskmanagers_and_the_job(cluster_stack):
         assert rows[f"flink-taskmanager-{n}"]["health"] == "ok", rows[f"flink-taskmanager-{n}"]
         assert "registered" in rows[f"flink-taskmanager-{n}"]["detail"]
     assert {t["id"] for t in taskmanagers(cluster_stack)} == {"flink-taskmanager-1", "flink-taskmanager-2"}
+
+
+def test_checkpoints_of_the_heap_backend_move_to_rocksdb_on_the_cluster(cluster_stack):
+    move_to_rocksdb_mid_stream(cluster_stack, MOVE_SERVER, "flink-jobmanager")
 
 
 def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(cluster_stack):

@@ -87,9 +87,9 @@ def test_direct_path_stores_each_record_once_through_rotations(stack, fluentd_co
     try:
         # a rotation every ~1.5 s (see the restart test below: faster, this Fluentd can read a rotated file
         # from a wrong offset and lose its records)
-        m = simulate(fluentd.log, rate=2000, duration=30, speedup=1, seed=61, rotate_on_size=1024 * 1024,
+        m = simulate(fluentd.log, rate=2000, duration=15, speedup=1, seed=61, rotate_on_size=1024 * 1024,
                      rotations=90, late_writes=3, malformed=len(MALFORMED_LINES))
-        assert m.rotations >= 15
+        assert m.rotations >= 7
         ids = wait_for_ids(stack, direct_db, server, m.record_ids(), fluentd)
         assert_exactly(ids, server, m)
         assert_capped(direct_db)

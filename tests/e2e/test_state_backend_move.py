@@ -3,10 +3,10 @@
 with a savepoint in Flink's canonical format and runs again from it on RocksDB, while a server
 writes. Every record is stored, counted, archived and linked once across the move.
 
-Both local modes: the MiniCluster (one process, started again after the stop) and the local Flink
-cluster (a JobManager and two TaskManagers that outlive the stopped job, which is submitted again).
-Each its own stack (ports, state): the move stops and starts the job, which the other tests must not
-see.
+Here the MiniCluster (one process, started again after the stop), on a stack of its own (ports,
+state): the move stops and starts the job, which the other tests must not see. The local Flink
+cluster (a JobManager and two TaskManagers that outlive the stopped job, which is submitted again)
+moves in tests/e2e/test_flink_cluster.py, on that module's stack, with ``move_to_rocksdb_mid_stream``.
 """
 
 from __future__ import annotations
@@ -23,13 +23,8 @@ pytestmark = pytest.mark.e2e
 
 SERVER = "backend-move"
 ON_HEAP = ", flink.state.backend.type: hashmap"
-# mode: (ports, flink entries, the part whose kill makes the job restore from its newest snapshot);
-# ports below Linux's ephemeral range (tests/unit/test_test_layout.py)
-MODES = {
-    "minicluster": ({"kafka": 31492, "controller": 31493, "store": 27717, "flink": 31481}, "", "flink"),
-    "cluster": ({"kafka": 31392, "controller": 31393, "store": 27917, "flink": 31381},
-                ", mode: cluster, taskmanagers: 2, rpc_port: 31323", "flink-jobmanager"),
-}
+# below Linux's ephemeral range (tests/unit/test_test_layout.py)
+PORTS = {"kafka": 31492, "controller": 31493, "store": 27717, "flink": 31481}
 
 
 def running_state_backend(stack) -> str:
@@ -37,53 +32,64 @@ def running_state_backend(stack) -> str:
     return flink_rest.call(stack.cfg, f"/jobs/{job}/checkpoints/config")["state_backend"]
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_doubled(tmp_path_factory, mode):
-    ports, flink_extra, job_process = MODES[mode]
-    with running_stack(tmp_path_factory.mktemp(f"move-{mode}"), ports, [SERVER], "auditpipe_move", capped_mb=256,
-                       job_options=ON_HEAP, flink_extra=flink_extra) as stack:
-        checkpoints = stack.cfg.state_dir / "flink" / "checkpoints"
-        assert "HashMap" in running_state_backend(stack)
-        assert job_settings.checkpoints_state_backend(checkpoints) == "hashmap"
+def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_doubled(tmp_path_factory):
+    with running_stack(tmp_path_factory.mktemp("move"), PORTS, [SERVER], "auditpipe_move", capped_mb=256,
+                       job_options=ON_HEAP) as stack:
+        move_to_rocksdb_mid_stream(stack, SERVER, "flink")
 
-        result = {}
-        # the server keeps 40 rotated files: the collector is down from `down` to `up` (on the local
-        # cluster 40 s and more on a busy machine, about 9 files at this rate), and files the server
-        # deletes meanwhile are a gap the collector reports, not what this test is about
-        writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-            stack.log_path(SERVER), rate=500, duration=60, speedup=1, seed=31, rotate_on_size=512 * 1024,
-            rotations=40, late_writes=2)))
-        shipped_before = stack.raw_messages()
-        writer.start()
-        try:
-            stack.wait_for_a_checkpoint_of_this_run(shipped_before, records=2000)
-            assert writer.is_alive(), "the move must come mid-stream"
-            stack.cli("down")
-            # the configuration now takes the default backend (RocksDB); the checkpoints are the heap's
-            stack.cfg_file.write_text(stack.cfg_file.read_text().replace(ON_HEAP, ""))
-            up = stack.cli("up")
-        finally:
-            writer.join()
-        said = up.stdout + up.stderr
-        assert "written by the hashmap state backend" in said and "moving the job's state from hashmap to rocksdb" in said, said
-        assert re.search(r"restoring (the job )?from savepoint", said), said
-        assert "RocksDB" in running_state_backend(stack)
-        assert job_settings.checkpoints_state_backend(checkpoints) == "rocksdb"
 
-        m = result["m"]
-        stack.assert_stored_and_counted_exactly_once(SERVER, m)
-        stack.assert_archived_exactly(SERVER)
-        stack.assert_chain_intact(SERVER)
-        verified = stack.cli("verify", "--server", SERVER, check=False)
-        assert verified.returncode == 0, verified.stdout + verified.stderr
+def move_to_rocksdb_mid_stream(stack, server: str, job_process: str) -> None:
+    """``stack`` runs its job on the heap backend (``ON_HEAP`` in its job options): ``server`` writes
+    while the stack goes down and up with the default backend; then every record is checked, and a
+    kill of ``job_process`` (the part whose kill makes the job restore from its newest snapshot)
+    restores on RocksDB from its own checkpoint."""
+    checkpoints = stack.cfg.state_dir / "flink" / "checkpoints"
+    assert "HashMap" in running_state_backend(stack)
+    assert job_settings.checkpoints_state_backend(checkpoints) == "hashmap"
 
-        # a kill after the move restores on RocksDB from its own checkpoint, not the savepoint
-        stack.wait_for("a checkpoint on RocksDB", lambda: (any(checkpoints.glob("*/chk-*/_metadata")), None), timeout=60)
-        killed = stack.kill(job_process)
-        stack.wait_back(job_process, killed)
-        stack.wait_for("the job to run again on RocksDB", lambda: ("RocksDB" in (b := _backend_or_none(stack)), b),
-                       timeout=180)
-        assert not (checkpoints / job_settings.SAVEPOINTS).exists(), "the savepoint is dropped once a checkpoint follows it"
+    result, stop = {}, threading.Event()
+    # written until 1,000 more lines are shipped after the move, however long the first checkpoint
+    # takes. The server keeps 40 rotated files: the collector is down from `down` to `up` (on the
+    # local cluster 40 s and more on a busy machine, about 9 files at this rate), and files the server
+    # deletes meanwhile are a gap the collector reports, not what this test is about
+    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
+        stack.log_path(server), rate=500, duration=300, speedup=1, seed=31, rotate_on_size=512 * 1024,
+        rotations=40, late_writes=2, stop=stop)))
+    shipped_before = stack.raw_messages()
+    writer.start()
+    try:
+        stack.wait_for_a_checkpoint_of_this_run(shipped_before, records=2000)
+        assert writer.is_alive(), "the move must come mid-stream"
+        stack.cli("down")
+        # the configuration now takes the default backend (RocksDB); the checkpoints are the heap's
+        stack.cfg_file.write_text(stack.cfg_file.read_text().replace(ON_HEAP, ""))
+        up = stack.cli("up")
+        after_up = stack.raw_messages()
+        stack.wait_for("the log written and shipped on after the move",
+                       lambda: ((n := stack.raw_messages()) > after_up + 1000, n), timeout=120, every=0.3)
+    finally:
+        stop.set()
+        writer.join()
+    said = up.stdout + up.stderr
+    assert "written by the hashmap state backend" in said and "moving the job's state from hashmap to rocksdb" in said, said
+    assert re.search(r"restoring (the job )?from savepoint", said), said
+    assert "RocksDB" in running_state_backend(stack)
+    assert job_settings.checkpoints_state_backend(checkpoints) == "rocksdb"
+
+    m = result["m"]
+    stack.assert_stored_and_counted_exactly_once(server, m)
+    stack.assert_archived_exactly(server)
+    stack.assert_chain_intact(server)
+    verified = stack.cli("verify", "--server", server, check=False)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+    # a kill after the move restores on RocksDB from its own checkpoint, not the savepoint
+    stack.wait_for("a checkpoint on RocksDB", lambda: (any(checkpoints.glob("*/chk-*/_metadata")), None), timeout=60)
+    killed = stack.kill(job_process)
+    stack.wait_back(job_process, killed)
+    stack.wait_for("the job to run again on RocksDB", lambda: ("RocksDB" in (b := _backend_or_none(stack)), b),
+                   timeout=180)
+    assert not (checkpoints / job_settings.SAVEPOINTS).exists(), "the savepoint is dropped once a checkpoint follows it"
 
 
 def _backend_or_none(stack) -> str:

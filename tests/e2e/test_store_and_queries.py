@@ -304,7 +304,7 @@ def test_an_uncapped_events_collection_stops_startup(stack):
 
 def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack):
     server = "e2e-queries"
-    m = simulate(stack.log_path(server), rate=1000, duration=6, speedup=50, seed=21, rotate_on_size=0,
+    m = simulate(stack.log_path(server), rate=300, duration=6, speedup=50, seed=21, rotate_on_size=0,
                  failed_login_burst=12, incidents=True, malformed=2)
     stack.stored_documents(server, m.records)
     for name in query.saved_queries():
