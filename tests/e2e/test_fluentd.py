@@ -56,7 +56,7 @@ def test_fluentd_frames_multi_line_records_whole_through_rotations(stack, fluent
     fluentd = Fluentd(fluentd_command, stack, server, tmp_path, fmt=STYLES[style])
     fluentd.start()
     try:
-        m = simulate(fluentd.log, rate=2000, duration=6, speedup=1, seed=53, rotate_on_size=256 * 1024,
+        m = simulate(fluentd.log, rate=1000, duration=6, speedup=1, seed=53, rotate_on_size=128 * 1024,
                      rotations=90, late_writes=3, failed_login_burst=10, style=style)
         assert m.rotations >= 5
         if style.startswith("enterprise"):  # the last record's line ends when the file does (tests/e2e/test_formats.py)
