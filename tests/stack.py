@@ -432,6 +432,22 @@ class Stack:
         finally:
             c.close()
 
+    def writing(self, server: str, **kw):
+        """A thread writing ``server``'s log (``simulate(**kw)``, at most its ``duration``) until the
+        ``threading.Event`` it is given is set; its manifest in the dict's "m" once it is done."""
+        import threading
+
+        from auditpipe.tools.simulate import simulate
+
+        result, stop = {}, threading.Event()
+        writer = threading.Thread(target=lambda: result.setdefault("m", simulate(self.log_path(server), stop=stop, **kw)))
+        writer.start()
+        return writer, stop, result
+
+    def wait_shipped_on(self, what: str, since: int, more: int, timeout: float = 120) -> int:
+        """Waits until ``more`` lines past ``since`` (a count of audit.raw's messages) are shipped."""
+        return self.wait_for(what, lambda: ((n := self.raw_messages()) > since + more, n), timeout=timeout, every=0.3)
+
     def wait_for_a_checkpoint_of_this_run(self, shipped_before: int, records: int = 3000) -> None:
         """Waits until ``records`` lines past ``shipped_before`` are on audit.raw and a completed
         checkpoint covers them (the job commits its offsets on each one): a restore then has state of

@@ -13,11 +13,8 @@ other end-to-end tests; the tests run in this order.
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from auditpipe.stack import flink_rest
-from auditpipe.tools.simulate import simulate
 from stack import running_stack
 from test_state_backend_move import ON_HEAP, move_to_rocksdb_mid_stream
 
@@ -62,22 +59,17 @@ def test_checkpoints_of_the_heap_backend_move_to_rocksdb_on_the_cluster(cluster_
 
 def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(cluster_stack):
     stack = cluster_stack
-    result, stop = {}, threading.Event()
     # written until 2,000 more lines are shipped after the kill, however long the first checkpoint takes
-    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(SERVER), rate=700, duration=300, speedup=1, seed=13, rotate_on_size=512 * 1024,
-        rotations=90, late_writes=2, stop=stop)))
     shipped_before = stack.raw_messages()
-    writer.start()
+    writer, stop, result = stack.writing(SERVER, rate=700, duration=300, speedup=1, seed=13,
+                                         rotate_on_size=512 * 1024, rotations=90, late_writes=2)
     try:
         stack.wait_for_a_checkpoint_of_this_run(shipped_before)
         busy = [t["id"] for t in taskmanagers(stack) if t["freeSlots"] < t["slotsNumber"]]
         assert busy, "the job's tasks run on a TaskManager"
         killed_pid = stack.kill(busy[0])
         assert writer.is_alive(), "the kill came mid-stream"
-        at_kill = stack.raw_messages()
-        stack.wait_for("the log written and shipped on after the kill",
-                       lambda: ((n := stack.raw_messages()) > at_kill + 2000, n), timeout=120, every=0.3)
+        stack.wait_shipped_on("the log written and shipped on after the kill", stack.raw_messages(), 2000)
     finally:
         stop.set()
         writer.join()

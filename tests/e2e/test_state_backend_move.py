@@ -12,11 +12,9 @@ moves in tests/e2e/test_flink_cluster.py, on that module's stack, with ``move_to
 from __future__ import annotations
 
 import re
-import threading
 
 import pytest
 from auditpipe.stack import flink_rest, job_settings
-from auditpipe.tools.simulate import simulate
 from stack import running_stack
 
 pytestmark = pytest.mark.e2e
@@ -47,16 +45,13 @@ def move_to_rocksdb_mid_stream(stack, server: str, job_process: str) -> None:
     assert "HashMap" in running_state_backend(stack)
     assert job_settings.checkpoints_state_backend(checkpoints) == "hashmap"
 
-    result, stop = {}, threading.Event()
     # written until 1,000 more lines are shipped after the move, however long the first checkpoint
     # takes. The server keeps 40 rotated files: the collector is down from `down` to `up` (on the
     # local cluster 40 s and more on a busy machine, about 9 files at this rate), and files the server
     # deletes meanwhile are a gap the collector reports, not what this test is about
-    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=500, duration=300, speedup=1, seed=31, rotate_on_size=512 * 1024,
-        rotations=40, late_writes=2, stop=stop)))
     shipped_before = stack.raw_messages()
-    writer.start()
+    writer, stop, result = stack.writing(server, rate=500, duration=300, speedup=1, seed=31,
+                                         rotate_on_size=512 * 1024, rotations=40, late_writes=2)
     try:
         stack.wait_for_a_checkpoint_of_this_run(shipped_before, records=2000)
         assert writer.is_alive(), "the move must come mid-stream"
@@ -64,9 +59,7 @@ def move_to_rocksdb_mid_stream(stack, server: str, job_process: str) -> None:
         # the configuration now takes the default backend (RocksDB); the checkpoints are the heap's
         stack.cfg_file.write_text(stack.cfg_file.read_text().replace(ON_HEAP, ""))
         up = stack.cli("up")
-        after_up = stack.raw_messages()
-        stack.wait_for("the log written and shipped on after the move",
-                       lambda: ((n := stack.raw_messages()) > after_up + 1000, n), timeout=120, every=0.3)
+        stack.wait_shipped_on("the log written and shipped on after the move", stack.raw_messages(), 1000)
     finally:
         stop.set()
         writer.join()

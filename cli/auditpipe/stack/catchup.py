@@ -36,8 +36,8 @@ numbers newer, or ``<stem>.<YYYYMMDDThhmmss>[-N]<suffix>`` (MySQL Enterprise, au
 
 from __future__ import annotations
 
-import json
 import functools
+import json
 import os
 import re
 import time
