@@ -175,7 +175,7 @@ public final class ArchiveParquet {
 
         @Override
         public void write(IngestedEvent e) {
-            writeDocument(EventDocument.of(e), out);
+            writeDocument(e.document != null ? e.document : EventDocument.of(e), out);
         }
     }
 
