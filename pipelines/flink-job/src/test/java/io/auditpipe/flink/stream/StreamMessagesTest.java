@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -189,7 +190,13 @@ class StreamMessagesTest {
         String json = Json.write(d);
         assertEquals(d, Document.parse(json));
         assertFalse(json.chars().anyMatch(c -> c < 0x20 || c == 0x2028 || c == 0x2029), json);
-        assertArrayEquals(json.getBytes(java.nio.charset.StandardCharsets.UTF_8), Json.utf8(d));
+        // the bytes are strict UTF-8 (a decoder that reports malformed input takes them) of that JSON
+        java.nio.charset.CharsetDecoder strict = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT);
+        assertEquals(json, assertDoesNotThrow(() -> strict.decode(java.nio.ByteBuffer.wrap(Json.utf8(d))).toString()));
+        // an unpaired surrogate (a high one last, a low one alone) is written as '?', as String.getBytes does
+        Document lone = new Document("s", "x\ud834").append("t", "\udd1ey é");
+        assertArrayEquals("{\"s\":\"x?\",\"t\":\"?y é\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8), Json.utf8(lone));
         // past the writer's first buffer, escapes among long runs; a date as ISO-8601 in UTC
         String longer = (hostile + "x".repeat(700)).repeat(12);
         Document big = new Document("s", longer).append("at", new java.util.Date(1_764_633_600_123L));
