@@ -4,19 +4,19 @@ events while the job writes, and `auditpipe verify` still finds the chain intact
 unbroken run of the newest links (trimming removes a prefix, because the job inserts a server's events
 in link order), the links before it are not an alarm, and the archive holds every event.
 
-Its own stack (the fault suite's ports, one module at a time) with a 1 MiB cap, trimmed every second:
+Its own stack (ports of its own: the fault suite's stack runs beside it) with a 1 MiB cap, trimmed every second:
 about 250 events of FerretDB's ~4 KB each, so a few thousand events are mostly trimmed."""
 
 from __future__ import annotations
 
 import pytest
 from auditpipe.tools.simulate import simulate
-from faults.conftest import PORTS
 from stack import running_stack
 
 pytestmark = pytest.mark.e2e
 
 SERVER = "fault-trimmed"
+PORTS = {"kafka": 31592, "controller": 31593, "store": 27917, "flink": 31581}
 
 
 @pytest.fixture(scope="module")
