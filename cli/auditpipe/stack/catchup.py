@@ -694,8 +694,12 @@ class RotationWatch:
             before = dict(shipped)
             resumed = self.resumed.get(str(live)) if self.resumed_started == started else None
             present: set[str] = set()
-            for part in unread_rotated(live, self.work_dir, reading, started, shipped, resumed, present):
-                if part.inode in (open_inodes(pid) or ()):
+            parts = unread_rotated(live, self.work_dir, reading, started, shipped, resumed, present)
+            # listed again once the source's files were looked at, once for all of them: a file that ends in
+            # an unfinished record is a part at every look, and rsyslog has a descriptor per source
+            opened_since = (open_inodes(pid) or set()) if parts else set()
+            for part in parts:
+                if part.inode in opened_since:
                     continue  # opened just before it was renamed: rsyslog reads it
                 with open(part.path, "rb") as f:
                     f.seek(part.start)
