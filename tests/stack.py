@@ -2,7 +2,8 @@
 
 Started through the CLI (`auditpipe up`), as a user would, and stopped at the end (`auditpipe down`).
 Each test writes its own audit log (its own server name), so tests do not see each other's events.
-tests/e2e and tests/faults each start one, on different ports.
+tests/e2e and tests/faults each start one, on different ports, and stop it after the last test that uses it
+(``StackOfTheSession``), not at the end of the session: an idle stack takes CPU from the tests after it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from auditpipe import config, paths
@@ -77,6 +78,31 @@ sources:
             if log.exists():
                 sys.stderr.write(f"\n--- last lines of {log} ---\n"
                                  + "\n".join(log.read_text(errors="replace").splitlines()[-15:]))
+
+
+class StackOfTheSession:
+    """A session-scoped stack that stops after the last collected test using ``fixture`` (directly or
+    through another fixture) rather than when the session ends: its Kafka, Flink and store take a share
+    of the two cores while idle, which the later folders' tests (their own stacks, the unit tests) need.
+    ``start`` inside the session fixture; ``after_test`` from the folder's ``pytest_runtest_teardown``."""
+
+    def __init__(self, fixture: str):
+        self.fixture = fixture
+        self._closing = ExitStack()
+        self._last_user = None
+
+    def start(self, *args, **kw) -> Stack:
+        """``running_stack(*args, **kw)``, kept open until ``stop``."""
+        return self._closing.enter_context(running_stack(*args, **kw))
+
+    def stop(self) -> None:
+        self._closing.close()  # a second call does nothing
+
+    def after_test(self, item) -> None:
+        if self._last_user is None:
+            self._last_user = [i for i in item.session.items if self.fixture in i.fixturenames][-1]
+        if item is self._last_user:
+            self.stop()
 
 
 class Stack:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from stack import running_stack
+from stack import StackOfTheSession
 
 from auditpipe.tools.simulate import STYLES
 
@@ -49,6 +49,15 @@ def receiver_certificate(folder) -> tuple:
     return cert, key
 
 
+SESSION_STACK = StackOfTheSession("session_stack")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    SESSION_STACK.after_test(item)  # stopped after its last test, not idle through the fault and unit tests
+
+
 @pytest.fixture(scope="session")
 def session_stack(tmp_path_factory):
     # room for the largest single test's events: the capped collection must not trim what a test counts
@@ -63,9 +72,9 @@ def session_stack(tmp_path_factory):
         cert, key = receiver_certificate(root / "tls")
         listen.append({"listen": LISTEN_TLS, "server": "e2e-syslog-tls", "tls_cert": str(cert), "tls_key": str(key)})
     # the event stream in every format (tests/e2e/test_event_stream.py): every module's events go through it
-    with running_stack(root, PORTS, SERVERS, "auditpipe_e2e", capped_mb=640, formats=FORMATS, listen=listen,
-                       extra="stream: {formats: [auditpipe, ocsf, ecs]}") as s:
-        yield s
+    yield SESSION_STACK.start(root, PORTS, SERVERS, "auditpipe_e2e", capped_mb=640, formats=FORMATS, listen=listen,
+                              extra="stream: {formats: [auditpipe, ocsf, ecs]}")
+    SESSION_STACK.stop()
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ killing its parts cannot disturb the end-to-end tests."""
 from __future__ import annotations
 
 import pytest
-from stack import running_stack
+from stack import StackOfTheSession
 
 PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
 SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-frozen-store", "fault-rotation",
@@ -15,14 +15,23 @@ FORMATS = {"fault-xml-stamped": "percona-xml"}
 LISTEN_TCP, LISTEN_MARIADB = "tcp://127.0.0.1:29514", "tcp://127.0.0.1:29515"
 
 
+FAULTS_STACK = StackOfTheSession("faults_stack")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    FAULTS_STACK.after_test(item)  # stopped after its last test, not idle through the unit tests
+
+
 @pytest.fixture(scope="session")
 def faults_stack(tmp_path_factory):
     # one for the suite's modules (each stack's start and stop is a minute or more on 2 busy cores);
     # room for every event of a module's tests: the capped collection must not trim what a test counts
-    with running_stack(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096,
-                       formats=FORMATS, listen=[{"listen": LISTEN_TCP, "server": "fault-syslog"},
-                                                        {"listen": LISTEN_MARIADB, "server": "fault-mariadb-syslog"}]) as s:
-        yield s
+    yield FAULTS_STACK.start(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096,
+                             formats=FORMATS, listen=[{"listen": LISTEN_TCP, "server": "fault-syslog"},
+                                                      {"listen": LISTEN_MARIADB, "server": "fault-mariadb-syslog"}])
+    FAULTS_STACK.stop()
 
 
 @pytest.fixture(scope="module")
