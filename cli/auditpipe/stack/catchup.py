@@ -688,16 +688,20 @@ class RotationWatch:
             self.next_prune = time.monotonic() + PRUNE_EVERY
             for f in stale_state_files(self.work_dir, [Path(s["path"]) for s in sources], PRUNE_EVERY):
                 f.unlink(missing_ok=True)
+        looked = []
         for s in sources:
             live = Path(s["path"])
             shipped = self.shipped.setdefault(str(live), {})
             before = dict(shipped)
             resumed = self.resumed.get(str(live)) if self.resumed_started == started else None
             present: set[str] = set()
-            parts = unread_rotated(live, self.work_dir, reading, started, shipped, resumed, present)
-            # listed again once the source's files were looked at, once for all of them: a file that ends in
-            # an unfinished record is a part at every look, and rsyslog has a descriptor per source
-            opened_since = (open_inodes(pid) or set()) if parts else set()
+            looked.append((s, live, shipped, before, present,
+                           unread_rotated(live, self.work_dir, reading, started, shipped, resumed, present)))
+        # listed again once every source's files were looked at, once for all: a file that ends in an
+        # unfinished record (every rotated Percona XML file) is a part at every look, and each listing is a
+        # stat per descriptor of rsyslog's, one per source and more
+        opened_since = (open_inodes(pid) or set()) if any(parts for *_, parts in looked) else set()
+        for s, live, shipped, before, present, parts in looked:
             for part in parts:
                 if part.inode in opened_since:
                     continue  # opened just before it was renamed: rsyslog reads it

@@ -437,27 +437,33 @@ def test_the_rotation_watch_waits_for_a_catch_up_at_work_but_not_for_one_cut_sho
     assert sorted(shipped) == ["audit.log.01", "audit.log.02", "audit.log.03"], "cut short: the watch goes on"
 
 
-def test_the_rotation_watch_lists_rsyslogs_open_files_once_per_source_however_many_files_wait(tmp_path, monkeypatch):
+def test_the_rotation_watch_lists_rsyslogs_open_files_once_a_look_however_many_files_wait(tmp_path, monkeypatch):
     """Rotated files that end in an unfinished record (every rotated Percona XML file ends in its
     </AUDIT>) are parts again at every look, each second: rsyslog's open files (a stat per descriptor,
-    one per source and more) are listed once per source and look, not once per such file."""
+    one per source and more) are listed twice a look, before and after the files are looked at, not
+    once per such file or source."""
     from auditpipe.stack import catchup
 
-    live, work = layout(tmp_path), tmp_path / "work"
+    sources = []
+    for server in ("db-1", "db-2"):
+        (tmp_path / server).mkdir()
+        live = layout(tmp_path / server)
+        for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+            (tmp_path / server / f).write_bytes(b"unfinished record")
+            aged(tmp_path / server / f, time.time() + 5)  # written since rsyslog (this process) started: never opened
+        sources.append({"path": str(live), "server": server, "format": "percona-json"})
+    work = tmp_path / "work"
     work.mkdir()
-    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
-        (tmp_path / f).write_bytes(b"unfinished record")
-        aged(tmp_path / f, time.time() + 5)  # written since rsyslog (this process) started: never opened
     listed = []
     monkeypatch.setattr(catchup, "open_inodes", lambda pid: listed.append(pid) or set())
     monkeypatch.setattr(catchup, "ship", lambda *a: pytest.fail("nothing is finished: nothing ships"))
     resume = tmp_path / "resume-points.json"
     resume.write_text(json.dumps({"resumed": {}, "catching_up": False, "shipped": {}}))
     watch = catchup.RotationWatch("127.0.0.1:1", "audit.raw", str, work, tmp_path / "shipped.json", resume, 100, 200)
-    sources = [{"path": str(live), "server": "db", "format": "percona-json"}]
     for look in (1, 2):
         assert watch.check(sources, os.getpid()) == []
-        assert len(listed) == 2 * look, "once before the source's files are looked at, once after"
+        assert len(listed) == 2 * look, "once before the files are looked at, once after"
+    assert set(watch.shipped) == {s["path"] for s in sources}
 
 
 def test_a_failing_catch_up_is_tried_again_and_recorded_as_a_gap_when_it_never_succeeds(tmp_path, monkeypatch):
