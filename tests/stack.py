@@ -99,8 +99,8 @@ class StackOfTheSession:
         self._closing.close()  # a second call does nothing
 
     def after_test(self, item) -> None:
-        if self._last_user is None:
-            self._last_user = [i for i in item.session.items if self.fixture in i.fixturenames][-1]
+        if self._last_user is None:  # None again when no collected test uses it: then nothing to stop
+            self._last_user = next((i for i in reversed(item.session.items) if self.fixture in i.fixturenames), None)
         if item is self._last_user:
             self.stop()
 
