@@ -61,7 +61,7 @@ def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(
     stack = cluster_stack
     # written until 2,000 more lines are shipped after the kill, however long the first checkpoint takes
     shipped_before = stack.raw_messages()
-    writer, stop, result = stack.writing(SERVER, rate=700, duration=300, speedup=1, seed=13,
+    writer, stop, result = stack.writing(SERVER, rate=300, duration=300, speedup=1, seed=13,
                                          rotate_on_size=512 * 1024, rotations=90, late_writes=2)
     try:
         stack.wait_for_a_checkpoint_of_this_run(shipped_before)

@@ -118,7 +118,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     # written until the job runs again and some seconds after: records before the checkpoint, between
     # it and the kill, while the job is down and after it is back (at most 240 s)
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        stack.log_path(server), rate=700, duration=240, speedup=1, seed=12, rotate_on_size=512 * 1024,
+        stack.log_path(server), rate=300, duration=240, speedup=1, seed=12, rotate_on_size=512 * 1024,
         rotations=90, late_writes=2, stop=stop)))
     shipped_before, stored_before = stack.raw_messages(), stack.estimate()
     started_ms = int(time.time() * 1000)  # the records are timed from 240 s before it (simulate)
