@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from stack import StackOfTheSession
 
@@ -50,6 +52,16 @@ def receiver_certificate(folder) -> tuple:
 
 
 SESSION_STACK = StackOfTheSession("session_stack")
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items):
+    """The modules on stacks of their own (a cluster, SASL, a state backend move) run after the modules
+    on the session's stack, which then stops (StackOfTheSession) rather than idling beside theirs;
+    each group in name order."""
+    on_session = {i.path for i in items if i.path.parent == HERE and "session_stack" in i.fixturenames}
+    ours = iter(sorted((i for i in items if i.path.parent == HERE), key=lambda i: i.path not in on_session))
+    items[:] = [next(ours) if i.path.parent == HERE else i for i in items]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -106,7 +106,7 @@ def cmd_test(app: Application) -> int:
     if mvn.returncode != 0:
         app.info("test: JVM unit tests failed")
         return mvn.returncode
-    app.info("test: pytest (tests/ in name order: end to end and fault tests on real stacks, then unit tests)")
+    app.info("test: pytest (tests/: end to end and fault tests on real stacks, then unit tests)")
     return subprocess.run([sys.executable, "-m", "pytest", "-ra", "--durations=25", *pytest_arguments(a.pytest_args)],
                           cwd=paths.REPO).returncode
 
