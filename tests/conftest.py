@@ -7,6 +7,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "tests"))  # tests/stack.py (the test stack), tests/oracle.py (the oracle)
 
+from stack import StackOfTheSession  # noqa: E402
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    StackOfTheSession.after_test(item)  # a folder's stack stops after its last test, not idle through the rest
+
 
 @pytest.fixture
 def events_emptied_per_test(stack):

@@ -84,12 +84,16 @@ class StackOfTheSession:
     """A session-scoped stack that stops after the last collected test using ``fixture`` (directly or
     through another fixture) rather than when the session ends: its Kafka, Flink and store take a share
     of the two cores while idle, which the later folders' tests (their own stacks, the unit tests) need.
-    ``start`` inside the session fixture; ``after_test`` from the folder's ``pytest_runtest_teardown``."""
+    ``start`` inside the session fixture; tests/conftest.py calls ``after_test`` after every test."""
+
+    _all: list[StackOfTheSession] = []
+    _NO_USER = object()
 
     def __init__(self, fixture: str):
         self.fixture = fixture
         self._closing = ExitStack()
         self._last_user = None
+        StackOfTheSession._all.append(self)
 
     def start(self, *args, **kw) -> Stack:
         """``running_stack(*args, **kw)``, kept open until ``stop``."""
@@ -98,11 +102,15 @@ class StackOfTheSession:
     def stop(self) -> None:
         self._closing.close()  # a second call does nothing
 
-    def after_test(self, item) -> None:
-        if self._last_user is None:  # None again when no collected test uses it: then nothing to stop
-            self._last_user = next((i for i in reversed(item.session.items) if self.fixture in i.fixturenames), None)
-        if item is self._last_user:
-            self.stop()
+    @classmethod
+    def after_test(cls, item) -> None:
+        """Stops each stack whose last collected user ``item`` was."""
+        for s in cls._all:
+            if s._last_user is None:
+                s._last_user = next((i for i in reversed(item.session.items) if s.fixture in i.fixturenames),
+                                    cls._NO_USER)
+            if item is s._last_user:
+                s.stop()
 
 
 class Stack:

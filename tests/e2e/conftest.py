@@ -64,12 +64,6 @@ def pytest_collection_modifyitems(items):
     items[:] = [next(ours) if i.path.parent == HERE else i for i in items]
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    yield
-    SESSION_STACK.after_test(item)  # stopped after its last test, not idle through the fault and unit tests
-
-
 @pytest.fixture(scope="session")
 def session_stack(tmp_path_factory):
     # room for the largest single test's events: the capped collection must not trim what a test counts

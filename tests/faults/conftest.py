@@ -18,12 +18,6 @@ LISTEN_TCP, LISTEN_MARIADB = "tcp://127.0.0.1:29514", "tcp://127.0.0.1:29515"
 FAULTS_STACK = StackOfTheSession("faults_stack")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    yield
-    FAULTS_STACK.after_test(item)  # stopped after its last test, not idle through the unit tests
-
-
 @pytest.fixture(scope="session")
 def faults_stack(tmp_path_factory):
     # one for the suite's modules (each stack's start and stop is a minute or more on 2 busy cores);
