@@ -27,12 +27,19 @@ sys.path.insert(0, str(REPO / "cli"))
 TARGET_MS_A_LOOK = 20.0
 
 
+def positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
+    return n
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sources", type=int, default=20)
-    ap.add_argument("--rotated", type=int, default=5)
-    ap.add_argument("--descriptors", type=int, default=500)
-    ap.add_argument("--looks", type=int, default=50)
+    ap.add_argument("--sources", type=positive, default=20)
+    ap.add_argument("--rotated", type=positive, default=5)
+    ap.add_argument("--descriptors", type=positive, default=500)
+    ap.add_argument("--looks", type=positive, default=50)
     a = ap.parse_args()
     from auditpipe.stack.catchup import RotationWatch
     from auditpipe.stack.supervisor import ROTATION_WATCH_EVERY
@@ -73,6 +80,7 @@ def main() -> int:
           f"({'met' if ms <= TARGET_MS_A_LOOK else 'NOT met'})")
     print(f"  share of a core at a look every {ROTATION_WATCH_EVERY:.0f} s: {share:.1f}%")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())
