@@ -600,6 +600,24 @@ rotated file there is.
     return out
 
 
+def open_unread(part: Unread, live: Path):
+    """``part``'s file opened for reading, under whichever name it has now, or None when it is gone. A
+    rotation renames every kept file (``audit.log.01`` becomes ``.02``, the live file ``.01``), and the
+    server can rotate between the look that found ``part`` and this read: the name then holds another
+    file, whose lines would be shipped in ``part``'s place (seen in a fleet of 40 sources rotating every
+    second: one file's records never shipped, the next one's twice)."""
+    for f in [part.path] + [p for p in rotated_files(live) if p != part.path]:
+        try:
+            handle = open(f, "rb")
+        except FileNotFoundError:
+            continue
+        st = os.fstat(handle.fileno())
+        if st.st_ino == part.inode and file_key(st.st_ino, handle.read(FILE_ID_BYTES)) == part.key:
+            return handle
+        handle.close()
+    return None
+
+
 def stale_state_files(work_dir: Path, lives: list[Path], older_than: float) -> list[Path]:
     """rsyslog's state files for ``lives`` whose file is gone (written more than ``older_than``
     seconds ago): imfile keeps them (deleteStateOnFileDelete off, collectors/rsyslog/source.conf.tmpl)."""
@@ -705,7 +723,10 @@ class RotationWatch:
             for part in parts:
                 if part.inode in opened_since:
                     continue  # opened just before it was renamed: rsyslog reads it
-                with open(part.path, "rb") as f:
+                f = open_unread(part, live)
+                if f is None:
+                    continue  # deleted since it was looked at (the server keeps only so many files)
+                with f:
                     f.seek(part.start)
                     data = f.read(part.end - part.start)
                 records, used = _finished_records(data, part.start, s.get("format", "percona-json"))

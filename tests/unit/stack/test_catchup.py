@@ -466,6 +466,38 @@ def test_the_rotation_watch_lists_rsyslogs_open_files_once_a_look_however_many_f
     assert set(watch.shipped) == {s["path"] for s in sources}
 
 
+def test_a_file_the_server_renames_between_the_look_and_the_read_is_shipped_under_its_new_name(tmp_path, monkeypatch):
+    """The watch looks at every source's files, lists rsyslog's open files, then reads what it found: a
+    rotation in between renames every kept file (.01 -> .02, the live file -> .01), and reading by the
+    old name ships another file's lines in its place while its own are never shipped."""
+    from auditpipe.stack import catchup
+
+    live, work = layout(tmp_path), tmp_path / "work"
+    work.mkdir()
+    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+        aged(tmp_path / f, time.time() + 5)  # written since rsyslog (this process) started: never opened
+    listings = []
+
+    def rotate_at_the_second_listing(pid):
+        listings.append(pid)
+        if len(listings) == 2:
+            for n in (3, 2, 1):
+                os.rename(tmp_path / f"audit.log.{n:02d}", tmp_path / f"audit.log.{n + 1:02d}")
+            os.rename(live, tmp_path / "audit.log.01")
+            write(live, lines(101, 110))
+        return set()
+
+    sent = []
+    monkeypatch.setattr(catchup, "open_inodes", rotate_at_the_second_listing)
+    monkeypatch.setattr(catchup, "ship", lambda kafka, topic, partition, key, batches, *a: sent.extend(
+        shipped(batches)) or sum(len(r) for _, r in batches))
+    resume = tmp_path / "resume-points.json"
+    resume.write_text(json.dumps({"resumed": {}, "catching_up": False, "shipped": {}}))
+    watch = catchup.RotationWatch("127.0.0.1:1", "audit.raw", str, work, tmp_path / "shipped.json", resume, 100, 200)
+    watch.check([{"path": str(live), "server": "db", "format": "percona-json"}], os.getpid())
+    assert sorted(sent, key=lambda x: int(x.split()[1])) == lines(0, 60), "each file's own lines, once"
+
+
 def test_a_failing_catch_up_is_tried_again_and_recorded_as_a_gap_when_it_never_succeeds(tmp_path, monkeypatch):
     """rsyslog already runs when the catch-up ships: a catch-up that fails is tried again from what was
     found before rsyslog started, and one that fails every time is never silent (collector-gaps.log)."""
