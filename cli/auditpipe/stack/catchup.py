@@ -350,6 +350,36 @@ def _after_last_shipped(files: list[Path], contents: dict[Path, bytes], last_lin
     return found[-1]
 
 
+def _read_all(live: Path, tries: int = 5) -> tuple[list[Path], dict[Path, bytes], dict[Path, int]]:
+    """``live`` and its rotated files, newest first, with their contents and inodes, as they were at one
+    moment: a rotation while they are read renames every one of them (the live file's content would be
+    read again as ``.01`` and the oldest file's missed), so the names are read again until a pass ends
+    with every name still on the file read under it."""
+    for _ in range(tries):
+        files = [live] + rotated_files(live)
+        contents: dict[Path, bytes] = {}
+        inodes: dict[Path, int] = {}
+        for f in files:
+            try:
+                with open(f, "rb") as handle:
+                    inodes[f] = os.fstat(handle.fileno()).st_ino
+                    contents[f] = handle.read()
+            except FileNotFoundError:  # rotated away since we listed it
+                pass
+        files = [f for f in files if f in contents]
+
+        def now(f: Path) -> int | None:
+            try:
+                return f.stat().st_ino
+            except FileNotFoundError:
+                return None
+
+        if [f for f in [live] + rotated_files(live) if now(f) is not None] == files and all(
+                now(f) == inodes[f] for f in files):
+            break
+    return files, contents, inodes
+
+
 def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
          fmt: str = "percona-json", shipped_to: dict[str, int] | None = None,
          earlier: tuple[bytes, ...] = ()) -> tuple[list[tuple[Path, list[bytes]]], str]:
@@ -364,17 +394,7 @@ def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,
     that file is now) rsyslog reads from that offset on, and it reads every file newer than that one.
     Older files, and the stretch of that file between the last shipped line and the offset, are ours.
     """
-    files = [live] + rotated_files(live)  # newest first
-    contents: dict[Path, bytes] = {}
-    inodes: dict[Path, int] = {}
-    for f in files:
-        try:
-            with open(f, "rb") as handle:
-                inodes[f] = os.fstat(handle.fileno()).st_ino
-                contents[f] = handle.read()
-        except FileNotFoundError:  # rotated away since we listed it
-            pass
-    files = [f for f in files if f in contents]
+    files, contents, inodes = _read_all(live)
     if not files or last_line is None:
         return [], ""  # first start: rsyslog reads the live file from its start; rotated history is not ours
     # rsyslog's part: the file it resumes in and everything newer; without a saved position, the live file

@@ -99,6 +99,31 @@ def test_a_file_rotated_after_rsyslog_looked_is_still_resumed_by_rsyslog(tmp_pat
     assert shipped(batches) == lines(66, 71), "up to rsyslog's offset in that file; the newer ones are rsyslog's"
 
 
+def test_a_rotation_while_the_files_are_read_is_read_again_not_taken_for_a_gap(tmp_path, monkeypatch):
+    """A rotation between reading the live file and its rotated files renames them all: read by the
+    names listed before it, the live file's lines come again as .01 and the oldest file is missed
+    (its last shipped line with it: a gap that is none)."""
+    from auditpipe.stack import catchup
+
+    live = layout(tmp_path)
+    resume = resume_after(live, b"line 80")
+    opened = []
+
+    def open_and_rotate_after_the_live_file(f, mode="r", *a, **kw):
+        opened.append(f)
+        if len(opened) == 2:
+            for n in (3, 2, 1):
+                os.rename(tmp_path / f"audit.log.{n:02d}", tmp_path / f"audit.log.{n + 1:02d}")
+            os.rename(live, tmp_path / "audit.log.01")
+            write(live, lines(101, 110))
+        return open(f, mode, *a, **kw)
+
+    monkeypatch.setattr(catchup, "open", open_and_rotate_after_the_live_file, raising=False)
+    batches, gap = plan(live, b"line 10", resume)
+    assert gap == ""
+    assert shipped(batches) == lines(11, 81)
+
+
 def test_first_start_ships_no_history(tmp_path):
     live = layout(tmp_path)
     assert plan(live, None, None) == ([], "")
