@@ -31,6 +31,15 @@ def layout(tmp_path: Path) -> Path:
     return live
 
 
+def rotate(live: Path) -> None:
+    """The server rotates ``layout``'s files: each kept file one number older, the live file .01, a new
+    live file (lines 101-109)."""
+    for n in (3, 2, 1):
+        os.rename(live.with_name(f"audit.log.{n:02d}"), live.with_name(f"audit.log.{n + 1:02d}"))
+    os.rename(live, live.with_name("audit.log.01"))
+    write(live, lines(101, 110))
+
+
 def state_name(f: Path) -> str:
     """The name imfile gives the state file of ``f``: its inode, and its content's id once it has one."""
     file_id = imfile_file_id(f.read_bytes())
@@ -112,10 +121,7 @@ def test_a_rotation_while_the_files_are_read_is_read_again_not_taken_for_a_gap(t
     def open_and_rotate_after_the_live_file(f, mode="r", *a, **kw):
         opened.append(f)
         if len(opened) == 2:
-            for n in (3, 2, 1):
-                os.rename(tmp_path / f"audit.log.{n:02d}", tmp_path / f"audit.log.{n + 1:02d}")
-            os.rename(live, tmp_path / "audit.log.01")
-            write(live, lines(101, 110))
+            rotate(live)
         return open(f, mode, *a, **kw)
 
     monkeypatch.setattr(catchup, "open", open_and_rotate_after_the_live_file, raising=False)
@@ -506,10 +512,7 @@ def test_a_file_the_server_renames_between_the_look_and_the_read_is_shipped_unde
     def rotate_at_the_second_listing(pid):
         listings.append(pid)
         if len(listings) == 2:
-            for n in (3, 2, 1):
-                os.rename(tmp_path / f"audit.log.{n:02d}", tmp_path / f"audit.log.{n + 1:02d}")
-            os.rename(live, tmp_path / "audit.log.01")
-            write(live, lines(101, 110))
+            rotate(live)
         return set()
 
     sent = []
