@@ -13,6 +13,10 @@ SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-frozen-store"
 FORMATS = {"fault-xml-stamped": "percona-xml"}
 # syslog receivers: logger's (test_killed_parts.py) and a real MariaDB's local syslog's (test_mariadb_syslog.py)
 LISTEN_TCP, LISTEN_MARIADB = "tcp://127.0.0.1:29514", "tcp://127.0.0.1:29515"
+# the job's longest wait for the store's answer to a write (sink.request-timeout; 60 s as shipped): a
+# frozen store must outlast it for its writes to time out and be retried, and a shorter one makes that
+# test shorter
+SINK_REQUEST_TIMEOUT_S = 20
 
 
 FAULTS_STACK = StackOfTheSession("faults_stack")
@@ -24,7 +28,8 @@ def faults_stack(tmp_path_factory):
     # room for every event of a module's tests: the capped collection must not trim what a test counts
     yield FAULTS_STACK.start(tmp_path_factory.mktemp("faults"), PORTS, SERVERS, "auditpipe_faults", capped_mb=4096,
                              formats=FORMATS, listen=[{"listen": LISTEN_TCP, "server": "fault-syslog"},
-                                                      {"listen": LISTEN_MARIADB, "server": "fault-mariadb-syslog"}])
+                                                      {"listen": LISTEN_MARIADB, "server": "fault-mariadb-syslog"}],
+                             job_options=f", sink.request-timeout: {SINK_REQUEST_TIMEOUT_S}s")
     FAULTS_STACK.stop()
 
 

@@ -149,6 +149,9 @@ public final class JobOptions {
             .withDescription("First retry delay; doubles on each retry up to sink.retry-max-backoff.");
     public static final ConfigOption<Duration> SINK_RETRY_MAX_BACKOFF = ConfigOptions.key("sink.retry-max-backoff")
             .durationType().defaultValue(Duration.ofSeconds(10)).withDescription("Longest retry delay.");
+    public static final ConfigOption<Duration> SINK_REQUEST_TIMEOUT = ConfigOptions.key("sink.request-timeout")
+            .durationType().defaultValue(Duration.ofSeconds(60))
+            .withDescription("Longest wait for the store's answer to a write; then the write is retried (sink.max-retries).");
 
     public static final ConfigOption<Duration> CHECKPOINT_INTERVAL = ConfigOptions.key("checkpoint.interval")
             .durationType().defaultValue(Duration.ofSeconds(10))

@@ -174,7 +174,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(settings.uri))
                 // a store that stops answering becomes a retried error, never an endless wait
-                .applyToSocketSettings(s -> s.connectTimeout(10, TimeUnit.SECONDS).readTimeout(60, TimeUnit.SECONDS))
+                .applyToSocketSettings(s -> s.connectTimeout(10, TimeUnit.SECONDS)
+                        .readTimeout((int) settings.requestTimeoutMillis, TimeUnit.MILLISECONDS))
                 .applyToClusterSettings(s -> s.serverSelectionTimeout(30, TimeUnit.SECONDS))
                 .codecRegistry(EncodedDocument.codecRegistry()) // documents encoded before the batch: copied, not encoded again
                 .build());

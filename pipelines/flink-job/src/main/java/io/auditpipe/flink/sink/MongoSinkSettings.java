@@ -21,6 +21,8 @@ public final class MongoSinkSettings implements Serializable {
     final int maxRetries;
     final long retryBackoffMillis;
     final long retryMaxBackoffMillis;
+    /** Longest wait for the store's answer to one request: a store that stops answering becomes a retried error. */
+    final long requestTimeoutMillis;
     /**
      * A field of inserted documents holding a digest of their source (events: line_sha256), or
      * null. With it, a duplicate key is checked: same digest = a replay, another = a collision.
@@ -47,12 +49,12 @@ public final class MongoSinkSettings implements Serializable {
                              int batchSize, Duration flushInterval, int maxRetries,
                              Duration retryBackoff, Duration retryMaxBackoff, String digestField) {
         this(uri, database, collection, deadLetterCollection, batchSize, flushInterval, maxRetries, retryBackoff,
-                retryMaxBackoff, digestField, null, null, 1, null);
+                retryMaxBackoff, JobOptions.SINK_REQUEST_TIMEOUT.defaultValue(), digestField, null, null, 1, null);
     }
 
     private MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
                               int batchSize, Duration flushInterval, int maxRetries,
-                              Duration retryBackoff, Duration retryMaxBackoff, String digestField,
+                              Duration retryBackoff, Duration retryMaxBackoff, Duration requestTimeout, String digestField,
                               String deadLetterTopic, java.util.Map<String, String> deadLetterProducer,
                               int batchesInFlight, Rejections rejections) {
         this.uri = uri;
@@ -64,6 +66,7 @@ public final class MongoSinkSettings implements Serializable {
         this.maxRetries = maxRetries;
         this.retryBackoffMillis = retryBackoff.toMillis();
         this.retryMaxBackoffMillis = retryMaxBackoff.toMillis();
+        this.requestTimeoutMillis = requestTimeout.toMillis();
         this.digestField = digestField;
         this.deadLetterTopic = deadLetterTopic;
         this.deadLetterProducer = deadLetterProducer == null ? null : new java.util.HashMap<>(deadLetterProducer);
@@ -76,21 +79,32 @@ public final class MongoSinkSettings implements Serializable {
         return new MongoSinkSettings(job.get(JobOptions.STORE_URI), job.get(JobOptions.STORE_DATABASE), collection,
                 job.get(JobOptions.DEAD_LETTER_COLLECTION), job.get(JobOptions.SINK_BATCH_SIZE),
                 job.get(JobOptions.SINK_FLUSH_INTERVAL), job.get(JobOptions.SINK_MAX_RETRIES),
-                job.get(JobOptions.SINK_RETRY_BACKOFF), job.get(JobOptions.SINK_RETRY_MAX_BACKOFF), null);
+                job.get(JobOptions.SINK_RETRY_BACKOFF), job.get(JobOptions.SINK_RETRY_MAX_BACKOFF), null)
+                .withRequestTimeout(job.get(JobOptions.SINK_REQUEST_TIMEOUT));
+    }
+
+    /** The same settings, waiting at most {@code timeout} for the store's answer to a request. */
+    public MongoSinkSettings withRequestTimeout(Duration timeout) {
+        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
+                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis), timeout, digestField, deadLetterTopic, deadLetterProducer,
+                batchesInFlight, rejections);
     }
 
     /** The same settings, checking duplicate keys of inserts against {@code field} (see {@link #digestField}). */
     public MongoSinkSettings withDigestField(String field) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), field, deadLetterTopic, deadLetterProducer, batchesInFlight, rejections);
+                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
+                field, deadLetterTopic, deadLetterProducer, batchesInFlight, rejections);
     }
 
     /** The same settings, also publishing rejections to {@code topic} with a producer of {@code producer} properties. */
     public MongoSinkSettings withDeadLetterTopic(String topic, java.util.Map<String, String> producer) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), digestField, topic, producer, batchesInFlight, rejections);
+                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
+                digestField, topic, producer, batchesInFlight, rejections);
     }
 
     /**
@@ -107,22 +121,24 @@ public final class MongoSinkSettings implements Serializable {
         }
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), digestField, deadLetterTopic, deadLetterProducer, n, rejections);
+                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
+                digestField, deadLetterTopic, deadLetterProducer, n, rejections);
     }
 
     /** The same settings with documents waiting at most {@code interval} in a partly filled batch. */
     public MongoSinkSettings withFlushInterval(Duration interval) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize, interval, maxRetries,
-                Duration.ofMillis(retryBackoffMillis), Duration.ofMillis(retryMaxBackoffMillis), digestField,
-                deadLetterTopic, deadLetterProducer, batchesInFlight, rejections);
+                Duration.ofMillis(retryBackoffMillis), Duration.ofMillis(retryMaxBackoffMillis),
+                Duration.ofMillis(requestTimeoutMillis), digestField, deadLetterTopic, deadLetterProducer, batchesInFlight,
+                rejections);
     }
 
     /** The same settings, telling {@code listener} of each document the store refuses for good. */
     public MongoSinkSettings withRejections(Rejections listener) {
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), digestField, deadLetterTopic, deadLetterProducer, batchesInFlight,
-                listener);
+                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
+                digestField, deadLetterTopic, deadLetterProducer, batchesInFlight, listener);
     }
 
     public String collection() {
