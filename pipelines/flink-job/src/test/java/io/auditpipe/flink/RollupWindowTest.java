@@ -130,7 +130,7 @@ class RollupWindowTest {
         RollupKey k = RollupKey.of(new IngestedEvent(event("administrator", List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS")),
                 new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
         UpdateOneModel<Document> upsert = (UpdateOneModel<Document>) StoreDocuments.rollupUpsert(new RollupRow(k, DAY, 7));
-        Document set = (Document) ((Document) upsert.getUpdate()).get("$set");
+        Document set = StoreDocumentsTest.written(upsert);
         assertEquals(new Date(DAY), set.get("day"));
         assertEquals(new Date(DAY + 86_400_000L), set.get("day_end"));
         assertEquals(List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS"), set.get("controls"));

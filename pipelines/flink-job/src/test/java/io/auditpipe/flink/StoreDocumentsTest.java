@@ -11,6 +11,7 @@ import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.parser.Digests;
 
 import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.WriteModel;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -47,14 +48,24 @@ class StoreDocumentsTest {
         assertFalse(d.containsKey("sqltext"), "absent fields stay absent");
     }
 
+    /** What an upsert of a count writes: its {@code $set} fields and the count it raises ({@code $max}). */
+    static Document written(WriteModel<Document> model) {
+        Document update = (Document) ((UpdateOneModel<Document>) model).getUpdate();
+        Document out = new Document((Document) update.get("$set"));
+        out.putAll((Document) update.get("$max"));
+        return out;
+    }
+
     @Test
-    void statsAreUpsertsOfTheFullCount() {
+    void statsAreUpsertsOfTheFullCountThatNeverLowerIt() {
         StatsKey k = new StatsKey();
         k.server = "db-01"; k.user = "app"; k.eventName = "Query"; k.commandClass = "select"; k.status = 0;
         UpdateOneModel<Document> m = (UpdateOneModel<Document>) StoreDocuments.statsUpsert(new StatsRow(k, 60_000L, 17));
         assertEquals(new Document("_id", "60000|db-01|app|Query|select|0"), m.getFilter());
-        Document set = (Document) ((Document) m.getUpdate()).get("$set");
-        assertEquals(17L, set.get("count"));
+        Document update = (Document) m.getUpdate();
+        assertEquals(new Document("count", 17L), update.get("$max"), "a late write of an older count cannot take it back");
+        assertFalse(((Document) update.get("$set")).containsKey("count"));
+        assertEquals("db-01", written(m).get("server"));
         assertTrue(m.getOptions().isUpsert());
     }
 
@@ -65,7 +76,7 @@ class StoreDocumentsTest {
         UpdateOneModel<Document> upsert = (UpdateOneModel<Document>) StoreDocuments.hourUpsert(hour);
         assertEquals("3600000|db-01|import-x", inserted.get("_id"));
         assertEquals(((Document) upsert.getFilter()).get("_id"), inserted.get("_id"));
-        Document set = (Document) ((Document) upsert.getUpdate()).get("$set");
+        Document set = written(upsert);
         inserted.remove("_id");
         inserted.remove("updated_at");
         set.remove("updated_at");
@@ -79,7 +90,7 @@ class StoreDocumentsTest {
         io.auditpipe.flink.records.RollupRow day = new io.auditpipe.flink.records.RollupRow(rk, 0L, 3);
         day.chain = "import-x";
         Document rolled = ((com.mongodb.client.model.InsertOneModel<Document>) StoreDocuments.rollupInsert(day)).getDocument();
-        Document rolledSet = (Document) ((Document) ((UpdateOneModel<Document>) StoreDocuments.rollupUpsert(day)).getUpdate()).get("$set");
+        Document rolledSet = written(StoreDocuments.rollupUpsert(day));
         assertEquals(day.id(), rolled.get("_id"));
         assertTrue(day.id().endsWith("|import-x"));
         rolled.remove("_id");

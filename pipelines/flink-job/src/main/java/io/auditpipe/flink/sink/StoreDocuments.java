@@ -33,8 +33,8 @@ import java.util.List;
  *
  * <p>Events and dead letters are inserts with a deterministic {@code _id}: a second insert of the
  * same record fails with a duplicate key, which the sink counts and ignores. That is how replays
- * stay exact, and it needs no update of the capped collection. Stats rows are upserts that
- * {@code $set} the full count, so rewriting them is harmless.
+ * stay exact, and it needs no update of the capped collection. Stats rows are upserts of the full
+ * count, which only ever raise it ({@code $max}), so rewriting them, late too, is harmless.
  */
 public final class StoreDocuments {
     private StoreDocuments() {}
@@ -227,12 +227,12 @@ public final class StoreDocuments {
     }
 
     public static WriteModel<Document> statsUpsert(StatsRow row) {
-        return upsert(row.id(), statsFields(row));
+        return countUpsert(row.id(), statsFields(row), "count");
     }
 
     /** A server's hour: its full count so far, upserted by its id. */
     public static WriteModel<Document> hourUpsert(HourRow row) {
-        return upsert(row.id(), hourFields(row));
+        return countUpsert(row.id(), hourFields(row), "count");
     }
 
     /** A server's hour written once (imported history's hours are): an insert by its id. */
@@ -248,9 +248,24 @@ public final class StoreDocuments {
         return set.append("updated_at", new Date());
     }
 
-    /** A count's fields set by its id, the document made if it is not there. */
+    /** A document's fields set by its id, the document made if it is not there. */
     private static WriteModel<Document> upsert(String id, Document fields) {
         return new UpdateOneModel<>(new Document("_id", id), new Document("$set", fields), new UpdateOptions().upsert(true));
+    }
+
+    /**
+     * A count's fields set by its id, the document made if it is not there, and its {@code count}
+     * field raised to the value, never lowered ({@code $max}). A window's count only grows (a replay
+     * from a checkpoint counts up to the same total again), while a write can reach the store late: one
+     * sent before the store stopped answering, timed out and retried, is still carried out when the store
+     * wakes, possibly after the newer write that followed its retry (seen in the fault suite with a
+     * 20 s request timeout: a minute's count one event short). {@code $set} would take the count back.
+     */
+    private static WriteModel<Document> countUpsert(String id, Document fields, String count) {
+        Document set = new Document(fields);
+        Object n = set.remove(count);
+        return new UpdateOneModel<>(new Document("_id", id), new Document("$set", set).append("$max", new Document(count, n)),
+                new UpdateOptions().upsert(true));
     }
 
     /** A count written once: its fields under its id. */
@@ -277,7 +292,7 @@ public final class StoreDocuments {
      * {@code day_end} bound the UTC day (a query over a range reads the days that overlap it).
      */
     public static WriteModel<Document> rollupUpsert(RollupRow row) {
-        return upsert(row.id(), rollupFields(row));
+        return countUpsert(row.id(), rollupFields(row), "events");
     }
 
     /** A day's count written once (imported history's windows fire once): an insert by its id. */
