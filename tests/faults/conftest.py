@@ -14,9 +14,7 @@ FORMATS = {"fault-xml-stamped": "percona-xml"}
 # syslog receivers: logger's (test_killed_parts.py) and a real MariaDB's local syslog's (test_mariadb_syslog.py)
 LISTEN_TCP, LISTEN_MARIADB = "tcp://127.0.0.1:29514", "tcp://127.0.0.1:29515"
 # the job's longest wait for the store's answer to a write (sink.request-timeout), as shipped: a frozen
-# store must outlast it for its writes to time out and be retried. With 20 s (a 30 s freeze) a stats
-# write that timed out was applied by the store after the newer one that followed its retry, and a
-# minute's count fell back by one (seen once in two runs): that stays to be fixed in the writers
+# store must outlast it for its writes to time out and be retried
 SINK_REQUEST_TIMEOUT_S = 60
 
 
