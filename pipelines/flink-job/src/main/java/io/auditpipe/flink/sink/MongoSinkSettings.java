@@ -85,6 +85,9 @@ public final class MongoSinkSettings implements Serializable {
 
     /** The same settings, waiting at most {@code timeout} for the store's answer to a request. */
     public MongoSinkSettings withRequestTimeout(Duration timeout) {
+        if (timeout.toMillis() < 1 || timeout.toMillis() > Integer.MAX_VALUE) { // the driver reads 0 as no timeout at all
+            throw new IllegalArgumentException("sink.request-timeout must be at least 1 ms (and under 24 days), not " + timeout);
+        }
         return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
                 Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
                 Duration.ofMillis(retryMaxBackoffMillis), timeout, digestField, deadLetterTopic, deadLetterProducer,

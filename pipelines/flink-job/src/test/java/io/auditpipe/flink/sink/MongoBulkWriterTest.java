@@ -18,6 +18,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The bulk writer's decisions that need no store: error sorting and one upsert per row. */
 class MongoBulkWriterTest {
+    @Test
+    void aRequestTimeoutOfZeroIsRefusedNotTakenForNoTimeout() {
+        MongoSinkSettings settings = new MongoSinkSettings("mongodb://127.0.0.1:1", "db", "c", "dl", 10,
+                java.time.Duration.ofMillis(500), 1, java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(1), null);
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> settings.withRequestTimeout(java.time.Duration.ZERO));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("sink.request-timeout"));
+        assertEquals(20_000L, settings.withRequestTimeout(java.time.Duration.ofSeconds(20)).requestTimeoutMillis);
+    }
+
     private static WriteModel<Document> upsert(String id, long count) {
         return new UpdateOneModel<>(new Document("_id", id), new Document("$set", new Document("count", count)),
                 new UpdateOptions().upsert(true));
