@@ -36,9 +36,10 @@ import java.util.List;
  * <p>A sequence whose first record to arrive is above number 1 opens for the grace of that record:
  * lower numbers may still come (a catch-up ships the rotated files after the live file's newer lines).
  * What arrives below it then is the sequence's beginning, its gaps alerted as any other and its start
- * record's restart too. Each sequence's lowest number is told to {@link SequenceStarts} ({@link #NOTICES},
- * with the collector's reports of lost lines), which knows the server's earlier sequences: the
- * beginning of a sequence missing after an earlier one is a gap too.
+ * record's restart too. A dead letter that is the first line of a sequence to arrive opens it until
+ * its first record arrives ({@link #UNTIL_A_RECORD}). Each sequence's lowest number is told to
+ * {@link SequenceStarts} ({@link #NOTICES}, with the collector's reports of lost lines), which knows
+ * the server's earlier sequences: the beginning of a sequence missing after an earlier one is a gap too.
  */
 public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered, Alert>
         implements WriteBackOperator.WritesBack<String> {
@@ -238,7 +239,7 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             if (s == null) {
                 s = new Sequence();
                 s.next = n; // the first line seen of the sequence is the dead one: the next record shows the gap
-                if (n > 1) open(s, e, ctx);
+                if (n > 1) openUntilARecord(s, e);
             }
             if (s.deadLettered == null) s.deadLettered = new TimedEntries(); // state written before the field
             if ((n >= s.next || below(s, n)) && s.deadLettered.size() < MAX_DEAD_LETTERED && indexOf(s.deadLettered, n) < 0) {
@@ -246,6 +247,10 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             }
             sequences.put(key, s);
             return;
+        }
+        if (s != null && s.opening && s.openUntil == UNTIL_A_RECORD) { // opened by a dead letter: the grace starts now
+            s.openUntil = e.eventTimeMillis + settings.recordGapGraceMillis;
+            ctx.timerService().registerEventTimeTimer(s.openUntil);
         }
         if (s == null) {
             s = new Sequence();
@@ -298,6 +303,23 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
     /** Whether number {@code n} is below the first record of a sequence that still opens: of its beginning. */
     private static boolean below(Sequence s, long n) {
         return s.opening && n < s.head.highest(); // the first record to arrive is the highest of the head
+    }
+
+    /**
+     * {@link Sequence#openUntil} of a sequence opened by a dead letter: open until its first record
+     * arrives, whose event time starts the grace. A dead letter's time is when its line was shipped,
+     * no event time: a log shipped late (a backlog, a catch-up, a file written at once) ships its dead
+     * letters long after its records' times, and the records and the dead letters reach this rule on two
+     * inputs that keep no order between them, so a dead letter may come before the records around it.
+     */
+    static final long UNTIL_A_RECORD = Long.MAX_VALUE;
+
+    /** Opens a sequence whose first line to arrive is a dead letter above number 1 ({@link #UNTIL_A_RECORD}). */
+    private static void openUntilARecord(Sequence s, Numbered e) {
+        s.opening = true;
+        s.openUntil = UNTIL_A_RECORD;
+        if (s.head == null) s.head = new Runs(); // state written before the field
+        s.head.add(e.number, e.id, e.eventTimeMillis);
     }
 
     /** Opens a sequence whose first record to arrive, {@code e}, is above number 1: lower ones may follow within its grace. */

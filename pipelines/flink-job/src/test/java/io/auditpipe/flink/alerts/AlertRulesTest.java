@@ -394,6 +394,28 @@ class AlertRulesTest {
     }
 
     @Test
+    void aDeadLetterThatArrivesBeforeItsSequencesRecordsWaitsForTheirTimeNotItsShippingTime() throws Exception {
+        // The records and the dead letters reach the rule on two inputs (a union): nothing orders one
+        // against the other. A log written at once ships a minute after its records' own times; its dead
+        // letter's time is when it was shipped. Here it arrives before every record of its sequence.
+        try (var h = gaps()) {
+            h.open();
+            feedDead(h, deadLine(4, T0 + 90 * S));
+            feed(h, start(T0), record(2, T0 + S), record(3, T0 + S), record(5, T0 + 2 * S), record(6, T0 + 60 * S));
+            // the records' watermark, a minute of records later: the dead letter's shipping time plus the grace
+            // is still ahead of it
+            h.processWatermark(T0 + 55 * S);
+            assertEquals(List.of("restart", "dead_letter"), h.extractOutputValues().stream().map(a -> a.gapClass)
+                    .collect(Collectors.toList()), "the restart and the gap by the records' times, not the dead letter's");
+            assertEquals(List.of("record_gap/db-01/2026-11-22T09:00:00/0", "record_gap/db-01/2026-11-22T09:00:00/4"),
+                    alerts(h));
+            h.processWatermark(T0 + 200 * S);
+            assertEquals(2, alerts(h).size(), "nothing more: record 6 follows 5");
+            assertEquals(0, h.numEventTimeTimers());
+        }
+    }
+
+    @Test
     void aDeadLetterSurvivesARestoreAndAnotherStageOrAServerlessOneIsNoNumber() throws Exception {
         org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
         try (var h = gaps()) {
