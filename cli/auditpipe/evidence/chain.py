@@ -49,8 +49,8 @@ SLIM_FIELDS = ("_id", "server", CHAIN, SEQ, DIGEST, "event_time", "line_sha256")
 
 def slim(doc: dict) -> dict:
     """What verification needs of a document: a few fields and its canonical content, less than half
-    the memory of the document as read (bench/README.md; a pass over the whole store holds every
-    event at once)."""
+    the memory of the document as read (bench/README.md); ``Kept`` drops the content once the
+    document's links are computed."""
     out = {k: doc[k] for k in SLIM_FIELDS if k in doc}
     out[CANONICAL] = canonical(doc)
     return out
@@ -60,16 +60,114 @@ def canonical(doc: dict) -> str:
     """The canonical content of an event document: what its link's digest covers."""
     if CANONICAL in doc:
         return doc[CANONICAL]
+    if LINKS in doc:
+        raise KeyError(f"the canonical content of {doc.get('_id')} was not kept (Kept): ask link() or content()")
     body = {k: _plain(v) for k, v in doc.items() if k not in (SEQ, DIGEST)}
     # default=str: a type the job never writes (a column added to an archive file) still gets a form,
     # which then cannot match the digest
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _digest(previous: str, content: str) -> bytes:
+    # encoded as Java's getBytes encodes: a lone surrogate becomes '?'
+    return hashlib.sha256((previous + "\n" + content).encode("utf-8", "replace")).digest()
+
+
 def link(previous: str, doc: dict) -> str:
     """The digest of the link after ``previous`` ("" for the first) for this document."""
-    # encoded as Java's getBytes encodes: a lone surrogate becomes '?'
-    return hashlib.sha256((previous + "\n" + canonical(doc)).encode("utf-8", "replace")).hexdigest()
+    links = doc.get(LINKS)
+    if links is not None and CANONICAL not in doc:
+        if previous not in links:
+            raise KeyError(f"link of {doc.get('_id')} after {previous[:16]}...: not kept (Kept.refresh reads it again)")
+        return links[previous].hex()
+    return _digest(previous, canonical(doc)).hex()
+
+
+def content(doc: dict) -> bytes:
+    """The SHA-256 of a document's canonical content: what tells identical copies apart from others."""
+    kept = doc.get(CONTENT)
+    return kept if kept is not None else hashlib.sha256(canonical(doc).encode("utf-8", "replace")).digest()
+
+
+#: what a kept document's canonical content gave, once it was dropped: {previous digest: its link after it}
+LINKS = "\x00links"
+#: the SHA-256 of a kept document's canonical content (``content``)
+CONTENT = "\x00content"
+
+
+class Kept:
+    """One place's documents as a verification pass keeps them while it reads them, by server, in any
+    order: each ``slim``, and once the documents of the two links before it are read, its canonical
+    content (most of a slim document's memory) is dropped for what it gives: its link's digest after
+    each of theirs (``LINKS``, all ``verify_links`` asks of it: its own link, and whether it was swapped
+    with the one before) and its content's hash (``CONTENT``: identical copies). A pass reading newest
+    first thus holds the canonical content of about two documents a server, not of all of them.
+
+    A document read later at one of those two links (a second document claiming a link: an insert)
+    makes the ones after it stale: ``refresh`` reads them again, whole."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, list[dict]] = {}
+        # each server's documents by link: the document, or a list of those claiming the same link
+        self._at: dict[str, dict[int, dict | list[dict]]] = {}
+        self._stale: dict[str, list[dict]] = {}
+
+    def add(self, server: str, doc: dict) -> None:
+        """Keeps ``doc`` (as read) among ``server``'s documents."""
+        kept = slim(doc)
+        self.docs.setdefault(server, []).append(kept)
+        self.note(server, kept)
+
+    def note(self, server: str, doc: dict) -> None:
+        """Takes ``doc`` into account for the documents kept after it, without keeping it (a document
+        judged with them from elsewhere: one the store refused)."""
+        if not _linked(doc):
+            return
+        at = self._at.setdefault(server, {})
+        seq = doc[SEQ]
+        held = at.get(seq)
+        at[seq] = doc if held is None else (held if isinstance(held, list) else [held]) + [doc]
+        for later in (seq + 1, seq + 2):
+            for d in _docs_at(at, later):
+                if LINKS in d and doc[DIGEST] not in d[LINKS]:
+                    self._stale.setdefault(server, []).append(d)
+        for t in (seq, seq + 1, seq + 2):
+            for d in _docs_at(at, t):
+                self._settle(at, d)
+
+    def _settle(self, at: dict[int, dict | list[dict]], doc: dict) -> None:
+        if CANONICAL not in doc:
+            return
+        seq = doc[SEQ]
+        before = [_docs_at(at, seq - k) for k in (1, 2) if seq - k >= 1]
+        if not all(before):
+            return  # a link before it not read (yet): it keeps its content
+        previous = {d[DIGEST] for docs in before for d in docs} | ({""} if seq <= 2 else set())
+        text = doc.pop(CANONICAL)
+        doc[LINKS] = {p: _digest(p, text) for p in previous}
+        doc[CONTENT] = hashlib.sha256(text.encode("utf-8", "replace")).digest()
+
+    def refresh(self, server: str, read) -> int:
+        """Reads ``server``'s stale documents again (``read``: ids -> the documents still stored, by id),
+        whole; one no longer stored is dropped (the capped collection trimmed it meanwhile). Returns
+        how many were read again."""
+        stale = {id(d): d for d in self._stale.pop(server, [])}
+        if not stale:
+            return 0
+        found = read([d.get("_id") for d in stale.values()])
+        for d in stale.values():
+            doc = found.get(d.get("_id"))
+            if doc is None:
+                self.docs[server] = [k for k in self.docs[server] if k is not d]
+                continue
+            d.clear()
+            d.update(slim(doc))
+        return len(stale)
+
+
+def _docs_at(at: dict[int, dict | list[dict]], seq: int) -> list[dict]:
+    held = at.get(seq)
+    return [] if held is None else held if isinstance(held, list) else [held]
 
 
 @dataclass
@@ -221,7 +319,7 @@ def _without_identical_copies(candidates: list[dict], report: ServerReport) -> l
         return candidates
     kept, seen = [], set()
     for d in candidates:
-        key = (_id(d), d.get(DIGEST), canonical(d))
+        key = (_id(d), d.get(DIGEST), content(d))
         if key in seen:
             report.identical_copies += 1
             continue

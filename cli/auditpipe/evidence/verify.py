@@ -19,6 +19,7 @@ from auditpipe.evidence.chain import (
     SEQ,
     Anchor,
     Finding,
+    Kept,
     ServerReport,
     slim,
     _plain,
@@ -213,7 +214,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             result.incremental = reached and marker is not None
             anchors = after.anchors if result.incremental else {}
             result.progress = Progress(newest if newest is not None else marker)
-        names |= set(stored) | set(anchors)
+        names |= set(stored.docs) | set(anchors)
     if in_archive:
         names |= set(reader.servers(root))
     if only is not None:
@@ -225,11 +226,14 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         loaded: dict[str, tuple[list[dict], ServerReport]] = {}
         sources = []
         if store:
-            docs = stored.get(name, [])
             refused = _refused_by_store(db[s["dead_letter_collection"]], s["events_collection"], name)
             anchor = anchors.get(name) if after is not None else None
             if anchor is not None:  # those verified earlier are not read again
                 refused = [d for d in refused if not (isinstance(d.get(SEQ), int) and d[SEQ] <= anchor.seq)]
+            for d in refused:
+                stored.note(name, d)
+            stored.refresh(name, lambda ids: _stored_by_id(cfg, events, ids))
+            docs = stored.docs.get(name, [])
             if refused:
                 result.notes.append(f"{name}: {len(refused)} event(s) the store refused are links too; they are"
                                     " kept as dead letters of stage store, and verified from there")
@@ -260,7 +264,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             report = verify_links(name, docs, heads, first, last, expected if until is None else None, why,
                                   after=anchor if where == "store" and after is not None else None)
             if where == "store" and result.progress is not None:
-                _advance(result.progress, name, stored.get(name, []), anchor)
+                _advance(result.progress, name, stored.docs.get(name, []), anchor)
             _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
             if where == "store" and since is None and until is None and head_interval_s is not None:
                 report.findings.extend(_heads_stopped(name, ends[where], heads_by_age.get((name, None)), now_ms,
@@ -376,7 +380,7 @@ class Pacer:
 
 
 def _stored_since(cfg: Config, events, marker: str | None, result: Verification,
-                  pacer: Pacer | None = None) -> tuple[dict[str, list[dict]], str | None, bool]:
+                  pacer: Pacer | None = None) -> tuple[Kept, str | None, bool]:
     """The events stored after the document ``marker`` (all of them for None), by server, read in the
     order they were inserted, which a capped collection keeps. Returns them, the newest document's id,
     and whether the marker was reached (when not, every stored event is returned).
@@ -389,7 +393,7 @@ def _stored_since(cfg: Config, events, marker: str | None, result: Verification,
     from auditpipe.store.client import is_ferretdb
 
     pacer = pacer or Pacer()
-    by_server: dict[str, list[dict]] = {}
+    by_server = Kept()
     if cfg.store_uses_local_ferretdb or not is_ferretdb(events.database):
         newest, reached = None, False
         for d in _newest_first(cfg, events):
@@ -474,23 +478,23 @@ def _advance(progress: Progress, server: str, docs: list[dict], anchor: Anchor |
     progress.anchors[server] = Anchor(top[SEQ], top[DIGEST], str(top["_id"]), previous)
 
 
-def _by_server(d: dict, by_server: dict[str, list[dict]], result: Verification) -> None:
+def _by_server(d: dict, by_server: Kept, result: Verification) -> None:
     server = d.get("server")
     if isinstance(server, str):
-        by_server.setdefault(server, []).append(slim(d))
+        by_server.add(server, d)
     else:
         result.findings.append(("store", Finding("inserted", "?", None, str(d.get("_id")),
                                                  "a document without a server name: the job did not write it")))
 
 
 def _stored_by_server(cfg: Config, events, only: set[str] | None, result: Verification,
-                      pacer: Pacer | None = None) -> dict[str, list[dict]]:
+                      pacer: Pacer | None = None) -> Kept:
     """The stored events by server, read in one walk: on the local FerretDB newest first from its
     SQLite file (``_newest_first``), elsewhere in one query (another FerretDB reads the whole
     collection for any filtered query: one read, not one per server). A document without a server
     name is no event of the job's: an INSERTED finding."""
     pacer = pacer or Pacer()
-    by_server: dict[str, list[dict]] = {}
+    by_server = Kept()
     if cfg.store_uses_local_ferretdb:
         docs = (d for d in _newest_first(cfg, events) if only is None or d.get("server") in only)
     else:
@@ -499,6 +503,25 @@ def _stored_by_server(cfg: Config, events, only: set[str] | None, result: Verifi
         pacer.tick()
         _by_server(d, by_server, result)
     return by_server
+
+
+def _stored_by_id(cfg: Config, events, ids: list) -> dict:
+    """The stored events of ``ids`` still in the store, by id (on the local FerretDB each from its
+    SQLite file by its `_id` index, where FerretDB would read the whole collection for a query)."""
+    found, asked = {}, []
+    for i in ids:
+        doc: dict | None | bool = False
+        if cfg.store_uses_local_ferretdb and isinstance(i, str):
+            from auditpipe.store.ferretdb import capped_document
+
+            doc = capped_document(cfg, events.name, i)
+        if doc is False:
+            asked.append(i)
+        elif doc is not None:
+            found[i] = doc
+    if asked:
+        found.update((d["_id"], d) for d in events.find({"_id": {"$in": asked}}))
+    return found
 
 
 def _public_key(cfg: Config, result: Verification):

@@ -192,3 +192,65 @@ def test_new_links_go_on_from_the_anchor_verified_before():
     claim = dict(docs[2], _id="db-01/claims-3")
     r = verify_links("db-01", docs[8:] + [claim, {"_id": "db-01/bare", "server": "db-01"}], {}, after=anchor)
     assert sorted(kinds(r), key=str) == [("inserted", 3, "db-01/claims-3"), ("inserted", None, "db-01/bare")]
+
+
+def kept_newest_first(docs):
+    """``docs`` kept as a verification pass keeps them, read newest first; the stale ones read again."""
+    from auditpipe.evidence.chain import Kept
+
+    kept = Kept()
+    for d in reversed(docs):
+        kept.add("db-01", d)
+    by_id = {d["_id"]: d for d in docs}
+    again = kept.refresh("db-01", lambda ids: {i: by_id[i] for i in ids if i in by_id})
+    return kept.docs["db-01"], again
+
+
+def test_kept_documents_drop_their_content_and_are_judged_as_the_whole_ones():
+    from auditpipe.evidence.chain import CANONICAL
+
+    docs = chain(200)
+    kept, again = kept_newest_first(docs)
+    assert again == 0 and sum(CANONICAL in d for d in kept) == 0, "each link's two links before it were read"
+    assert kinds(verify_links("db-01", kept, {200: docs[199]["chain_digest"]})) == []
+    trimmed, _ = kept_newest_first(docs[50:])
+    assert sum(CANONICAL in d for d in trimmed) == 2, "the oldest two read keep theirs: what came before is trimmed"
+
+    def tampered(change):
+        whole = copy.deepcopy(chain(10))
+        whole = change(whole) or whole
+        kept, _ = kept_newest_first(whole)
+        read = list(reversed(whole))  # in the order read: of two documents claiming a link, the first is judged first
+        return sorted(kinds(verify_links("db-01", kept, {})), key=str), sorted(kinds(verify_links("db-01", read, {})), key=str)
+
+    def edited(d):
+        d[3]["sqltext"] = "select nothing"
+
+    def recomputed(d):
+        edited(d)
+        d[3]["chain_digest"] = link(d[2]["chain_digest"], d[3])
+
+    def deleted(d):
+        del d[6]
+
+    def swapped(d):
+        d[4]["chain_seq"], d[5]["chain_seq"] = 6, 5
+
+    def inserted(d):
+        return d + [dict(d[2], _id="db-01/forged", sqltext="drop table x"), {"_id": "db-01/bare", "server": "db-01"}]
+
+    def linked_in(d):  # a second link 3 that follows link 2, read last: links 4 and 5 were kept without it
+        forged = dict(d[2], _id="db-01/forged", sqltext="drop table x")
+        forged["chain_digest"] = link(d[1]["chain_digest"], forged)
+        return [forged] + d
+
+    def identical(d):
+        return d + [dict(d[4])]
+
+    for change in (edited, recomputed, deleted, swapped, inserted, linked_in, identical):
+        found, expected = tampered(change)
+        assert found == expected and (found or change is identical), change.__name__
+    assert tampered(inserted)[0] == sorted([("inserted", 3, "db-01/forged"), ("inserted", None, "db-01/bare")], key=str)
+    assert tampered(linked_in)[0] == [("inserted", 3, "db-01/forged")]
+    _, again = kept_newest_first(linked_in(chain(10)))
+    assert again == 2, "links 4 and 5 follow link 3, which a second document claims: read again"
