@@ -350,11 +350,17 @@ def _after_last_shipped(files: list[Path], contents: dict[Path, bytes], last_lin
     return found[-1]
 
 
+class RotatedWhileRead(RuntimeError):
+    """Every pass over a log's files saw it rotate: what they held at one moment is not known."""
+
+
 def _read_all(live: Path, tries: int = 5) -> tuple[list[Path], dict[Path, bytes], dict[Path, int]]:
     """``live`` and its rotated files, newest first, with their contents and inodes, as they were at one
     moment: a rotation while they are read renames every one of them (the live file's content would be
     read again as ``.01`` and the oldest file's missed), so the names are read again until a pass ends
-    with every name still on the file read under it."""
+    with every name still on the file read under it. After ``tries`` passes that each saw a rotation,
+    ``RotatedWhileRead``: the catch-up is tried again a little later (``Collector._catch_up``) rather
+    than judged on files read across rotations (a loss that is none, or lines shipped twice)."""
     for _ in range(tries):
         files = [live] + rotated_files(live)
         contents: dict[Path, bytes] = {}
@@ -376,8 +382,8 @@ def _read_all(live: Path, tries: int = 5) -> tuple[list[Path], dict[Path, bytes]
 
         if [f for f in [live] + rotated_files(live) if now(f) is not None] == files and all(
                 now(f) == inodes[f] for f in files):
-            break
-    return files, contents, inodes
+            return files, contents, inodes
+    raise RotatedWhileRead(f"{live} rotated during each of {tries} reads of its files")
 
 
 def plan(live: Path, last_line: bytes | None, resume: ResumePoint | None,

@@ -570,3 +570,22 @@ def test_the_collector_comes_back_sooner_than_a_source_rotates_through_its_kept_
     from auditpipe.stack.components.collector import RsyslogCollector
 
     assert RsyslogCollector.longest_restart_wait * 2 < 90 * 0.4 < Component.longest_restart_wait
+
+
+def test_a_log_rotating_during_every_read_is_not_judged_but_tried_again(tmp_path, monkeypatch):
+    """Files read across rotations each time are not what they held at one moment: no plan from them."""
+    import pytest
+
+    from auditpipe.stack import catchup
+
+    live = layout(tmp_path)
+    resume = resume_after(live, b"line 80")
+
+    def open_and_rotate(f, mode="r", *a, **kw):
+        if f == live.with_name("audit.log.01"):  # the live file read, the others not yet
+            rotate(live)
+        return open(f, mode, *a, **kw)
+
+    monkeypatch.setattr(catchup, "open", open_and_rotate, raising=False)
+    with pytest.raises(catchup.RotatedWhileRead, match="rotated during each of 5 reads"):
+        plan(live, b"line 10", resume)
