@@ -145,6 +145,11 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     assert finding("store", "INSERTED", f"{server}/backdated"), out
     assert finding("archive", "EDITED", archived_edit["_id"]), out
     assert not finding("archive", "DELETED", ""), "the archive lost nothing"
+    # what a pass reads again by id (chain.Kept.refresh: documents judged stale): as stored now, a deleted one not
+    from auditpipe.evidence.verify import _stored_by_id
+
+    again = _stored_by_id(stack.cfg, events, [edited["_id"], deleted["_id"]])
+    assert list(again) == [edited["_id"]] and again[edited["_id"]]["user"] == "mallory", again
 
     # an archive file damaged (cut short): named by verify, query and status, never a traceback; put
     # back after (the session's later modules read the archive)
