@@ -312,7 +312,7 @@ def main() -> None:
         run_seconds = max(w["ended"] for w in written.values()) - t0
 
         figures: dict = {"machine": machine(), "commit": git_commit(), "run": {"minutes": minutes, "rate": rate,
-                         "cluster": on_cluster}, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                         "cluster": on_cluster}, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
                          "servers": {s: f for s, (_, f) in SERVERS.items()}, "slices": []}
         print(f"\nthe first minute (the job's JIT compiler warming up), then each {SLICE_S // 60} minutes of the run "
               f"(targets: checkpoint size and duration flat once the 15 minutes of lateness are full, p99 latency < 2 s, "
