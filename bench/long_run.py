@@ -388,6 +388,8 @@ def main() -> None:
             "supervisor": supervisor_lines(cfg.state_dir / "logs" / "supervisor.log"),
             "verification_passes": sampler.passes,
         }
+        # kept in bench/results/ too (a few a run): what a slice's latency may have fallen on
+        figures["verification_passes"] = sampler.passes
         figures["integrity_alerts"] = integrity
         print(f"\nintegrity alerts raised by the supervisor's verification passes: {len(integrity)}")
         for a in integrity[:10]:
