@@ -221,7 +221,7 @@ def review_table(runs: list[dict]) -> str:
                      f"{_n(_get(r, 'import', 'events_per_s'))} | {'-' if slowest is None else f'{slowest:.1f} s'} | "
                      f"{'-' if largest is None else f'{largest / 1024:,.0f} KiB'} | "
                      f"{'-' if panel is None else f'{panel:.2f} s'} | "
-                     f"{'exact' if r.get('counts_exact') else 'DIFFER' if r.get('counts_exact') is False else '-'} |")
+                     f"{_long_counts(r)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -237,8 +237,20 @@ def long_table(runs: list[dict]) -> str:
         cpu = r.get("cpu_us_per_event") or {}
         lines.append(f"| {_day(r)} | {_commit(r)} | {_n(_get(r, 'run', 'rate'))} | {_n(_get(r, 'run', 'minutes'))} | "
                      f"{shown} | {_n(round(sum(cpu.values()))) + ' us' if cpu else '-'} | "
-                     f"{'exact' if r.get('counts_exact') else 'DIFFER' if r.get('counts_exact') is False else '-'} |")
+                     f"{_long_counts(r)} |")
     return "\n".join(lines) + "\n"
+
+
+def _long_counts(run: dict) -> str:
+    """Whether every record was counted and archived once, and the integrity alerts a run's passes raised."""
+    counts = run.get("counts") or {}
+    if counts:
+        exact = all(c.get("written") == c.get("stats") == c.get("archived") for c in counts.values())
+    else:
+        exact = run.get("counts_exact")
+    shown = "-" if exact is None else "exact" if exact else "DIFFER"
+    alerts = len(run.get("integrity_alerts") or [])
+    return shown + (f"; {alerts} integrity alert{'s' if alerts != 1 else ''}" if alerts else "")
 
 
 #: the generated sections of bench/README.md: name -> what makes it from bench/results/
