@@ -442,13 +442,7 @@ def _anchors_present(cfg: Config, events, after: Progress, result: Verification)
     SQLite file by its `_id` index, where FerretDB would read the whole collection for each); one that
     is there but changed is an EDITED finding."""
     for server, anchor in sorted(after.anchors.items()):
-        doc: dict | None | bool = False
-        if cfg.store_uses_local_ferretdb and isinstance(anchor.event_id, str):
-            from auditpipe.store.ferretdb import capped_document
-
-            doc = capped_document(cfg, events.name, anchor.event_id)
-        if doc is False:
-            doc = events.find_one({"_id": anchor.event_id})
+        doc = _stored_by_id(cfg, events, [anchor.event_id]).get(anchor.event_id)
         if doc is None:
             return False
         if doc.get(SEQ) != anchor.seq or doc.get(DIGEST) != anchor.digest or doc.get("server") != server:
