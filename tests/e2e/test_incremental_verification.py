@@ -6,6 +6,7 @@ before, what it leaves to the full pass, and when it falls back to one."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -48,6 +49,12 @@ class Chains:
         self.last: dict[str, tuple[int, str]] = {}
 
     def add(self, server: str, n: int) -> list[dict]:
+        docs = self.link(server, n)
+        self.store(docs)
+        return docs
+
+    def link(self, server: str, n: int) -> list[dict]:
+        """The next ``n`` links of ``server``'s chain, not stored yet."""
         seq, previous = self.last.get(server, (0, ""))
         docs = []
         for _ in range(n):
@@ -56,12 +63,16 @@ class Chains:
                  "event_time": datetime(2026, 11, 26, 10, 0, seq % 60), "chain_seq": seq}
             d["chain_digest"] = previous = link(previous, d)
             docs.append(d)
-        self.events.insert_many(docs)
-        self.heads.insert_one({"_id": f"{server}/head/{seq}", "server": server, "seq": seq, "digest": previous,
-                               "last_event_id": docs[-1]["_id"], "last_event_time": docs[-1]["event_time"],
-                               "recorded_at": LONG_AGO})
         self.last[server] = (seq, previous)
         return docs
+
+    def store(self, docs: list[dict]) -> None:
+        """Stores linked ``docs`` (one server's) and a head for the last of them."""
+        self.events.insert_many(docs)
+        top = docs[-1]
+        self.heads.insert_one({"_id": f"{top['server']}/head/{top['chain_seq']}", "server": top["server"],
+                               "seq": top["chain_seq"], "digest": top["chain_digest"], "last_event_id": top["_id"],
+                               "last_event_time": top["event_time"], "recorded_at": LONG_AGO})
 
 
 def kinds(v: verify.Verification) -> list[tuple[str, str, int | None, str | None]]:
@@ -172,3 +183,54 @@ def test_the_watch_keeps_its_place_and_runs_a_full_pass_when_due(store, monkeypa
     finally:
         store.data["chain"]["full_verify_interval"] = "1h"
     assert (r.kind, r.findings) == ("full", 1), r
+
+
+def test_a_batch_stored_after_the_one_above_it_while_a_pass_reads_is_no_deletion(store, monkeypatch):
+    """The events' writer has two batches in flight on the local FerretDB, committed in either order: a
+    pass whose walk begins between the two finds the older one's links missing where it has read. They
+    are looked for again (verify._late_links) and verified there, and the next pass, which finds them
+    stored after its marker, does not take them for inserts."""
+    chains = Chains(store)
+    chains.events.database.drop_collection(chains.events.name)
+    chains.heads.delete_many({})
+    chains.events.database.create_collection(chains.events.name, capped=True, size=64 << 20)
+    monkeypatch.setattr(verification, "raise_alerts", lambda cfg, alerts: len(alerts))  # no Kafka here
+    chains.add("db-g", 10)
+    assert verification.run_pass(store).findings == 0
+    real = verify._newest_first
+
+    def racing(older: list[dict]):
+        def walk(cfg, events, *at):
+            rows = real(cfg, events, *at)
+            yield next(rows)  # the walk has read its first page: it is past where ``older`` belongs
+            chains.events.insert_many(older)
+            yield from rows
+        return walk
+
+    older, newer = chains.link("db-g", 20), chains.link("db-g", 20)
+    chains.store(newer)
+    monkeypatch.setattr(verify, "_newest_first", racing(older))
+    r = verification.run_pass(store)
+    assert (r.kind, r.error, r.findings, r.servers) == ("incremental", "", 0, {"db-g": 50}), r
+    assert sorted(verification.last_pass(store)["progress"]["seen"]) == sorted(d["_id"] for d in older)
+
+    older, newer = chains.link("db-g", 20), chains.link("db-g", 20)
+    chains.store(newer)
+    monkeypatch.setattr(verify, "_newest_first", racing(older))
+    v = verify.verify(store, store=True, in_archive=False)
+    assert kinds(v) == [] and any("stored while the pass read" in n for n in v.notes), (v.findings, v.notes)
+
+    monkeypatch.setattr(verify, "_newest_first", real)
+    chains.add("db-g", 5)
+    r = verification.run_pass(store)
+    assert (r.kind, r.findings, r.servers) == ("incremental", 0, {"db-g": 95}), r
+    chains.events.delete_one({"_id": "db-g/93"})
+    chains.add("db-g", 2)
+    r = verification.run_pass(store)
+    assert (r.kind, r.findings) == ("incremental", 0), "link 93 was verified: an incremental pass does not look back"
+    chains.events.delete_one({"_id": "db-g/96"})
+    chains.add("db-g", 2)
+    started = time.monotonic()
+    v = verify.verify(store, store=True, in_archive=False, after=verify.Progress())
+    assert ("deleted", "db-g", 93, None) in kinds(v) and ("deleted", "db-g", 96, None) in kinds(v), v.findings
+    assert time.monotonic() - started < verify.LATE_WAIT_S, "a quiet store is not waited for"

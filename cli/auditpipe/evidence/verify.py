@@ -39,6 +39,14 @@ DECISIONS_CHAIN = "review decisions"
 IN_FLIGHT_S = 120
 #: Documents per batch read from the store, and between two of a ``Pacer``'s pauses.
 READ_BATCH = 2000
+#: Links missing between those a pass read are looked for once more among the rows stored from this long
+#: before the newest row its walk began at (``_late_links``): the events' writer has two batches in
+#: flight on the local FerretDB, which gives a batch's rows their record ids (insertion order) when it
+#: starts to insert them and commits the two in either order, so a batch can become readable after
+#: the newer one above it, below where a walk that began between the two has already read.
+LATE_S = 30
+#: How long a pass waits, at most, for such links while the store is being written, looking again.
+LATE_WAIT_S = 5.0
 
 
 @dataclass
@@ -49,6 +57,15 @@ class Progress:
     server's last link (``Anchor``)."""
     marker: str | None = None
     anchors: dict[str, Anchor] = field(default_factory=dict)
+    # documents verified though stored after the marker (links that landed late, ``_late_links``): not
+    # read again as new
+    seen: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Walk:
+    """Where a walk of the local FerretDB's events began: the newest row's record id (``_late_links``)."""
+    top: int | None = None
 
 
 @dataclass
@@ -203,18 +220,21 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
 
     names = {server for server, _ in heads_by_chain}
     anchors: dict[str, Anchor] = {}
+    walk, late = Walk(), []
     if store:
         if after is None:
-            stored = _stored_by_server(cfg, events, only, result, Pacer(share))
+            stored = _stored_by_server(cfg, events, only, result, Pacer(share), walk)
         else:
             # an anchor gone (deleted, or trimmed by the cap with the rest of a quiet server's events):
             # the whole store is read and judged
             marker = after.marker if _anchors_present(cfg, events, after, result) else None
-            stored, newest, reached = _stored_since(cfg, events, marker, result, Pacer(share))
+            stored, newest, reached = _stored_since(cfg, events, marker, result, Pacer(share), walk,
+                                                    set(after.seen) if marker is not None else set())
             result.incremental = reached and marker is not None
             anchors = after.anchors if result.incremental else {}
             result.progress = Progress(newest if newest is not None else marker)
         names |= set(stored.docs) | set(anchors)
+        late_until = time.monotonic() + LATE_WAIT_S
     if in_archive:
         names |= set(reader.servers(root))
     if only is not None:
@@ -232,6 +252,9 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                 refused = [d for d in refused if not (isinstance(d.get(SEQ), int) and d[SEQ] <= anchor.seq)]
             for d in refused:
                 stored.note(name, d)
+            for d in _late_links(cfg, events, walk, name, stored.docs.get(name, []) + refused, anchor, late_until):
+                stored.add(name, d)
+                late.append(str(d["_id"]))
             stored.refresh(name, lambda ids: _stored_by_id(cfg, events, ids))
             docs = stored.docs.get(name, [])
             if refused:
@@ -292,6 +315,11 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                                     heads_by_age.get((name, chain)))
             result.reports.append(("archive", report))
             result.findings.extend(("archive", f) for f in report.findings)
+    if late:
+        result.notes.append(f"{len(late)} event(s) stored while the pass read the store, between links it had read"
+                            " (a batch of the job's that landed after the one above it), are verified with them")
+        if result.progress is not None:
+            result.progress.seen = late
     if not names:
         result.notes.append("nothing to verify: no events in the store or the archive")
     if only is None and since is None and until is None and after is None:
@@ -380,10 +408,12 @@ class Pacer:
 
 
 def _stored_since(cfg: Config, events, marker: str | None, result: Verification,
-                  pacer: Pacer | None = None) -> tuple[Kept, str | None, bool]:
+                  pacer: Pacer | None = None, walk: Walk | None = None,
+                  seen: set[str] = frozenset()) -> tuple[Kept, str | None, bool]:
     """The events stored after the document ``marker`` (all of them for None), by server, read in the
-    order they were inserted, which a capped collection keeps. Returns them, the newest document's id,
-    and whether the marker was reached (when not, every stored event is returned).
+    order they were inserted, which a capped collection keeps, but those of ``seen`` (verified at the
+    pass that left the marker). Returns them, the newest document's id, and whether the marker was
+    reached (when not, every stored event is returned).
 
     MongoDB reads newest first (``$natural`` -1) back to the marker: only what is new; so does the
     local FerretDB, from its SQLite file a page at a time (``_newest_first``). Another FerretDB 1.24
@@ -396,34 +426,38 @@ def _stored_since(cfg: Config, events, marker: str | None, result: Verification,
     by_server = Kept()
     if cfg.store_uses_local_ferretdb or not is_ferretdb(events.database):
         newest, reached = None, False
-        for d in _newest_first(cfg, events):
+        for d in _newest_first(cfg, events, walk):
             pacer.tick()
             if newest is None:
                 newest = d.get("_id")
             if marker is not None and d.get("_id") == marker:
                 reached = True
                 break
-            _by_server(d, by_server, result)
+            if d.get("_id") not in seen:
+                _by_server(d, by_server, result)
         return by_server, newest, reached
     newest, reached = None, marker is None
     for d in events.find({}).batch_size(READ_BATCH):
         pacer.tick()
         newest = d.get("_id")
         if reached:
-            _by_server(d, by_server, result)
+            if newest not in seen:
+                _by_server(d, by_server, result)
         elif newest == marker:
             reached = True
     if not reached:  # the marker is gone: everything, judged
-        return _stored_since(cfg, events, None, result, pacer)[0], newest, False
+        if walk is not None:
+            walk.top = None
+        return _stored_since(cfg, events, None, result, pacer, walk)[0], newest, False
     return by_server, newest, marker is not None
 
 
-def _newest_first(cfg: Config, events) -> Iterator[dict]:
+def _newest_first(cfg: Config, events, walk: Walk | None = None) -> Iterator[dict]:
     """The stored events newest first. The local FerretDB's are read from its SQLite file a page at a
     time (``capped_rows``: a walk through FerretDB would hold one SQLite snapshot for its whole length,
     minutes for a paced pass over a busy store, and the store's write-ahead log would grow all that
     time); newest first, so that the capped trim, which removes the oldest rows meanwhile, only ends
-    the walk early and never leaves a hole in what it read."""
+    the walk early and never leaves a hole in what it read; ``walk`` records where it began."""
     if not cfg.store_uses_local_ferretdb:
         yield from events.find({}).sort("$natural", -1).batch_size(READ_BATCH)
         return
@@ -431,7 +465,9 @@ def _newest_first(cfg: Config, events) -> Iterator[dict]:
 
     rows = capped_rows(cfg, events.name, newest_first=True, page=READ_BATCH)
     try:
-        for _, doc in rows:
+        for record_id, doc in rows:
+            if walk is not None and walk.top is None:
+                walk.top = record_id
             yield from_sjson_document(doc)
     finally:
         rows.close()
@@ -482,7 +518,7 @@ def _by_server(d: dict, by_server: Kept, result: Verification) -> None:
 
 
 def _stored_by_server(cfg: Config, events, only: set[str] | None, result: Verification,
-                      pacer: Pacer | None = None) -> Kept:
+                      pacer: Pacer | None = None, walk: Walk | None = None) -> Kept:
     """The stored events by server, read in one walk: on the local FerretDB newest first from its
     SQLite file (``_newest_first``), elsewhere in one query (another FerretDB reads the whole
     collection for any filtered query: one read, not one per server). A document without a server
@@ -490,13 +526,56 @@ def _stored_by_server(cfg: Config, events, only: set[str] | None, result: Verifi
     pacer = pacer or Pacer()
     by_server = Kept()
     if cfg.store_uses_local_ferretdb:
-        docs = (d for d in _newest_first(cfg, events) if only is None or d.get("server") in only)
+        docs = (d for d in _newest_first(cfg, events, walk) if only is None or d.get("server") in only)
     else:
         docs = events.find({} if only is None else {"server": {"$in": sorted(only)}}).batch_size(READ_BATCH)
     for d in docs:
         pacer.tick()
         _by_server(d, by_server, result)
     return by_server
+
+
+def _holes(seqs: set[int], anchor: Anchor | None) -> list[tuple[int, int]]:
+    """The links missing between ``seqs`` (and between ``anchor`` and them), as (first, last) ranges."""
+    order = sorted(s for s in seqs if anchor is None or s > anchor.seq)
+    holes = [(anchor.seq + 1, order[0] - 1)] if anchor is not None and order and order[0] > anchor.seq + 1 else []
+    return holes + [(a + 1, b - 1) for a, b in zip(order, order[1:]) if b > a + 1]
+
+
+def _late_links(cfg: Config, events, walk: Walk, server: str, docs: list[dict], anchor: Anchor | None,
+                until: float) -> list[dict]:
+    """The documents of ``server``'s links missing between those a pass read (``docs``), stored after its
+    walk had passed where they belong: a batch of the job's that landed after the newer one above it
+    (``LATE_S``). On the local FerretDB they are looked for among the rows stored from ``LATE_S`` before
+    the walk's first row, and looked for again until ``until`` (monotonic time) while the store is being
+    written; elsewhere once, by link. A link still missing then is judged deleted."""
+    holes = _holes({d[SEQ] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}, anchor)
+    if not holes:
+        return []
+    low, high = holes[0][0], holes[-1][1]
+    wanted = {s for a, b in holes for s in range(a, b + 1)} if high - low < 1_000_000 else None
+    found: dict[str, dict] = {}
+
+    def take(candidates) -> bool:
+        for d in candidates:
+            seq = d.get(SEQ)
+            if isinstance(seq, int) and (seq in wanted if wanted is not None else any(a <= seq <= b for a, b in holes)):
+                found.setdefault(str(d.get("_id")), d)
+        return wanted is not None and {d[SEQ] for d in found.values()} >= wanted
+
+    if not (cfg.store_uses_local_ferretdb and walk.top is not None):
+        take(events.find({"server": server, SEQ: {"$gte": low, "$lte": high}}))
+        return list(found.values())
+    from auditpipe.store.ferretdb import capped_links
+
+    since, written, pause = max(0, walk.top - (LATE_S << 32)), walk.top, 0.5
+    while True:
+        docs_found, newest = capped_links(cfg, events.name, since, server, low, high)
+        if take(docs_found) or newest is None or newest <= written or time.monotonic() + pause > until:
+            return list(found.values())
+        written = newest  # the store is being written: a batch in flight may land yet
+        time.sleep(pause)
+        pause *= 2
 
 
 def _stored_by_id(cfg: Config, events, ids: list) -> dict:

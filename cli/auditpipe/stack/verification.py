@@ -249,7 +249,8 @@ def check_review_deadlines(cfg: Config, log, last_error: str) -> str:
 
 def progress_json(p) -> dict:
     return {"marker": p.marker,
-            "anchors": {s: [a.seq, a.digest, a.event_id, a.previous] for s, a in sorted(p.anchors.items())}}
+            "anchors": {s: [a.seq, a.digest, a.event_id, a.previous] for s, a in sorted(p.anchors.items())},
+            "seen": list(p.seen)}
 
 
 def progress_of(data: dict):
@@ -260,7 +261,7 @@ def progress_of(data: dict):
     try:
         return verify.Progress(data.get("marker"), {
             s: Anchor(int(a[0]), str(a[1]), str(a[2]), None if a[3] is None else str(a[3]))
-            for s, a in data["anchors"].items()})
+            for s, a in data["anchors"].items()}, [str(i) for i in data.get("seen") or []])
     except (AttributeError, KeyError, TypeError, ValueError, IndexError):
         return verify.Progress()
 

@@ -206,6 +206,30 @@ def capped_rows(cfg: Config, collection: str, newest_first: bool = False,
         con.close()
 
 
+def capped_links(cfg: Config, collection: str, from_record: int, server: str, low: int,
+                 high: int) -> tuple[list[dict], int | None]:
+    """The documents of ``server`` with a chain link from ``low`` to ``high`` among the rows of a capped
+    collection of the local FerretDB from record id ``from_record`` on, decoded as pymongo decodes them,
+    and the newest record id (None: no such collection). Read from FerretDB's SQLite file, the fields
+    matched by SQLite's JSON functions (about 27 us a row of 2.7 KB, 2026-12-03): a range of the newest
+    rows, not the collection, which FerretDB would read whole for any filter."""
+    con = sqlite3.connect(f"file:{ferretdb_sqlite_file(cfg)}?mode=ro", uri=True, timeout=10)
+    try:
+        found = ferretdb_table(con, collection)
+        if found is None:
+            return [], None
+        table = found[0]
+        newest = con.execute(f'SELECT MAX(_ferretdb_record_id) FROM "{table}"').fetchone()[0]
+        rows = con.execute(
+            f'SELECT _ferretdb_sjson FROM "{table}" WHERE _ferretdb_record_id >= ?'
+            " AND json_extract(_ferretdb_sjson, '$.server') = ?"
+            " AND json_extract(_ferretdb_sjson, '$.chain_seq') BETWEEN ? AND ?", (from_record, server, low, high)
+        ).fetchall()
+        return [from_sjson_document(json.loads(text, parse_int=_sjson_int)) for (text,) in rows], newest
+    finally:
+        con.close()
+
+
 def capped_document(cfg: Config, collection: str, doc_id: str) -> dict | None | bool:
     """The document of a capped collection of the local FerretDB whose ``_id`` is the string
     ``doc_id``, read from its SQLite file by FerretDB's own unique `_id` index (its expression, as

@@ -1,4 +1,4 @@
-"""evidence/verify.py Pacer: a reader kept to its share of the time."""
+"""evidence/verify.py: the Pacer that keeps a reader to its share of the time, and the holes a pass looks for again."""
 import pytest
 
 from auditpipe.evidence import verify
@@ -46,3 +46,14 @@ def test_a_whole_share_never_pauses(clock):
 def test_a_share_outside_the_time_is_refused(share):
     with pytest.raises(ValueError, match="share of the time"):
         verify.Pacer(share)
+
+
+def test_the_holes_a_pass_looks_for_again_are_the_links_missing_between_those_read():
+    from auditpipe.evidence.chain import Anchor
+
+    assert verify._holes({5, 6, 7}, None) == []
+    assert verify._holes({7, 5, 9, 10, 14}, None) == [(6, 6), (8, 8), (11, 13)]
+    anchor = Anchor(2, "d", "x")
+    assert verify._holes({5, 6}, anchor) == [(3, 4)], "between the link verified earlier and the first one read"
+    assert verify._holes({1, 2, 3, 4}, anchor) == [], "links up to the anchor are judged as inserts, not looked for"
+    assert verify._holes(set(), anchor) == []
