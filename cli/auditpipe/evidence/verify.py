@@ -553,7 +553,7 @@ def _late_links(cfg: Config, events, walk: Walk, server: str, docs: list[dict], 
     if not holes:
         return []
     low, high = holes[0][0], holes[-1][1]
-    wanted = {s for a, b in holes for s in range(a, b + 1)} if high - low < 1_000_000 else None
+    wanted = {s for a, b in holes for s in range(a, b + 1)} if high - low < 100_000 else None
     found: dict[str, dict] = {}
 
     def take(candidates) -> bool:
