@@ -223,9 +223,11 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         if (s == null) s = sequence.value();
         String key = ctx.getCurrentKey();
         if (e.lostAfter) {
-            if (s == null) {
+            if (s == null) { // the report before any record of its sequence: the first record opens it, as if it came first
                 s = new Sequence();
-                s.next = n + 1; // the line was shipped before the loss: the next record shows the gap
+                s.next = NO_RECORD_YET;
+                s.opening = true; // keeps the report until the sequence opens (forgetPassed)
+                s.openUntil = UNTIL_A_RECORD;
             }
             if (s.lostAfter == null) s.lostAfter = new TimedEntries(); // state written before the field
             if ((n + 1 >= s.next || below(s, n)) && s.lostAfter.size() < MAX_DEAD_LETTERED && indexOf(s.lostAfter, n) < 0) {
@@ -236,8 +238,10 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             return;
         }
         if (e.deadLetter) {
-            if (s == null) {
+            if (s == null || s.next == NO_RECORD_YET) {
+                TimedEntries reported = s == null ? null : s.lostAfter;
                 s = new Sequence();
+                s.lostAfter = reported;
                 s.next = n; // the first line seen of the sequence is the dead one: the next record shows the gap
                 if (n > 1) openUntilARecord(s, e);
             }
@@ -248,12 +252,18 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
             sequences.put(key, s);
             return;
         }
+        TimedEntries reported = null;
+        if (s != null && s.next == NO_RECORD_YET) { // only the collector's report of lost lines came before
+            reported = s.lostAfter;
+            s = null;
+        }
         if (s != null && s.opening && s.openUntil == UNTIL_A_RECORD) { // opened by a dead letter: the grace starts now
             s.openUntil = e.eventTimeMillis + settings.recordGapGraceMillis;
             ctx.timerService().registerEventTimeTimer(s.openUntil);
         }
         if (s == null) {
             s = new Sequence();
+            s.lostAfter = reported;
             s.next = n + 1;
             if (n == 1 && e.start) out.collect(restarted(key, e.id, e.eventTimeMillis));
             if (n > 1) {
@@ -313,6 +323,14 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
      * inputs that keep no order between them, so a dead letter may come before the records around it.
      */
     static final long UNTIL_A_RECORD = Long.MAX_VALUE;
+
+    /**
+     * {@link Sequence#next} of a sequence of which only the collector's report of lost lines has come
+     * ({@link Numbered#lostAfter}): the report names the last line shipped before the loss, and the
+     * records up to it may still be on their way (the two inputs keep no order), so the sequence's
+     * first record sets {@code next} as if it had come first, and the report stays with it.
+     */
+    static final long NO_RECORD_YET = 0;
 
     /** Opens a sequence whose first line to arrive is a dead letter above number 1 ({@link #UNTIL_A_RECORD}). */
     private static void openUntilARecord(Sequence s, Numbered e) {

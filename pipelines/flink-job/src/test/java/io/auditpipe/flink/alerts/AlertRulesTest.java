@@ -457,6 +457,25 @@ class AlertRulesTest {
     }
 
     @Test
+    void aReportOfLostLinesThatArrivesBeforeItsSequencesRecordsLeavesThemTheirPlace() throws Exception {
+        // The report names the last line shipped before the loss; the records up to it come on the other
+        // input of the union and may arrive after it: they are the sequence's beginning, not copies.
+        try (var h = gaps()) {
+            h.open();
+            feedDead(h, lostAfter(3, T0 + 2 * S));
+            feed(h, start(T0), record(2, T0 + S), record(3, T0 + S), record(9, T0 + 3 * S), record(10, T0 + 60 * S));
+            h.processWatermark(T0 + 100 * S);
+            List<Alert> out = h.extractOutputValues();
+            assertEquals(List.of("record_gap/db-01/2026-11-22T09:00:00/0", "record_gap/db-01/2026-11-22T09:00:00/4"),
+                    alerts(h), "the restart of record 1, and the lost lines 4 to 8");
+            assertEquals(List.of("restart", "collector_loss"), out.stream().map(a -> a.gapClass).collect(Collectors.toList()));
+            h.snapshot(1, 1);
+            assertEquals(1, h.numKeyedStateEntries());
+            assertEquals(0, h.numEventTimeTimers());
+        }
+    }
+
+    @Test
     void aGapAfterTheCollectorsReportOfLostLinesIsItsLossAndNoOtherIs() throws Exception {
         org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
         var report = lostAfter(20, T0 + 2 * S);

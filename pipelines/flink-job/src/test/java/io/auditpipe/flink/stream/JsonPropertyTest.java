@@ -1,6 +1,7 @@
 package io.auditpipe.flink.stream;
 
 import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Assume;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class JsonPropertyTest {
     @Property(tries = 2000)
     void theWriterIsThePlainOne(@ForAll("strings") String key, @ForAll("strings") String value, @ForAll("strings") String item) {
+        Assume.that(!key.equals("list") && !key.equals("m")); // the two keys appended below would replace it
         Document d = new Document(key, value).append("list", List.of(item, 7L)).append("m", new Document("v", value));
         String plain = "{" + plain(key) + ":" + plain(value) + ",\"list\":[" + plain(item) + ",7],\"m\":{\"v\":" + plain(value) + "}}";
         assertArrayEquals(plain.getBytes(StandardCharsets.UTF_8), Json.utf8(d));
