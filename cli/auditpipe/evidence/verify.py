@@ -446,9 +446,7 @@ def _stored_since(cfg: Config, events, marker: str | None, result: Verification,
         elif newest == marker:
             reached = True
     if not reached:  # the marker is gone: everything, judged
-        if walk is not None:
-            walk.top = None
-        return _stored_since(cfg, events, None, result, pacer, walk)[0], newest, False
+        return _stored_since(cfg, events, None, result, pacer)[0], newest, False
     return by_server, newest, marker is not None
 
 
