@@ -20,9 +20,11 @@ two TaskManagers, each a JVM of its own) instead of the one-process MiniCluster;
 memory are then the sums over its processes.
 
 Then it prints each 5 minutes of the run beside the targets (checkpoint size and duration flat once
-the lateness window is full, p99 latency < 2 s throughout, memory flat), and checks the counts:
-every record written is counted once in the one-minute stats and archived once (the capped store
-keeps only the newest hours, so the store's own count is not one of them).
+the lateness window is full, p99 latency < 2 s throughout, memory flat), what the seconds over 2 s
+fell on (``why_late``: a rate above what the stack stores, the verification passes, or short spikes)
+with the lever each points to, and checks the counts: every record written is counted once in the
+one-minute stats and archived once (the capped store keeps only the newest hours, so the store's own
+count is not one of them), waiting for a backlog for as long as those counts still grow.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ SERVERS = {"long-json": ("json", "percona-json"), "long-xml": ("xml-new", "perco
 SLICE_S = 300
 WARM_UP_S = 60  # the first minute is shown on its own: a fresh job's JIT compiler takes part of the cores
 ROTATE_BYTES = 64 * 1024 * 1024
+LATENCY_TARGET_S = 2.0
+BEHIND_SHARE = 0.98  # storing less than this share of the rate written: a backlog grows, whatever else happens
+DRAIN_STALL_S = 180  # the counts not growing for this long after the writers end: what is missing stays missing
 NEWEST_ROWS = 5000  # the newest rows read for each latency sample (about a second of events at 5,000/s)
 
 
@@ -239,6 +244,86 @@ def archive_counts(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def why_late(sampler: Sampler, t0: float, run_seconds: float, rate: float, stored_at_end: int, drain_s: float,
+             cpu_us: dict[str, float]) -> dict:
+    """What the seconds with a latency over the target fell on, printed with the lever each points to:
+    a rate above what the stack stored (a backlog that grows), the supervisor's verification passes,
+    or neither (short spikes: the --json timeline has the checkpoints, the store's write-ahead log and
+    the supervisor's log beside each second). After the first minute, while the simulator writes; a
+    second counts once, by its worst server."""
+    from datetime import datetime
+
+    worst: dict[int, float] = {}
+    for t, _, x in sampler.latency:
+        if t0 + WARM_UP_S <= t <= t0 + run_seconds:
+            worst[int(t)] = max(worst.get(int(t), 0.0), x)
+    passes = [(datetime.fromisoformat(p["started"]).timestamp(), float(p.get("seconds") or 0)) for p in sampler.passes
+              if p.get("started")]
+    in_pass = {t for t in worst if any(a <= t <= a + s for a, s in passes)}
+    over = sorted(t for t, x in worst.items() if x > LATENCY_TARGET_S)
+    stored_per_s = stored_at_end / run_seconds if run_seconds > 0 else 0.0
+    out = {"seconds": len(worst), "over": len(over), "over_in_passes": len(set(over) & in_pass),
+           "p99_in_passes_s": round(percentile([worst[t] for t in in_pass], 0.99), 2) if in_pass else None,
+           "p99_outside_passes_s": round(percentile([x for t, x in worst.items() if t not in in_pass], 0.99), 2),
+           "stored_per_s_while_writing": round(stored_per_s), "drain_s": round(drain_s)}
+    print(f"\nlatency over {LATENCY_TARGET_S:g} s after the first minute: {len(over)} of {len(worst)} seconds")
+    if not over:
+        return out
+    behind = stored_per_s < BEHIND_SHARE * rate
+    if behind:
+        top = max(cpu_us, key=cpu_us.get)
+        print(f"  the rate is above what the stack carries here: it stored {stored_per_s:,.0f} events/s while "
+              f"{rate:,.0f} were written, and worked the backlog off in {drain_s:.0f} s after the writers ended. "
+              f"The lever: CPU per event, {sum(cpu_us.values()):,.0f} us over all components, the largest part "
+              f"{top} {cpu_us[top]:,.0f} us (bench/README.md \"Goals\" and the cost table)")
+    if in_pass:
+        print(f"  {out['over_in_passes']} during the supervisor's verification passes ({len(in_pass)} s; p99 "
+              f"{out['p99_in_passes_s']} s in them, {out['p99_outside_passes_s']} s outside). The lever: the pass's "
+              f"share of the time (WATCH_SHARE in cli/auditpipe/stack/verification.py) or when it runs "
+              f"(chain.full_verify_interval)")
+    rest = [t for t in over if t not in in_pass]
+    if rest and not behind:
+        spikes, last = [], None
+        for t in rest:
+            if last is not None and t - last <= 1:
+                spikes[-1] = (spikes[-1][0], t, max(spikes[-1][2], worst[t]))
+            else:
+                spikes.append((t, t, worst[t]))
+            last = t
+        longest = max(spikes, key=lambda sp: sp[1] - sp[0])
+        print(f"  {len(rest)} outside them, in {len(spikes)} spikes (the longest {longest[1] - longest[0] + 1} s at "
+              f"minute {(longest[0] - t0) / 60:.1f}, the worst {max(sp[2] for sp in spikes):.1f} s): --json's timeline "
+              "has the checkpoints, the store's write-ahead log and the supervisor's log beside each second")
+        out["spikes_outside_passes"] = len(spikes)
+    return out
+
+
+def drain(db, cfg, written: dict[str, int]) -> tuple[dict, dict, float]:
+    """Waits for the last records through, the stats (early firing) and the archive (on checkpoints),
+    for as long as their counts still grow: at a rate above what the stack carries the backlog can take
+    longer than the run to work off. Gives up after DRAIN_STALL_S without growth. Returns the counts
+    and the seconds it waited."""
+    began = time.time()
+    say_at, grew_at, last = began + 60, began, None
+    while True:
+        counted = stats_counts(db, cfg.store["stats_collection"])
+        archived = archive_counts(cfg.archive_path)
+        if all(counted.get(s) == n and archived.get(s, (0, 0))[0] == n for s, n in written.items()):
+            break
+        now = time.time()
+        seen = (sum(counted.values()), sum(n for n, _ in archived.values()))
+        if seen != last:
+            last, grew_at = seen, now
+        elif now - grew_at > DRAIN_STALL_S:
+            break
+        if now >= say_at:
+            say_at += 60
+            print(f"  draining the backlog, {now - began:.0f} s after the writers ended: {seen[0]:,} of "
+                  f"{sum(written.values()):,} records counted in the stats, {seen[1]:,} archived", flush=True)
+        time.sleep(5)
+    return counted, archived, time.time() - began
+
+
 def main() -> None:
     args = sys.argv[1:]
     minutes = float(args[args.index("--minutes") + 1]) if "--minutes" in args else 30.0
@@ -295,16 +380,8 @@ def main() -> None:
         for p in procs:
             p.join()
         written = {s: json.loads(o.read_text()) for s, o in outs.items()}
-        # the last records through: the stats (early firing) and the archive (on checkpoints)
-        deadline = time.time() + 180
-        counted = archived = {}
-        while time.time() < deadline:
-            counted = stats_counts(db, cfg.store["stats_collection"])
-            archived = archive_counts(cfg.archive_path)
-            if all(counted.get(s) == w["records"] and archived.get(s, (0, 0))[0] == w["records"]
-                   for s, w in written.items()):
-                break
-            time.sleep(5)
+        stored_at_end = sum(sampler.newest.values())  # a server's newest stored link is how many of its records the store has
+        counted, archived, drain_s = drain(db, cfg, {s: w["records"] for s, w in written.items()})
         sampler.stop.set()
         used = cpu.stop()
         # what the supervisor's verification passes raised: a run's passes must find nothing
@@ -366,6 +443,7 @@ def main() -> None:
         print("  CPU per event over the run: " + ", ".join(f"{k} {v} us" for k, v in cpu_us.items())
               + f"; the simulator wrote for {run_seconds:.0f} s of the {seconds:.0f} planned (it writes in real time; "
               "behind its schedule, its delay counts as latency)")
+        figures["latency_over_target"] = why_late(sampler, t0, run_seconds, rate, stored_at_end, drain_s, cpu_us)
         print("\ncounts (every record written counted once in the stats and archived once):")
         for s, w in written.items():
             n_arch, top = archived.get(s, (0, 0))

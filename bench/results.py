@@ -68,6 +68,33 @@ class Goal:
     value: Callable[[dict], float | None]  # from a pipeline run's figures; None: not measured
     met: Callable[[float], bool]
     shown: Callable[[float], str]  # the value as it reads
+    why: Callable[[dict], str]  # what the run's own figures say the value is made of
+    lever: str  # where to push next when the goal is not met, and the section that has the analysis
+
+
+def _parts(values: dict | None, unit: str, n: int = 5) -> str:
+    """The largest parts of a breakdown ({component: figure}), largest first."""
+    parts = sorted(((k, v) for k, v in (values or {}).items() if k != "total" and isinstance(v, (int, float))),
+                   key=lambda kv: -kv[1])
+    return ", ".join(f"{k} {v:,.1f}{unit}" if unit == "%" else f"{k} {v:,.0f}{unit}" for k, v in parts[:n])
+
+
+def _frames(figures: dict, key: str, n: int = 3) -> str:
+    return ", ".join(f"{f['frame']} {100 * f['share']:.0f}%" for f in (_get(figures, key) or [])[:n])
+
+
+def _why_cpu(f: dict) -> str:
+    bulk = _get(f, "store_bulk_stored_documents", "cpu_us_per_doc")
+    return (f"CPU per event: {_parts(_get(f, 'end_to_end', 'cpu_us_per_event'), ' us')}; the store's bulk insert "
+            f"{bulk or 0:,.0f} us a document")
+
+
+def _why_share(f: dict) -> str:
+    cpu = _get(f, "end_to_end", "cpu_us_per_event") or {}
+    total = sum(v for v in cpu.values() if isinstance(v, (int, float)))
+    cores = _get(f, "cost_table", "cores") or 2
+    ceiling = f", so all of them carry at most {cores * 1e6 / total:,.0f} events/s on {cores} cores" if total else ""
+    return f"every component shares the cores: {total:,.0f} us of CPU per event end to end{ceiling}"
 
 
 def _cpu_vs_bulk(f: dict) -> float | None:
@@ -88,21 +115,35 @@ def _idle_share(f: dict) -> float | None:
 
 GOALS = [
     Goal("all components' CPU per event end to end, against the store's own bulk-insert CPU per document of the "
-         "same documents", "<= 1.3x", _cpu_vs_bulk, lambda v: v <= 1.3, lambda v: f"{v:.2f}x"),
+         "same documents", "<= 1.3x", _cpu_vs_bulk, lambda v: v <= 1.3, lambda v: f"{v:.2f}x", _why_cpu,
+         "the largest part: the store's document (docs/store.md) or the job's profile below (the cost table; "
+         "bench/README.md \"Why end to end stays below 80% of the 2-writer rate on 2 cores\")"),
     Goal("end to end, against the store's 2-writer bulk rate", ">= 80%",
-         lambda f: _get(f, "end_to_end", "percent_of_store_bulk"), lambda v: v >= 80, lambda v: f"{v:.0f}%"),
+         lambda f: _get(f, "end_to_end", "percent_of_store_bulk"), lambda v: v >= 80, lambda v: f"{v:.0f}%",
+         _why_share, "CPU per event end to end, as the goal above"),
     Goal(f"the job alone per core, against the reader alone on one core ({READER}: parse, enrich, mask)", ">= 40%",
          lambda f: None if _job_vs_reader(f) is None else 100 * _job_vs_reader(f), lambda v: v >= 40,
-         lambda v: f"{v:.0f}%"),
+         lambda v: f"{v:.0f}%", lambda f: f"the job alone's top frames: {_frames(f, 'job_alone_top_frames')}",
+         "the top frames, and reading each record once (bench/README.md \"Why the job alone stays below "
+         "150,000 events/s per core\")"),
     Goal("latency p99 at 70% of the run's own end-to-end rate", "< 2 s",
          lambda f: None if _get(f, "run", "latency_rate_given") else _get(f, "latency", "p99_s"),
-         lambda v: v < 2, lambda v: f"{v:.2f} s"),
+         lambda v: v < 2, lambda v: f"{v:.2f} s",
+         lambda f: f"the job's top frames end to end: {_frames(f, 'end_to_end_job_top_frames')}",
+         "what the slow seconds fell on: ./auditpipe bench --long --json FILE at that rate says (bench/README.md "
+         "\"The long run\")"),
     Goal("alert latency p99", "< 1 s", lambda f: _get(f, "alert_latency", "p99_s"), lambda v: v < 1,
-         lambda v: f"{v:.2f} s"),
+         lambda v: f"{v:.2f} s", lambda f: f"the job's top frames end to end: {_frames(f, 'end_to_end_job_top_frames')}",
+         "the rules' own read of the topic (bench/README.md \"Why the job alone stays below 150,000 events/s per "
+         "core\")"),
     Goal("resident memory of the whole stack (peak per component, summed)", "<= 2,048 MiB",
-         lambda f: _get(f, "memory_at_latency_rate_mib", "total"), lambda v: v <= 2048, lambda v: f"{v:,.0f} MiB"),
+         lambda f: _get(f, "memory_at_latency_rate_mib", "total"), lambda v: v <= 2048, lambda v: f"{v:,.0f} MiB",
+         lambda f: f"resident memory: {_parts(_get(f, 'memory_at_latency_rate_mib'), ' MiB')}",
+         "the largest part's heap and buffers (bench/README.md \"The heaps and the network buffers' waits\")"),
     Goal("idle, sources configured and nothing written: the whole stack", "< 5% of a core", _idle_share,
-         lambda v: v < 5, lambda v: f"{v:.1f}%"),
+         lambda v: v < 5, lambda v: f"{v:.1f}%",
+         lambda f: f"idle CPU, of a core: {_parts(_get(f, 'idle', 'cpu_percent_of_a_core'), '%')}",
+         "the largest part's threads that run while nothing happens (bench/README.md, figure 10, \"Idle\")"),
 ]
 
 
@@ -116,6 +157,9 @@ def goals_lines(figures: dict) -> list[str]:
     for g, v in goal_rows(figures):
         verdict = "not measured" if v is None else ("met" if g.met(v) else "NOT MET")
         out.append(f"  {g.name}: {'-' if v is None else g.shown(v)} (target {g.target}): {verdict}")
+        if v is not None and not g.met(v):
+            out.append(f"    why, from this run: {g.why(figures)}")
+            out.append(f"    next lever: {g.lever}")
     return out
 
 

@@ -52,6 +52,16 @@ def test_the_goals_are_ratios_within_the_run():
     assert by["alert latency p99"] == (0.8, True)
     assert by["resident memory of the whole stack (peak per component"] == (2500, False)
     assert by["idle"] == (60.0, False)
+    # a goal not met says what the run's own figures make it of, and where to push next
+    lines = results.goals_lines(figures())
+    cpu = next(i for i, line in enumerate(lines) if line.lstrip().startswith("all components' CPU"))
+    assert lines[cpu + 1] == ("    why, from this run: CPU per event: store 80 us, flink 70 us, collector 8 us, kafka 6 us; "
+                              "the store's bulk insert 70 us a document")
+    assert lines[cpu + 2].startswith("    next lever: ")
+    idle = next(i for i, line in enumerate(lines) if line.lstrip().startswith("idle"))
+    assert lines[idle + 1] == "    why, from this run: idle CPU, of a core: flink 50.0%, kafka 10.0%"
+    alert = next(i for i, line in enumerate(lines) if line.lstrip().startswith("alert latency"))
+    assert not lines[alert + 1].startswith("    ")  # met: nothing more
     missing = figures()
     del missing["latency"]
     assert "latency p99 at 70% of the run's own end-to-end rate: - (target < 2 s): not measured" in \
