@@ -250,13 +250,13 @@ def why_late(sampler: Sampler, t0: float, run_seconds: float, rate: float, store
     a rate above what the stack stored (a backlog that grows), the supervisor's verification passes,
     or neither (short spikes: the --json timeline has the checkpoints, the store's write-ahead log and
     the supervisor's log beside each second). After the first minute, while the simulator writes; a
-    second counts once, by its worst server."""
+    sample (one a second) counts once, by its worst server."""
     from datetime import datetime
 
-    worst: dict[int, float] = {}
+    worst: dict[float, float] = {}  # both servers' latency is sampled at one instant
     for t, _, x in sampler.latency:
         if t0 + WARM_UP_S <= t <= t0 + run_seconds:
-            worst[int(t)] = max(worst.get(int(t), 0.0), x)
+            worst[t] = max(worst.get(t, 0.0), x)
     passes = [(datetime.fromisoformat(p["started"]).timestamp(), float(p.get("seconds") or 0)) for p in sampler.passes
               if p.get("started")]
     in_pass = {t for t in worst if any(a <= t <= a + s for a, s in passes)}
@@ -285,13 +285,13 @@ def why_late(sampler: Sampler, t0: float, run_seconds: float, rate: float, store
     if rest and not behind:
         spikes, last = [], None
         for t in rest:
-            if last is not None and t - last <= 1:
+            if last is not None and t - last < 2:  # the next sample: one a second, a little later when slow
                 spikes[-1] = (spikes[-1][0], t, max(spikes[-1][2], worst[t]))
             else:
                 spikes.append((t, t, worst[t]))
             last = t
         longest = max(spikes, key=lambda sp: sp[1] - sp[0])
-        print(f"  {len(rest)} outside them, in {len(spikes)} spikes (the longest {longest[1] - longest[0] + 1} s at "
+        print(f"  {len(rest)} outside them, in {len(spikes)} spikes (the longest {longest[1] - longest[0] + 1:.0f} s at "
               f"minute {(longest[0] - t0) / 60:.1f}, the worst {max(sp[2] for sp in spikes):.1f} s): --json's timeline "
               "has the checkpoints, the store's write-ahead log and the supervisor's log beside each second")
         out["spikes_outside_passes"] = len(spikes)
