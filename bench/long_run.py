@@ -273,7 +273,8 @@ def why_late(sampler: Sampler, t0: float, run_seconds: float, rate: float, store
     if behind:
         top = max(cpu_us, key=cpu_us.get)
         print(f"  the rate is above what the stack carries here: it stored {stored_per_s:,.0f} events/s while "
-              f"{rate:,.0f} were written, and worked the backlog off in {drain_s:.0f} s after the writers ended. "
+              f"{rate:,.0f} were written, and worked the backlog off in {drain_s:.0f} s after the writers ended "
+              f"({max(rate * run_seconds - stored_at_end, 0) / max(drain_s, 1):,.0f} events/s, the simulator stopped). "
               f"The lever: CPU per event, {sum(cpu_us.values()):,.0f} us over all components, the largest part "
               f"{top} {cpu_us[top]:,.0f} us (bench/README.md \"Goals\" and the cost table)")
     if in_pass:

@@ -43,6 +43,7 @@ def test_a_rate_above_what_the_stack_stores_is_said_with_its_largest_cost(capsys
     said = capsys.readouterr().out
     assert out["stored_per_s_while_writing"] == 4000 and out["drain_s"] == 900
     assert "it stored 4,000 events/s while 10,000 were written" in said and "flink 400 us" in said
+    assert "in 900 s after the writers ended (4,000 events/s, the simulator stopped)" in said
     assert "spikes" not in said  # a backlog, not spikes
 
 
