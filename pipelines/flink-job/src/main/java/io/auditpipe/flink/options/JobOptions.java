@@ -550,7 +550,7 @@ public final class JobOptions {
                 + " checkpoint directory and the checkpoint to restore; a real cluster usually needs none).");
         m.put(KAFKA_CLIENT_PREFIX, "A Kafka client property for every Kafka client of the job (security.protocol,"
                 + " sasl.mechanism, sasl.jaas.config, ssl.truststore.location, ...); the CLI writes them from the config's"
-                + " kafka.security.");
+                + " kafka.security. One given here wins over the job's own: its sources' fetch.max.wait.ms 5000.");
         m.put(COMPLIANCE_PREFIX, "Data classes, principals, masking, change windows and business hours"
                 + " (io.auditpipe.enrich.ComplianceSettings.KEYS, docs/compliance.md); the CLI writes them from the"
                 + " config's compliance section.");
