@@ -122,7 +122,10 @@ class Fluentd:
         SIGTERM (its position file is closed while a rotation is still being handled; seen, with the
         run's records all stored exactly once). A position not saved then is a re-read after
         the restart, which the store absorbs by id. It is left out only between the shutdown and the
-        next start."""
+        next start. Nor is a chunk found empty when Fluentd resumes its file buffer ("found broken chunk
+        file during resume ... chunk is empty"): a kill -9 between creating a chunk's file and writing
+        to it leaves a file of no bytes (Fluentd's buffer/file_chunk.rb raises that only for a size of
+        zero), which holds no record to lose; it is moved to the backup directory."""
         signs = ("[error]", "BufferChunkOverflowError", "MessageSizeTooLarge", "is longer than",
                  "dropped")
         out, stopping, in_race = [], False, False
@@ -132,6 +135,8 @@ class Fluentd:
             elif "is now running" in line:
                 stopping = in_race = False
             if "[error]" in line:
+                if "found broken chunk file during resume" in line and 'chunk is empty"' in line:
+                    continue
                 if stopping and "closed stream" in line:
                     in_race = True
                     continue
