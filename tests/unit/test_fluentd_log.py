@@ -1,0 +1,30 @@
+"""What the Fluentd tests take from Fluentd's log as a problem (tests/fluentd.py ``Fluentd.problems``):
+every error but the two that lose nothing."""
+
+from __future__ import annotations
+
+import sys
+
+from auditpipe import paths
+
+sys.path.insert(0, str(paths.REPO / "tests"))
+from fluentd import Fluentd  # noqa: E402
+
+RESUMED = ('2026-12-04 17:57:04 +0000 [error]: #0 [kafka_audit_raw] found broken chunk file during resume. '
+           'path="/s/buffer/buffer.b661.log" mode=:staged err_msg="{}"')
+
+
+def problems(tmp_path, *lines: str) -> list[str]:
+    f = Fluentd.__new__(Fluentd)  # only its log is read
+    f.output = tmp_path / "fluentd.out"
+    f.output.write_text("\n".join(lines) + "\n")
+    return f.problems()
+
+
+def test_an_empty_chunk_found_on_resume_is_no_problem_and_any_other_broken_one_is(tmp_path):
+    assert problems(tmp_path, RESUMED.format("staged file chunk is empty")) == []
+    assert problems(tmp_path, RESUMED.format("enqueued file chunk is empty")) == []
+    broken = RESUMED.format("staged meta file is broken. unexpected end of file")
+    assert problems(tmp_path, broken) == [broken]
+    other = "2026-12-04 17:57:05 +0000 [error]: #0 [kafka_audit_raw] unexpected error while writing"
+    assert problems(tmp_path, RESUMED.format("staged file chunk is empty"), other) == [other]
