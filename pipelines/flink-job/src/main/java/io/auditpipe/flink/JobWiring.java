@@ -200,16 +200,6 @@ public final class JobWiring {
                 .build();
     }
 
-    /**
-     * How long the broker holds the sources' fetch of a quiet topic before answering it empty. A record
-     * answers it at once whatever this is (fetch.min.bytes is 1), so it costs no latency; Kafka's
-     * default of 500 ms has each of the two sources fetch twice a second while nothing is written, which
-     * took about 0.9% of a core of an idle stack's 11% between the job's fetchers and the broker's
-     * request threads (bench/README.md "Idle"). A {@code kafka.client.fetch.max.wait.ms} job option
-     * overrides it.
-     */
-    static final String SOURCE_FETCH_MAX_WAIT_MS = "5000";
-
     private static KafkaSourceBuilder<ParsedRecord> kafkaSourceBuilder(Configuration options) {
         KafkaSourceBuilder<ParsedRecord> builder = KafkaSource.<ParsedRecord>builder()
                 .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
@@ -217,7 +207,7 @@ public final class JobWiring {
                 .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
                 .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
                 .setProperty("partition.discovery.interval.ms", "60000")
-                .setProperty("fetch.max.wait.ms", SOURCE_FETCH_MAX_WAIT_MS);
+                .setProperty("fetch.max.wait.ms", JobOptions.SOURCE_FETCH_MAX_WAIT_MS);
         JobOptions.kafkaClientProperties(options).forEach(builder::setProperty);
         return builder;
     }

@@ -44,6 +44,16 @@ public final class JobOptions {
     public static final String KAFKA_CLIENT_PREFIX = "kafka.client.";
 
     /**
+     * How long the broker holds the sources' fetch of a quiet topic before answering it empty. A record
+     * answers it at once whatever this is (fetch.min.bytes is 1), so it costs no latency; Kafka's
+     * default of 500 ms has each of the two sources fetch twice a second while nothing is written, which
+     * took about 0.9% of a core of an idle stack's 11% between the job's fetchers and the broker's
+     * request threads (bench/README.md "Idle"). A {@code kafka.client.fetch.max.wait.ms} job option
+     * overrides it.
+     */
+    public static final String SOURCE_FETCH_MAX_WAIT_MS = "5000";
+
+    /**
      * {@code compliance.<...>}: data classes, principals, masking and change windows, read by
      * {@link io.auditpipe.enrich.ComplianceSettings#fromProperties} (docs/compliance.md). The CLI
      * writes them from the config's {@code compliance} section.
@@ -550,7 +560,8 @@ public final class JobOptions {
                 + " checkpoint directory and the checkpoint to restore; a real cluster usually needs none).");
         m.put(KAFKA_CLIENT_PREFIX, "A Kafka client property for every Kafka client of the job (security.protocol,"
                 + " sasl.mechanism, sasl.jaas.config, ssl.truststore.location, ...); the CLI writes them from the config's"
-                + " kafka.security. One given here wins over the job's own: its sources' fetch.max.wait.ms 5000.");
+                + " kafka.security. One given here wins over the job's own: its sources' fetch.max.wait.ms "
+                + SOURCE_FETCH_MAX_WAIT_MS + ".");
         m.put(COMPLIANCE_PREFIX, "Data classes, principals, masking, change windows and business hours"
                 + " (io.auditpipe.enrich.ComplianceSettings.KEYS, docs/compliance.md); the CLI writes them from the"
                 + " config's compliance section.");
