@@ -20,10 +20,10 @@ from auditpipe.store.ferretdb import ferretdb_sqlite_file
 
 TRIM_CHUNK_ROWS = 5_000      # rows per delete transaction: FerretDB's writers (busy_timeout 10 s) wait a few ms
 # Once over its cap, a collection is trimmed to this share of it: each pass then removes about what
-# arrived since the one before, a transaction or two. Down to 90% of a 2 GiB cap a pass removed about
-# 52,000-55,000 rows, 5,000 a transaction back to back for 3.5-7 s, during which the store's writers waited for
-# SQLite's write lock and the job's checkpoints stalled (bench/README.md "The long run": latency p99
-# 1.92 s around those passes against 0.89 s between them, 2026-12-04, be3255a).
+# arrived since the one before, a transaction or two. Down to 90% of a 2 GiB cap a pass removed
+# 52,000-55,000 rows, 5,000 a transaction, back to back for 3.5-7 s, while the store's writers waited
+# for SQLite's write lock and the job's checkpoints stalled (bench/README.md "The long run": latency
+# p99 1.92 s around those passes against 0.89 s between them, 2026-12-04, be3255a).
 TRIM_TO = 0.99
 
 
