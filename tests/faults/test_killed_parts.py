@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from auditpipe.tools.simulate import simulate
@@ -119,6 +120,28 @@ def test_a_frozen_store_holds_the_pipeline_back_and_nothing_is_lost(stack):
 LOSSY = dict(rate=200, duration=600, speedup=10, rotate_on_size=256 * 1024, rotations=2, late_writes=0)
 
 
+def _wait_for_lines_after_the_death_of(stack, pid: int, log) -> None:
+    """Waits until ``pid`` is dead (gone, or a zombie: its supervisor is held and cannot reap it), then
+    until ``log`` has grown by 64 KiB (about 200 lines) or been rotated: lines written after it died."""
+    def dead() -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+        except FileNotFoundError:
+            return True
+
+    def stat():  # None for the moment between a rotation's rename and the new file
+        try:
+            return log.stat()
+        except FileNotFoundError:
+            return None
+
+    stack.wait_for(f"the collector (pid {pid}) dead", lambda: (dead(), pid), timeout=10, every=0.01)
+    at = stack.wait_for("the log", lambda: ((s := stat()) is not None, s), timeout=10, every=0.01)
+    stack.wait_for("lines written after the collector died", lambda: (
+        (now := stat()) is not None and (now.st_ino != at.st_ino or now.st_size >= at.st_size + 64 * 1024),
+        now), timeout=30, every=0.01)
+
+
 def _collector_down_while_rotating(stack, server: str, restart: bool = False):
     """The collector killed, and its supervisor held by SIGSTOP so that it cannot bring it back, for two
     seconds while ``server``'s log is written and rotated (LOSSY); with ``restart``, the server starts
@@ -144,6 +167,9 @@ def _collector_down_while_rotating(stack, server: str, restart: bool = False):
         try:
             old = stack.kill("collector")
             if restart:
+                # the old sequence's end written while the collector is down, so that it is lost
+                # (else a collector that had shipped every line at the kill loses none of it)
+                _wait_for_lines_after_the_death_of(stack, old, log)
                 writing["stop"].set()
                 writing["thread"].join()
                 last = datetime.strptime(result["a"].last_event_time, "%Y-%m-%dT%H:%M:%S UTC")
