@@ -85,21 +85,21 @@ def test_fluentd_follows_timestamp_renamed_rotation_exactly_once(stack, fluentd_
 
 def test_fluentd_restarted_and_killed_mid_rotation_loses_nothing(stack, fluentd_command, tmp_path):
     """A SIGTERM restart and a kill -9 while the log rotates lose nothing (with the live path alone, a
-    restart loses 6,848 of 40,000 and a kill -9 2,284, measured). Rotations about 1.7 s apart: at a
-    fraction of a second Fluentd's in_tail can read a renamed file from a wrong offset and lose its
-    records (docs/collectors.md: keep rotations seconds apart)."""
+    restart loses 6,848 of 40,000 and a kill -9 2,284, measured). Rotations about 3.3 s apart, Fluentd
+    down 4 s each time: closer, Fluentd's in_tail can lose a whole rotated file (docs/collectors.md: keep
+    rotations seconds apart)."""
     server = "e2e-fluentd-restarts"
     fluentd = Fluentd(fluentd_command, stack, server, tmp_path)
     fluentd.start()
     result, stop = {}, threading.Event()
     writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        fluentd.log, rate=2000, duration=600, speedup=1, seed=52, rotate_on_size=1024 * 1024, rotations=200,
+        fluentd.log, rate=2000, duration=600, speedup=1, seed=52, rotate_on_size=2 * 1024 * 1024, rotations=200,
         late_writes=3, stop=stop)))
     writer.start()
     try:
         try:
             # what Fluentd ships, as soon as it ships it
-            faults_mid_stream(stack, fluentd, writer, stack.raw_messages, 2000, stop)
+            faults_mid_stream(stack, fluentd, writer, stack.raw_messages, 2000, stop, down=4)
         finally:
             stop.set()
             writer.join()
