@@ -103,3 +103,23 @@ def test_tables_are_made_from_the_runs_newest_first(tmp_path):
     assert "old\n" not in made and "new2222" in made and results.render(made, tmp_path) == made
     with pytest.raises(ValueError, match="no generated section"):
         results.render("no markers", tmp_path)
+
+
+def test_a_slow_burst_is_set_beside_the_events_written_with_it():
+    t0 = 100.0
+    written = {"victim1": 105.0, "victim2": 110.0, "victim3": 120.0}
+    seen = {"victim1": 105.4, "victim2": 111.3, "victim3": 121.2}  # victim3's events were stored at once
+    by_written = [(4.9, 0.3), (5.2, 0.4), (9.5, 1.2), (10.4, 1.25), (12.0, 3.0), (20.1, 0.2)]
+    slow = results.slow_bursts(written, seen, t0, by_written)
+    assert slow == [{"at_s": 10.0, "latency_s": 1.3, "events_latency_s": 1.25},
+                    {"at_s": 20.0, "latency_s": 1.2, "events_latency_s": 0.2}]
+    f = figures(alert_latency={"bursts": 3, "p50_s": 1.2, "p99_s": 1.3, "slow": slow})
+    lines = results.goals_lines(f)
+    alert = next(i for i, line in enumerate(lines) if line.lstrip().startswith("alert latency"))
+    assert lines[alert + 1] == ("    why, from this run: 2 of 3 bursts took 1 s or more (1.30 s at 10 s, 1.20 s at 20 s); "
+                                "the events written within a second of them took up to 1.25 s to be stored, as slow "
+                                "as the alert for 1 of the 2")
+    # a run from before the bursts were accounted for says what it has
+    old = figures(alert_latency={"bursts": 60, "p50_s": 0.3, "p99_s": 1.17},
+                  end_to_end_job_top_frames=[{"frame": "Json$Writer.string", "share": 0.08}])
+    assert "the job's top frames end to end: Json$Writer.string 8%" in "\n".join(results.goals_lines(old))
