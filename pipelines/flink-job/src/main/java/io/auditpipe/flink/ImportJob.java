@@ -144,13 +144,14 @@ public final class ImportJob {
         String chain = arguments.run().get("chain");
         Path work = Path.of(arguments.run().get("work"));
         for (int i = 0; i < servers.size(); i++) {
-            if (!run(options, chain, servers.get(i), work.resolve(String.valueOf(i + 1)))) System.exit(1);
+            if (!run(options, loaded.flink, chain, servers.get(i), work.resolve(String.valueOf(i + 1)))) System.exit(1);
         }
         System.exit(0);
     }
 
     /** Imports one server's files as a job of its own; false if it failed (its summary says so too). */
-    private static boolean run(Configuration options, String chain, Server server, Path work) throws Exception {
+    private static boolean run(Configuration options, Configuration stackFlink, String chain, Server server, Path work)
+            throws Exception {
         Files.createDirectories(work);
         Path manifest = work.resolve("files.txt");
         List<String> paths = server.files().stream().map(p -> p.toAbsolutePath().toString()).toList();
@@ -172,7 +173,7 @@ public final class ImportJob {
             return false;
         }
 
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(flinkSettings(options, work));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(flinkSettings(stackFlink, work));
         AuditPipelineJob.configureCheckpointing(env, options);
         HistoryFormat format = new HistoryFormat(paths, server.settings(), server.knownIds(), floors);
         FileSource<ParsedRecord> source = FileSource.forBulkFileFormat(format,
@@ -245,6 +246,10 @@ public final class ImportJob {
         }
     }
 
+    /** The embedded Flink's listeners' addresses, all set to loopback. */
+    private static final List<String> LISTENERS = List.of("rest.address", "rest.bind-address", "jobmanager.bind-host",
+            "taskmanager.bind-host", "taskmanager.host");
+
     /**
      * The embedded Flink: one subtask per operator, no restarts (a failed import stops, and importing
      * again skips what was committed), checkpoints in the import's own folder (they commit the
@@ -254,13 +259,22 @@ public final class ImportJob {
      * and the two cores are busy (an import of 3 servers of 800,000 events took 7% less CPU, and the
      * later servers ran 66,000-68,000 events/s against 58,000-61,000; 2026-11-26).
      */
-    static Configuration flinkSettings(Configuration options, Path work) {
+    static Configuration flinkSettings(Configuration stackFlink, Path work) {
         Configuration flink = new Configuration();
         flink.setString("execution.runtime-mode", RuntimeExecutionMode.STREAMING.name());
         flink.setString("parallelism.default", "1");
         flink.setString("restart-strategy.type", "none");
         flink.setString("execution.checkpointing.dir", work.resolve("checkpoints").toUri().toString());
         flink.setString("rest.bind-port", "0");
+        // it holds the store's credentials: every listener on loopback (the BLOB server binds where the
+        // JobManager does), and the REST settings of the stack's MiniCluster (mutual TLS with the stack's
+        // key, no jar upload: cli/auditpipe/stack/flink_rest.py, docs/security.md)
+        for (String key : LISTENERS) {
+            flink.setString(key, "127.0.0.1");
+        }
+        stackFlink.toMap().forEach((key, value) -> {
+            if (key.startsWith("security.ssl.") || key.startsWith("web.")) flink.setString(key, value);
+        });
         return flink;
     }
 
