@@ -126,7 +126,7 @@ def test_direct_path_restarted_and_killed_mid_stream_loses_nothing(stack, fluent
     fluentd = direct_fluentd(fluentd_command, stack, server, tmp_path)
     fluentd.start()
     result, stop = {}, threading.Event()
-    # a rotation every ~4.4 s, Fluentd down 4 s per fault: at ~0.2 s Fluentd's in_tail (follow_inodes) can
+    # a rotation every ~4.3 s, Fluentd down 4 s per fault: at ~0.2 s Fluentd's in_tail (follow_inodes) can
     # read a rotated file from a wrong offset and lose its records while this busier Fluentd (parser and
     # record_transformer) runs, and through a restart it lost a whole file at ~1.7 s on the Kafka path: a
     # limit of Fluentd, docs/deployment.md and docs/collectors.md say so
