@@ -19,14 +19,16 @@ from typing import Callable, Sequence
 from auditpipe.errors import ComponentError, UserError
 
 
-def _cmdline(pid: int) -> str | None:
+def cmdline(pid: int) -> str | None:
+    """The process's command line, its arguments joined by spaces; None when there is no such process."""
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return None
 
 
-def _is_zombie(pid: int) -> bool:
+def gone_or_zombie(pid: int) -> bool:
+    """True when the process is gone or a zombie (dead, not yet reaped by its parent)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
     except (OSError, IndexError):
@@ -47,8 +49,8 @@ class ManagedProcess:
             pid = int(self.pid_file.read_text().strip())
         except (OSError, ValueError):
             return None
-        cmd = _cmdline(pid)
-        if cmd is None or self.marker not in cmd or _is_zombie(pid):
+        cmd = cmdline(pid)
+        if cmd is None or self.marker not in cmd or gone_or_zombie(pid):
             return None
         return pid
 
@@ -68,7 +70,7 @@ class ManagedProcess:
         # Until exec, /proc/<pid>/cmdline is still ours (python); wait for the real command line.
         deadline = time.monotonic() + 10
         while proc.poll() is None and time.monotonic() < deadline:
-            cmd = _cmdline(proc.pid)
+            cmd = cmdline(proc.pid)
             if cmd is not None and self.marker in cmd:
                 break
             time.sleep(0.01)

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from auditpipe import paths
+from auditpipe import paths, process
 from auditpipe.stack import flink_rest
 from auditpipe.tools.simulate import simulate
 
@@ -60,16 +60,8 @@ def test_every_listener_of_the_stack_is_on_loopback(stack):
 
 def _import_jvms(state_dir) -> set[int]:
     """The pids of the import JVMs working in ``state_dir`` (their command line names its import folder)."""
-    found = set()
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                argv = (proc / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"io.auditpipe.flink.ImportJob" in argv and any(str(state_dir).encode() in a for a in argv):
-                found.add(int(proc.name))
-    return found
+    return {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
+            and "io.auditpipe.flink.ImportJob" in (cmd := process.cmdline(int(p.name)) or "") and str(state_dir) in cmd}
 
 
 def _rest_of(cfg, port: int) -> dict | None:

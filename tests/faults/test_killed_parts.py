@@ -11,9 +11,9 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from auditpipe import process
 from auditpipe.tools.simulate import simulate
 
 pytestmark = [pytest.mark.faults, pytest.mark.usefixtures("events_emptied_per_test")]
@@ -123,19 +123,13 @@ LOSSY = dict(rate=200, duration=600, speedup=10, rotate_on_size=256 * 1024, rota
 def _wait_for_lines_after_the_death_of(stack, pid: int, log) -> None:
     """Waits until ``pid`` is dead (gone, or a zombie: its supervisor is held and cannot reap it), then
     until ``log`` has grown by 64 KiB (about 200 lines) or been rotated: lines written after it died."""
-    def dead() -> bool:
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
-        except FileNotFoundError:
-            return True
-
     def stat():  # None for the moment between a rotation's rename and the new file
         try:
             return log.stat()
         except FileNotFoundError:
             return None
 
-    stack.wait_for(f"the collector (pid {pid}) dead", lambda: (dead(), pid), timeout=10, every=0.01)
+    stack.wait_for(f"the collector (pid {pid}) dead", lambda: (process.gone_or_zombie(pid), pid), timeout=10, every=0.01)
     at = stack.wait_for("the log", lambda: ((s := stat()) is not None, s), timeout=10, every=0.01)
     stack.wait_for("lines written after the collector died", lambda: (
         (now := stat()) is not None and (now.st_ino != at.st_ino or now.st_size >= at.st_size + 64 * 1024),
