@@ -61,7 +61,7 @@ def test_each_ended_day_is_written_once_and_announced(stack, tmp_path, monkeypat
         assert hashlib.sha256(evidence.group(1).encode("ascii")).hexdigest() == body["evidence_sha256"]
         assert datetime.fromisoformat(body["to"]) - datetime.fromisoformat(body["from"]) == timedelta(days=1)
         assert set(body["exceptions"]) and all(isinstance(n, int) for n in body["exceptions"].values())
-        assert headers["X-Auditpipe-Signature"].startswith("sha256=")
+        assert headers["X-Auditpipe-Signature"].startswith("t=") and ",sha256=" in headers["X-Auditpipe-Signature"]
     written = {f.name: f.stat().st_mtime_ns for f in out.iterdir()}
 
     assert "report: wrote" not in scheduled_until_idle(stack, cfg_file, out, tmp_path / "second.log")

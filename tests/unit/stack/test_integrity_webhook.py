@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 import re
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -45,7 +46,10 @@ def test_an_integrity_alert_is_posted_signed_and_retried(tmp_path, monkeypatch, 
     assert len(receiver.requests) == 2, "a 500, then retried"
     headers, body = receiver.requests[-1]
     assert headers["X-Auditpipe-Alert-Id"] == alert["_id"]
-    assert headers[webhook.SIGNATURE_HEADER] == "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+    signed = headers[webhook.SIGNATURE_HEADER]
+    at = int(signed.split(",")[0].removeprefix("t="))
+    assert signed == f"t={at},sha256=" + hmac.new(b"s3cret", f"{at}.".encode() + body, hashlib.sha256).hexdigest()
+    assert webhook.check_signature("s3cret", signed, body, time.time()) is None
     sent = json.loads(body)
     assert sent["_id"] == alert["_id"] and sent["rule"] == "integrity" and sent["severity"] == "critical"
 
@@ -69,3 +73,19 @@ def test_a_webhook_url_from_a_missing_variable_is_named_not_raised(tmp_path, cap
     cfg = cfg_with(tmp_path, "{url_env: AUDITPIPE_NO_SUCH_HOOK}")
     verification._notify(cfg, [an_alert()])  # the alerts are stored and on the topic already
     assert "AUDITPIPE_NO_SUCH_HOOK, which is not set" in capsys.readouterr().err
+
+
+def test_a_receiver_refuses_a_replayed_changed_or_unsigned_post():
+    """The timestamp is signed with the body: a POST replayed later than the tolerance is refused, and
+    so is one whose time or body was changed on the way."""
+    body = b'{"_id": "a-1"}'
+    signed = webhook.signature("s3cret", body, 1_800_000_000)
+    assert webhook.check_signature("s3cret", signed, body, 1_800_000_100) is None
+    assert "a replay" in webhook.check_signature("s3cret", signed, body, 1_800_000_000 + 301)
+    moved = signed.replace("t=1800000000", "t=1800000300")  # the time moved up to pass the check
+    assert "does not match" in webhook.check_signature("s3cret", moved, body, 1_800_000_300)
+    assert "does not match" in webhook.check_signature("s3cret", signed, b'{"_id": "a-2"}', 1_800_000_000)
+    assert "does not match" in webhook.check_signature("other", signed, body, 1_800_000_000)
+    assert "no signature" in webhook.check_signature("s3cret", None, body, 1_800_000_000)
+    # the form the job's WebhookSinkTest asserts for the same key, time and body
+    assert signed == "t=1800000000,sha256=70cb4a1b2151df8df801b6307ab39c906663419be0416334d3b21e74cb79a491"

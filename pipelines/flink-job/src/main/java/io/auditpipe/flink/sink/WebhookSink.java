@@ -29,14 +29,19 @@ import java.util.concurrent.TimeUnit;
  * the webhook is a notification, not the record. At least once: after a restart, alerts replayed
  * from the checkpoint are POSTed again; the receiver tells them by their id (header
  * {@code X-Auditpipe-Alert-Id} and field {@code _id}). With a secret, each POST carries
- * {@link #SIGNATURE_HEADER}: the receiver recomputes the HMAC over the body it got and refuses
- * a request whose signature differs (one not from the job, or changed on the way).
+ * {@link #SIGNATURE_HEADER}, signed again at each attempt: the receiver recomputes the HMAC over
+ * the time and the body it got, refuses a request whose signature differs (one not from the job, or
+ * changed on the way) and one whose time is more than 5 minutes from its clock (a replay).
+ * cli/auditpipe/stack/webhook.py signs the CLI's POSTs the same way.
  */
 public class WebhookSink implements Sink<Alert> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(WebhookSink.class);
 
-    /** The header with the body's HMAC-SHA256 under the configured secret: {@code sha256=<hex>}. */
+    /**
+     * The header with the time of sending and the HMAC-SHA256 under the configured secret of the time,
+     * a dot and the body: {@code t=<unix seconds>,sha256=<hex>}.
+     */
     public static final String SIGNATURE_HEADER = "X-Auditpipe-Signature";
 
     private final String url;
@@ -58,12 +63,13 @@ public class WebhookSink implements Sink<Alert> {
         this.secret = secret;
     }
 
-    /** {@code sha256=} and the hex HMAC-SHA256 of {@code body} under {@code secret}. */
-    public static String signature(String secret, byte[] body) {
+    /** The header's value for {@code body} sent at {@code epochSeconds} ({@link #SIGNATURE_HEADER}). */
+    public static String signature(String secret, long epochSeconds, byte[] body) {
         try {
             javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
             mac.init(new javax.crypto.spec.SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-            return "sha256=" + java.util.HexFormat.of().formatHex(mac.doFinal(body));
+            mac.update((epochSeconds + ".").getBytes(StandardCharsets.US_ASCII));
+            return "t=" + epochSeconds + ",sha256=" + java.util.HexFormat.of().formatHex(mac.doFinal(body));
         } catch (java.security.GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
         }
@@ -128,10 +134,13 @@ public class WebhookSink implements Sink<Alert> {
                     .timeout(Duration.ofMillis(timeoutMillis))
                     .header("Content-Type", "application/json")
                     .header("X-Auditpipe-Alert-Id", alert.id);
-            if (secret != null) builder.header(SIGNATURE_HEADER, signature(secret, body));
-            HttpRequest request = builder.POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+            builder.POST(HttpRequest.BodyPublishers.ofByteArray(body));
             long backoff = firstBackoffMillis;
             for (int attempt = 0; attempt <= retries && running; attempt++) {
+                if (secret != null) {
+                    builder.setHeader(SIGNATURE_HEADER, signature(secret, System.currentTimeMillis() / 1000, body));
+                }
+                HttpRequest request = builder.build();
                 String problem;
                 try {
                     HttpResponse<Void> r = client.send(request, HttpResponse.BodyHandlers.discarding());

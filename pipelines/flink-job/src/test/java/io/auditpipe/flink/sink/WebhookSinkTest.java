@@ -63,7 +63,7 @@ class WebhookSinkTest {
     }
 
     @Test
-    void withASecretEachPostCarriesTheBodysSignature() throws Exception {
+    void withASecretEachPostCarriesTheSignatureOfItsTimeAndBody() throws Exception {
         List<String> signatures = new CopyOnWriteArrayList<>();
         String url = start(x -> {
             signatures.add(String.valueOf(x.getRequestHeaders().getFirst(WebhookSink.SIGNATURE_HEADER)));
@@ -72,18 +72,35 @@ class WebhookSinkTest {
         SimpleCounter sent = new SimpleCounter();
         WebhookSink.Writer w = new WebhookSink(url, Duration.ofSeconds(2), 0, 10, "k3y")
                 .writer(sent, new SimpleCounter(), new SimpleCounter(), 10);
+        long before = System.currentTimeMillis() / 1000;
         try {
             w.write(alert(1), null);
             waitFor(() -> sent.getCount() == 1, "the alert delivered");
-            // what a receiver computes over the body it got, with the shared key
+            long after = System.currentTimeMillis() / 1000;
+            // what a receiver computes over the time and the body it got, with the shared key
+            String got = signatures.get(0);
+            long at = Long.parseLong(got.substring(2, got.indexOf(',')));
+            assertTrue(before <= at && at <= after, got);
             javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
             mac.init(new javax.crypto.spec.SecretKeySpec("k3y".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-            String expected = "sha256=" + java.util.HexFormat.of().formatHex(mac.doFinal(bodies.get(0).getBytes(StandardCharsets.UTF_8)));
+            mac.update((at + ".").getBytes(StandardCharsets.US_ASCII));
+            String expected = "t=" + at + ",sha256="
+                    + java.util.HexFormat.of().formatHex(mac.doFinal(bodies.get(0).getBytes(StandardCharsets.UTF_8)));
             assertEquals(List.of(expected), signatures);
-            assertTrue(!expected.equals(WebhookSink.signature("other", bodies.get(0).getBytes(StandardCharsets.UTF_8))));
+            byte[] body = bodies.get(0).getBytes(StandardCharsets.UTF_8);
+            assertTrue(!expected.equals(WebhookSink.signature("other", at, body)));
+            assertTrue(!expected.equals(WebhookSink.signature("k3y", at + 1, body)), "the time is signed");
         } finally {
             w.close();
         }
+    }
+
+    @Test
+    void theSignatureIsTheCliOnes() {
+        // tests/unit/stack/test_integrity_webhook.py: the same key, time and body
+        byte[] body = "{\"_id\": \"a-1\"}".getBytes(StandardCharsets.UTF_8);
+        assertEquals("t=1800000000,sha256=70cb4a1b2151df8df801b6307ab39c906663419be0416334d3b21e74cb79a491",
+                WebhookSink.signature("s3cret", 1_800_000_000L, body));
     }
 
     @Test
