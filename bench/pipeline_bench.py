@@ -615,11 +615,13 @@ def job_features(cfg, root: Path) -> dict[str, tuple[str, str]]:
     """The job's parts a user can do without, each with the benchmark's settings that turn it on as the
     bench's stack has it (the shipped configuration) and off: {name: (on, off)}. The learned baselines
     and the sessions are always on in the job that runs (alerts.baselines.enabled turns the
-    baselines off); the event stream's formats and the archive are the configuration's."""
+    baselines off), and so are the links' MACs (the stack makes the link key); the event stream's
+    formats and the archive are the configuration's."""
     formats = ",".join(cfg.data["stream"]["formats"])
     archive = str(root / "job-archive") if cfg.archive["enabled"] else "off"
     return {"sessions": ("-Dauditpipe.bench.sessions=on", "-Dauditpipe.bench.sessions=off"),
             "learned baselines": ("-Dauditpipe.bench.baselines=on", "-Dauditpipe.bench.baselines=off"),
+            "link MACs": ("-Dauditpipe.bench.link-macs=on", "-Dauditpipe.bench.link-macs=off"),
             f"event stream ({formats or 'off'})": (f"-Dauditpipe.bench.stream={formats}", "-Dauditpipe.bench.stream="),
             "archive": (f"-Dauditpipe.bench.archive={archive}", "-Dauditpipe.bench.archive=off")}
 

@@ -47,7 +47,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code -Dauditpipe.bench.alerts=shared} runs the alert rules on the store path's events instead of a
  * reading of their own ({@link PipelineSources#sharedWithAlerts}), the design the job compares itself with;
  * {@code -Dauditpipe.bench.sessions=off} leaves the sessions out, to see what building them costs, and
- * {@code -Dauditpipe.bench.baselines=off} the learned baselines; {@code -Dauditpipe.bench.stream=auditpipe,ocsf,ecs}
+ * {@code -Dauditpipe.bench.baselines=off} the learned baselines, {@code -Dauditpipe.bench.link-macs=off} the
+ * links' MACs; {@code -Dauditpipe.bench.stream=auditpipe,ocsf,ecs}
  * adds the event stream's messages in those formats (docs/stream.md), made and discarded;
  * {@code -Dauditpipe.bench.archive=DIR} adds the archive (Parquet per server and day) written under DIR;
  * {@code -Dauditpipe.bench.job-properties=FILE} takes the job's options from a stack's job.properties
@@ -113,6 +114,8 @@ public final class JobThroughputBenchmark {
                 if (!k.startsWith("flink.")) entries.put(k, p.getProperty(k));
             }
         }
+        // -Dauditpipe.bench.link-macs=off: the links without their MAC (no chain.link-key-file), to see what it costs
+        if ("off".equals(System.getProperty("auditpipe.bench.link-macs", "on"))) entries.remove("chain.link-key-file");
         entries.put("kafka.bootstrap-servers", bootstrap);
         entries.put("store.uri", "mongodb://unused/");
         entries.put("kafka.topic.raw", topic);
