@@ -294,6 +294,11 @@ class Config:
         return self._in_state(self.data["chain"]["signing_key_file"])
 
     @property
+    def link_key_file(self) -> Path:
+        """The key the job authenticates each link with and verify checks them with (config chain.link_key_file)."""
+        return self._in_state(self.data["chain"]["link_key_file"])
+
+    @property
     def public_key_file(self) -> Path:
         """The public key verify checks chain heads with (config chain.public_key_file)."""
         return self._in_state(self.data["chain"]["public_key_file"])

@@ -28,6 +28,17 @@ def option_keys() -> frozenset[str]:
     return frozenset(o["key"] for o in contract()["options"])
 
 
+def duration_seconds(key: str, job_options: dict) -> float:
+    """A duration option of the job in seconds: ``job_options``' value (config flink.job_options), else the
+    job's default (a Flink duration such as "1 min" or "2s"; a bare number is milliseconds). ValueError
+    naming the key for one that is no duration."""
+    text = str(job_options.get(key) or next(o["default"] for o in contract()["options"] if o["key"] == key))
+    m = re.fullmatch(r"\s*([0-9]+)\s*(ms|s|sec|m|min|h)?\s*", text)
+    if not m:
+        raise ValueError(f"flink.job_options: {key} '{text}' is not a duration like 2s or 1 min")
+    return int(m.group(1)) * {"ms": 0.001, "s": 1, "sec": 1, None: 0.001, "m": 60, "min": 60, "h": 3600}[m.group(2)]
+
+
 def alert_rules() -> tuple[str, ...]:
     """The names of the job's alert rules, in the job's order."""
     return tuple(r["rule"] for r in contract()["alert_rules"])

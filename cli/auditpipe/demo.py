@@ -544,6 +544,7 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     with progress.step(f"verifying {cfg.demo_server}'s chain over the store and the archive"):
         result.verification = verify.verify(cfg, servers=[cfg.demo_server], in_archive=cfg.archive["enabled"],
                                             head_interval_s=job_settings.head_interval_seconds(cfg),
+                                            max_ahead_s=job_settings.max_ahead_seconds(cfg),
                                             collector_gaps=recorded_gaps(cfg))
     progress.info("demo: writing the PCI DSS evidence report of the run")
     result.report = write_evidence_report(cfg, m)

@@ -10,14 +10,14 @@ COPY pyproject.toml auditpipe.yaml ./
 COPY cli ./cli
 COPY schemas ./schemas
 COPY dashboards ./dashboards
-# /etc/auditpipe/job and /etc/auditpipe/chain: where init writes the job's options and the signing
-# key pair; /var/lib/auditpipe: the state directory; /var/lib/auditpipe-reviews: the review decisions'
+# /etc/auditpipe/job, /etc/auditpipe/chain and /etc/auditpipe/links: where init writes the job's
+# options and the chain's keys; /var/lib/auditpipe: the state directory; /var/lib/auditpipe-reviews: the review decisions'
 # second copy (deploy/compose/auditpipe.yaml). A new named
 # volume mounted on a folder takes its owner, so this user can write there
 RUN pip install --no-cache-dir --disable-pip-version-check -e . \
  && useradd --system --uid 10001 --home-dir /opt/auditpipe auditpipe \
- && mkdir -p /etc/auditpipe/job /etc/auditpipe/chain /var/lib/auditpipe /var/lib/auditpipe-reviews \
- && chown auditpipe:auditpipe /etc/auditpipe/job /etc/auditpipe/chain /var/lib/auditpipe /var/lib/auditpipe-reviews
+ && mkdir -p /etc/auditpipe/job /etc/auditpipe/chain /etc/auditpipe/links /var/lib/auditpipe /var/lib/auditpipe-reviews \
+ && chown auditpipe:auditpipe /etc/auditpipe/job /etc/auditpipe/chain /etc/auditpipe/links /var/lib/auditpipe /var/lib/auditpipe-reviews
 USER auditpipe
 ENV PYTHONUNBUFFERED=1
 ENTRYPOINT ["auditpipe"]

@@ -13,7 +13,7 @@ PORTS = {"kafka": 19092, "controller": 19093, "store": 27117, "flink": 18081}
 SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-types", "e2e-rejected", "e2e-unwritable",
            "e2e-mariadb", "e2e-xml-old", "e2e-xml-new", "e2e-csv", "e2e-stamped", "e2e-enterprise", "e2e-enterprise-l",
            "e2e-compliance", "e2e-archive", "e2e-report", "e2e-dashboards", "e2e-tiers", "e2e-import-live",
-           "e2e-quarter", "e2e-insider", "e2e-unopened", "e2e-gaps", "e2e-sessions", "e2e-baselines",
+           "e2e-quarter", "e2e-insider", "e2e-appender", "e2e-unopened", "e2e-gaps", "e2e-sessions", "e2e-baselines",
            "e2e-reviews", "e2e-stream", "e2e-cef"]
 FORMATS = {"e2e-mariadb": "mariadb-audit", "e2e-xml-old": "percona-xml", "e2e-xml-new": "percona-xml",
            "e2e-csv": "percona-csv", "e2e-enterprise": "mysql-enterprise-json",

@@ -5,7 +5,9 @@ finds an edited, a deleted and a forged document in the store, the newest links 
 backdated document without a link, and an edited row in the archive,
 naming each event and exiting non-zero; a damaged archive file is named, never a traceback. An
 insider with the store's credentials who edits an event and recomputes every link and head after it
-in the store is named too: the heads are signed with a key the store never sees (docs/security.md)."""
+in the store is named too: the heads are signed with a key the store never sees (docs/security.md). So is
+a correctly linked append (each link carries a MAC of a key the store never sees), and a chain emptied
+from the store while its signed heads name its links."""
 
 from __future__ import annotations
 
@@ -202,6 +204,10 @@ def test_an_edit_with_every_link_and_head_after_it_recomputed_in_the_store_is_na
     assert store_only.returncode == 1, store_only.stdout
     forged = finding_in(store_only.stdout, "chain_heads", "FORGED_HEAD", "did not sign")
     assert len(forged) == rewritten, store_only.stdout
+    # the rewritten links carry the MACs of the old digests: the link key is not the store's to use
+    assert finding_in(store_only.stdout, "store", "UNAUTHENTICATED",
+                      f"links {by_link[k]['chain_seq']} to {by_link[-1]['chain_seq']} carry a MAC the link key does "
+                      "not give"), store_only.stdout
     both = stack.cli("verify", "--server", server, check=False)
     assert both.returncode == 1, both.stdout
     assert finding_in(both.stdout, "store", "HEAD_MISMATCH", "rewritten"), both.stdout
@@ -211,6 +217,45 @@ def test_an_edit_with_every_link_and_head_after_it_recomputed_in_the_store_is_na
     removed = stack.cli("verify", "--server", server, check=False)
     assert removed.returncode == 1, removed.stdout
     assert finding_in(removed.stdout, "store", "HEAD_MISMATCH", "rewritten"), removed.stdout
+
+
+def test_a_correctly_linked_append_and_an_emptied_chain_are_named(stack):
+    """Whoever holds the store's credentials appends the next link of a quiet server's chain, its digest
+    right and its event time ahead of the clock (so that no head is due yet): the link key it lacks names
+    it. Then it removes the server's every event: the signed heads name links the store should hold."""
+    server = "e2e-appender"
+    m = simulate(stack.log_path(server), rate=50, duration=10, speedup=10, seed=31)
+    stack.assert_stored_and_counted_exactly_once(server, m)
+    db = stack.db()
+    events = db[stack.cfg.store["events_collection"]]
+    heads = db[stack.cfg.store["chain_heads_collection"]]
+    stack.wait_for("a signed chain head at the last link", lambda: (
+        (top := max([h["seq"] for h in heads.find({"server": server, "signature": {"$exists": True}})],
+                    default=0)) == m.records, top), timeout=60)
+    last = max(events.find({"server": server}), key=lambda d: d["chain_seq"])
+    assert isinstance(last.get("chain_mac"), str) and len(last["chain_mac"]) == 32, last
+    forged = {k: v for k, v in last.items() if k not in ("_id", "chain_mac")}
+    forged.update(_id=f"{server}/appended", chain_seq=last["chain_seq"] + 1,
+                  sqltext="GRANT ALL ON *.* TO 'mallory'@'%'", event_time=last["event_time"] + timedelta(days=1))
+    forged["chain_digest"] = chain.link(last["chain_digest"], forged)
+    events.insert_one(forged)
+    found = stack.cli("verify", "--server", server, "--where", "store", check=False)
+    assert found.returncode == 1, found.stdout
+    assert finding_in(found.stdout, "store", "UNAUTHENTICATED", f"link {forged['chain_seq']} event {server}/appended"), \
+        found.stdout
+    # timed a day ahead of its shipping without the flag the job sets on such an event
+    assert finding_in(found.stdout, "store", "TIME_AHEAD", f"link {forged['chain_seq']} event {server}/appended"), \
+        found.stdout
+
+    # the chain emptied: the archive (committed after the store had the events) holds links the store
+    # lacks, and the store holds nothing older that the capped collection would have trimmed first
+    stack.wait_for("the archive holding every link", lambda: (
+        (n := len(reader.chain_rows(stack.cfg.archive_path, server))) == m.records, n), timeout=60)
+    events.delete_many({"server": server})
+    emptied = stack.cli("verify", "--server", server, check=False)
+    assert emptied.returncode == 1, emptied.stdout
+    assert finding_in(emptied.stdout, "store", "DELETED", f"none of its links are in the store, though the archive "
+                      f"holds links up to {m.records}"), emptied.stdout
 
 
 def finding_in(out: str, where: str, kind: str, text: str) -> list[str]:

@@ -2,8 +2,9 @@
 
 The job links every stored event into its server's chain (pipelines/flink-job/.../chain/EventChain.java):
 ``chain_seq`` 1, 2, 3, ... and ``chain_digest`` = SHA-256 of (previous digest in hex, a newline, the
-event's canonical content), the first link following the empty string. The canonical content is the
-document without the two chain fields, as JSON with sorted keys, no whitespace, times as integer
+event's canonical content), the first link following the empty string, and, with the chain's link key,
+``chain_mac`` (evidence/signing.py ``link_mac``), which authenticates the link. The canonical content is
+the document without the chain fields, as JSON with sorted keys, no whitespace, times as integer
 milliseconds: what ``canonical`` below computes, tested against the job's vectors
 (tests/unit/test_chain.py). Every minute the job also writes each server's head (its last link's
 number and digest) to the chain-heads collection and the archive's manifest: anchors that a
@@ -16,14 +17,22 @@ the archive); it knows nothing about where they came from.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
+from auditpipe import contract
+
 CHAIN = "chain"  # the imported chain an event or head belongs to; absent: the server's live chain
 SEQ = "chain_seq"
 DIGEST = "chain_digest"
+MAC = "chain_mac"
+LINK_TAG = "auditpipe-chain-link/1"
+MAC_HEX = 32  # the first 16 bytes of the HMAC
+#: the fields a link's digest does not cover (the job's EventDocument.CHAIN_FIELDS, through the contract)
+CHAIN_FIELDS = frozenset(contract.event_fields("chain_fields"))
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -44,7 +53,9 @@ def _plain(value: Any) -> Any:
 #: a slim document's canonical content, computed when it was read (``slim``)
 CANONICAL = "\x00canonical"
 #: the fields verification reads besides the canonical content
-SLIM_FIELDS = ("_id", "server", CHAIN, SEQ, DIGEST, "event_time", "line_sha256")
+SLIM_FIELDS = ("_id", "server", CHAIN, SEQ, DIGEST, MAC, "event_time", "event_time_trusted", "line_sha256")
+#: a slim document's shipping time (its ``ingest.timestamp``) in epoch milliseconds
+SHIPPED = "\x00shipped"
 
 
 def slim(doc: dict) -> dict:
@@ -52,8 +63,32 @@ def slim(doc: dict) -> dict:
     the memory of the document as read (bench/README.md); ``Kept`` drops the content once the
     document's links are computed."""
     out = {k: doc[k] for k in SLIM_FIELDS if k in doc}
+    shipped = shipped_ms(doc)
+    if shipped is not None:
+        out[SHIPPED] = shipped
     out[CANONICAL] = canonical(doc)
     return out
+
+
+def shipped_ms(doc: dict) -> int | None:
+    """When a document's line was shipped (its ``ingest.timestamp``, the Kafka record's time), in epoch ms."""
+    if SHIPPED in doc:
+        return doc[SHIPPED]
+    ingest = doc.get("ingest")
+    t = _plain(ingest.get("timestamp")) if isinstance(ingest, dict) else None
+    return t if isinstance(t, int) and not isinstance(t, bool) else None
+
+
+def effective_ms(doc: dict, max_ahead_ms: int | None) -> int | None:
+    """The time the job judged a document by (IngestedEvent.eventTimeMillis): its event time, or its
+    shipping time when the event time is untrusted: flagged so, or further ahead of the shipping time than
+    ``max_ahead_ms`` (the job's event-time.max-ahead), which the job would have flagged."""
+    t = _plain(doc.get("event_time"))
+    shipped = shipped_ms(doc)
+    if shipped is not None and (doc.get("event_time_trusted") is False or not isinstance(t, int)
+                                or (max_ahead_ms is not None and t > shipped + max_ahead_ms)):
+        return shipped
+    return t if isinstance(t, int) else None
 
 
 def canonical(doc: dict) -> str:
@@ -62,7 +97,7 @@ def canonical(doc: dict) -> str:
         return doc[CANONICAL]
     if LINKS in doc:
         raise KeyError(f"the canonical content of {doc.get('_id')} was not kept (Kept): ask link() or content()")
-    body = {k: _plain(v) for k, v in doc.items() if k not in (SEQ, DIGEST)}
+    body = {k: _plain(v) for k, v in doc.items() if k not in CHAIN_FIELDS}
     # default=str: a type the job never writes (a column added to an archive file) still gets a form,
     # which then cannot match the digest
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -81,6 +116,13 @@ def link(previous: str, doc: dict) -> str:
             raise KeyError(f"link of {doc.get('_id')} after {previous[:16]}...: not kept (Kept.refresh reads it again)")
         return links[previous].hex()
     return _digest(previous, canonical(doc)).hex()
+
+
+def link_mac(key: bytes, seq: int, digest: str) -> str:
+    """The MAC of link ``seq`` with ``digest`` under ``key``: HMAC-SHA-256 over ``auditpipe-chain-link/1``,
+    the link's number and its digest, each on a line, its first 16 bytes in hex (the job's LinkKey.mac;
+    the vector in tests/unit/evidence/test_chain.py). The digest covers the event and every link before it."""
+    return hmac.new(key, f"{LINK_TAG}\n{seq}\n{digest}".encode("ascii", "replace"), hashlib.sha256).hexdigest()[:MAC_HEX]
 
 
 def content(doc: dict) -> bytes:
@@ -172,17 +214,19 @@ def _docs_at(at: dict[int, dict | list[dict]], seq: int) -> list[dict]:
 
 @dataclass
 class Finding:
-    """Something wrong with the chain: kind is edited, deleted, inserted, reordered, head_mismatch, or
+    """Something wrong with the chain: kind is edited, deleted, inserted, reordered, head_mismatch,
+    unauthenticated (links whose MAC the link key does not give: written by someone without the key),
+    time_ahead (an event time further ahead of its shipping time than the job trusts, not flagged so), or
     unreadable (an archive file that cannot be read, so its links cannot be checked)."""
     kind: str
     server: str
     seq: int | None
     event_id: str | None
     detail: str
-    last_seq: int | None = None  # a deletion: the last missing link
+    last_seq: int | None = None  # a deletion: the last missing link; unauthenticated: the last such link
 
     def line(self, where: str) -> str:
-        at = f"link {self.seq}" if self.seq is not None else ("" if self.kind == "unreadable" else "no link")
+        at = f"link {self.seq}" if self.seq is not None else ("" if self.kind in ("unreadable", "deleted") else "no link")
         event = f" event {self.event_id}" if self.event_id else ""
         return f"{where}: {' '.join(x for x in (self.server, at) if x)}{event}: {self.kind.upper()}: {self.detail}"
 
@@ -216,7 +260,8 @@ class Anchor:
 
 def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first_seq: int | None = None,
                  last_seq: int | None = None, expected_last: int | None = None, why: str = "",
-                 after: Anchor | None = None) -> ServerReport:
+                 after: Anchor | None = None, link_keys: list[bytes] | None = None,
+                 max_ahead_ms: int | None = None) -> ServerReport:
     """Checks one server's chain over ``docs`` (any order) against its ``heads`` {seq: digest}.
 
     Links before the first document present are not an alarm (the capped collection trims the
@@ -227,6 +272,11 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
     Every document without a link is an insert: the job links every event it stores.
     ``after``: the docs are the links after this one, verified earlier: the first of them follows
     its digest, links between them are missing, and a document claiming a link up to it is an insert.
+    ``link_keys``: the chain's link keys (evidence/signing.py ``load_link_keys``): a link whose MAC none
+    of them gives is UNAUTHENTICATED (consecutive ones, one finding); None: MACs are not checked.
+    ``max_ahead_ms``: the job's event-time.max-ahead: a link whose event time is further ahead of its
+    shipping time without ``event_time_trusted: false`` (which the job sets on such an event) is TIME_AHEAD
+    (consecutive ones, one finding); None: not judged.
     """
     report = ServerReport(server)
     by_seq: dict[int, list[dict]] = {}
@@ -251,6 +301,12 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
         return report
     seqs = sorted(by_seq)
     report.first_seq, report.last_seq = seqs[0], seqs[-1]
+    forged: list[list] = []  # runs of unauthenticated links: [first, last, first event id, whether it has a MAC]
+    ahead: list[list] = []  # runs of links timed too far ahead: [first, last, first event id, by how much in ms]
+
+    def authentic(d: dict) -> bool:
+        return link_keys is None or _authentic(d, link_keys)
+
     previous: str | None = "" if seqs[0] == 1 else None
     previous_doc: dict | None = None
     if after is not None:
@@ -275,14 +331,21 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
         candidates = _without_identical_copies(by_seq[seq], report)
         doc = candidates[0]
         if len(candidates) > 1:
-            genuine = [d for d in candidates if previous is not None and link(previous, d) == d[DIGEST]]
-            doc = genuine[0] if genuine else candidates[0]
+            genuine = sorted((d for d in candidates if previous is not None and link(previous, d) == d[DIGEST]),
+                             key=lambda d: not authentic(d))  # the one the key authenticates first
+            authenticated = [d for d in candidates if authentic(d)]
+            doc = genuine[0] if genuine else authenticated[0] if authenticated else candidates[0]
             for other in candidates:
                 if other is not doc:
                     report.findings.append(Finding(
                         "inserted", server, seq, _id(other),
                         f"a second document claims link {seq}, already held by event {_id(doc)}"))
         report.links += 1
+        if not authentic(doc):
+            _run(forged, seq, doc, MAC in doc)
+        by = _ahead_by(doc, max_ahead_ms)
+        if by is not None:
+            _run(ahead, seq, doc, by)
         if previous is not None and link(previous, doc) != doc[DIGEST]:
             report.findings.append(_broken(server, seq, doc, previous, previous_doc, by_seq))
         head = heads.get(seq)
@@ -296,6 +359,13 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
             elif not report.findings:
                 report.anchored_to = seq
         previous, previous_doc = doc[DIGEST], doc
+    report.findings += _of_runs("unauthenticated", server, forged, lambda which, has_mac: (
+        f"{which} {'carry a MAC the link key does not give' if has_mac else 'carry no MAC'}: written by someone "
+        "without the chain's link key, not by the job"))
+    report.findings += _of_runs("time_ahead", server, ahead, lambda which, by: (
+        f"{which}: event time {by / 60_000:,.0f} min ahead of when the line was shipped (the first), beyond the "
+        f"{max_ahead_ms / 60_000:g} min the job trusts, yet not flagged event_time_trusted: false as the job flags "
+        "such an event: not written by the job"))
     if expected_last is not None and last_seq is None and expected_last > seqs[-1]:
         report.findings.append(_deleted_at_end(server, seqs[-1], _id(previous_doc) if previous_doc else None,
                                                expected_last, why))
@@ -307,6 +377,37 @@ def _deleted_at_end(server: str, last: int, last_id: str | None, expected_last: 
     return Finding("deleted", server, last + 1, None,
                    f"{gone} missing at the end, after event {last_id} (link {last}), though {why}: deleted",
                    last_seq=expected_last)
+
+
+def _of_runs(kind: str, server: str, runs: list[list], detail) -> list[Finding]:
+    """A finding for each run of links (``_run``): ``detail(which links, what the first one showed)``."""
+    return [Finding(kind, server, first, event_id, detail(f"link {first}" if first == last else
+                                                          f"links {first} to {last}", what), last_seq=last)
+            for first, last, event_id, what in runs]
+
+
+def _run(runs: list[list], seq: int, doc: dict, what) -> None:
+    """Adds link ``seq`` to the last run of ``runs`` when it follows it, else starts a run."""
+    if runs and runs[-1][1] == seq - 1:
+        runs[-1][1] = seq
+    else:
+        runs.append([seq, seq, _id(doc), what])
+
+
+def _ahead_by(doc: dict, max_ahead_ms: int | None) -> int | None:
+    """How far a document's event time is ahead of its shipping time, when beyond ``max_ahead_ms`` and not
+    flagged untrusted; else None."""
+    if max_ahead_ms is None or doc.get("event_time_trusted") is False:
+        return None
+    t, shipped = _plain(doc.get("event_time")), shipped_ms(doc)
+    if not isinstance(t, int) or shipped is None or t <= shipped + max_ahead_ms:
+        return None
+    return t - shipped
+
+
+def _authentic(doc: dict, keys: list[bytes]) -> bool:
+    mac = doc.get(MAC)
+    return isinstance(mac, str) and any(link_mac(k, doc[SEQ], doc[DIGEST]) == mac for k in keys)
 
 
 def _linked(doc: dict) -> bool:
@@ -356,7 +457,7 @@ def explain_repeats(findings: list[Finding], stored: list[dict], archived: list[
     at = {r.get(SEQ): r for r in archived}
     left, notes = [], []
     for f in findings:
-        if f.kind != "deleted" or f.last_seq is None:
+        if f.kind != "deleted" or f.seq is None or f.last_seq is None:
             left.append(f)
             continue
         copies = []

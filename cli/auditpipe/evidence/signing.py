@@ -1,10 +1,14 @@
-"""Signed chain heads (docs/security.md): the key pair the job signs heads with, and the check verify makes.
+"""Signed chain heads and authenticated links (docs/security.md): the keys the job signs heads and links
+with, and the checks verify makes.
 
 The job signs each head with Ed25519 (pipelines/flink-job/.../chain/HeadSigner.java) over its fields
 as length-prefixed UTF-8 (``signed_bytes``, the same bytes; tests/unit/evidence/test_integrity.py
 holds the vector both sides assert). Whoever can write to the store can rewrite events, their
 links and the heads there, but cannot sign a head: verify accepts as anchors only heads that the
 public key verifies.
+
+Each link also carries ``chain_mac`` made with the link key (evidence/chain.py ``link_mac``). The link
+key file holds 64 hex digits a line: the first key links, later ones are former keys verify still accepts.
 """
 
 from __future__ import annotations
@@ -133,3 +137,48 @@ def check(head: dict, public_key, expected_key_id: str) -> HeadCheck:
     except (InvalidSignature, ValueError, TypeError, KeyError) as e:
         return HeadCheck("forged", f"its signature does not verify ({type(e).__name__})")
     return HeadCheck("signed")
+
+
+def link_key_id(key: bytes) -> str:
+    return hashlib.sha256(key).hexdigest()[:16]
+
+
+def load_link_keys(path: Path) -> list[bytes]:
+    """The keys of a link key file, the one that links first; ValueError with the reason for a bad file."""
+    keys = []
+    for number, line in enumerate(path.read_text(encoding="ascii", errors="replace").splitlines(), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            key = bytes.fromhex(text)
+        except ValueError:
+            key = b""
+        if len(key) != 32:
+            raise ValueError(f"{path} line {number}: a key is 64 hex digits (32 bytes) on a line of its own")
+        keys.append(key)
+    if not keys:
+        raise ValueError(f"{path} holds no key (64 hex digits on a line)")
+    return keys
+
+
+def make_link_key(path: Path, *copies: Path) -> bool:
+    """Makes the link key (mode 0600) unless it exists, and writes it to each of ``copies`` (the job's
+    copy in a deployment) where they differ. Returns whether it made one."""
+    import os
+
+    made = not path.exists()
+    if made:
+        _write_secret(path, b"# the chain's link key (docs/security.md): the first key links\n"
+                      + os.urandom(32).hex().encode() + b"\n")
+    for copy in copies:
+        if copy != path and (not copy.exists() or copy.read_bytes() != path.read_bytes()):
+            _write_secret(copy, path.read_bytes())
+    return made
+
+
+def _write_secret(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.chmod(0o600)
+    path.write_bytes(data)

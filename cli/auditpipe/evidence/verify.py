@@ -24,6 +24,7 @@ from auditpipe.evidence.chain import (
     slim,
     _plain,
     compare_copies,
+    effective_ms,
     explain_repeats,
     link,
     verify_links,
@@ -104,6 +105,7 @@ class _Heads:
     settled: tuple[int, str] | None = None  # (seq, when) of the newest head older than IN_FLIGHT_S
     in_flight: tuple[int, int] | None = None  # (seq, seconds ago) of the newest head younger than that
     newest: tuple[int, int] | None = None  # (seq, recorded_at in ms) of the newest head with a time
+    settled_ms: int | None = None  # recorded_at of ``settled``, in ms
 
     def add(self, head: dict, now_ms: int) -> None:
         seq, at = head["seq"], signing.head_millis(head.get("recorded_at"))
@@ -113,9 +115,51 @@ class _Heads:
             if self.in_flight is None or seq > self.in_flight[0]:
                 self.in_flight = (seq, max(0, (now_ms - at) // 1000))
         elif self.settled is None or seq > self.settled[0]:
-            when = (datetime.fromtimestamp(at / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-                    if at is not None else "at an unknown time")
-            self.settled = (seq, when)
+            self.settled, self.settled_ms = (seq, _when(at) if at is not None else "at an unknown time"), at
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _emptied(name: str, heads: _Heads | None, archived: dict | None, oldest_ms: int | None) -> Finding | None:
+    """A chain the store holds none of, though a signed head older than IN_FLIGHT_S or the archive (whose
+    files are committed after the store has the events) shows its links existed: a deletion unless the
+    capped collection's trimming explains it. The cap removes the oldest documents first and never the
+    newest, so it explains the loss only when every document the store still holds arrived after the
+    chain's newest known link; an empty store, or an older document still there, means its links were
+    deleted. Arrival is the Kafka time (``ingest.timestamp``), which orders the store's inserts only
+    roughly across servers (each server's partition is read at its own pace), so a document counts as
+    older only by more than IN_FLIGHT_S. ``archived``: the archive's newest link of the chain; ``oldest_ms``: when the store's oldest
+    document arrived (its ``ingest.timestamp``), None for an empty store."""
+    known = []  # (link, when it arrived or was recorded in ms, why it is known)
+    if heads is not None and heads.settled is not None and heads.settled_ms is not None:
+        known.append((heads.settled[0], heads.settled_ms - IN_FLIGHT_S * 1000,
+                      f"the signed chain head recorded {heads.settled[1]} names link {heads.settled[0]}"))
+    arrived = _plain((archived or {}).get("ingest", {}).get("timestamp")) if archived else None
+    if isinstance(arrived, int):
+        known.append((archived[SEQ], arrived - IN_FLIGHT_S * 1000, f"the archive holds links up to {archived[SEQ]} (that one arrived "
+                                              f"at {_when(arrived)})"))
+    if not known:
+        return None
+    seq, at, why = max(known, key=lambda k: k[1])
+    if oldest_ms is not None and oldest_ms >= at:
+        return None
+    still = ("the store holds no event at all" if oldest_ms is None
+             else f"the store still holds events that arrived before it (the oldest at {_when(oldest_ms)})")
+    return Finding("deleted", name, None, None,
+                   f"none of its links are in the store, though {why}, and {still}: deleted, not trimmed by the "
+                   "capped collection", last_seq=seq)
+
+
+def _oldest_arrival(events) -> int | None:
+    """When the store's oldest event arrived (``ingest.timestamp`` in ms; a capped collection returns its
+    documents in insertion order when no sort is asked for, on MongoDB and FerretDB), None for an empty
+    store or one whose oldest document has no such time (0: judged as older than anything)."""
+    for d in events.find({}, {"ingest.timestamp": 1}).limit(1):
+        t = (d.get("ingest") or {}).get("timestamp") if isinstance(d.get("ingest"), dict) else None
+        return _plain(t) if t is not None else 0
+    return None
 
 
 def _expected_end(heads: _Heads, other: int | None, other_name: str) -> tuple[int | None, str]:
@@ -136,11 +180,13 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
            until: datetime | None = None, store: bool = True, in_archive: bool = True,
            manifest_heads: bool | None = None, head_interval_s: float | None = None,
            after: Progress | None = None, share: float = 1.0,
-           collector_gaps: dict[str, list[dict]] | None = None) -> Verification:
+           collector_gaps: dict[str, list[dict]] | None = None, max_ahead_s: float | None = None) -> Verification:
     """Every server's chain, or only those of ``servers``. ``manifest_heads`` (default: ``in_archive``):
     anchor with the heads of the archive's manifest too, also when its rows are not read.
     ``head_interval_s``: the job's chain.head-interval (stack/job_settings.head_interval_seconds), to
-    tell heads that stopped (UNANCHORED); None: not judged.
+    tell heads that stopped (UNANCHORED); None: not judged. ``max_ahead_s``: the job's event-time.max-ahead
+    (stack/job_settings.max_ahead_seconds), to name events timed further ahead than it trusts, unflagged
+    (TIME_AHEAD), and judge the heads by the time the job judged each link by; None: not judged.
 
     ``after`` (the store alone, every server): only the events stored since an earlier verification
     (its ``progress``), each server's links going on from its anchor, which must still be there as
@@ -183,6 +229,8 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     now_ms = _plain(datetime.now(timezone.utc))
     by_server = {} if only is None else {"server": {"$in": sorted(only)}}
     keys = _public_key(cfg, result)
+    link_keys = _link_keys(cfg, result)
+    max_ahead_ms = None if max_ahead_s is None else int(max_ahead_s * 1000)
     present: dict[tuple[str, str, str | None], set[int]] = {}  # (where, server, chain) -> seqs of its heads
     signed_settled: dict[tuple[str, str, str | None], set[int]] = {}  # a place's signed heads older than IN_FLIGHT_S
     previous: dict[tuple[str, str, str | None], dict[int, int]] = {}  # a place's signed heads: seq -> previous_seq
@@ -219,6 +267,13 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                                 " chain.signing-key-file): not used as anchors")
 
     names = {server for server, _ in heads_by_chain}
+    oldest: list[int | None] = []
+
+    def oldest_arrival() -> int | None:
+        if not oldest:
+            oldest.append(_oldest_arrival(events))
+        return oldest[0]
+
     anchors: dict[str, Anchor] = {}
     walk, late = Walk(), []
     if store:
@@ -285,13 +340,22 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
                 expected, why = seen.seq, (f"the continuous verification found link {seen.seq} (event {seen.event_id}) "
                                            "in the store at its last pass")
             report = verify_links(name, docs, heads, first, last, expected if until is None else None, why,
-                                  after=anchor if where == "store" and after is not None else None)
+                                  after=anchor if where == "store" and after is not None else None,
+                                  link_keys=link_keys, max_ahead_ms=max_ahead_ms)
             if where == "store" and result.progress is not None:
                 _advance(result.progress, name, stored.docs.get(name, []), anchor)
-            _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
+            archived = next((max((d for d in d_ if isinstance(d.get(SEQ), int)), key=lambda d: d[SEQ], default=None)
+                             for w, d_ in sources if w == "archive"), None)
+            emptied = (_emptied(name, heads_by_age.get((name, None)) if keys is not None else None, archived,
+                                oldest_arrival())
+                       if where == "store" and ends[where] is None and since is None and until is None else None)
+            if emptied is not None:
+                report.findings.append(emptied)
+            else:
+                _say_what_is_not_judged(result, name, where, ends[where], expected, heads_by_age.get((name, None)))
             if where == "store" and since is None and until is None and head_interval_s is not None:
                 report.findings.extend(_heads_stopped(name, ends[where], heads_by_age.get((name, None)), now_ms,
-                                                      head_interval_s, docs))
+                                                      head_interval_s, docs, max_ahead_ms))
             loaded[where] = (docs, report)
             result.reports.append((where, report))
             digests[where] = {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
@@ -310,7 +374,8 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
             first, last = _seq_window(docs, since, until)
             expected, why = _expected_end(heads_by_age.get((name, chain), _Heads()), None, "")
             report = verify_links(f"{name} {chain}", docs, heads_by_chain.get((name, chain), {}), first, last,
-                                  expected if until is None else None, why)
+                                  expected if until is None else None, why, link_keys=link_keys,
+                                  max_ahead_ms=max_ahead_ms)
             _say_what_is_not_judged(result, f"{name} {chain}", "archive", _last_link(docs), expected,
                                     heads_by_age.get((name, chain)))
             result.reports.append(("archive", report))
@@ -360,13 +425,17 @@ def gap_class(alert: dict) -> str:
 
 
 def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_ms: int,
-                   interval_s: float, docs: list[dict] | None = None) -> list[Finding]:
+                   interval_s: float, docs: list[dict] | None = None,
+                   max_ahead_ms: int | None = None) -> list[Finding]:
     """Links stored after the newest head though the job writes a head within chain.head-interval of a
     link: its heads stopped (the job is down or stalled) or the newer heads were removed from every place.
     With ``docs`` (the links read), only a link whose event time is that long past is due a head: the job
     writes a head once its event time passes the link, so a record timed ahead of the clock (a simulator's
     compressed time, a server's clock ahead) has none yet, however old the head before it (after a
-    quiet spell, the newest head is hours old when a burst arrives)."""
+    quiet spell, the newest head is hours old when a burst arrives). A link's time is the one the job
+    judged it by (chain.effective_ms): a record timed further ahead of its shipping than
+    ``max_ahead_ms`` counts at its shipping time, as the job counts it, so a forged link timed far
+    ahead does not put off the judgement."""
     if last_link is None or heads is None or heads.newest is None:
         return []
     seq, at = heads.newest
@@ -375,8 +444,8 @@ def _heads_stopped(name: str, last_link: int | None, heads: _Heads | None, now_m
         return []
     if docs is not None:
         due_by = now_ms - (interval_s + IN_FLIGHT_S) * 1000
-        if not any(isinstance(d.get(SEQ), int) and d[SEQ] > seq and d.get("event_time") is not None
-                   and _plain(d["event_time"]) <= due_by for d in docs):
+        if not any(isinstance(d.get(SEQ), int) and d[SEQ] > seq
+                   and (t := effective_ms(d, max_ahead_ms)) is not None and t <= due_by for d in docs):
             return []
     return [Finding("unanchored", name, seq + 1, None,
                     f"links {seq + 1} to {last_link} are stored, but the newest chain head (link {seq}) was recorded "
@@ -607,6 +676,19 @@ def _public_key(cfg: Config, result: Verification):
     except ValueError as e:
         raise UserError(f"chain.public_key_file: {e}") from None
     return key, signing.key_id(key)
+
+
+def _link_keys(cfg: Config, result: Verification) -> list[bytes] | None:
+    """The keys of config chain.link_key_file, or None (and a note) without the file."""
+    path = cfg.link_key_file
+    if not path.exists():
+        result.notes.append(f"links are not checked for their MAC: no link key at {path}"
+                            " (config chain.link_key_file, docs/security.md)")
+        return None
+    try:
+        return signing.load_link_keys(path)
+    except (OSError, ValueError) as e:
+        raise UserError(f"chain.link_key_file: {e}") from None
 
 
 def _removed_heads(result: Verification, present: dict, signed_settled: dict, previous: dict) -> None:

@@ -184,15 +184,23 @@ def cluster_target(cfg: Config, checkpoint_dir: str, archive_path: str) -> job_s
     job = credentials(STORE_USERS["job"])
     uri = with_user(cfg.store_uri, *job) if job else cfg.store_uri
     return job_settings.Target(store_uri=uri, checkpoint_dir=checkpoint_dir, archive_path=archive_path, local=False,
-                               signing_key_file=str(cfg.signing_key_file))
+                               signing_key_file=str(cfg.signing_key_file), link_key_file=str(job_link_key_file(cfg)))
+
+
+def job_link_key_file(cfg: Config) -> Path:
+    """The job's copy of the links' key: beside its signing key (the job-config volume, which the Flink
+    containers copy for their user), while config chain.link_key_file is verify's (the chain-links volume)."""
+    return cfg.signing_key_file.parent / "chain-links.key"
 
 
 def make_signing_key(cfg: Config) -> bool:
     """The chain heads' key pair at config chain.signing_key_file (the job's) and chain.public_key_file
-    (verify's), made once: an existing key is kept, since heads signed by it verify only with it."""
+    (verify's), and the links' key at chain.link_key_file (verify's) with the job's copy, each made once:
+    an existing key is kept, since what it signed verifies only with it."""
     from auditpipe.evidence import signing
 
-    return signing.make_key_pair(cfg.signing_key_file, cfg.public_key_file)
+    made = signing.make_key_pair(cfg.signing_key_file, cfg.public_key_file)
+    return signing.make_link_key(cfg.link_key_file, job_link_key_file(cfg)) or made
 
 
 def write_job_properties(cfg: Config, out: Path, target: job_settings.Target) -> Path:
@@ -224,9 +232,9 @@ def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_
     with progress.step("store users"):
         notes += ensure_store_users(cfg)
     if job_properties is not None and not store_users_only:
-        with progress.step(f"the chain heads' signing key: {cfg.signing_key_file}"):
+        with progress.step(f"the chain's keys: {cfg.signing_key_file}, {cfg.link_key_file}"):
             if not make_signing_key(cfg):
-                notes.append(f"the signing key {cfg.signing_key_file} exists: kept")
+                notes.append(f"the chain's keys {cfg.signing_key_file}, {cfg.link_key_file} exist: kept")
         with progress.step(f"the job's options: {job_properties}"):
             write_job_properties(cfg, job_properties, cluster_target(cfg, checkpoint_dir, archive_path))
     for note in notes:

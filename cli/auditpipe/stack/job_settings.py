@@ -30,6 +30,7 @@ class Target:
     archive_path: str  # a URI every TaskManager reaches
     local: bool  # the local MiniCluster: its REST endpoint is set here (a cluster's own configuration says it)
     signing_key_file: str | None = None  # where the job's tasks read the heads' signing key; None: unsigned
+    link_key_file: str | None = None  # where the job's tasks read the links' key; None: links without a MAC
 
 
 def _millis(text: str) -> str:
@@ -69,6 +70,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("checkpoint.interval", lambda cfg, t: _millis(cfg.flink["checkpoint_interval"])),
     ("archive.path", lambda cfg, t: t.archive_path if cfg.archive["enabled"] else None),
     ("chain.signing-key-file", lambda cfg, t: t.signing_key_file),
+    ("chain.link-key-file", lambda cfg, t: t.link_key_file),
 )
 
 # Flink's own settings, passed through the job's `flink.` family (docs/job-options.md)
@@ -114,17 +116,20 @@ def local_tmp_dir(cfg: Config) -> Path:
 
 
 def head_interval_seconds(cfg: Config) -> float:
-    """The job's chain.head-interval: the config's flink.job_options, else the job's default (a Flink
-    duration such as "1 min" or "2s"; a bare number is milliseconds)."""
-    import re
+    """The job's chain.head-interval: the config's flink.job_options, else the job's default."""
+    return _duration_seconds(cfg, "chain.head-interval")
 
-    key = "chain.head-interval"
-    text = str(cfg.flink["job_options"].get(key)
-               or next(o["default"] for o in contract.contract()["options"] if o["key"] == key))
-    m = re.fullmatch(r"\s*([0-9]+)\s*(ms|s|sec|m|min|h)?\s*", text)
-    if not m:
-        raise UserError(f"flink.job_options: {key} '{text}' is not a duration like 2s or 1 min")
-    return int(m.group(1)) * {"ms": 0.001, "s": 1, "sec": 1, None: 0.001, "m": 60, "min": 60, "h": 3600}[m.group(2)]
+
+def max_ahead_seconds(cfg: Config) -> float:
+    """The job's event-time.max-ahead: how far ahead of its shipping an event's time is trusted."""
+    return _duration_seconds(cfg, "event-time.max-ahead")
+
+
+def _duration_seconds(cfg: Config, key: str) -> float:
+    try:
+        return contract.duration_seconds(key, cfg.flink["job_options"])
+    except ValueError as e:
+        raise UserError(str(e)) from None
 
 
 #: the collections whose documents the job updates (upserts: counts, the servers list, sessions,

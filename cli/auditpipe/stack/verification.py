@@ -119,7 +119,8 @@ def run_pass(cfg: Config) -> PassResult:
         full = full_due(cfg, prior, started)
         after = verify.Progress() if full else progress_of(prior["progress"])
         v = verify.verify(cfg, store=True, in_archive=False, manifest_heads=cfg.archive["enabled"],
-                          head_interval_s=job_settings.head_interval_seconds(cfg), after=after, share=WATCH_SHARE)
+                          head_interval_s=job_settings.head_interval_seconds(cfg),
+                          max_ahead_s=job_settings.max_ahead_seconds(cfg), after=after, share=WATCH_SHARE)
         result.kind = "incremental" if v.incremental else "full"
         result.servers = {r.server: r.last_seq for where, r in v.reports if where == "store"}
         for server, anchor in v.progress.anchors.items():  # nothing new: the link verified before

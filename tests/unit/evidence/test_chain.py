@@ -1,9 +1,12 @@
 """The verifier's chain against the job's (EventChainTest has the same vectors), and what it finds."""
 
 import copy
+
+import pytest
 from datetime import datetime
 
-from auditpipe.evidence.chain import canonical, link, verify_links
+from auditpipe.evidence import signing
+from auditpipe.evidence.chain import canonical, link, link_mac, verify_links
 
 # EventChainTest.vector(): the same document as the job builds it
 VECTOR = {"_id": "db-01/1_2026-11-22T10:00:00", "server": "db-01",
@@ -25,14 +28,88 @@ def test_canonical_form_and_digests_are_the_jobs():
     assert link(first, VECTOR) == "fabb91cf8fbe4d2f9f8744f60377f4dffb41af5d79cd9916416cb63c4acccf1f"
 
 
-def chain(n, server="db-01"):
+def test_the_link_mac_is_the_jobs():
+    """LinkKeyTest has the same vector; the MAC is not part of the canonical content."""
+    key = bytes(range(32))
+    assert link_mac(key, 1, "2360ea144295777db0366420633febcc8d745d532dec04b3153e0c1c26c8457e") == \
+        "841f167ca0676b5f01522e6ad60f7788"
+    assert canonical({**VECTOR, "chain_mac": "x"}) == canonical(VECTOR)
+
+
+KEY = bytes(range(32))
+
+
+def chain(n, server="db-01", key=None):
     docs, previous = [], ""
     for i in range(1, n + 1):
         d = {"_id": f"{server}/{i}", "server": server, "event_time": datetime(2026, 11, 22, 10, 0, i % 60),
              "sqltext": f"select {i}", "line_sha256": f"line-of-{server}/{i}", "chain_seq": i}
         d["chain_digest"] = previous = link(previous, d)
+        if key is not None:
+            d["chain_mac"] = link_mac(key, i, previous)
         docs.append(d)
     return docs
+
+
+def forged_append(docs, server="db-01"):
+    """What whoever holds the store's credentials can write: the next link, its digest right, no key."""
+    last = docs[-1]
+    d = {"_id": f"{server}/forged", "server": server, "event_time": datetime(2027, 1, 1), "sqltext": "GRANT ALL",
+         "line_sha256": "forged", "chain_seq": last["chain_seq"] + 1}
+    d["chain_digest"] = link(last["chain_digest"], d)
+    return d
+
+
+def test_links_the_key_authenticates_verify():
+    docs = chain(5, key=KEY)
+    assert kinds(verify_links("db-01", docs, {5: docs[-1]["chain_digest"]}, link_keys=[KEY])) == []
+    # a former key is still accepted, and a new key put first
+    assert kinds(verify_links("db-01", docs, {}, link_keys=[b"\x01" * 32, KEY])) == []
+
+
+def test_a_forged_append_with_a_correct_digest_is_unauthenticated():
+    docs = chain(5, key=KEY)
+    forged = forged_append(docs)
+    report = verify_links("db-01", docs + [forged], {}, link_keys=[KEY])
+    assert kinds(report) == [("unauthenticated", 6, "db-01/forged")]
+    assert "carry no MAC" in report.findings[0].detail
+    # without the keys, nothing tells it from the job's
+    assert kinds(verify_links("db-01", docs + [forged], {})) == []
+    # a MAC made up is no better
+    forged["chain_mac"] = "0" * 32
+    assert "does not give" in verify_links("db-01", docs + [forged], {}, link_keys=[KEY]).findings[0].detail
+
+
+def test_the_genuine_link_after_a_forged_one_is_kept_and_the_forged_one_named():
+    """The job's next event takes the link the forger took: the job's is the one the key authenticates."""
+    docs = chain(6, key=KEY)
+    forged = forged_append(docs[:5])
+    report = verify_links("db-01", [forged] + docs, {}, link_keys=[KEY])
+    assert sorted(kinds(report)) == [("inserted", 6, "db-01/forged")]
+
+
+def test_a_rewritten_run_of_links_is_one_finding():
+    docs = chain(8, key=KEY)
+    for d in docs[2:6]:
+        del d["chain_mac"]
+    report = verify_links("db-01", docs, {}, link_keys=[KEY])
+    assert kinds(report) == [("unauthenticated", 3, "db-01/3")] and report.findings[0].last_seq == 6
+    assert "links 3 to 6" in report.findings[0].detail
+
+
+def test_a_link_key_file_holds_keys_a_line(tmp_path):
+    path = tmp_path / "keys" / "links.key"
+    copy_ = tmp_path / "job" / "links.key"
+    assert signing.make_link_key(path, copy_)
+    assert path.stat().st_mode & 0o777 == 0o600 and copy_.read_bytes() == path.read_bytes()
+    keys = signing.load_link_keys(path)
+    assert len(keys) == 1 and len(keys[0]) == 32
+    assert not signing.make_link_key(path) and signing.load_link_keys(path) == keys  # kept
+    path.write_text("# rotated\n" + "ab" * 32 + "\n" + keys[0].hex() + "\n")
+    assert signing.load_link_keys(path) == [b"\xab" * 32, keys[0]]
+    path.write_text("abcd\n")
+    with pytest.raises(ValueError, match="line 1: a key is 64 hex digits"):
+        signing.load_link_keys(path)
 
 
 def kinds(report):
@@ -254,3 +331,30 @@ def test_kept_documents_drop_their_content_and_are_judged_as_the_whole_ones():
     assert tampered(linked_in)[0] == [("inserted", 3, "db-01/forged")]
     _, again = kept_newest_first(linked_in(chain(10)))
     assert again == 2, "links 4 and 5 follow link 3, which a second document claims: read again"
+
+
+def test_an_event_timed_further_ahead_than_the_job_trusts_and_not_flagged_is_named():
+    """The job flags an event whose time is more than event-time.max-ahead ahead of its shipping
+    (event_time_trusted: false); one that claims trust with such a time was not written by the job."""
+    docs = chain(4)
+    shipped = 1_795_860_000_000
+    for d in docs:
+        d["ingest"] = {"timestamp": shipped}
+        d["event_time"] = shipped - 1000
+    docs[2]["event_time"] = shipped + 3_600_000  # an hour ahead
+    relinked, previous = [], ""
+    for d in docs:
+        d["chain_digest"] = previous = link(previous, d)
+        relinked.append(d)
+    report = verify_links("db-01", relinked, {}, max_ahead_ms=300_000)
+    assert kinds(report) == [("time_ahead", 3, "db-01/3")] and "60 min ahead" in report.findings[0].detail
+    assert kinds(verify_links("db-01", relinked, {})) == [], "not judged without the job's bound"
+    docs[2]["event_time_trusted"] = False  # as the job writes it
+    previous = ""
+    for d in docs:
+        d["chain_digest"] = previous = link(previous, d)
+    assert kinds(verify_links("db-01", docs, {}, max_ahead_ms=300_000)) == []
+    from auditpipe.evidence.chain import effective_ms
+
+    assert effective_ms(docs[2], 300_000) == shipped, "judged by its shipping time, as the job counts it"
+    assert effective_ms(docs[1], 300_000) == shipped - 1000

@@ -184,3 +184,41 @@ def test_verify_shows_each_source_gap_with_its_class_and_the_collectors_recorded
     assert "COLLECTOR GAP db-01: 4 the collector recorded" in text and "the last 3:" in text
     assert "gap 0" not in text and "2026-11-28T09:04:00+0000: gap 4" in text
     assert v.clean, "a source gap is no finding of the chain"
+
+
+def test_a_chain_the_store_lacks_is_deleted_unless_the_cap_trimmed_it():
+    """The capped collection trims the oldest first: a chain gone from the store is a deletion when the
+    store still holds something that arrived before the chain's newest known link, or nothing at all."""
+    from auditpipe.evidence import verify
+
+    now = 10_000_000_000
+    heads = verify._Heads()
+    heads.add({"seq": 100, "recorded_at": now - 600_000}, now)  # settled: 10 min ago
+    [f] = [verify._emptied("db-01", heads, None, None)]
+    assert (f.kind, f.last_seq) == ("deleted", 100) and "the store holds no event at all" in f.detail
+    older = now - 1_000_000
+    assert "the oldest at" in verify._emptied("db-01", heads, None, older).detail
+    assert verify._emptied("db-01", heads, None, now - 60_000) is None, "everything left arrived after it: trimmed"
+    young = verify._Heads()
+    young.add({"seq": 100, "recorded_at": now - 10_000}, now)
+    assert verify._emptied("db-01", young, None, None) is None, "a head in flight: its links may be on their way"
+    # the archive's newest link: committed after the store had it, so no waiting for a head to settle
+    archived = {"chain_seq": 120, "ingest": {"timestamp": now - 300_000}}
+    f = verify._emptied("db-01", young, archived, None)
+    assert f.last_seq == 120 and "the archive holds links up to 120" in f.detail
+    assert verify._emptied("db-01", None, archived, now - 200_000) is None
+
+
+def test_a_link_timed_far_ahead_is_due_a_head_by_when_it_was_shipped():
+    """A forged append timed days ahead does not put off the heads' judgement: the job counts such a
+    record at its shipping time, and so does verify."""
+    from auditpipe.evidence import verify
+
+    now = 10_000_000_000
+    heads = verify._Heads()
+    heads.add({"seq": 100, "recorded_at": now - 600_000}, now)
+    forged = [{"chain_seq": 101, "event_time": datetime.fromtimestamp((now + 86_400_000) / 1000, timezone.utc),
+               "ingest": {"timestamp": now - 500_000}}]
+    assert verify._heads_stopped("db-01", 101, heads, now, 60, forged) == [], "by its event time: not due"
+    [f] = verify._heads_stopped("db-01", 101, heads, now, 60, forged, 300_000)
+    assert (f.kind, f.seq) == ("unanchored", 101)

@@ -143,6 +143,7 @@ def cmd_verify(app: Application) -> int:
         result = verify.verify(app.config, servers=a.servers, since=since, until=until,
                                store=a.where in ("both", "store"), in_archive=a.where in ("both", "archive"),
                                head_interval_s=job_settings.head_interval_seconds(app.config),
+                               max_ahead_s=job_settings.max_ahead_seconds(app.config),
                                collector_gaps=recorded_gaps(app.config))
     app.out(verify.format_report(result))
     return 0 if result.clean else 1

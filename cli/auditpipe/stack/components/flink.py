@@ -122,7 +122,8 @@ class FlinkJob(Component):
         ``target`` for a Flink cluster (the deployment); ``backend``: the state backend, when not the configured one."""
         target = target or job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
                                                archive_path=self.cfg.archive_path.as_uri(), local=True,
-                                               signing_key_file=self.signing_key_file())
+                                               signing_key_file=self.signing_key_file(),
+                                               link_key_file=self.link_key_file())
         return job_settings.properties_text(job_settings.job_properties(self.cfg, target, restore_from, backend))
 
     def signing_key_file(self) -> str:
@@ -131,6 +132,12 @@ class FlinkJob(Component):
             progress.info(f"  flink: made the chain heads' signing key {self.cfg.signing_key_file} "
                           f"(public key {self.cfg.public_key_file})")
         return str(self.cfg.signing_key_file)
+
+    def link_key_file(self) -> str:
+        """The links' key on this machine (config chain), made when absent (docs/security.md)."""
+        if signing.make_link_key(self.cfg.link_key_file):
+            progress.info(f"  flink: made the chain links' key {self.cfg.link_key_file}")
+        return str(self.cfg.link_key_file)
 
     def start(self) -> None:
         if self.proc.running():

@@ -238,7 +238,7 @@ class FlinkJobManager(FlinkJob):
         restore = self._checkpoint_to_restore()
         target = job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
                                      archive_path=self.cfg.archive_path.as_uri(), local=False,
-                                     signing_key_file=self.signing_key_file())
+                                     signing_key_file=self.signing_key_file(), link_key_file=self.link_key_file())
         backend = job_settings.choose_state_backend(self.cfg, self.checkpoint_dir, restore is not None,
                                                     is_savepoint(restore))
         # the restore goes in the run request (savepointPath), not in the options

@@ -13,7 +13,7 @@ import io.auditpipe.flink.alerts.SequenceStarts;
 import io.auditpipe.flink.alerts.UnauthorizedAccess;
 import io.auditpipe.flink.chain.ChainEvents;
 import io.auditpipe.flink.chain.ChainHead;
-import io.auditpipe.flink.chain.HeadSigner;
+import io.auditpipe.flink.chain.ChainKeys;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.PreCountStats;
@@ -206,11 +206,10 @@ public final class AuditPipeline {
         return sources.chain().orElse(null);
     }
 
-    /** The heads' signing key file, checked here, where the job is built, so that a bad one stops it with its reason. */
-    private String signingKeyFile() {
-        String file = options.getOptional(JobOptions.CHAIN_SIGNING_KEY_FILE).orElse(null);
-        if (file != null) HeadSigner.load(java.nio.file.Path.of(file));
-        return file;
+    /** The chain's key files, checked here, where the job is built, so that a bad one stops it with its reason. */
+    private ChainKeys chainKeys() {
+        return new ChainKeys(options.getOptional(JobOptions.CHAIN_SIGNING_KEY_FILE).orElse(null),
+                options.getOptional(JobOptions.CHAIN_LINK_KEY_FILE).orElse(null)).checked();
     }
 
     /**
@@ -240,7 +239,7 @@ public final class AuditPipeline {
         SingleOutputStreamOperator<IngestedEvent> firstCopies = byServer
                 .transform("first-copies-in-chain", TypeInformation.of(IngestedEvent.class), new WriteBackOperator<>(
                         new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
-                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain(), signingKeyFile(), sortedState)))
+                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain(), chainKeys(), sortedState)))
                 .uid("first-copies-in-chain")
                 .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS); // its own outputs: the lag, the collisions (an import's archive)
         if (chain() != null) {

@@ -59,7 +59,7 @@ public final class JobContract {
                         .append("stream_text_chars", io.auditpipe.flink.stream.StreamMessages.TEXT_CHARS))
                 .append("event", new Document("schema", "audit-event.schema.json")
                         .append("enrichment_fields", EventDocument.ENRICHMENT_FIELDS)
-                        .append("chain_fields", List.of(EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD))
+                        .append("chain_fields", List.of(EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD, EventDocument.MAC_FIELD))
                         .append("line_digest_field", EventDocument.LINE_DIGEST_FIELD));
     }
 

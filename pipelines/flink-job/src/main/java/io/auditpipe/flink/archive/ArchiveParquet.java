@@ -61,7 +61,7 @@ public final class ArchiveParquet {
             Map.entry("original", Kind.STRING), Map.entry("event_time_trusted", Kind.BOOLEAN),
             Map.entry("ingest", Kind.INGEST), Map.entry(EventDocument.CHAIN_FIELD, Kind.STRING),
             Map.entry(EventDocument.SEQ_FIELD, Kind.INT64),
-            Map.entry(EventDocument.DIGEST_FIELD, Kind.STRING));
+            Map.entry(EventDocument.DIGEST_FIELD, Kind.STRING), Map.entry(EventDocument.MAC_FIELD, Kind.STRING));
 
     public static final MessageType SCHEMA = schema();
 
@@ -101,7 +101,8 @@ public final class ArchiveParquet {
      * profile of a 200,000-record run (2026-11-24). Snappy still compresses them.
      */
     static final List<String> WITHOUT_DICTIONARY = List.of("_id", "record_id", "event_time", "sqltext", "extra",
-            "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD);
+            "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD,
+            EventDocument.MAC_FIELD);
 
     /**
      * Columns no reader filters on, whose minimum and maximum (kept per row group and page for each
@@ -111,7 +112,7 @@ public final class ArchiveParquet {
      * row groups by them.
      */
     static final List<String> WITHOUT_STATISTICS = List.of("_id", "record_id", "sqltext", "extra", "line_sha256",
-            "original", EventDocument.DIGEST_FIELD);
+            "original", EventDocument.DIGEST_FIELD, EventDocument.MAC_FIELD);
 
     /** The bulk-writer factory for Flink's FileSink. */
     public static ParquetWriterFactory<IngestedEvent> writerFactory() {

@@ -99,8 +99,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private final long headIntervalMillis;
     /** The imported chain every event is linked in, null for the live chain. */
     private final String chain;
-    /** The key file that signs the heads ({@link HeadSigner}); null: heads unsigned. Read where the operator runs. */
-    private final String signingKeyFile;
+    /** The files of the key that signs the heads and the key that authenticates the links; read where the operator runs. */
+    private final ChainKeys keys;
     /** Whether the state backend iterates a map in key order (RocksDB): forgetting then reads only what is due. */
     private final boolean sortedState;
 
@@ -123,6 +123,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private transient Counter collisions;
     private transient Counter links;
     private transient HeadSigner signer;
+    private transient LinkKey linkKey;
 
     // what former layouts kept, read once per server after a restore from their checkpoints, moved over and cleared
     private transient ValueState<FirstCopies> formerFirstCopies;
@@ -134,19 +135,19 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private transient ValueState<Long> formerHeadDueAt;
 
     public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval) {
-        this(window, allowedLateness, headInterval, null, null, false);
+        this(window, allowedLateness, headInterval, null, ChainKeys.NONE, false);
     }
 
     /** {@code chain}: the imported chain to link every event in (null: the server's live chain);
-     *  {@code signingKeyFile}: the key that signs the heads (null: unsigned); {@code sortedState}:
+     *  {@code keys}: the key that signs the heads and the one that authenticates the links; {@code sortedState}:
      *  the state backend iterates a map in key order (RocksDB). */
     public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval, String chain,
-                       String signingKeyFile, boolean sortedState) {
+                       ChainKeys keys, boolean sortedState) {
         this.windowMillis = window.toMillis();
         this.allowedLatenessMillis = allowedLateness.toMillis();
         this.headIntervalMillis = headInterval.toMillis();
         this.chain = chain;
-        this.signingKeyFile = signingKeyFile;
+        this.keys = keys == null ? ChainKeys.NONE : keys;
         this.sortedState = sortedState;
     }
 
@@ -175,7 +176,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         repeats = getRuntimeContext().getMetricGroup().counter("repeatedEventsNotCounted");
         collisions = getRuntimeContext().getMetricGroup().counter("idCollisions");
         links = getRuntimeContext().getMetricGroup().counter("chainLinks");
-        signer = signingKeyFile == null ? null : HeadSigner.load(java.nio.file.Path.of(signingKeyFile));
+        signer = keys.signer();
+        linkKey = keys.linkKey();
     }
 
     @Override
@@ -221,7 +223,12 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         e.chainSeq = t.seq + 1;
         org.bson.Document document = EventDocument.of(e); // without chain fields: the digest is not set yet
         e.chainDigest = linker.link(t.digest == null ? "" : t.digest, document);
-        e.document = document.append(EventDocument.SEQ_FIELD, e.chainSeq).append(EventDocument.DIGEST_FIELD, e.chainDigest);
+        document.append(EventDocument.SEQ_FIELD, e.chainSeq).append(EventDocument.DIGEST_FIELD, e.chainDigest);
+        if (linkKey != null) {
+            e.chainMac = linkKey.mac(e.chainSeq, e.chainDigest);
+            document.append(EventDocument.MAC_FIELD, e.chainMac);
+        }
+        e.document = document;
         t.seq = e.chainSeq;
         t.digest = e.chainDigest;
         t.lastEventId = e.event.id;

@@ -27,8 +27,10 @@ public final class EventDocument {
     public static final String SEQ_FIELD = "chain_seq";
     /** The link's digest: over the previous one and the canonical form of everything else. */
     public static final String DIGEST_FIELD = "chain_digest";
+    /** The link's MAC with the chain's link key ({@link io.auditpipe.flink.chain.LinkKey}); absent without one. */
+    public static final String MAC_FIELD = "chain_mac";
     /** The fields a link's digest does not cover (they are the link). */
-    public static final Set<String> CHAIN_FIELDS = Set.of(SEQ_FIELD, DIGEST_FIELD);
+    public static final Set<String> CHAIN_FIELDS = Set.of(SEQ_FIELD, DIGEST_FIELD, MAC_FIELD);
 
     /** The fields enrichment adds to an event document (docs/compliance.md). */
     public static final List<String> ENRICHMENT_FIELDS = List.of("category", "action", "tables",
@@ -86,6 +88,7 @@ public final class EventDocument {
         putIfNotNull(d, CHAIN_FIELD, ie.chain);
         if (ie.chainDigest != null) { // the link covers everything above (CanonicalForm)
             d.append(SEQ_FIELD, ie.chainSeq).append(DIGEST_FIELD, ie.chainDigest);
+            putIfNotNull(d, MAC_FIELD, ie.chainMac);
         }
         return d;
     }

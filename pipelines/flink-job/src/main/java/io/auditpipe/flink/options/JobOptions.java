@@ -333,6 +333,13 @@ public final class JobOptions {
                     + " PEM blocks PRIVATE KEY (PKCS#8) and PUBLIC KEY (docs/security.md). Whoever holds the store's"
                     + " credentials cannot forge a signed head; auditpipe verify checks them with the public key."
                     + " Unset: heads are unsigned.");
+    public static final ConfigOption<String> CHAIN_LINK_KEY_FILE = ConfigOptions.key("chain.link-key-file")
+            .stringType().noDefaultValue()
+            .withDescription("A file, readable where the job's tasks run, with the key that authenticates every link of"
+                    + " the chain: 64 hex digits on a line, the first key links, later lines are former keys"
+                    + " (docs/security.md). Each stored event carries chain_mac, an HMAC-SHA-256 of its link that"
+                    + " whoever holds only the store's credentials cannot make; auditpipe verify checks it with the"
+                    + " same file. Unset: links carry no MAC.");
     public static final ConfigOption<String> ARCHIVE_PATH = ConfigOptions.key("archive.path")
             .stringType().noDefaultValue()
             .withDescription("Where the archive is written (docs/archive.md): a local directory (file:///...) or any file"

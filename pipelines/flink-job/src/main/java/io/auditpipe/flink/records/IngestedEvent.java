@@ -38,6 +38,8 @@ public class IngestedEvent implements Serializable {
     public long chainSeq;
     /** The link's digest (hex), null before it is linked. */
     public String chainDigest;
+    /** The link's MAC (hex, io.auditpipe.flink.chain.LinkKey), null before it is linked or without a link key. */
+    public String chainMac;
     /**
      * The event's store document as the chain built it to link it (chain fields included), so that
      * the store sink chained after it does not build it again. Transient: not serialized, so null

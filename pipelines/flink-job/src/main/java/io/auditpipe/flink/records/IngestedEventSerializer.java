@@ -94,6 +94,7 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         writeString(r.chain, out);
         out.writeLong(r.chainSeq);
         writeString(r.chainDigest, out);
+        writeString(r.chainMac, out);
     }
 
     @Override
@@ -109,6 +110,7 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         r.chain = readString(in);
         r.chainSeq = in.readLong();
         r.chainDigest = readString(in);
+        r.chainMac = readString(in);
         return r;
     }
 

@@ -91,7 +91,7 @@ class ChainEventsTest {
 
     private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> newHarness(String chain) throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, chain, null, rocksDb())),
+                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, chain, ChainKeys.NONE, rocksDb())),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
         if (rocksDb()) h.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
         return h;
@@ -381,7 +381,7 @@ class ChainEventsTest {
     void aCanonicalSavepointOfTheHeapBackendRestoresOnRocksDbWhereItsCheckpointDoesNot() throws Exception {
         // how a job on the heap backend moves to RocksDB: a savepoint in Flink's canonical format
         var heap = new KeyedOneInputStreamOperatorTestHarness<>(
-                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, null, null, false)),
+                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, null, ChainKeys.NONE, false)),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
         heap.open();
         heap.processElement(event("db-01/1", T0 + 1_000, 0));
@@ -415,7 +415,7 @@ class ChainEventsTest {
 
     private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> onRocksDb() throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, null, null, true)),
+                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), LATENESS, HEAD_INTERVAL, null, ChainKeys.NONE, true)),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
         h.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
         return h;

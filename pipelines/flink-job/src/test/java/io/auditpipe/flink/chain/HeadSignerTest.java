@@ -81,7 +81,7 @@ class HeadSignerTest {
         Duration interval = Duration.ofMinutes(1);
         var harness = new KeyedOneInputStreamOperatorTestHarness<>(
                 new io.auditpipe.flink.functions.WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), Duration.ofMinutes(2), interval, null,
-                        file.toString(), false)),
+                        new ChainKeys(file.toString(), null), false)),
                 new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
         harness.open();
         harness.setProcessingTime(0);

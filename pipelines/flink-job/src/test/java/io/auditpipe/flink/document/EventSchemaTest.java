@@ -119,6 +119,7 @@ class EventSchemaTest {
         ie.chain = "import-x";
         ie.chainSeq = 1;
         ie.chainDigest = "link";
+        ie.chainMac = "mac";
         return ie;
     }
 
