@@ -56,10 +56,13 @@ JOB_ROLE = "auditpipeJob"
 DIRECT_ROLE = "auditpipeDirect"
 #: the reviewers' role (reviewer_role)
 REVIEWER_ROLE = "auditpipeReviewer"
+#: the verifier's role (verifier_role)
+VERIFIER_ROLE = "auditpipeVerifier"
 
 STORE_USERS = {
-    "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", JOB_ROLE,
-                     "the Flink job and the verifier"),
+    "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", JOB_ROLE, "the Flink job"),
+    "verifier": StoreUser("AUDITPIPE_VERIFIER_STORE_USER", "AUDITPIPE_VERIFIER_STORE_PASSWORD", VERIFIER_ROLE,
+                          "the verifier"),
     "reader": StoreUser("AUDITPIPE_READER_STORE_USER", "AUDITPIPE_READER_STORE_PASSWORD", "read",
                         "Grafana and the reports"),
     "direct": StoreUser("AUDITPIPE_DIRECT_STORE_USER", "AUDITPIPE_DIRECT_STORE_PASSWORD", DIRECT_ROLE,
@@ -121,10 +124,18 @@ def job_role(cfg: Config) -> dict:
     database = cfg.store["database"]
     return {"privileges": [{"resource": {"db": database, "collection": name},
                             "actions": ["insert", "update"] if upserts else ["insert"]}
-                           for name, upserts in job_settings.job_collections(cfg).items()]
-            # the verifier's deadline check keeps the review queue, a view (evidence/reviews.py refresh_queue)
-            + [{"resource": {"db": database, "collection": cfg.store["review_queue_collection"]},
-                "actions": ["insert", "update", "remove"]}],
+                           for name, upserts in job_settings.job_collections(cfg).items()],
+            "roles": [{"role": "read", "db": database}]}
+
+
+def verifier_role(cfg: Config) -> dict:
+    """The verifier's privileges (`verify --watch`): read the database; insert its integrity alerts, never
+    change or remove an alert or anything it verifies; keep the review queue, a view of what awaits
+    review (its deadline check, evidence/reviews.py refresh_queue)."""
+    database, s = cfg.store["database"], cfg.store
+    return {"privileges": [{"resource": {"db": database, "collection": s["alerts_collection"]}, "actions": ["insert"]},
+                           {"resource": {"db": database, "collection": s["review_queue_collection"]},
+                            "actions": ["insert", "update", "remove"]}],
             "roles": [{"role": "read", "db": database}]}
 
 
@@ -151,7 +162,8 @@ def direct_role(cfg: Config) -> dict:
 
 
 #: the custom roles and what makes their definitions
-CUSTOM_ROLES = {JOB_ROLE: job_role, DIRECT_ROLE: direct_role, REVIEWER_ROLE: reviewer_role}
+CUSTOM_ROLES = {JOB_ROLE: job_role, DIRECT_ROLE: direct_role, REVIEWER_ROLE: reviewer_role,
+                VERIFIER_ROLE: verifier_role}
 
 
 def ensure_role(db, cfg: Config, name: str) -> str:

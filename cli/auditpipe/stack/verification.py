@@ -180,8 +180,10 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
 
     from auditpipe.stack import topics
 
-    # as the job, the alerts topic's producer (its own user with kafka.security.principals)
-    producer = Producer({**cfg.kafka_client_for("job"), "enable.idempotence": True, "acks": "all"})
+    # as its own Kafka user (kafka.security.principals.verifier), which may only write the alerts topic;
+    # without one as the job, the topic's other producer
+    part = "verifier" if "verifier" in cfg.kafka["security"].get("principals", {}) else "job"
+    producer = Producer({**cfg.kafka_client_for(part), "enable.idempotence": True, "acks": "all"})
     for a in alerts:
         producer.produce(topics.topic_name("alerts"), key=a["_id"].encode(),
                          value=json_util.dumps(a, json_options=json_util.RELAXED_JSON_OPTIONS).encode())

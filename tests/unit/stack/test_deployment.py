@@ -140,7 +140,7 @@ def test_the_services_agree_on_kafka_the_store_and_the_job_options(project):
     from auditpipe.stack import verification
     assert str(verification.state_file(cfg)) in s["verifier"]["healthcheck"]["test"][-1]
     assert s["verifier"]["environment"][deploy_cfg["store"]["uri_env"]].startswith(
-        f"mongodb://{s['init']['environment']['AUDITPIPE_JOB_STORE_USER']}:")
+        f"mongodb://{s['init']['environment']['AUDITPIPE_VERIFIER_STORE_USER']}:"), "the verifier's own store user"
     assert s["init"]["environment"][deploy_cfg["store"]["uri_env"]].startswith("mongodb://")
     assert s["cli"]["environment"][deploy_cfg["store"]["uri_env"]].startswith(
         f"mongodb://{s['init']['environment']['AUDITPIPE_READER_STORE_USER']}:")
@@ -167,7 +167,7 @@ def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_o
         assert re.findall(r"user_(\S+)=", jaas) == [sec["username"]], "PLAIN knows the administrator alone"
     assert kafka["KAFKA_SASL_ENABLED_MECHANISMS"].split(",") == ["PLAIN", "SCRAM-SHA-512"]
     assert kafka["KAFKA_LISTENER_NAME_CONTROLLER_SASL_ENABLED_MECHANISMS"] == "PLAIN"
-    assert set(sec["principals"]) == {"collector", "job", "forwarder"}
+    assert set(sec["principals"]) == {"collector", "job", "forwarder", "verifier"}
     for part in sec["principals"]:
         assert cfg.kafka_mechanism(part) == "SCRAM-SHA-512", part
         assert s["init"]["environment"][cfg.kafka_principal(part)[1]] == secrets[cfg.kafka_principal(part)[1]]
@@ -179,9 +179,10 @@ def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_o
     assert (fluentd["AUDITPIPE_KAFKA_USERNAME"], fluentd["AUDITPIPE_KAFKA_PASSWORD"]) == (
         sec["principals"]["collector"]["username"], secrets[sec["principals"]["collector"]["password_env"]])
     assert fluentd["AUDITPIPE_KAFKA_SECURITY_PROTOCOL"] == sec["protocol"]
-    job_password = sec["principals"]["job"]["password_env"]
-    assert s["init"]["environment"][job_password] == s["verifier"]["environment"][job_password] == secrets[job_password]
-    assert sec["password_env"] not in s["verifier"]["environment"], "the verifier publishes alerts as the job"
+    verifier_password = sec["principals"]["verifier"]["password_env"]
+    assert s["init"]["environment"][verifier_password] == secrets[verifier_password]
+    assert set(s["verifier"]["environment"]) == {verifier_password, cfg.store["uri_env"]}, \
+        "the verifier publishes its alerts as itself alone, and reads the store as itself"
     forwarder_password = sec["principals"]["forwarder"]["password_env"]
     assert set(s["forward"]["environment"]) == {forwarder_password}, "the forwarder reads alerts as itself alone"
     assert s["forward"]["command"][-1] == "forward"
@@ -283,19 +284,19 @@ def test_init_refuses_the_placeholder_passwords_naming_each(monkeypatch, tmp_pat
     with pytest.raises(UserError) as e:
         deployment.init(config.load(f), None, "file:///c", "file:///a", wait_seconds=0.1)
     said = str(e.value)
-    for name in ("MONGO_ROOT_PASSWORD", "AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD",
-                 "AUDITPIPE_DIRECT_STORE_PASSWORD", "AUDITPIPE_REVIEWER_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
+    store_passwords = [u.password_env for u in deployment.STORE_USERS.values()]
+    assert "AUDITPIPE_VERIFIER_STORE_PASSWORD" in store_passwords
+    for name in ("MONGO_ROOT_PASSWORD", *store_passwords, "GRAFANA_ADMIN_PASSWORD"):
         assert name in said, said
     deploy = config.load(DEPLOY_CONFIG)
     with pytest.raises(UserError) as e:
         deployment.refuse_placeholders(deploy)
     for name in ("AUDITPIPE_KAFKA_ADMIN_PASSWORD", "AUDITPIPE_KAFKA_COLLECTOR_PASSWORD", "AUDITPIPE_KAFKA_JOB_PASSWORD",
-                 "AUDITPIPE_KAFKA_FORWARDER_PASSWORD"):
+                 "AUDITPIPE_KAFKA_FORWARDER_PASSWORD", "AUDITPIPE_KAFKA_VERIFIER_PASSWORD"):
         assert name in str(e.value) and name in project["services"]["init"]["environment"], name
     init_env = project["services"]["init"]["environment"]
     assert {"GRAFANA_ADMIN_PASSWORD", *deployment.OTHER_PASSWORDS} <= set(init_env), "init sees what it checks"
-    for name in ("AUDITPIPE_JOB_STORE_PASSWORD", "AUDITPIPE_READER_STORE_PASSWORD", "AUDITPIPE_DIRECT_STORE_PASSWORD",
-                 "AUDITPIPE_REVIEWER_STORE_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
+    for name in (*store_passwords, "GRAFANA_ADMIN_PASSWORD"):
         monkeypatch.setenv(name, "a password of my own")
     monkeypatch.setenv("AUDITPIPE_STORE_URI", "mongodb://root:mine@mongodb:27017/?authSource=admin")
     deployment.refuse_placeholders(config.load(f))  # nothing left to refuse
@@ -379,14 +380,29 @@ def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
     for key in ("stats_collection", "stats_hourly_collection", "rollups_collection", "servers_collection",
                 "sessions_collection", "baselines_collection"):
         assert actions.pop(s[key]) == {"insert", "update"}, key
-    # the verifier's deadline check keeps the review queue, a view of what awaits review, not evidence
-    assert actions.pop(s["review_queue_collection"]) == {"insert", "update", "remove"}
     assert actions == {}, "a collection the job writes that the role does not say"
     assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]
     from auditpipe import contract
 
     collection_options = [o for o in contract.option_keys() if o.startswith("store.collection.")]
-    assert len(collection_options) + 1 == len(role["privileges"]), "every collection option of the job"
+    assert len(collection_options) == len(role["privileges"]), "every collection option of the job"
+
+
+def test_the_verifier_reads_and_inserts_its_alerts_and_can_change_nothing_it_verifies(project):
+    """The verifier's user (init makes it): read; insert integrity alerts, never change or remove one;
+    keep the review queue (its deadline check). Its Kafka user may only write the alerts topic."""
+    cfg = config.load(DEPLOY_CONFIG)
+    role = deployment.verifier_role(cfg)
+    actions = {p["resource"]["collection"]: set(p["actions"]) for p in role["privileges"]}
+    assert actions == {cfg.store["alerts_collection"]: {"insert"},
+                       cfg.store["review_queue_collection"]: {"insert", "update", "remove"}}
+    assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]
+    assert deployment.STORE_USERS["verifier"].role in deployment.CUSTOM_ROLES
+    from auditpipe.stack import kafka_acls, topics
+
+    user = f"User:{cfg.kafka['security']['principals']['verifier']['username']}"
+    assert {(kind, name, op) for who, kind, name, op in kafka_acls.wanted(cfg) if who == user} == {
+        ("TOPIC", topics.topic_name("alerts"), op) for op in kafka_acls.PRODUCE}
 
 
 def test_a_reviewer_inserts_decisions_and_can_change_or_remove_none(project):
