@@ -464,6 +464,29 @@ def _compliance_problems(cfg: Config) -> list[str]:
 FROM_HOST = "from-host"
 
 
+def is_loopback(listen: str) -> bool:
+    """Whether a listen address (proto://host:port) is reachable from this host alone."""
+    import ipaddress
+
+    host = listen.split("://", 1)[1].rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: whatever it resolves to
+
+
+def _is_address(name: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
+
+
 def _source_identity_problems(cfg: Config) -> list[str]:
     """Each source needs a server name of its own and a path of its own.
 
@@ -492,16 +515,27 @@ def _source_identity_problems(cfg: Config) -> list[str]:
                 problems.append(f"{where}.server: a file source needs its server's name (it is part of every event id)")
             elif src["server"] == FROM_HOST:
                 problems.append(f"{where}.server: {FROM_HOST} is for a listen source; name the server this file is of")
-            for k in ("tls_cert", "tls_key", "tls_ca"):
+            for k in ("tls_cert", "tls_key", "tls_ca", "tls_peers"):
                 if k in src:
                     problems.append(f"{where}.{k}: only a tls:// listen source takes it")
             continue
         tls = src["listen"].startswith("tls://")
         if tls and not ("tls_cert" in src and "tls_key" in src):
             problems.append(f"{where}: a tls:// listen source needs tls_cert and tls_key (the receiver's certificate and key)")
-        for k in ("tls_cert", "tls_key", "tls_ca"):
+        for k in ("tls_cert", "tls_key", "tls_ca", "tls_peers"):
             if k in src and not tls:
                 problems.append(f"{where}.{k}: only a tls:// listen source takes it")
+        if "tls_peers" in src and "tls_ca" not in src:
+            problems.append(f"{where}.tls_peers: needs tls_ca, the CA that signed the permitted senders' certificates")
+        if not is_loopback(src["listen"]):
+            if not (tls and "tls_ca" in src and "tls_peers" in src):
+                problems.append(f"{where}.listen: {src['listen']} is reachable from other hosts: there a sender must "
+                                "prove who it is, so only tls:// with tls_ca and tls_peers (mutual TLS, the permitted "
+                                "certificates' names) is taken; plain TCP and UDP listen on loopback only "
+                                "(docs/collectors.md \"Receiving syslog\")")
+            if src.get("server", FROM_HOST) == FROM_HOST:
+                problems.append(f"{where}.server: a listen source reachable from other hosts needs the name of the "
+                                "server its permitted senders speak for (from-host takes a sender's word for it)")
         port = src["listen"].rsplit(":", 1)[1]
         if not 1 <= int(port) <= 65535:
             problems.append(f"{where}.listen: port {port} is not between 1 and 65535")
@@ -529,6 +563,11 @@ def _source_identity_problems(cfg: Config) -> list[str]:
                             "twice would store every record twice")
         else:
             by_path[path] = where
+    if any("listen" in src and src.get("server", FROM_HOST) == FROM_HOST for src in cfg.data["sources"]):
+        for name, where in by_server.items():
+            if _is_address(name):  # a from-host sender is named by its address: it could speak for this one
+                problems.append(f"{where}.server: '{name}' is an IP address, which a from-host listen source names "
+                                "its senders by: a sender there could speak for this source; give it a name")
     for i, src in enumerate(cfg.data["sources"]):
         if "listen" in src and "path" not in src and src.get("server", FROM_HOST) != FROM_HOST:
             if src["server"] in by_server:

@@ -24,6 +24,8 @@ SERVERS += list(FLEET)
 FORMATS.update({server: STYLES[style] for server, style in FLEET.items()})
 # the collector's syslog receivers (tests/e2e/test_syslog_receiver.py; the fleet's senders: test_fleet.py)
 LISTEN_TCP, LISTEN_UDP, LISTEN_TLS = "tcp://127.0.0.1:25514", "udp://127.0.0.1:25515", "tls://127.0.0.1:26514"
+# mutual TLS with permitted certificates (x509/name): what a listener other hosts reach must be
+LISTEN_MTLS, MTLS_PEER = "tls://127.0.0.1:26515", "sender.e2e.test"
 LISTEN_FLEET = "tcp://127.0.0.1:25516"
 LISTEN = [{"listen": LISTEN_TCP, "server": "e2e-syslog"}, {"listen": LISTEN_UDP}, {"listen": LISTEN_FLEET}]
 
@@ -41,14 +43,40 @@ def tls_receiver_possible() -> bool:
 
 def receiver_certificate(folder) -> tuple:
     """A self-signed certificate for 127.0.0.1 and its key (openssl), for the TLS receiver."""
+    return certificate(folder, "receiver", "127.0.0.1", "IP:127.0.0.1")
+
+
+def certificate(folder, name: str, cn: str, san: str, ca: tuple | None = None) -> tuple:
+    """A certificate (self-signed, or signed by ``ca``: (cert, key)) and its key, made by openssl."""
     import subprocess
 
     folder.mkdir(parents=True, exist_ok=True)
-    cert, key = folder / "receiver.pem", folder / "receiver.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    cert, key = folder / f"{name}.pem", folder / f"{name}.key"
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key)]
+    if ca is None:
+        subprocess.run(["openssl", "req", "-x509", *ec, "-out", str(cert), "-days", "2", "-subj", f"/CN={cn}",
+                        "-addext", f"subjectAltName={san}"], check=True, capture_output=True)
+        return cert, key
+    request = folder / f"{name}.csr"
+    subprocess.run(["openssl", "req", "-new", *ec, "-out", str(request), "-subj", f"/CN={cn}"],
+                   check=True, capture_output=True)
+    extensions = folder / f"{name}.ext"
+    extensions.write_text(f"subjectAltName={san}\nextendedKeyUsage=clientAuth,serverAuth\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", str(request), "-CA", str(ca[0]), "-CAkey", str(ca[1]),
+                    "-CAcreateserial", "-out", str(cert), "-days", "2", "-extfile", str(extensions)],
+                   check=True, capture_output=True)
     return cert, key
+
+
+def mutual_tls_files(folder) -> dict:
+    """A CA, the receiver's certificate it signed, and senders' certificates: the permitted one
+    (MTLS_PEER), another the CA signed (a name not permitted) and one with the permitted name that
+    the CA did not sign."""
+    ca = certificate(folder, "ca", "auditpipe e2e CA", "DNS:ca.e2e.test")
+    return {"ca": ca, "receiver": certificate(folder, "mtls-receiver", "127.0.0.1", "IP:127.0.0.1", ca),
+            "permitted": certificate(folder, "permitted", MTLS_PEER, f"DNS:{MTLS_PEER}", ca),
+            "other": certificate(folder, "other", "intruder.e2e.test", "DNS:intruder.e2e.test", ca),
+            "unsigned": certificate(folder, "unsigned", MTLS_PEER, f"DNS:{MTLS_PEER}")}
 
 
 SESSION_STACK = StackOfTheSession("session_stack")
@@ -77,6 +105,9 @@ def session_stack(tmp_path_factory):
     if tls_receiver_possible():  # else test_syslog_receiver.py's TLS test skips, saying why
         cert, key = receiver_certificate(root / "tls")
         listen.append({"listen": LISTEN_TLS, "server": "e2e-syslog-tls", "tls_cert": str(cert), "tls_key": str(key)})
+        mtls = mutual_tls_files(root / "mtls")
+        listen.append({"listen": LISTEN_MTLS, "server": "e2e-syslog-mtls", "tls_cert": str(mtls["receiver"][0]),
+                       "tls_key": str(mtls["receiver"][1]), "tls_ca": str(mtls["ca"][0]), "tls_peers": [MTLS_PEER]})
     # the event stream in every format (tests/e2e/test_event_stream.py): every module's events go through it
     yield SESSION_STACK.start(root, PORTS, SERVERS, "auditpipe_e2e", capped_mb=640, formats=FORMATS, listen=listen,
                               extra="stream: {formats: [auditpipe, ocsf, ecs]}")

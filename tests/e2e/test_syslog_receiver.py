@@ -12,7 +12,7 @@ import ssl
 import subprocess
 
 import pytest
-from conftest import LISTEN_TCP, LISTEN_TLS, LISTEN_UDP
+from conftest import LISTEN_MTLS, LISTEN_TCP, LISTEN_TLS, LISTEN_UDP
 
 from auditpipe.tools.simulate import simulate
 
@@ -83,7 +83,7 @@ def test_records_sent_over_tcp_are_stored_once_each_in_their_own_format(stack, t
     assert "tag sshd" in dead[0]["reason"], dead[0]["reason"]
 
 
-def test_a_udp_source_names_each_sender_by_its_host(stack, tmp_path):
+def test_a_udp_source_names_each_sender_by_its_address(stack, tmp_path):
     host, port = LISTEN_UDP.split("://")[1].rsplit(":", 1)
     records = percona_records(tmp_path, 50)
     batch = tmp_path / "udp.jsonl"
@@ -95,8 +95,8 @@ def test_a_udp_source_names_each_sender_by_its_host(stack, tmp_path):
         return len(docs) >= len(records), docs
 
     docs = stack.wait_for("the UDP records stored", arrived, timeout=180)
-    # from-host: the sender's host as the receiver resolves 127.0.0.1
-    assert {d["server"] for d in docs} == {"localhost"}, {d["server"] for d in docs}
+    # from-host: the sender's address, never a name from DNS (127.0.0.1 is localhost in /etc/hosts)
+    assert {d["server"] for d in docs} == {"127.0.0.1"}, {d["server"] for d in docs}
     assert len(docs) == len(records), "loopback UDP loses nothing at this rate (docs/collectors.md says what UDP can lose)"
 
 
@@ -121,6 +121,53 @@ def test_records_sent_over_tls_are_stored(stack, tmp_path):
         raise AssertionError(f"{e}; dead letters: {stack.dead_letters(server)}") from None
     assert {d["record_id"] for d in docs} == {json.loads(r)["audit_record"]["record"] for r in records}
     assert {d["extra"]["syslog_host"] for d in docs} == {"db-tls"}
+
+
+def test_over_mutual_tls_only_a_permitted_certificate_speaks_for_the_server(stack, tmp_path):
+    """A listener other hosts could reach takes mutual TLS with the permitted certificates' names alone
+    (rsyslog x509/name): a sender with a certificate the CA signed for another name, or with the
+    permitted name and no CA's signature, is refused at the handshake and nothing of it is stored; the
+    permitted one's records are stored as the server the listener names."""
+    server = "e2e-syslog-mtls"
+    src = next((s for s in stack.cfg.listen_sources() if s["listen"] == LISTEN_MTLS), None)
+    if src is None:
+        pytest.skip("rsyslog's GnuTLS driver is not installed and cannot be (apt-get install rsyslog-gnutls as root)")
+    from pathlib import Path
+
+    folder = Path(src["tls_ca"]).parent
+    host, port = LISTEN_MTLS.split("://")[1].rsplit(":", 1)
+    records = percona_records(tmp_path, 30)
+
+    def send(name: str, batch: list[bytes]) -> str | None:
+        """Sends ``batch`` with certificate ``name``; what refused it, or None when all was sent."""
+        context = ssl.create_default_context(cafile=src["tls_ca"])
+        context.load_cert_chain(folder / f"{name}.pem", folder / f"{name}.key")
+        try:
+            with socket.create_connection((host, int(port)), timeout=30) as raw, \
+                    context.wrap_socket(raw, server_hostname=host) as tls:
+                for r in batch:
+                    msg = b"<134>1 2026-11-27T12:00:00Z db-mtls percona-audit 1088 - - " + r
+                    tls.sendall(str(len(msg)).encode() + b" " + msg)
+                tls.settimeout(5)
+                try:  # the receiver closes the session of a peer it does not permit (TLS 1.3: after the handshake)
+                    return "closed by the receiver" if tls.recv(1) == b"" else None
+                except (TimeoutError, socket.timeout):
+                    return None
+        except (ssl.SSLError, ConnectionError) as e:
+            return str(e)
+
+    spoofed = records[:10]
+    assert send("other", spoofed) is not None, "a certificate for another name is refused"
+    assert send("unsigned", spoofed) is not None, "the permitted name without the CA's signature is refused"
+    assert send("permitted", records[10:]) is None
+    try:
+        docs = stack.stored_documents(server, len(records) - 10, timeout=180)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; dead letters: {stack.dead_letters(server)}") from None
+    stored = {d["record_id"] for d in docs}
+    assert stored == {json.loads(r)["audit_record"]["record"] for r in records[10:]}
+    assert not stored & {json.loads(r)["audit_record"]["record"] for r in spoofed}, "nothing of the refused senders"
+    assert stack.db()[stack.cfg.store["events_collection"]].count_documents({"source_file": LISTEN_MTLS}) == len(docs)
 
 
 def test_a_message_over_max_line_size_goes_out_cut_with_its_report_a_nul_byte_arrives_escaped(stack):

@@ -107,7 +107,7 @@ def test_a_listen_source_receives_syslog_with_the_key_contract(tmp_path):
     assert 'type="imtcp"' in text and 'type="imudp"' in text and text.count('port="5514"') == 2
     # the key as omkafka writes it: the list template's parts, unescaped twice as rsyslog does for constants
     tcp = re.search(r'template\(name="auditpipe_listen_key_0" type="list"\) \{(.*?)\n\}', text, re.S).group(1)
-    assert 'property(name="fromhost" format="json")' in tcp, "from-host: the sender's host as resolved"
+    assert 'property(name="fromhost-ip" format="json")' in tcp, "from-host: the sender's address, no DNS"
     parts = re.findall(r'constant\(value="((?:[^"\\]|\\.)*)"\)', tcp)
     unescape = lambda v: v.replace('\\\\', '\\').replace('\\"', '"')  # noqa: E731
     key = json.loads(unescape(unescape(parts[0])) + "db-7" + unescape(unescape(parts[1])))
@@ -121,14 +121,19 @@ def test_a_listen_source_receives_syslog_with_the_key_contract(tmp_path):
 @pytest.mark.skipif(not shutil.which("rsyslogd"), reason="rsyslogd is not installed (./auditpipe setup installs it)")
 def test_rsyslogd_accepts_listen_sources(tmp_path):
     f = tmp_path / "auditpipe.yaml"
-    f.write_text(LISTENING + f"  - {{listen: 'tls://127.0.0.1:6514', tls_cert: {tmp_path}/c.pem, tls_key: {tmp_path}/k.pem}}\n")
+    f.write_text(LISTENING + f"  - {{listen: 'tls://127.0.0.1:6514', tls_cert: {tmp_path}/c.pem, tls_key: {tmp_path}/k.pem}}\n"
+                 f"  - {{listen: 'tls://0.0.0.0:6515', server: db-9, tls_cert: {tmp_path}/c.pem, tls_key: {tmp_path}/k.pem,"
+                 f" tls_ca: {tmp_path}/ca.pem, tls_peers: [db-9.example.net, '*.db.example.net']}}\n")
     work = tmp_path / "work"
     work.mkdir()
     conf = tmp_path / "rsyslog.conf"
     conf.write_text(render_config(config.load(f), work))
     check = subprocess.run(["rsyslogd", "-N1", "-f", str(conf)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert 'streamDriver.name="gtls"' in conf.read_text()
+    text = conf.read_text()
+    assert 'streamDriver.name="gtls"' in text
+    # the network listener: mutual TLS, and only the permitted certificates' names
+    assert 'streamDriver.authMode="x509/name"' in text and 'permittedPeer=["db-9.example.net", "*.db.example.net"]' in text
 
 
 @pytest.mark.parametrize("source,problem", [
@@ -139,6 +144,13 @@ def test_rsyslogd_accepts_listen_sources(tmp_path):
     ("{path: /a.log, server: db, listen: 'tcp://127.0.0.1:1'}", "give either path"),
     ("{path: /a.log, server: db, tls_cert: /c.pem}", "only a tls:// listen source takes it"),
     ("{listen: 'ftp://127.0.0.1:1'}", "listen"),
+    # a listener other hosts reach takes only mutual TLS with the permitted certificates, under a name
+    ("{listen: 'tcp://0.0.0.0:5514', server: db}", "only tls:// with tls_ca and tls_peers"),
+    ("{listen: 'udp://10.0.0.1:5514', server: db}", "plain TCP and UDP listen on loopback only"),
+    ("{listen: 'tls://0.0.0.0:6514', server: db, tls_cert: /c, tls_key: /k, tls_ca: /ca}", "tls_ca and tls_peers"),
+    ("{listen: 'tls://db-host:6514', tls_cert: /c, tls_key: /k, tls_ca: /ca, tls_peers: [a]}", "needs the name of the server"),
+    ("{listen: 'tls://127.0.0.1:6514', tls_cert: /c, tls_key: /k, tls_peers: [a]}", "tls_peers: needs tls_ca"),
+    ("{listen: 'tcp://127.0.0.1:5514', tls_peers: [a]}", "only a tls:// listen source takes it"),
 ])
 def test_a_bad_listen_source_is_named(tmp_path, source, problem):
     from auditpipe.errors import UserError
@@ -148,6 +160,25 @@ def test_a_bad_listen_source_is_named(tmp_path, source, problem):
     with pytest.raises(UserError) as e:
         config.load(f)
     assert problem in str(e.value) and "sources" in str(e.value), str(e.value)
+
+
+def test_a_file_source_named_as_a_from_host_sender_would_be_is_refused(tmp_path):
+    from auditpipe.errors import UserError
+
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text("sources:\n  - {listen: 'tcp://127.0.0.1:5514'}\n  - {path: /a.log, server: 127.0.0.1}\n")
+    with pytest.raises(UserError) as e:
+        config.load(f)
+    assert "sources[1].server: '127.0.0.1' is an IP address" in str(e.value)
+    f.write_text("sources:\n  - {listen: 'tcp://127.0.0.1:5514', server: relay}\n  - {path: /a.log, server: 127.0.0.1}\n")
+    config.load(f)  # no from-host sender to speak for it
+
+
+def test_only_loopback_addresses_take_plain_listeners():
+    assert all(config.is_loopback(a) for a in ("tcp://127.0.0.1:1", "udp://127.0.0.9:1", "tcp://[::1]:1",
+                                               "tcp://localhost:1"))
+    assert not any(config.is_loopback(a) for a in ("tcp://0.0.0.0:1", "tcp://[::]:1", "udp://10.1.2.3:1",
+                                                   "tcp://db-host:1"))
 
 
 def test_two_listen_sources_on_one_address_are_refused(tmp_path):

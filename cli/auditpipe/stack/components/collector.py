@@ -108,7 +108,9 @@ def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str
         head_of_key = '{"v":1,"server":"' + placeholder + '"'
         assert key.startswith(head_of_key), key
         rest = '"' + key[len(head_of_key):]
-        server = ('property(name="fromhost" format="json")' if src["server"] == FROM_HOST
+        # from-host: the sender's address as the socket gives it, never a name from reverse DNS, which
+        # whoever controls the sender's DNS could make any server's
+        server = ('property(name="fromhost-ip" format="json")' if src["server"] == FROM_HOST
                   else f'constant(value="{_rsyslog_string(_rsyslog_string(src["server"]))}")')
         parts.append(listen_block.substitute(
             index=i, listen=src["listen"], server=src["server"], format=src["format"], server_property=server,
@@ -129,7 +131,11 @@ def _listen_params(src: dict) -> str:
     lines = ['  streamDriver.name="gtls"', '  streamDriver.mode="1"',
              f'  streamDriver.certFile="{_rsyslog_string(src["tls_cert"])}"',
              f'  streamDriver.keyFile="{_rsyslog_string(src["tls_key"])}"']
-    if "tls_ca" in src:  # mutual TLS: a sender's certificate must be signed by this CA
+    if "tls_peers" in src:  # mutual TLS, and only the named certificates: x509/name
+        peers = ", ".join(f'"{_rsyslog_string(p)}"' for p in src["tls_peers"])
+        lines += [f'  streamDriver.caFile="{_rsyslog_string(src["tls_ca"])}"', '  streamDriver.authMode="x509/name"',
+                  f'  permittedPeer=[{peers}]']
+    elif "tls_ca" in src:  # mutual TLS: a sender's certificate must be signed by this CA
         lines += [f'  streamDriver.caFile="{_rsyslog_string(src["tls_ca"])}"', '  streamDriver.authMode="x509/certvalid"']
     else:
         lines += ['  streamDriver.authMode="anon"']
