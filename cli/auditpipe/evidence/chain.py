@@ -363,7 +363,8 @@ def verify_links(server: str, docs: Iterable[dict], heads: dict[int, str], first
         f"{which} {'carry a MAC the link key does not give' if has_mac else 'carry no MAC'}: written by someone "
         "without the chain's link key, not by the job"))
     report.findings += _of_runs("time_ahead", server, ahead, lambda which, by: (
-        f"{which}: event time {by / 60_000:,.0f} min ahead of when the line was shipped (the first), beyond the "
+        f"{which}: event time {by / 60_000:,.0f} min ahead of when the line was shipped"
+        f"{' (the first)' if ' to ' in which else ''}, beyond the "
         f"{max_ahead_ms / 60_000:g} min the job trusts, yet not flagged event_time_trusted: false as the job flags "
         "such an event: not written by the job"))
     if expected_last is not None and last_seq is None and expected_last > seqs[-1]:

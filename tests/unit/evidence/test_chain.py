@@ -347,7 +347,8 @@ def test_an_event_timed_further_ahead_than_the_job_trusts_and_not_flagged_is_nam
         d["chain_digest"] = previous = link(previous, d)
         relinked.append(d)
     report = verify_links("db-01", relinked, {}, max_ahead_ms=300_000)
-    assert kinds(report) == [("time_ahead", 3, "db-01/3")] and "60 min ahead" in report.findings[0].detail
+    assert kinds(report) == [("time_ahead", 3, "db-01/3")] and "60 min ahead of when the line was shipped, beyond" \
+        in report.findings[0].detail, "one link: no \"the first\""
     assert kinds(verify_links("db-01", relinked, {})) == [], "not judged without the job's bound"
     docs[2]["event_time_trusted"] = False  # as the job writes it
     previous = ""
