@@ -284,6 +284,11 @@ class Config:
             return self._in_state(configured)
         return self.archive_path / "reviews" / "decisions.jsonl" if self.archive["enabled"] else None
 
+    @property
+    def reviewers_file(self) -> Path:
+        """The enrolled reviewers' public keys (review.reviewers_file; evidence/reviewer_keys.py)."""
+        return self._in_state(self.data["review"]["reviewers_file"])
+
     def _in_state(self, value: str) -> Path:
         p = Path(os.path.expanduser(value))
         return p if p.is_absolute() else self.state_dir / p

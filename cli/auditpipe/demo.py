@@ -355,6 +355,23 @@ def stream_lines(r: DemoResult) -> list[str]:
     return lines
 
 
+#: the demo's reviewer: enrolled with a key in the state directory's keys (a real reviewer's key is their own)
+DEMO_REVIEWER = "demo-reviewer"
+
+
+def demo_reviewer_key(cfg: Config) -> Path:
+    """The demo reviewer's signing key, made and enrolled in review.reviewers_file the first time."""
+    from auditpipe.evidence import reviewer_keys
+
+    key = cfg.state_dir / "keys" / f"{DEMO_REVIEWER}.key"
+    if key.exists():
+        kid = reviewer_keys.key_id(reviewer_keys.load_private_key(key).public_key())
+        if kid in reviewer_keys.load_reviewers(cfg.reviewers_file):
+            return key
+    reviewer_keys.enroll(cfg.reviewers_file, DEMO_REVIEWER, key)
+    return key
+
+
 def review_a_day(cfg: Config) -> DayReviewed:
     """Signs off the newest day awaiting review as the demo's reviewer, writes that day's PCI DSS
     report, which counts it reviewed, and shows verify catching the decision edited in the store
@@ -366,9 +383,10 @@ def review_a_day(cfg: Config) -> DayReviewed:
     if not waiting:
         return DayReviewed(None)
     day = waiting[-1]
-    reviewer = os.environ.get(reviews.REVIEWER_ENV) or "demo-reviewer"
+    key = demo_reviewer_key(cfg)
     (decision,) = reviews.decide(cfg, [day["item"]], "expected", "demo: the day's exceptions read in its PCI DSS "
-                                 "report; nothing beyond the normal", reviewer)
+                                 "report; nothing beyond the normal", key)
+    reviewer = decision["reviewer"]
     start = reviews.day_start(day["day"])
     built = report.build(cfg, "pci", start, start + timedelta(days=1), None, now=now)
     out = report.write(built, report.default_path(cfg, "pci", start, start + timedelta(days=1)))

@@ -339,7 +339,9 @@ def build(cfg: Config, regime_key: str, since: datetime, until: datetime, server
 
         with mongo_client(cfg) as client:
             first = reviews.first_evidence_day(cfg, client[cfg.store["database"]])
-        report.review = reviews.review_section(cfg, regime.key, since, until, now, decisions.rows, alerts, first)
+            refused = reviews.unverified(cfg, client[cfg.store["database"]], [d["_id"] for d in decisions.rows])
+        report.review = reviews.review_section(cfg, regime.key, since, until, now, decisions.rows, alerts, first,
+                                               refused)
         report.review_requirements = reviews.requirement_rows(regime.key, report.review)
 
     with step("coverage per server"):

@@ -2,11 +2,13 @@
 
 Two kinds of item await review: each ended UTC day of each regime in ``review.regimes`` (that day's
 exceptions, as the regime's report shows them), from the first day the store holds evidence of,
-and each alert. A decision (schemas/review-decision.schema.json) names one item, its reviewer,
-an outcome and a note. Decisions are only ever appended: each is a link of one hash chain, computed
+and each alert. A decision (schemas/review-decision.schema.json) names one item, its reviewer (the name
+their signing key is enrolled under, evidence/reviewer_keys.py), an outcome and a note, under the
+reviewer's signature. Decisions are only ever appended: each is a link of one hash chain, computed
 as an event's link (evidence/chain.py), in the store's reviews collection and, line for line, in a
 second copy (``review.ledger_file``, by default the archive's ``reviews/decisions.jsonl``);
-`auditpipe verify` recomputes both and names a decision edited, removed or added outside this module.
+`auditpipe verify` recomputes both and names a decision edited, removed or added outside this module,
+forged (its reviewer's key did not sign it) or backdated.
 
 Two reviewers deciding at once: a decision's ``_id`` is its link number, so of two decisions
 computed from the same last link the store takes one, and the other is computed again after it;
@@ -33,8 +35,6 @@ from auditpipe.evidence.verify import DECISIONS_CHAIN
 from auditpipe.terminal import shown
 
 SCHEMA_FILE = paths.SCHEMAS / "review-decision.schema.json"
-#: where a reviewer's name comes from when --reviewer is not given
-REVIEWER_ENV = "AUDITPIPE_REVIEWER"
 #: the decisions' chain, as verify names it
 CHAIN_NAME = DECISIONS_CHAIN
 #: tries at taking the next link when other reviewers keep taking it first
@@ -58,10 +58,6 @@ def outcomes() -> tuple[str, ...]:
 
 def note_max() -> int:
     return schema()["properties"]["note"]["maxLength"]
-
-
-def reviewer_max() -> int:
-    return schema()["properties"]["reviewer"]["maxLength"]
 
 
 def regimes() -> tuple[str, ...]:
@@ -297,36 +293,30 @@ def format_awaiting(a: Awaiting, since: datetime, until: datetime) -> str:
         lines.append(f"no alert awaits review ({a.decided_alerts} decided)")
     if a.days or a.alerts_total:
         lines.append("decide: ./auditpipe review decide ITEM --outcome " + "|".join(outcomes())
-                     + " --note TEXT [--reviewer NAME]")
+                     + " --note TEXT [--key FILE]")
     return "\n".join(lines)
 
 
 # --- deciding -------------------------------------------------------------------------------------
 
-def reviewer_identity(flag: str | None, environ=os.environ) -> tuple[str, dict]:
-    """The reviewer's name (--reviewer, else AUDITPIPE_REVIEWER) and the identity block recorded with it."""
-    if flag is not None:
-        name, source = flag, "flag"
-    elif environ.get(REVIEWER_ENV):
-        name, source = environ[REVIEWER_ENV], "environment"
-    else:
-        raise UserError(f"who is deciding? give --reviewer NAME or set {REVIEWER_ENV} (docs/reviews.md \"Who the "
-                        "reviewer is\"); nothing was recorded")
-    check_reviewer(name)
+def reviewer_identity(cfg: Config, key_file: Path | None, environ=os.environ) -> tuple[str, dict, object]:
+    """The reviewer: the enrolled name of the key in ``key_file`` (else $AUDITPIPE_REVIEWER_KEY, else the user's
+    reviewer.key; evidence/reviewer_keys.py), the identity block recorded with it, and the private key."""
+    from auditpipe.evidence import reviewer_keys
+
+    path = key_file or reviewer_keys.default_key_file(environ)
+    key = reviewer_keys.load_private_key(path)
+    kid = reviewer_keys.key_id(key.public_key())
+    enrolled = reviewer_keys.load_reviewers(cfg.reviewers_file).get(kid)
+    if enrolled is None:
+        raise UserError(f"the key in {path} ({kid}) is not an enrolled reviewer's ({cfg.reviewers_file}): "
+                        f"`auditpipe review enroll NAME --key {path}` enrolls it; nothing was recorded")
     try:
         os_user = getpass.getuser()
     except (KeyError, OSError):  # no login name (a container's numeric user)
         os_user = None
-    return name, {"source": source, "os_user": os_user, "host": socket.gethostname()}
-
-
-def check_reviewer(name: str) -> None:
-    if not name.strip() or name != name.strip():
-        raise UserError("the reviewer's name is empty or begins or ends with a space; nothing was recorded")
-    if len(name) > reviewer_max():
-        raise UserError(f"the reviewer's name is {len(name)} characters, more than {reviewer_max()}; nothing was recorded")
-    if _FORBIDDEN.search(name) or "\n" in name or "\t" in name:
-        raise UserError(f"the reviewer's name '{shown(name)}' holds a control character; nothing was recorded")
+    return enrolled.name, {"source": "key", reviewer_keys.KEY_ID: kid, "os_user": os_user,
+                           "host": socket.gethostname()}, key
 
 
 def check_note(note: str, outcome: str) -> None:
@@ -366,7 +356,7 @@ def _millis(t: datetime) -> datetime:
     return t.replace(microsecond=t.microsecond // 1000 * 1000)
 
 
-def decide(cfg: Config, items: list[str], outcome: str, note: str, reviewer: str | None,
+def decide(cfg: Config, items: list[str], outcome: str, note: str, key_file: Path | None = None,
            now: datetime | None = None, environ=os.environ) -> list[dict]:
     """Records one decision per item (all checked before any is written: a bad one writes nothing);
     returns the decisions as stored. The second copy follows (``sync_ledger``)."""
@@ -377,7 +367,9 @@ def decide(cfg: Config, items: list[str], outcome: str, note: str, reviewer: str
     if outcome not in outcomes():
         raise UserError(f"'{shown(outcome)}' is not an outcome: one of {', '.join(outcomes())}; nothing was recorded")
     check_note(note, outcome)
-    name, identity = reviewer_identity(reviewer, environ)
+    from auditpipe.evidence import reviewer_keys
+
+    name, identity, key = reviewer_identity(cfg, key_file, environ)
     parsed = [parse_item(text, cfg) for text in items]
     if len({p.key for p in parsed}) < len(parsed):
         raise UserError("an item is named twice; nothing was recorded")
@@ -397,6 +389,7 @@ def decide(cfg: Config, items: list[str], outcome: str, note: str, reviewer: str
                        "identity": identity, "decided_at": _millis(datetime.now(timezone.utc)), "outcome": outcome,
                        "note": note}
                 doc[SEQ] = seq
+                doc[reviewer_keys.SIGNATURE] = reviewer_keys.sign(key, doc)
                 doc[DIGEST] = link((last or {}).get(DIGEST, ""), doc)
                 try:
                     coll.insert_one(doc)
@@ -424,33 +417,62 @@ def _refuse_repeats(coll, keys: list[str], reviewer: str) -> None:
 
 
 def sync_ledger(cfg: Config, coll) -> int:
-    """Appends to the second copy the decisions the store holds after its last line, in link order
-    (under a lock: two reviewers may append at once); returns how many. Nothing without a copy."""
+    """Appends to the second copy the decisions the store holds after its last line, in link order (under a
+    lock: two reviewers may append at once), each only once checked (``_takes``): it follows the copy's
+    last link, its digest is right and its reviewer's key signed it. A decision that fails stops the copy
+    there, with the reason (verify names it too). Returns how many were appended; nothing without a copy."""
     import fcntl
+
+    from auditpipe.evidence import reviewer_keys
 
     path = ledger_path(cfg)
     if path is None:
         return 0
+    reviewers = reviewer_keys.load_reviewers(cfg.reviewers_file)
+    refused = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a+", encoding="utf-8") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             f.seek(0)
-            last = 0
+            last: dict = {}
             for line in f:
                 try:
-                    last = max(last, int(json.loads(line).get(SEQ) or 0))
+                    doc = json.loads(line)
+                    if int(doc.get(SEQ) or 0) > int(last.get(SEQ) or 0):
+                        last = doc
                 except (ValueError, AttributeError, TypeError):
                     continue  # verify names a line that is not a decision
-            new = sorted(coll.find({SEQ: {"$gt": last}}), key=lambda d: d[SEQ])
+            new = sorted(coll.find({SEQ: {"$gt": int(last.get(SEQ) or 0)}}), key=lambda d: d[SEQ])
+            taken = 0
             for d in new:
+                refused = _takes(last, d, reviewers)
+                if refused:
+                    break
                 f.write(ledger_line(d) + "\n")
+                last, taken = d, taken + 1
             f.flush()
             os.fsync(f.fileno())
     except OSError as e:
         raise UserError(f"the decision is in the store, but its second copy ({path}) could not be written: {e}. "
                         "`auditpipe review decide` adds what the copy lacks next time; until then verify says so") from e
-    return len(new)
+    if refused:
+        raise UserError(f"the second copy ({path}) takes no decision after link {last.get(SEQ) or 0}: {refused}. "
+                        "`auditpipe verify` names it; the decisions after it are in the store only")
+    return taken
+
+
+def _takes(last: dict, doc: dict, reviewers: dict) -> str | None:
+    """Why the copy, whose last decision is ``last`` ({} for none), must not take ``doc`` next (None: it may)."""
+    from auditpipe.evidence import reviewer_keys
+
+    seq = doc.get(SEQ)
+    if last and seq != last.get(SEQ) + 1:
+        return f"the store's next decision is link {seq}, not {last.get(SEQ) + 1}"
+    if (last or seq == 1) and doc.get(DIGEST) != link(last.get(DIGEST, ""), doc):
+        return f"link {seq} ({doc.get('_id')}) does not follow from the one before it: changed or forged in the store"
+    forged = reviewer_keys.check(doc, reviewers)
+    return f"link {seq} ({doc.get('_id')}): {forged}" if forged else None
 
 
 def ledger_line(doc: dict) -> str:
@@ -510,10 +532,15 @@ class DecisionsVerification:
     notes: list[str] = field(default_factory=list)
 
 
-def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = True) -> DecisionsVerification:
+def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = True,
+                     now: datetime | None = None) -> DecisionsVerification:
     """Recomputes the decisions' chain in the store and in the second copy, and compares the two:
     an edited decision breaks its link, a removed one leaves its number missing (the newest: the other
-    place holds it), an added one has no link or a second document at one."""
+    place holds it; all of them: the other place holds some, which retention does not explain), an added
+    one has no link or a second document at one. A decision its reviewer's enrolled key did not sign as it
+    is now is FORGED; one whose time is before what the store had already taken (``backdated``) BACKDATED."""
+    from auditpipe.evidence import reviewer_keys
+
     out = DecisionsVerification()
     places: dict[str, list[dict]] = {}
     if store:
@@ -534,6 +561,7 @@ def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = Tru
         return out
     ends = {where: max((d[SEQ] for d in docs if isinstance(d.get(SEQ), int)), default=None)
             for where, docs in places.items()}
+    reviewers = reviewer_keys.load_reviewers(cfg.reviewers_file)
     for where, docs in places.items():
         other = "copy" if where == "store" else "store"
         expected = ends.get(other)
@@ -541,11 +569,99 @@ def verify_decisions(cfg: Config, db, store: bool = True, in_archive: bool = Tru
                               why=f"the {other} holds decisions up to link {expected}")
         out.reports.append((where, report))
         out.findings.extend((where, f) for f in report.findings)
+        emptied = _emptied(cfg, where, docs, places.get(other), now or datetime.now(timezone.utc))
+        if emptied:
+            out.findings.append((where, emptied))
+        out.findings.extend((where, f) for f in _forged(docs, reviewers, cfg.reviewers_file))
+    if "store" in places:
+        out.findings.extend(("store", f) for f in backdated(places["store"], _overdue_found(cfg, db, places["store"])))
     if len(places) == 2:
         digests = {where: {d[SEQ]: d[DIGEST] for d in docs if isinstance(d.get(SEQ), int) and isinstance(d.get(DIGEST), str)}
                    for where, docs in places.items()}
         out.findings.extend(("store/copy", f) for f in compare_copies(CHAIN_NAME, digests["store"], digests["copy"]))
     return out
+
+
+def _emptied(cfg: Config, where: str, docs: list[dict], other: list[dict] | None, now: datetime) -> Finding | None:
+    """A place that holds no decision while the other holds some: DELETED, unless retention explains it (the
+    store keeps a decision store.evidence_retention_days after it was made; the copy keeps them all)."""
+    if docs or not other:
+        return None
+    seqs = [d[SEQ] for d in other if isinstance(d.get(SEQ), int)]
+    if not seqs:
+        return None
+    newest = max((_plain(d.get("decided_at")) for d in other if isinstance(_plain(d.get("decided_at")), int)),
+                 default=None)
+    kept_from = _plain(now) - cfg.store["evidence_retention_days"] * 86_400_000
+    if where == "store" and newest is not None and newest < kept_from:
+        return None
+    held = "copy" if where == "store" else "store"
+    return Finding("deleted", CHAIN_NAME, min(seqs), None,
+                   f"the {where} holds no decision, the {held} holds links {min(seqs)} to {max(seqs)}"
+                   + ("" if where == "copy" else ", the newest within store.evidence_retention_days"),
+                   last_seq=max(seqs))
+
+
+def _forged(docs: list[dict], reviewers: dict, reviewers_file: Path) -> list[Finding]:
+    """A FORGED finding for each decision its reviewer's enrolled key does not verify (evidence/reviewer_keys.py)."""
+    from auditpipe.evidence import reviewer_keys
+
+    out = []
+    for d in sorted(docs, key=lambda d: d.get(SEQ) if isinstance(d.get(SEQ), int) else 0):
+        why = reviewer_keys.check(d, reviewers)
+        if why is not None:
+            if not reviewers:
+                why += f" (no reviewer is enrolled in {reviewers_file})"
+            out.append(Finding("forged", CHAIN_NAME, d.get(SEQ) if isinstance(d.get(SEQ), int) else None,
+                               _id(d), f"a decision of {shown(d.get('reviewer'))}: {why}"))
+    return out
+
+
+#: how far apart two reviewers' clocks (or a reviewer's and the verifier's) may be
+CLOCK_SKEW_S = 300
+
+
+def _overdue_found(cfg: Config, db, docs: list[dict]) -> dict[str, int]:
+    """When each day the decisions name was found undecided past its deadline: its review_overdue alert's
+    ``raised_at`` (epoch ms), by item: the deadline check raises it only while no decision names the day."""
+    days = sorted({d.get("item") for d in docs if d.get("kind") == "day" and isinstance(d.get("item"), str)})
+    if not days:
+        return {}
+    found = db[cfg.store["alerts_collection"]].find({"rule": overdue_rule(), "subject": {"$in": days}},
+                                                    {"subject": 1, "raised_at": 1})
+    return {a["subject"]: _plain(a["raised_at"]) for a in found if isinstance(_plain(a.get("raised_at")), int)}
+
+
+def backdated(docs: list[dict], overdue: dict[str, int]) -> list[Finding]:
+    """Decisions whose time is earlier (by more than CLOCK_SKEW_S) than the store's own record says they can
+    be: than the link before them (the store takes links in order, so that decision came first), or than
+    the moment the deadline check found their day still undecided (its review_overdue alert, ``overdue``)."""
+    out = []
+    skew = CLOCK_SKEW_S * 1000
+    previous = None
+    for d in sorted((d for d in docs if isinstance(d.get(SEQ), int)), key=lambda d: d[SEQ]):
+        t = _plain(d.get("decided_at"))
+        if not isinstance(t, int):
+            continue
+        why = None
+        if previous is not None and previous[1] - t > skew:
+            why = f"link {previous[0]}, which the store took before it, was decided at {_when(previous[1])}"
+        elif overdue.get(d.get("item"), t) - t > skew:
+            why = f"the deadline check found {d.get('item')} undecided at {_when(overdue[d['item']])} (its review_overdue alert)"
+        if why:
+            out.append(Finding("backdated", CHAIN_NAME, d[SEQ], _id(d),
+                               f"{shown(d.get('reviewer'))}'s decision says {_when(t)}, but {why}"))
+        if previous is None or t > previous[1]:
+            previous = (d[SEQ], t)
+    return out
+
+
+def _when(ms: int) -> str:
+    return f"{datetime.fromtimestamp(ms / 1000, timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def _id(doc: dict) -> str | None:
+    return None if doc.get("_id") is None else str(doc["_id"])
 
 
 # --- a report's review section --------------------------------------------------------------------
@@ -558,13 +674,35 @@ REVIEW_REQUIREMENTS = {
 }
 
 
+def unverified(cfg: Config, db, ids: list) -> dict[str, str]:
+    """Of the decisions ``ids``, those their reviewer's enrolled key does not verify as they are stored, with
+    why (evidence/reviewer_keys.check): a report counts none of them."""
+    from auditpipe.evidence import reviewer_keys
+
+    if not ids:
+        return {}
+    reviewers = reviewer_keys.load_reviewers(cfg.reviewers_file)
+    out = {}
+    for d in db[cfg.store["reviews_collection"]].find({"_id": {"$in": list(ids)}}):
+        why = reviewer_keys.check(d, reviewers)
+        if why:
+            out[str(d["_id"])] = why
+    return out
+
+
 def review_section(cfg: Config, regime: str, since: datetime, until: datetime, now: datetime,
-                   decisions: list[dict], alerts: list[dict], first: date | None) -> dict:
+                   decisions: list[dict], alerts: list[dict], first: date | None,
+                   refused: dict[str, str] | None = None) -> dict:
     """What a report of ``regime`` over [since, until) says of its review: the ended days of the period
     from ``first`` (the first day with evidence, ``first_evidence_day``) and whether a decision names
     each, the period's ``alerts`` (the report's alerts-list rows) and their decisions, every decision
     about them (``decisions``: the review-decisions query's rows for the period), escalations, and the
-    open items."""
+    open items. A decision in ``refused`` (``unverified``: its reviewer's key does not verify it) counts for
+    nothing; the section lists it apart, with why."""
+    refused = refused or {}
+    not_counted = [{"_id": str(d.get("_id")), "reviewer": d.get("reviewer"), "item": d.get("item"),
+                    "why": refused[str(d.get("_id"))]} for d in decisions if str(d.get("_id")) in refused]
+    decisions = [d for d in decisions if str(d.get("_id")) not in refused]
     daily = regime in cfg.data["review"]["regimes"]
     days = ended_days(since, until, now, first) if daily else []
     alert_ids = {f"alert:{a['_id']}" for a in alerts}
@@ -590,6 +728,7 @@ def review_section(cfg: Config, regime: str, since: datetime, until: datetime, n
         "open_alerts": sorted(alert_ids - decided_ids),
         "escalations": sum(1 for d in mine if d.get("outcome") == "escalated"),
         "decisions": [{k: d.get(k) for k in ("_id", "decided_at", "reviewer", "item", "outcome", "note")} for d in mine],
+        "not_counted": not_counted,
     }
 
 

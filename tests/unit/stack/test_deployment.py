@@ -418,8 +418,16 @@ def test_a_reviewer_inserts_decisions_and_can_change_or_remove_none(project):
     assert s["review"]["environment"]["AUDITPIPE_STORE_URI"].startswith(
         f"mongodb://{s['init']['environment']['AUDITPIPE_REVIEWER_STORE_USER']}:")
     ledger = str(cfg.review_ledger_file.parent)
-    mounts = {name: {v["target"]: v.get("read_only", False) for v in s[name]["volumes"]} for name in ("review", "cli")}
+    mounts = {name: {v["target"]: v.get("read_only", False) for v in s[name]["volumes"]}
+              for name in ("review", "cli", "verifier")}
     assert mounts["review"][ledger] is False and mounts["cli"][ledger] is True, mounts
+    # the enrolled reviewers' keys: a file on the host, read-only wherever decisions are made or judged; the
+    # reviewer's private key is given on standard input, never kept in the image or a volume
+    reviewers = str(cfg.reviewers_file)
+    assert all(mounts[name][reviewers] is True for name in mounts), mounts
+    sources = {v["source"] for name in mounts for v in s[name]["volumes"] if v["target"] == reviewers}
+    assert len(sources) == 1 and (paths.REPO / "deploy/compose/reviewers").is_file(), sources
+    assert "--key -" in (paths.REPO / "docker-compose.yml").read_text()
 
 
 def test_the_direct_path_inserts_as_its_own_user_who_can_change_nothing(project):

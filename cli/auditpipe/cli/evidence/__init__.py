@@ -190,6 +190,8 @@ def cmd_review_decide(app: Application) -> int:
 
     a = app.args
     note = a.note
+    if a.key == "-" and a.note_file == "-":
+        raise UserError("the key and the note cannot both come from standard input; nothing was recorded")
     if a.note_file is not None:
         if note is not None:
             raise UserError("give --note or --note-file, not both; nothing was recorded")
@@ -197,12 +199,25 @@ def cmd_review_decide(app: Application) -> int:
             note = Path(a.note_file).read_text(encoding="utf-8") if a.note_file != "-" else __import__("sys").stdin.read()
         except (OSError, UnicodeDecodeError) as e:
             raise UserError(f"could not read the note from {a.note_file}: {e}; nothing was recorded") from None
-    written = reviews.decide(app.config, a.items, a.outcome, note or "", a.reviewer)
+    written = reviews.decide(app.config, a.items, a.outcome, note or "", Path(a.key).expanduser() if a.key else None)
     for d in written:
         app.out(f"recorded {d['_id']}: {d['reviewer']} decided {d['item']}: {d['outcome']}")
     path = reviews.ledger_path(app.config)
     if path is not None:
         app.out(f"  kept in {app.config.store['reviews_collection']} and, line for line, in {path}")
+    return 0
+
+
+def cmd_review_enroll(app: Application) -> int:
+    from auditpipe.evidence import reviewer_keys
+
+    a = app.args
+    key_file = Path(a.key).expanduser() if a.key else reviewer_keys.default_key_file()
+    reviewers_file = Path(a.reviewers_file).expanduser() if a.reviewers_file else app.config.reviewers_file
+    enrolled, made = reviewer_keys.enroll(reviewers_file, a.name, key_file)
+    app.out(f"{'made' if made else 'took'} {enrolled.name}'s key {enrolled.key_id} in {key_file}: keep it where only "
+            f"{enrolled.name} can read it")
+    app.out(f"enrolled in {reviewers_file}: decisions signed with it count as {enrolled.name}'s")
     return 0
 
 
@@ -372,7 +387,8 @@ def register(sub) -> None:
                    help=f"at most this many of its records (default {STATEMENTS_SHOWN})")
     s.add_argument("--json", action="store_true", help="JSON: the session with its records in order")
 
-    from auditpipe.evidence.reviews import REVIEWER_ENV, outcomes
+    from auditpipe.evidence.reviewer_keys import KEY_ENV
+    from auditpipe.evidence.reviews import outcomes
 
     p = sub.add_parser("review", help="what awaits review (each day's exceptions, the alerts); record a reviewer's decision",
                        description="The daily review an assessor asks for (PCI DSS 10.4.1, 10.4.3; docs/reviews.md): "
@@ -389,19 +405,34 @@ def register(sub) -> None:
                 ("./auditpipe review list", "./auditpipe review list --from 90d"), cmd_review_list)
     add_time_range(s, "the period", "30 days before --to", "now")
     s = command(actions, "decide", "record a reviewer's decision about a day or an alert",
-                f"Records one decision per ITEM: the reviewer (--reviewer, else {REVIEWER_ENV}), the time, the "
-                "outcome and the note, in the store's reviews collection and the archive's reviews/decisions.jsonl. "
-                "A decision is never changed: a reviewer decides an item once, another reviewer may add theirs. "
-                "Every item is checked before any is written: an unknown item, a day not over, a second decision by "
-                "the same reviewer, a missing reviewer or a note with control characters writes nothing (exit 2).",
-                ("./auditpipe review decide day:pci:2026-11-28 --outcome expected --reviewer alice",
-                 "AUDITPIPE_REVIEWER=bob ./auditpipe review decide alert:brute_force/db-01/app/1795860000000 "
+                "Records one decision per ITEM, signed with the reviewer's own key (--key, else "
+                f"${KEY_ENV}, else ~/.config/auditpipe/reviewer.key): the reviewer is the name that key is enrolled "
+                "under (review.reviewers_file), with the time, the outcome and the note, in the store's reviews "
+                "collection and the second copy (review.ledger_file). A decision is never changed: a reviewer decides "
+                "an item once, another reviewer may add theirs. Every item is checked before any is written: an "
+                "unknown item, a day not over, a second decision by the same reviewer, a key not enrolled or a note "
+                "with control characters writes nothing (exit 2).",
+                ("./auditpipe review decide day:pci:2026-11-28 --outcome expected",
+                 "./auditpipe review decide alert:brute_force/db-01/app/1795860000000 --key ~/keys/bob.key "
                  "--outcome escalated --note 'ticket SEC-101: password reset, source blocked'"), cmd_review_decide)
     s.add_argument("items", nargs="+", metavar="ITEM", help="day:REGIME:YYYY-MM-DD or alert:ALERT_ID (as `review list` shows)")
     s.add_argument("--outcome", required=True, choices=outcomes(), help="what the review found")
     s.add_argument("--note", help="what was looked at, found or done (required unless the outcome is expected)")
     s.add_argument("--note-file", metavar="FILE", help="the note from a file (- for standard input)")
-    s.add_argument("--reviewer", help=f"who decides (default: the {REVIEWER_ENV} environment variable)")
+    s.add_argument("--key", metavar="FILE", help=f"the reviewer's private key, - for standard input (default: "
+                   f"${KEY_ENV}, else ~/.config/auditpipe/reviewer.key)")
+    s = command(actions, "enroll", "make a reviewer's own signing key and enroll it under their name",
+                "Makes an Ed25519 key in FILE (mode 0600; an existing key there is taken as it is) and adds its "
+                "public half under NAME to review.reviewers_file: decisions signed with it are NAME's. Run it as "
+                "the reviewer, so that the private key never leaves their account; the reviewers file belongs "
+                "where the store's users cannot write. A key enrolled already is refused.",
+                ("./auditpipe review enroll alice",
+                 "./auditpipe review enroll bob --key ~/keys/bob.key --reviewers-file deploy/compose/reviewers"),
+                cmd_review_enroll)
+    s.add_argument("name", metavar="NAME", help="the reviewer's name (letters, digits and . _ @ + -), as decisions show it")
+    s.add_argument("--key", metavar="FILE", help=f"where the private key is made or read (default: ${KEY_ENV}, else "
+                   "~/.config/auditpipe/reviewer.key)")
+    s.add_argument("--reviewers-file", metavar="FILE", help="the reviewers file to add to (default: review.reviewers_file)")
     s = command(actions, "log", "the decisions recorded, in order",
                 "The decisions in the order they were recorded (their links), with reviewer, outcome and note.",
                 ("./auditpipe review log", "./auditpipe review log --from 7d --json"), cmd_review_log)
