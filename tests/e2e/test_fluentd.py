@@ -134,7 +134,8 @@ def test_fluentd_receives_syslog_and_ships_each_record_once(stack, fluentd_comma
     """collectors/fluentd with AUDITPIPE_LISTEN: in_syslog in place of in_tail, as the rsyslog receiver
     (tests/e2e/test_syslog_receiver.py): octet-counted TCP from `logger` with RFC 5424 and RFC 3164
     headers, each record stored once in its own format under the sender's host name (from-host), a
-    record of several lines with its newlines escaped; a message without a priority becomes a dead letter, not a warning."""
+    record of several lines with its newlines escaped; a message without a priority becomes a dead letter, not a warning.
+    The sender is named by its IP address, never by reverse DNS."""
     if not shutil.which("logger"):
         pytest.skip("logger (util-linux) is not installed: it is the sender of this test")
     with socket.socket() as s:
@@ -170,7 +171,7 @@ def test_fluentd_receives_syslog_and_ships_each_record_once(stack, fluentd_comma
             raw.sendall(str(len(msg)).encode() + b" " + msg)
 
         want = m.records + 1
-        docs = stack.stored_documents("localhost", want, timeout=300)
+        docs = stack.stored_documents("127.0.0.1", want, timeout=300)
         assert len(docs) == want and len({d["_id"] for d in docs}) == want, f"{len(docs)} stored of {want} sent"
         assert {d["record_id"] for d in docs} >= m.record_ids(), "every record sent, by its own id"
         assert {d["source_file"] for d in docs} == {listen} and {d["collector"] for d in docs} == {"fluentd"}
@@ -178,8 +179,65 @@ def test_fluentd_receives_syslog_and_ships_each_record_once(stack, fluentd_comma
         assert {d["extra"]["syslog_tag"] for d in docs} == {"percona-audit"}
         assert next(d for d in docs if d["format"] == "percona-xml")["sqltext"] == "SELECT\n  2", "13 lines, whole"
         dead = stack.wait_for("the message without a priority as a dead letter", lambda: (bool(found := [
-            d for d in stack.dead_letters("localhost") if base64.b64decode(d["original"]["base64"]) == msg]), found))
+            d for d in stack.dead_letters("127.0.0.1") if base64.b64decode(d["original"]["base64"]) == msg]), found))
         assert dead[0]["stage"] == "parse" and dead[0]["reason"], dead[0]
         assert not fluentd.problems(), "\n".join(fluentd.problems())
+    finally:
+        fluentd.stop()
+
+
+def test_fluentd_over_mutual_tls_takes_only_a_permitted_certificate(stack, fluentd_command, tmp_path):
+    """The Fluentd receiver under the rsyslog receiver's rules (tests/e2e/test_syslog_receiver.py): with
+    AUDITPIPE_LISTEN_TLS_CA and AUDITPIPE_LISTEN_TLS_PEERS a sender with a certificate the CA signed for
+    another name, or with the permitted name and no CA's signature, is refused at the handshake and
+    nothing of it is stored; the permitted sender's records are the named server's."""
+    import json
+    import ssl
+
+    from conftest import MTLS_PEER, mutual_tls_files
+
+    server = "e2e-fluentd-mtls"
+    files = mutual_tls_files(tmp_path / "mtls")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    listen = f"tls://127.0.0.1:{port}"
+    fluentd = Fluentd(fluentd_command, stack, server, tmp_path, fmt="syslog", listen=listen)
+    fluentd.env.update({"AUDITPIPE_LISTEN_TLS_CERT": str(files["receiver"][0]),
+                        "AUDITPIPE_LISTEN_TLS_KEY": str(files["receiver"][1]),
+                        "AUDITPIPE_LISTEN_TLS_CA": str(files["ca"][0]), "AUDITPIPE_LISTEN_TLS_PEERS": MTLS_PEER})
+    fluentd.start()
+    try:
+        log = tmp_path / "records.jsonl"
+        simulate(log, rate=1000, duration=0.5, speedup=1000, seed=59, rotate_on_size=0, max_records=30)
+        records = [line for line in log.read_bytes().splitlines() if line]
+
+        def send(name: str, batch: list[bytes]) -> str | None:
+            """Sends ``batch`` with certificate ``name``; what refused it, or None when all was sent."""
+            context = ssl.create_default_context(cafile=str(files["ca"][0]))
+            context.load_cert_chain(*files[name])
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=30) as raw, \
+                        context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                    for r in batch:
+                        msg = b"<134>1 2026-11-27T12:00:00Z db-mtls percona-audit 1088 - - " + r
+                        tls.sendall(str(len(msg)).encode() + b" " + msg)
+                    tls.settimeout(5)
+                    try:  # a refused peer's session is closed (TLS 1.3: after the handshake)
+                        return "closed by the receiver" if tls.recv(1) == b"" else None
+                    except (TimeoutError, socket.timeout):
+                        return None
+            except (ssl.SSLError, ConnectionError) as e:
+                return str(e)
+
+        spoofed = records[:10]
+        assert send("other", spoofed) is not None, "a certificate for another name is refused"
+        assert send("unsigned", spoofed) is not None, "the permitted name without the CA's signature is refused"
+        assert send("permitted", records[10:]) is None
+        docs = stack.stored_documents(server, len(records) - 10, timeout=180)
+        stored = {d["record_id"] for d in docs}
+        assert stored == {json.loads(r)["audit_record"]["record"] for r in records[10:]}
+        assert not stored & {json.loads(r)["audit_record"]["record"] for r in spoofed}, "nothing of the refused senders"
+        assert stack.db()[stack.cfg.store["events_collection"]].count_documents({"source_file": listen}) == len(docs)
     finally:
         fluentd.stop()

@@ -528,6 +528,15 @@ def test_the_jobmanager_goes_on_on_the_state_backend_that_wrote_its_checkpoints(
     ({"AUDITPIPE_LISTEN": "tls://127.0.0.1:6514"}, "AUDITPIPE_LISTEN_TLS_CERT is not set"),
     ({"AUDITPIPE_LISTEN": "tcp://127.0.0.1:5514", "AUDITPIPE_LISTEN_FRAMING": "crlf"}, "AUDITPIPE_LISTEN_FRAMING must be"),
     ({"AUDITPIPE_LISTEN": "tcp://127.0.0.1:5514", "AUDITPIPE_OUTPUT": "mongo"}, "received syslog goes through Kafka"),
+    ({"AUDITPIPE_LISTEN": "tcp://0.0.0.0:5514"}, "binds 0.0.0.0, which other hosts reach: there it takes only tls://"),
+    ({"AUDITPIPE_LISTEN": "udp://10.0.0.5:5514"}, "plain tcp:// and udp:// listen on loopback only"),
+    ({"AUDITPIPE_LISTEN": "tls://0.0.0.0:6514", "AUDITPIPE_LISTEN_TLS_CERT": "c", "AUDITPIPE_LISTEN_TLS_KEY": "k"},
+     "AUDITPIPE_LISTEN_TLS_CA and AUDITPIPE_LISTEN_TLS_PEERS"),
+    ({"AUDITPIPE_LISTEN": "tls://0.0.0.0:6514", "AUDITPIPE_LISTEN_TLS_CERT": "c", "AUDITPIPE_LISTEN_TLS_KEY": "k",
+      "AUDITPIPE_LISTEN_TLS_PEERS": "db-01.example"}, "AUDITPIPE_LISTEN_TLS_CA is not set"),
+    ({"AUDITPIPE_LISTEN": "tls://0.0.0.0:6514", "AUDITPIPE_LISTEN_TLS_CERT": "c", "AUDITPIPE_LISTEN_TLS_KEY": "k",
+      "AUDITPIPE_LISTEN_TLS_CA": "ca", "AUDITPIPE_LISTEN_TLS_PEERS": "db-01.example"},
+     "AUDITPIPE_SERVER must name the server"),
     ({}, "AUDITPIPE_AUDIT_LOG is not set"),
 ])
 def test_the_fluentd_collector_refuses_a_bad_receiver_setting_by_name(tmp_path, env, says):
