@@ -59,12 +59,36 @@ class Limits:
     def broker_message_bytes(self) -> int:
         return max(self.raw_message_bytes, self.dead_letter_message_bytes)
 
+    @property
+    def listen_queue_messages(self) -> int:
+        """A syslog listener's rsyslog action queue, in messages: LISTEN_QUEUE_BYTES of the longest lines."""
+        return max(16, LISTEN_QUEUE_BYTES // self.max_line_bytes)
+
+    @property
+    def producer_queue_kbytes(self) -> int:
+        """librdkafka's queue.buffering.max.kbytes for the collector: PRODUCER_QUEUE_BYTES, and room for
+        two of the largest messages whatever max_line_size is."""
+        return max(PRODUCER_QUEUE_BYTES, 2 * self.raw_message_bytes) // 1024
+
     def topic_max_message_bytes(self, role: str) -> int:
         # an alert is a few KiB at most (a summary of <= 600 characters, <= 50 evidence ids): the default
         return {"raw": self.raw_message_bytes, "deadletter": self.dead_letter_message_bytes,
                 "alerts": ALERT_MESSAGE_BYTES, "events": STREAM_MESSAGE_BYTES, "ocsf": STREAM_MESSAGE_BYTES,
                 "ecs": STREAM_MESSAGE_BYTES}[role]
 
+
+#: What a syslog listener's queue to Kafka may hold in memory, in bytes: its messages come from the
+#: network, up to max_line_size each, so the queue's length in messages follows from it
+#: (``listen_queue_messages``); beyond it the queue spills to disk (queue.maxDiskSpace), and beyond that
+#: the receiver stops reading, which holds TCP senders back.
+LISTEN_QUEUE_BYTES = 1024 * 1024 * 1024
+#: What the collector's Kafka producer (librdkafka) may hold unsent, in bytes, for each action.
+PRODUCER_QUEUE_BYTES = 256 * 1024 * 1024
+#: rsyslog's action queue for a file source, in messages: imfile reads a local file the audited server
+#: writes, at the pace the queue takes its lines
+FILE_QUEUE_MESSAGES = 200_000
+#: a queue starts spilling to disk when this share of it is full
+HIGH_WATERMARK = 3 / 4
 
 ALERT_MESSAGE_BYTES = 1024 * 1024
 # the event stream's largest message (the job cuts long texts, then leaves them out) and its framing

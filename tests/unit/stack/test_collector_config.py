@@ -118,6 +118,27 @@ def test_a_listen_source_receives_syslog_with_the_key_contract(tmp_path):
     assert key["server"] == "relay-1" and key["timezone"] == "Europe/Berlin" and key["format"] == "mariadb-audit"
 
 
+def test_a_listeners_queue_is_bounded_in_bytes_a_files_in_lines(tmp_path):
+    """What the network can fill is bounded in bytes: a listener's action queue holds LISTEN_QUEUE_BYTES of
+    the longest lines in memory (then disk, then the receiver stops reading), every producer
+    PRODUCER_QUEUE_BYTES; a file source's queue keeps its length in lines."""
+    from auditpipe.stack import limits
+
+    f = tmp_path / "auditpipe.yaml"
+    f.write_text(LISTENING + "max_line_size: 8m\n")
+    c = config.load(f)
+    text = render_config(c, tmp_path / "work")
+    sizes = [int(n) for n in re.findall(r'queue.size="(\d+)"', text)]
+    lim = limits.from_config(c)
+    assert lim.listen_queue_messages == limits.LISTEN_QUEUE_BYTES // (8 * 1024 * 1024) == 128
+    assert lim.listen_queue_messages * lim.max_line_bytes <= limits.LISTEN_QUEUE_BYTES
+    listen = sizes[-4:]  # two listeners, each with its action and its cut action
+    assert listen == [lim.listen_queue_messages] * 4, sizes
+    assert set(sizes[:-4]) == {limits.FILE_QUEUE_MESSAGES}, "the demo's file sources"
+    assert text.count(f'"queue.buffering.max.kbytes={lim.producer_queue_kbytes}"') == len(sizes)
+    assert lim.producer_queue_kbytes * 1024 >= 2 * lim.raw_message_bytes
+
+
 @pytest.mark.skipif(not shutil.which("rsyslogd"), reason="rsyslogd is not installed (./auditpipe setup installs it)")
 def test_rsyslogd_accepts_listen_sources(tmp_path):
     f = tmp_path / "auditpipe.yaml"

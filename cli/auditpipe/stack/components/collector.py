@@ -81,8 +81,15 @@ def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str
     security = "".join(f', "{_rsyslog_string(f"{k}={v}")}"' for k, v in cfg.kafka_client_for("collector").items()
                        if k != "bootstrap.servers")
     brokers = ", ".join(f'"{b}"' for b in cfg.kafka_bootstrap.split(","))
-    action = Template((paths.COLLECTORS / "rsyslog" / "kafka-action.conf.tmpl").read_text()).substitute(
-        brokers=brokers, raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes, security=security).rstrip("\n")
+    action_template = Template((paths.COLLECTORS / "rsyslog" / "kafka-action.conf.tmpl").read_text())
+
+    def kafka_action(queue_size: int) -> str:
+        return action_template.substitute(
+            brokers=brokers, raw_topic=raw_topic, kafka_max_bytes=lim.raw_message_bytes, security=security,
+            producer_kbytes=lim.producer_queue_kbytes, queue_size=queue_size,
+            high_watermark=int(queue_size * limits.HIGH_WATERMARK)).rstrip("\n")
+
+    action = kafka_action(limits.FILE_QUEUE_MESSAGES)
     parts = [head]
     for i, src in enumerate(sources if sources is not None else shipped_sources(cfg)):
         key = _key_of(src)
@@ -116,7 +123,7 @@ def render_config(cfg, work_dir: Path, sources: list[dict] | None = None) -> str
             index=i, listen=src["listen"], server=src["server"], format=src["format"], server_property=server,
             key_rest=_rsyslog_string(_rsyslog_string(rest)),
             cut_key_rest=_rsyslog_string(_rsyslog_string(rest[:-1] + ',"cut":{"problem":"')),
-            work_dir=work_dir, max_line_bytes=lim.max_line_bytes, kafka_action=action,
+            work_dir=work_dir, max_line_bytes=lim.max_line_bytes, kafka_action=kafka_action(lim.listen_queue_messages),
             input_module="imudp" if proto == "udp" else "imtcp", address=host.strip("[]"), port=port,
             input_params=_listen_params(src)))
     return "".join(parts)
