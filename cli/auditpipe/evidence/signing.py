@@ -106,15 +106,26 @@ def load_signing_public_key(signing_key_file: Path):
     return serialization.load_pem_private_key(signing_key_file.read_bytes(), password=None).public_key()
 
 
-def load_public_key(public_key_file: Path):
-    """The Ed25519 public key in ``public_key_file``; ValueError with the reason when it holds none."""
+def load_public_keys(public_key_file: Path) -> dict:
+    """The Ed25519 public keys in ``public_key_file`` by key id: one PEM block each, the job's current key
+    and the former ones whose heads stay valid (rotation, docs/security.md). ValueError with the reason
+    when it holds none, or something else."""
+    import re
+
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
-    key = serialization.load_pem_public_key(public_key_file.read_bytes())
-    if not isinstance(key, ed25519.Ed25519PublicKey):
-        raise ValueError(f"{public_key_file} holds a {type(key).__name__}, not an Ed25519 public key")
-    return key
+    text = public_key_file.read_bytes()
+    blocks = re.findall(rb"-----BEGIN PUBLIC KEY-----.*?-----END PUBLIC KEY-----", text, re.S)
+    if not blocks:
+        raise ValueError(f"{public_key_file} holds no public key (PEM PUBLIC KEY)")
+    keys = {}
+    for n, block in enumerate(blocks, 1):
+        key = serialization.load_pem_public_key(block)
+        if not isinstance(key, ed25519.Ed25519PublicKey):
+            raise ValueError(f"{public_key_file}: key {n} is a {type(key).__name__}, not an Ed25519 public key")
+        keys[key_id(key)] = key
+    return keys
 
 
 @dataclass(frozen=True)
@@ -123,17 +134,20 @@ class HeadCheck:
     detail: str = ""
 
 
-def check(head: dict, public_key, expected_key_id: str) -> HeadCheck:
-    """Whether ``public_key`` (whose id is ``expected_key_id``) verifies ``head``'s signature."""
+def check(head: dict, public_keys: dict) -> HeadCheck:
+    """Whether a key of ``public_keys`` ({key id: key}, ``load_public_keys``) verifies ``head``'s signature:
+    the one its ``key_id`` names."""
     from cryptography.exceptions import InvalidSignature
 
     signature = head.get("signature")
     if signature is None:
         return HeadCheck("unsigned")
-    if head.get("key_id") != expected_key_id:
-        return HeadCheck("other_key", f"signed by key {head.get('key_id')!r}, not by {expected_key_id}")
+    key = public_keys.get(head.get("key_id"))
+    if key is None:
+        return HeadCheck("other_key", f"signed by key {head.get('key_id')!r}, not by "
+                                      f"{' or '.join(sorted(public_keys))}")
     try:
-        public_key.verify(base64.b64decode(signature, validate=True), signed_bytes(head))
+        key.verify(base64.b64decode(signature, validate=True), signed_bytes(head))
     except (InvalidSignature, ValueError, TypeError, KeyError) as e:
         return HeadCheck("forged", f"its signature does not verify ({type(e).__name__})")
     return HeadCheck("signed")

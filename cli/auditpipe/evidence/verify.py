@@ -228,7 +228,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     heads_by_age: dict[tuple[str, str | None], _Heads] = {}
     now_ms = _plain(datetime.now(timezone.utc))
     by_server = {} if only is None else {"server": {"$in": sorted(only)}}
-    keys = _public_key(cfg, result)
+    keys = _public_keys(cfg, result)
     link_keys = _link_keys(cfg, result)
     max_ahead_ms = None if max_ahead_s is None else int(max_ahead_s * 1000)
     present: dict[tuple[str, str, str | None], set[int]] = {}  # (where, server, chain) -> seqs of its heads
@@ -240,7 +240,7 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
         for h in heads:
             present.setdefault((where, h["server"], h.get(CHAIN)), set()).add(h["seq"])
             if keys is not None:
-                check = signing.check(h, *keys)
+                check = signing.check(h, keys)
                 if check.state == "unsigned":
                     unsigned += 1
                     continue
@@ -664,18 +664,17 @@ def _stored_by_id(cfg: Config, events, ids: list) -> dict:
     return found
 
 
-def _public_key(cfg: Config, result: Verification):
-    """(the public key, its id) of config chain.public_key_file, or None (and a note) without one."""
+def _public_keys(cfg: Config, result: Verification) -> dict | None:
+    """The public keys of config chain.public_key_file by id, or None (and a note) without the file."""
     path = cfg.public_key_file
     if not path.exists():
         result.notes.append(f"chain heads are not checked for signatures: no public key at {path}"
                             " (config chain.public_key_file, docs/security.md)")
         return None
     try:
-        key = signing.load_public_key(path)
-    except ValueError as e:
+        return signing.load_public_keys(path)
+    except (OSError, ValueError) as e:
         raise UserError(f"chain.public_key_file: {e}") from None
-    return key, signing.key_id(key)
 
 
 def _link_keys(cfg: Config, result: Verification) -> list[bytes] | None:

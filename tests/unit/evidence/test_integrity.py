@@ -8,6 +8,8 @@ import base64
 import stat
 from datetime import datetime, timezone
 
+import pytest
+
 from auditpipe.evidence import signing
 
 # HeadSignerTest.vectorHead() and VECTOR
@@ -39,24 +41,51 @@ def test_a_key_pair_is_made_once_private_and_checks_heads(tmp_path):
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and stat.S_IMODE(key_file.parent.stat().st_mode) == 0o700
     text = key_file.read_text()
     assert "BEGIN PRIVATE KEY" in text and "BEGIN PUBLIC KEY" in text, "the two blocks HeadSigner reads"
-    public = signing.load_public_key(pub_file)
-    kid = signing.key_id(public)
+    public = signing.load_public_keys(pub_file)
+    (kid,) = public
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
     private = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
     signed = sign(private, HEAD)
-    assert signing.check(signed, public, kid).state == "signed"
-    assert signing.check(HEAD, public, kid).state == "unsigned"
-    assert signing.check({**signed, "digest": "cd" * 32}, public, kid).state == "forged", "an edited head"
-    assert signing.check({**signed, "previous_seq": 16}, public, kid).state == "forged"
-    assert signing.check({**signed, "signature": "not base64!"}, public, kid).state == "forged"
+    assert signing.check(signed, public).state == "signed"
+    assert signing.check(HEAD, public).state == "unsigned"
+    assert signing.check({**signed, "digest": "cd" * 32}, public).state == "forged", "an edited head"
+    assert signing.check({**signed, "previous_seq": 16}, public).state == "forged"
+    assert signing.check({**signed, "signature": "not base64!"}, public).state == "forged"
     stranger = sign(ed25519.Ed25519PrivateKey.generate(), HEAD)
-    assert signing.check(stranger, public, kid).state == "other_key", "another key's head is no anchor"
-    assert signing.check({**stranger, "key_id": kid}, public, kid).state == "forged"
+    assert signing.check(stranger, public).state == "other_key", "another key's head is no anchor"
+    assert signing.check({**stranger, "key_id": kid}, public).state == "forged"
     pub_file.unlink()
     signing.make_key_pair(key_file, pub_file)
-    assert signing.key_id(signing.load_public_key(pub_file)) == kid, "the public half made again from the pair"
+    assert list(signing.load_public_keys(pub_file)) == [kid], "the public half made again from the pair"
+
+
+def test_after_a_rotation_heads_of_the_new_key_and_of_the_former_ones_verify(tmp_path):
+    """docs/security.md "Rotating the heads' key": openssl makes the new pair, its public block is added
+    to chain.public_key_file after the former one; heads of either verify, a third key's do not."""
+    import subprocess
+
+    key_file, pub_file = tmp_path / "chain-signing.pem", tmp_path / "chain-signing.pub"
+    signing.make_key_pair(key_file, pub_file)
+    new = tmp_path / "new.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(new)], check=True)
+    public_block = subprocess.run(["openssl", "pkey", "-in", str(new), "-pubout"], check=True, capture_output=True).stdout
+    with open(pub_file, "ab") as f:
+        f.write(public_block)
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    old_key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
+    new_key = serialization.load_pem_private_key(new.read_bytes(), password=None)
+    keys = signing.load_public_keys(pub_file)
+    assert len(keys) == 2
+    assert signing.check(sign(old_key, HEAD), keys).state == "signed", "a head of the former key stays valid"
+    assert signing.check(sign(new_key, HEAD), keys).state == "signed"
+    assert signing.check(sign(ed25519.Ed25519PrivateKey.generate(), HEAD), keys).state == "other_key"
+    (tmp_path / "empty.pub").write_text("no key here\n")
+    with pytest.raises(ValueError, match="holds no public key"):
+        signing.load_public_keys(tmp_path / "empty.pub")
 
 
 def test_an_integrity_finding_is_an_alert_of_the_alerts_schema():
