@@ -410,13 +410,18 @@ def _kafka_problems(cfg: Config) -> list[str]:
 
 
 def _cef_problems(cfg: Config) -> list[str]:
-    """What the schema cannot say about alerts.cef: TLS files only for a tls:// target, and there."""
+    """What the schema cannot say about alerts.cef: plain TCP only to loopback, TLS files only for a tls://
+    target, and there."""
     c = cfg.data["alerts"].get("cef")
     if c is None:
         return []
     out = []
     if not 1 <= int(c["target"].rsplit(":", 1)[1]) <= 65535:
         out.append(f"alerts.cef.target: {c['target']} has no port from 1 to 65535")
+    if c["target"].startswith("tcp://") and not is_loopback(c["target"]):
+        out.append(f"alerts.cef.target: {c['target']} is another host: alerts leave this one only over tls:// (the "
+                   "receiver's certificate checked), never as plain TCP that anyone on the way reads and changes; "
+                   "tcp:// is for a receiver on loopback (docs/alerts.md \"CEF over syslog\")")
     return out + _tls_file_problems(cfg, c, "alerts.cef", c["target"].startswith("tls://"),
                                     f"only used with a tls:// target (target is {c['target']})")
 
@@ -470,7 +475,7 @@ FROM_HOST = "from-host"
 
 
 def is_loopback(listen: str) -> bool:
-    """Whether a listen address (proto://host:port) is reachable from this host alone."""
+    """Whether an address (proto://host:port) is on this host alone: a loopback address or localhost."""
     import ipaddress
 
     host = listen.split("://", 1)[1].rsplit(":", 1)[0].strip("[]")

@@ -313,11 +313,13 @@ def test_the_cef_forwarder_reads_the_alerts_topic_in_its_group_and_nothing_else(
     ("{target: 'udp://siem:514'}", "alerts.cef.target"),
     ("{target: 'tcp://siem'}", "alerts.cef.target"),
     ("{target: 'tcp://siem:0'}", "alerts.cef.target: tcp://siem:0 has no port from 1 to 65535"),
-    ("{target: 'tcp://siem:514', ca_file: ca.pem}", "alerts.cef.ca_file: only used with a tls:// target"),
+    ("{target: 'tcp://127.0.0.1:514', ca_file: ca.pem}", "alerts.cef.ca_file: only used with a tls:// target"),
+    ("{target: 'tcp://siem:514'}", "alerts.cef.target: tcp://siem:514 is another host: alerts leave this one only over tls://"),
+    ("{target: 'tcp://10.0.0.7:514'}", "only over tls://"),
     ("{target: 'tls://siem:6514', ca_file: nowhere.pem}", "alerts.cef.ca_file:"),
     ("{target: 'tls://siem:6514', certificate_file: auditpipe.yaml}", "alerts.cef.certificate_file and key_file"),
-    ("{target: 'tcp://siem:514', framing: rfc6587}", "alerts.cef.framing"),
-    ("{target: 'tcp://siem:514', hostname: 'two words'}", "alerts.cef.hostname"),
+    ("{target: 'tcp://127.0.0.1:514', framing: rfc6587}", "alerts.cef.framing"),
+    ("{target: 'tcp://127.0.0.1:514', hostname: 'two words'}", "alerts.cef.hostname"),
     ("{url: 'tcp://siem:514'}", "alerts.cef"),
 ])
 def test_cef_settings_that_cannot_work_are_named(tmp_path, cef, named):
