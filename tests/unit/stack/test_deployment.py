@@ -193,7 +193,7 @@ def test_fluentd_is_built_from_the_tested_collector(project):
     assert Path(build["context"]) == paths.COLLECTORS / "fluentd"
     dockerfile = (paths.COLLECTORS / "fluentd" / "Dockerfile").read_text()
     # the files tests/e2e/test_fluentd.py runs, the syslog receiver's source included
-    assert "COPY fluent.conf run syslog-source.conf /fluentd/etc/" in dockerfile
+    assert "COPY fluent.conf run syslog-source.conf permitted-peers.rb /fluentd/etc/" in dockerfile
     # the direct path: the files tests/e2e/test_fluentd_direct.py runs, in mongo mode
     direct = project["services"]["fluentd-direct"]
     assert Path(direct["build"]["context"]) == paths.COLLECTORS / "fluentd"
