@@ -20,7 +20,7 @@ PORTS = {"kafka": 25192, "controller": 25193, "store": 27417, "flink": 25181}
 PASSWORD_ENV = "AUDITPIPE_TEST_KAFKA_PASSWORD"
 PASSWORDS = {PASSWORD_ENV: 'a "quoted" pass\\word',  # the quoting of every config it goes into
              "AUDITPIPE_TEST_KAFKA_COLLECTOR": "collector's own", "AUDITPIPE_TEST_KAFKA_JOB": "the job's own",
-             "AUDITPIPE_TEST_KAFKA_FORWARDER": "the forwarder's own"}
+             "AUDITPIPE_TEST_KAFKA_FORWARDER": "the forwarder's own", "AUDITPIPE_TEST_KAFKA_SIEM": "the SIEM's own"}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,8 @@ def sasl_stack(tmp_path_factory):
                                        "job: {username: auditpipe-job, password_env: AUDITPIPE_TEST_KAFKA_JOB, "
                                        "sasl_mechanism: SCRAM-SHA-512}, "
                                        "forwarder: {username: auditpipe-forwarder, password_env: AUDITPIPE_TEST_KAFKA_FORWARDER, "
-                                       "sasl_mechanism: SCRAM-SHA-512}}}",
+                                       "sasl_mechanism: SCRAM-SHA-512}, "
+                                       "siem_ocsf: {username: auditpipe-siem, password_env: AUDITPIPE_TEST_KAFKA_SIEM}}}",
                            # the event stream: the job's transactions under its own user (ACL on their prefix)
                            extra="stream: {formats: [ocsf]}") as s:
             yield s
@@ -192,6 +193,46 @@ def consume(topic: str, group: str = "acl-test"):
     return act
 
 
+def read(conf: dict, topic: str, group: str, seconds: float = 10) -> tuple[int, str]:
+    """(messages read from ``topic``'s first partition from its start in ``group``, the first error the client
+    reported, "" for none): a refusal shows as no message and its error, whichever way librdkafka reports it."""
+    import time
+
+    from confluent_kafka import Consumer, TopicPartition
+
+    errors: list[str] = []
+    c = Consumer({**conf, "group.id": group, "enable.auto.commit": False, "log_level": 0,
+                  "error_cb": lambda e: errors.append(e.name())})
+    count = 0
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not errors:
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                errors.append(msg.error().name())
+            else:
+                count += 1
+                if count >= 1 and not errors:
+                    c.commit(message=msg, asynchronous=False)
+                    break
+    except Exception as e:  # noqa: BLE001 - the commit's refusal
+        errors.append(getattr(e.args[0], "name", lambda: str(e))() if e.args else str(e))
+    finally:
+        c.close()
+    return count, (errors[0] if errors else "")
+
+
+def described(conf: dict, topic: str) -> str:
+    """The error the broker gives for ``topic`` in a metadata request as ``conf``'s user, "" for none."""
+    from confluent_kafka.admin import AdminClient
+
+    meta = AdminClient({**conf, "log_level": 0}).list_topics(topic, timeout=15).topics[topic]
+    return meta.error.name() if meta.error is not None else ""
+
+
 def create_topic(conf: dict):
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -206,8 +247,9 @@ def create_topic(conf: dict):
 
 def test_each_part_may_do_only_what_it_does(sasl_stack):
     """The collector produces to the raw topic only; the job writes its own topics but not the raw
-    one; the forwarder reads the alerts in its group; none creates topics or reads another's; the
-    administrator may do anything."""
+    one; the forwarder reads the alerts in its group; a SIEM's user of the OCSF stream reads that topic
+    alone, in groups of its prefix; none creates topics or reads another's; the administrator may do
+    anything."""
     from auditpipe.stack import kafka_acls, topics
 
     cfg = sasl_stack.cfg
@@ -241,6 +283,19 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     sasl_stack.wait_for("the integrity alert on the topic", lambda: (
         alert["_id"] in (ids := {a.get("_id") for a in sasl_stack.topic_messages("alerts")}), len(ids)))
     assert refused(fwd, consume(alerts, forwarder.GROUP)) == "", "the forwarder reads it in its group"
+    # a SIEM's read-only user of the OCSF stream reads that topic in a group of its prefix, and nothing else:
+    # counted against what the administrator reads of the same topics (the raw topic: the lines unmasked)
+    siem = cfg.kafka_client_for("siem_ocsf")
+    ocsf, group = topics.topic_name("ocsf"), f"{kafka_acls.SIEM_GROUP_PREFIX}ocsf-splunk"
+    assert siem["sasl.username"] == "auditpipe-siem"
+    assert refused(cfg.kafka_client, produce(ocsf)) == "", "something on the feed for the SIEM to read"
+    assert read(siem, ocsf, group)[0] >= 1
+    assert refused(siem, consume(ocsf, "another-group")) == "GROUP_AUTHORIZATION_FAILED"
+    assert refused(siem, produce(ocsf)) == "TOPIC_AUTHORIZATION_FAILED", "a forged event in the SIEM's feed"
+    assert read(cfg.kafka_client, alerts, "acl-test-admin")[0] >= 1, "the alerts the administrator wrote above"
+    for topic in (raw, alerts):  # not even described to it, and nothing read
+        assert described(siem, topic) == "TOPIC_AUTHORIZATION_FAILED", topic
+        assert read(siem, topic, group)[0] == 0, topic
     # what the broker holds is exactly what kafka_acls asks for
     from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 

@@ -244,7 +244,17 @@ def test_a_forged_a_backdated_and_an_emptied_sign_off_are_named(stack, reviewed)
             "item": f"day:pci:{first}", "kind": "day", "regime": "pci", "server": None,
             "item_time": datetime.combine(first, datetime.min.time()), "note": "",
             "outcome": "expected", "decided_at": overdue["raised_at"] - timedelta(hours=1)}
+    from auditpipe.stack import verification
+
+    logged: list[str] = []
+    assert verification.check_review_deadlines(stack.cfg, logged.append, "") == "" and not logged
     append(back)
+    # the verifier's check after its next pass: the chain ended at link 5 when it last looked, later than the date
+    assert verification.check_review_deadlines(stack.cfg, logged.append, "") == ""
+    assert any("BACKDATED" in line for line in logged), logged
+    alert = stack.db()[stack.cfg.store["alerts_collection"]].find_one(
+        {"rule": "integrity", "server": reviews.CHAIN_NAME, "subject": "decision/6"})
+    assert alert and "the verifier found the decisions' chain ending at link 5" in alert["summary"], alert
     found = stack.cli("verify", "--decisions", check=False)
     assert found.returncode == 1 and re.search(r"store: review decisions link 6 event decision/6: BACKDATED: erin's "
                                                r"decision says .*, but link 5, which the store took before it",

@@ -309,6 +309,24 @@ def test_the_cef_forwarder_reads_the_alerts_topic_in_its_group_and_nothing_else(
     assert siem == {("TOPIC", alerts, "READ"), ("TOPIC", alerts, "DESCRIBE"), ("GROUP", forwarder.GROUP, "READ")}
 
 
+def test_a_siems_user_of_a_stream_topic_reads_that_topic_alone(tmp_path):
+    """kafka.security.principals.siem_<role>: read its stream topic in groups of its prefix; no write, no other
+    topic, no transaction (docs/stream.md)."""
+    from auditpipe.stack import kafka_acls, topics
+
+    cfg = config.load(write(tmp_path, """
+kafka: {security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: K,
+             principals: {siem_ocsf: {username: splunk, password_env: KS}, siem_ecs: {username: elastic, password_env: KE}}}}
+stream: {formats: [ocsf, ecs]}
+"""))
+    acls = kafka_acls.wanted(cfg)
+    for user, role in (("splunk", "ocsf"), ("elastic", "ecs")):
+        mine = {(t, n, op) for p, t, n, op in acls if p == f"User:{user}"}
+        topic = topics.topic_name(role)
+        assert mine == {("TOPIC", topic, "READ"), ("TOPIC", topic, "DESCRIBE"),
+                        ("GROUP", f"{kafka_acls.SIEM_GROUP_PREFIX}{role}", "READ")}, mine
+
+
 @pytest.mark.parametrize("cef,named", [
     ("{target: 'udp://siem:514'}", "alerts.cef.target"),
     ("{target: 'tcp://siem'}", "alerts.cef.target"),

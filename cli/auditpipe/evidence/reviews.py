@@ -656,6 +656,43 @@ def backdated(docs: list[dict], overdue: dict[str, int]) -> list[Finding]:
     return out
 
 
+def witness_file(cfg: Config) -> Path:
+    return cfg.state_dir / "verification" / "decisions-seen.json"
+
+
+def witness(cfg: Config, now: datetime | None = None) -> list[Finding]:
+    """What the verifier (the supervisor, `verify --watch`) runs after each pass: it notes the decisions' last
+    link the store holds at ``now`` (taken before reading) in its own state, where no reviewer writes; a
+    decision after the link noted last time, dated more than CLOCK_SKEW_S before that time, was not in the
+    store when it says it was made: BACKDATED. A decision's time is so bounded by the verifier's clock
+    within a pass interval, whatever the reviewer's clock said."""
+    from auditpipe.store.client import mongo_client
+
+    now = now or datetime.now(timezone.utc)
+    path = witness_file(cfg)
+    try:
+        seen = json.loads(path.read_text())
+        last, at = int(seen["seq"]), int(seen["at_ms"])
+    except (OSError, ValueError, KeyError, TypeError):
+        last, at = None, None
+    with mongo_client(cfg) as client:
+        new = sorted(collection(cfg, client).find({SEQ: {"$gt": last or 0}}, {SEQ: 1, "decided_at": 1, "reviewer": 1}),
+                     key=lambda d: d[SEQ])
+    out = []
+    if at is not None:
+        for d in new:
+            t = _plain(d.get("decided_at"))
+            if isinstance(t, int) and at - t > CLOCK_SKEW_S * 1000:
+                out.append(Finding("backdated", CHAIN_NAME, d[SEQ], _id(d),
+                                   f"{shown(d.get('reviewer'))}'s decision says {_when(t)}, but at {_when(at)} the "
+                                   f"verifier found the decisions' chain ending at link {last}"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"seq": max([d[SEQ] for d in new], default=last or 0), "at_ms": _plain(now)}))
+    tmp.replace(path)
+    return out
+
+
 def _when(ms: int) -> str:
     return f"{datetime.fromtimestamp(ms / 1000, timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
 

@@ -2,7 +2,8 @@
 pipeline connects as a SASL user of its own and may do only what it does: the collector produces to the raw
 topic (and reads it back to resume), the job reads the raw topic in its consumer group and writes
 the dead-letter and alerts topics, and the event stream's in transactions of its own (docs/stream.md), and
-the CEF forwarder reads the alerts topic in its group (docs/alerts.md). The administrator
+the CEF forwarder reads the alerts topic in its group (docs/alerts.md), and a SIEM's read-only user of a
+stream topic reads that topic alone, in groups of its own prefix (docs/stream.md). The administrator
 (``kafka.security.username``: the CLI, which creates topics and ACLs and raises integrity alerts) is the
 broker's super user.
 
@@ -24,6 +25,10 @@ from auditpipe.stack import forwarder, job_settings, topics
 #: (only the store path commits offsets there); the collector's catch-up assigns partitions and
 #: commits nothing, so it needs no group; the forwarder commits what it delivered.
 GROUPS = (("job", job_settings.job_group_id()), ("forwarder", forwarder.GROUP))
+#: (part, prefix): the consumer groups a SIEM's read-only user of a stream topic may read in: any whose id
+#: begins with the prefix (a SIEM names its own groups)
+SIEM_GROUP_PREFIX = "auditpipe-siem-"
+GROUP_PREFIXES = tuple((f"siem_{role}", f"{SIEM_GROUP_PREFIX}{role}") for role in ("events", "ocsf", "ecs"))
 #: (part, prefix): the transactional ids a part writes with, an ACL on the prefix (the job's event stream:
 #: docs/stream.md)
 TRANSACTIONS = (("job", job_settings.stream_transactional_id_prefix()),)
@@ -40,7 +45,7 @@ def wanted(cfg: Config) -> list[tuple[str, str, str, str]]:
         for part, ops in [*((p, PRODUCE) for p in t.producers), *((p, CONSUME) for p in t.consumers)]:
             if part in principals:
                 out += [(f"User:{principals[part]['username']}", "TOPIC", t.name, op) for op in ops]
-    for part, group in GROUPS:
+    for part, group in (*GROUPS, *GROUP_PREFIXES):
         if part in principals:
             out.append((f"User:{principals[part]['username']}", "GROUP", group, "READ"))
     for part, prefix in TRANSACTIONS:
@@ -91,8 +96,11 @@ def ensure_acls(cfg: Config) -> list[str]:
     acls = wanted(cfg)
     if not acls:
         return []
-    # a transactional id is the prefix and what the writer adds: those ACLs hold for the prefix
-    bindings = [AclBinding(ResourceType[rtype], name, ResourcePatternType.PREFIXED if rtype == "TRANSACTIONAL_ID"
+    # a transactional id is the prefix and what the writer adds, a SIEM's group the prefix and its own name:
+    # those ACLs hold for the prefix
+    prefixes = {prefix for _, prefix in GROUP_PREFIXES}
+    bindings = [AclBinding(ResourceType[rtype], name, ResourcePatternType.PREFIXED
+                           if rtype == "TRANSACTIONAL_ID" or (rtype == "GROUP" and name in prefixes)
                            else ResourcePatternType.LITERAL, principal, "*", AclOperation[op], AclPermissionType.ALLOW)
                 for principal, rtype, name, op in acls]
     client = topics.admin(cfg.kafka_client)  # held until the answers are in: a collected client cancels its requests

@@ -232,12 +232,19 @@ def watch(cfg: Config, interval: float, first: float, log=_log) -> None:
 
 
 def check_review_deadlines(cfg: Config, log, last_error: str) -> str:
-    """After each pass: the days awaiting review refresh the review queue, and a day past review.deadline
-    raises its review_overdue alert (evidence/reviews.check_deadlines). Logs new alerts, and a failure once
+    """After each pass: a decision dated before the last check found the decisions' chain without it is an
+    integrity alert (evidence/reviews.witness), the days awaiting review refresh the review queue, and a
+    day past review.deadline raises its review_overdue alert (evidence/reviews.check_deadlines). Logs new alerts, and a failure once
     until it changes; returns the failure ("" for none)."""
     from auditpipe.evidence import reviews
 
     try:
+        now = datetime.now(timezone.utc)
+        backdated = [alert_of("store", f, now.replace(microsecond=0)) for f in reviews.witness(cfg, now)]
+        if backdated:
+            raise_alerts(cfg, backdated)
+            log(f"review: {len(backdated)} decision(s) dated before the verifier last found the decisions' chain "
+                "without them: BACKDATED, raised as integrity alerts")
         raised = raise_alerts(cfg, reviews.check_deadlines(cfg))
     except Exception as e:  # noqa: BLE001 - tried again after the next pass
         error = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
