@@ -1,6 +1,6 @@
 """The job on a local Flink cluster (``flink.mode: cluster``, stack/components/flink_cluster.py): a
 JobManager and two TaskManagers as JVMs of their own, the job jar submitted through the REST API
-(mutual TLS: only the stack's client key gets an answer).
+(mutual TLS: only the stack's client key gets an answer), their own connections mutual TLS too.
 
 The stack starts on the heap state backend, whose checkpoints then move to RocksDB while a server
 writes (tests/e2e/test_state_backend_move.py: the job stops with a savepoint and is submitted again
@@ -51,6 +51,36 @@ def test_status_shows_the_cluster_its_taskmanagers_and_the_job(cluster_stack):
         assert rows[f"flink-taskmanager-{n}"]["health"] == "ok", rows[f"flink-taskmanager-{n}"]
         assert "registered" in rows[f"flink-taskmanager-{n}"]["detail"]
     assert {t["id"] for t in taskmanagers(cluster_stack)} == {"flink-taskmanager-1", "flink-taskmanager-2"}
+
+
+
+def test_the_clusters_own_connections_take_only_the_stacks_identity(cluster_stack):
+    """Internal SSL (stack/flink_rest.py cluster_settings, as the deployment's cluster): the JobManager's RPC
+    port speaks TLS and completes a handshake only with the stack's certificate; without one, or in plain
+    TCP, nothing gets through."""
+    import socket
+    import ssl
+
+    port = cluster_stack.cfg.flink["rpc_port"]
+
+    def handshake(context) -> str:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, \
+                    context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                tls.settimeout(3)
+                try:  # TLS 1.3: a refused client certificate shows after the handshake, as the peer closing
+                    return "closed" if tls.recv(1) == b"" else "open"
+                except (TimeoutError, socket.timeout):
+                    return "open"
+        except (ssl.SSLError, ConnectionError) as e:
+            return type(e).__name__
+
+    assert handshake(flink_rest.context(cluster_stack.cfg)) == "open", "the stack's identity is let in"
+    assert handshake(flink_rest.context(cluster_stack.cfg, client_certificate=False)) != "open", \
+        "a client without the stack's certificate is not"
+    anyone = ssl.create_default_context()
+    anyone.check_hostname, anyone.verify_mode = False, ssl.CERT_NONE
+    assert handshake(anyone) != "open"
 
 
 def test_checkpoints_of_the_heap_backend_move_to_rocksdb_on_the_cluster(cluster_stack):

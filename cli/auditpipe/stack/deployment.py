@@ -27,6 +27,7 @@ the review queue (the verifier's deadline check: a view, not evidence). The job'
 
 from __future__ import annotations
 
+import json
 import os
 import urllib.parse
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from auditpipe import progress
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.process import wait_until
-from auditpipe.stack import job_settings, topics
+from auditpipe.stack import flink_rest, job_settings, topics
 from auditpipe.stack.components.flink import FlinkJob
 from auditpipe.store.client import is_ferretdb, mongo_client
 from auditpipe.store.collections import ensure_collections
@@ -215,6 +216,37 @@ def make_signing_key(cfg: Config) -> bool:
     return signing.make_link_key(cfg.link_key_file, job_link_key_file(cfg)) or made
 
 
+#: the cluster's TLS identity and the Flink settings that use it, beside the job's keys in the job-config
+#: volume, which the Flink containers copy for their user (deploy/docker/auditpipe-flink-entry appends the
+#: settings to FLINK_PROPERTIES)
+FLINK_TLS_SETTINGS = "flink-tls.yaml"
+
+
+def make_flink_tls(cfg: Config) -> bool:
+    """The deployment's Flink cluster identity (stack/flink_rest.py make_identity: a self-signed key for the
+    names the containers and a published port use) and its settings, REST and internal connections over
+    mutual TLS (flink_rest.ssl_settings), made once beside the job's keys. Returns whether it made them."""
+    folder = cfg.signing_key_file.parent
+    settings_file = folder / FLINK_TLS_SETTINGS
+    made = not settings_file.exists()
+    d = flink_rest.make_identity(folder / "flink-tls", ["jobmanager", "localhost", "127.0.0.1"],
+                                 "auditpipe Flink cluster")
+    # the Flink containers copy the folder's files, not its folders (the entry), to the same path
+    keystore = folder / f"flink-tls-{flink_rest.KEYSTORE}"
+    _copy_secret(d / flink_rest.KEYSTORE, keystore)
+    settings = flink_rest.ssl_settings(str(keystore), (d / flink_rest.PASSWORD).read_text(), internal=True)
+    settings_file.touch(mode=0o600)
+    settings_file.chmod(0o600)
+    settings_file.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
+    return made
+
+
+def _copy_secret(src: Path, dest: Path) -> None:
+    dest.touch(mode=0o600)
+    dest.chmod(0o600)
+    dest.write_bytes(src.read_bytes())
+
+
 def write_job_properties(cfg: Config, out: Path, target: job_settings.Target) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.touch(mode=0o600)  # holds the job user's password
@@ -247,6 +279,9 @@ def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_
         with progress.step(f"the chain's keys: {cfg.signing_key_file}, {cfg.link_key_file}"):
             if not make_signing_key(cfg):
                 notes.append(f"the chain's keys {cfg.signing_key_file}, {cfg.link_key_file} exist: kept")
+        with progress.step("the Flink cluster's TLS identity (REST and internal connections, mutual)"):
+            if not make_flink_tls(cfg):
+                notes.append(f"the Flink cluster's TLS identity in {cfg.signing_key_file.parent} exists: kept")
         with progress.step(f"the job's options: {job_properties}"):
             write_job_properties(cfg, job_properties, cluster_target(cfg, checkpoint_dir, archive_path))
     for note in notes:

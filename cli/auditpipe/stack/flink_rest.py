@@ -43,7 +43,12 @@ def base_url(cfg: Config) -> str:
 
 def ensure_identity(cfg: Config) -> Path:
     """The key, certificate and keystores, made once; returns their folder."""
-    d = tls_dir(cfg)
+    return make_identity(tls_dir(cfg), [HOST])
+
+
+def make_identity(d: Path, names: list[str], common_name: str = "auditpipe local Flink REST") -> Path:
+    """A self-signed key and certificate for ``names`` (IP addresses or DNS names) and their keystores in
+    ``d`` (0700, files 0600), unless they are there; returns ``d``."""
     if all((d / name).exists() for name in (KEYSTORE, CLIENT, CERT, KEY, PASSWORD)):
         return d
     from cryptography import x509
@@ -56,12 +61,18 @@ def ensure_identity(cfg: Config) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     d.chmod(0o700)
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "auditpipe local Flink REST")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+    def alt(n: str):
+        try:
+            return x509.IPAddress(ipaddress.ip_address(n))
+        except ValueError:
+            return x509.DNSName(n)
     now = datetime.now(timezone.utc)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - timedelta(minutes=5)).not_valid_after(now + timedelta(days=3650))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(HOST))]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([alt(n) for n in names]), critical=False)
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .sign(key, hashes.SHA256()))
     password = secrets.token_urlsafe(24)
@@ -86,20 +97,46 @@ def ensure_identity(cfg: Config) -> Path:
 def flink_settings(cfg: Config) -> dict[str, str]:
     """Flink's settings for REST over mutual TLS (the MiniCluster's ``flink.*`` options, the cluster's config.yaml)."""
     d = ensure_identity(cfg)
-    password = (d / PASSWORD).read_text()
-    return {
+    return ssl_settings(str(d / KEYSTORE), (d / PASSWORD).read_text(), internal=False)
+
+
+def ssl_settings(keystore: str, password: str, internal: bool) -> dict[str, str]:
+    """Flink's settings for REST over mutual TLS with the identity in ``keystore`` (PKCS#12) as the server's,
+    the only client it trusts and the client's; with ``internal`` also its internal connections (RPC
+    between JobManager and TaskManagers, the BLOB server, the data exchange), which then take no peer
+    without that identity (Flink's internal SSL is mutual, the keystore its own truststore)."""
+    out = {
         "security.ssl.rest.enabled": "true",
         "security.ssl.rest.authentication-enabled": "true",
-        "security.ssl.rest.keystore": str(d / KEYSTORE),
+        "security.ssl.rest.keystore": keystore,
         "security.ssl.rest.keystore-type": "PKCS12",
         "security.ssl.rest.keystore-password": password,
         "security.ssl.rest.key-password": password,
-        "security.ssl.rest.truststore": str(d / KEYSTORE),
+        "security.ssl.rest.truststore": keystore,
         "security.ssl.rest.truststore-type": "PKCS12",
         "security.ssl.rest.truststore-password": password,
         # Flink's default suite is RSA key exchange, which the key (EC) and Python's TLS refuse
         "security.ssl.algorithms": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
     }
+    if internal:
+        out.update({
+            "security.ssl.internal.enabled": "true",
+            "security.ssl.internal.keystore": keystore,
+            "security.ssl.internal.keystore-type": "PKCS12",
+            "security.ssl.internal.keystore-password": password,
+            "security.ssl.internal.key-password": password,
+            "security.ssl.internal.truststore": keystore,
+            "security.ssl.internal.truststore-type": "PKCS12",
+            "security.ssl.internal.truststore-password": password,
+        })
+    return out
+
+
+def cluster_settings(cfg: Config) -> dict[str, str]:
+    """The local cluster's settings (stack/components/flink_cluster.py): REST and its internal connections
+    over mutual TLS with the stack's identity, as the deployment's cluster (stack/deployment.py)."""
+    d = ensure_identity(cfg)
+    return ssl_settings(str(d / KEYSTORE), (d / PASSWORD).read_text(), internal=True)
 
 
 def context(cfg: Config, client_certificate: bool = True) -> ssl.SSLContext:

@@ -309,6 +309,28 @@ def test_init_refuses_the_local_stack(tmp_path):
     assert r.returncode == 2 and "init prepares a Kafka and a store that auditpipe does not run" in r.stderr
 
 
+def test_init_makes_the_clusters_tls_identity_once_and_8081_is_not_published(tmp_path, project):
+    """The deployment's Flink: REST with mutual TLS, the JobManager's and TaskManagers' own connections
+    too (internal SSL, as the local cluster runs it: tests/e2e/test_flink_cluster.py), with an identity
+    init makes in the job-config volume; the REST port is published nowhere."""
+    cfg = config.load(DEPLOY_CONFIG)
+    cfg.data["chain"] = {**cfg.data["chain"], "signing_key_file": str(tmp_path / "job" / "chain-signing.pem")}
+    assert deployment.make_flink_tls(cfg)
+    settings_file = tmp_path / "job" / deployment.FLINK_TLS_SETTINGS
+    settings = yaml.safe_load(settings_file.read_text())
+    for scope in ("rest", "internal"):
+        assert settings[f"security.ssl.{scope}.enabled"] == "true"
+        keystore = Path(settings[f"security.ssl.{scope}.keystore"])
+        assert keystore.parent == tmp_path / "job" and keystore.is_file(), "a file the Flink entry copies"
+        assert settings[f"security.ssl.{scope}.truststore"] == str(keystore)
+    assert settings["security.ssl.rest.authentication-enabled"] == "true"
+    assert {p.stat().st_mode & 0o777 for p in (settings_file, keystore)} == {0o600}
+    before = settings_file.read_text()
+    assert not deployment.make_flink_tls(cfg) and settings_file.read_text() == before, "kept"
+    for name in ("jobmanager", "taskmanager"):
+        assert not project["services"][name].get("ports"), f"{name} publishes nothing"
+
+
 def test_the_flink_entry_gives_the_job_config_to_flinks_user_alone(tmp_path):
     """auditpipe-flink-entry copies the job-config volume's files (written by init as its own user) for
     the user Flink runs as, 0600 in a 0700 folder, then runs the command."""
@@ -317,7 +339,7 @@ def test_the_flink_entry_gives_the_job_config_to_flinks_user_alone(tmp_path):
 
     mount, to = tmp_path / "job-init", tmp_path / "job"
     mount.mkdir()
-    for name in ("job.properties", "chain-signing.pem"):
+    for name in ("job.properties", "chain-signing.pem", deployment.FLINK_TLS_SETTINGS):
         (mount / name).write_text(name)
         (mount / name).chmod(0o600)
     env = {**os.environ, "AUDITPIPE_JOB_CONFIG_MOUNT": str(mount), "AUDITPIPE_JOB_CONFIG": str(to),
@@ -326,7 +348,16 @@ def test_the_flink_entry_gives_the_job_config_to_flinks_user_alone(tmp_path):
     r = subprocess.run([entry, "cat", str(to / "job.properties")], env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 0 and r.stdout == "job.properties", r.stderr
     assert to.stat().st_mode & 0o777 == 0o700
-    assert {p.name: p.stat().st_mode & 0o777 for p in to.iterdir()} == {"job.properties": 0o600, "chain-signing.pem": 0o600}
+    assert {p.name: p.stat().st_mode & 0o777 for p in to.iterdir()} == {
+        "job.properties": 0o600, "chain-signing.pem": 0o600, deployment.FLINK_TLS_SETTINGS: 0o600}
+    # the cluster's TLS settings join FLINK_PROPERTIES, after the compose file's
+    r = subprocess.run([entry, "sh", "-c", 'printf %s "$FLINK_PROPERTIES"'], env={**env, "FLINK_PROPERTIES": "a: 1"},
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and r.stdout == f"a: 1\n{deployment.FLINK_TLS_SETTINGS}", (r.stdout, r.stderr)
+    (mount / deployment.FLINK_TLS_SETTINGS).unlink()
+    (to / deployment.FLINK_TLS_SETTINGS).unlink()
+    r = subprocess.run([entry, "true"], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "flink-tls.yaml is missing: run init" in r.stderr, "no Flink without its TLS"
     # without the volume it says where it belongs and runs nothing
     r = subprocess.run([entry, "true"], env={**env, "AUDITPIPE_JOB_CONFIG_MOUNT": str(tmp_path / "none")},
                        capture_output=True, text=True, timeout=30)

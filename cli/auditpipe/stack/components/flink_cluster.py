@@ -106,7 +106,8 @@ def write_cluster_config(cfg: Config) -> Path:
         # no jar upload or run through REST except by the holder of the stack's client key (the
         # upload this module makes): REST is mutual TLS (stack/flink_rest.py); cancel likewise
         "web.cancel.enable": "false",
-        **flink_rest.flink_settings(cfg),
+        # and the JobManager's and TaskManagers' own connections (RPC, BLOB, data exchange): mutual TLS too
+        **flink_rest.cluster_settings(cfg),
     }
     config_file = conf / "config.yaml"
     config_file.touch(mode=0o600)  # holds the REST keystore's password
