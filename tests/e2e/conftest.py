@@ -79,6 +79,30 @@ def mutual_tls_files(folder) -> dict:
             "unsigned": certificate(folder, "unsigned", MTLS_PEER, f"DNS:{MTLS_PEER}")}
 
 
+def send_over_mutual_tls(host: str, port: int, ca, certificate_and_key: tuple, records: list[bytes]) -> str | None:
+    """Sends each record as an octet-counted RFC 5424 message over TLS, presenting ``certificate_and_key``
+    and trusting ``ca``; what refused it (the handshake's error, the receiver closing the session), or None
+    when all was sent and the session stayed open."""
+    import socket
+    import ssl
+
+    context = ssl.create_default_context(cafile=str(ca))
+    context.load_cert_chain(*certificate_and_key)
+    try:
+        with socket.create_connection((host, int(port)), timeout=30) as raw, \
+                context.wrap_socket(raw, server_hostname=host) as tls:
+            for r in records:
+                msg = b"<134>1 2026-11-27T12:00:00Z db-mtls percona-audit 1088 - - " + r
+                tls.sendall(str(len(msg)).encode() + b" " + msg)
+            tls.settimeout(5)
+            try:  # a receiver closes the session of a peer it does not permit (TLS 1.3: after the handshake)
+                return "closed by the receiver" if tls.recv(1) == b"" else None
+            except (TimeoutError, socket.timeout):
+                return None
+    except (ssl.SSLError, ConnectionError) as e:
+        return str(e)
+
+
 SESSION_STACK = StackOfTheSession("session_stack")
 HERE = Path(__file__).parent
 

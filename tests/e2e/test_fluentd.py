@@ -192,9 +192,8 @@ def test_fluentd_over_mutual_tls_takes_only_a_permitted_certificate(stack, fluen
     another name, or with the permitted name and no CA's signature, is refused at the handshake and
     nothing of it is stored; the permitted sender's records are the named server's."""
     import json
-    import ssl
 
-    from conftest import MTLS_PEER, mutual_tls_files
+    from conftest import MTLS_PEER, mutual_tls_files, send_over_mutual_tls
 
     server = "e2e-fluentd-mtls"
     files = mutual_tls_files(tmp_path / "mtls")
@@ -213,22 +212,7 @@ def test_fluentd_over_mutual_tls_takes_only_a_permitted_certificate(stack, fluen
         records = [line for line in log.read_bytes().splitlines() if line]
 
         def send(name: str, batch: list[bytes]) -> str | None:
-            """Sends ``batch`` with certificate ``name``; what refused it, or None when all was sent."""
-            context = ssl.create_default_context(cafile=str(files["ca"][0]))
-            context.load_cert_chain(*files[name])
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=30) as raw, \
-                        context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-                    for r in batch:
-                        msg = b"<134>1 2026-11-27T12:00:00Z db-mtls percona-audit 1088 - - " + r
-                        tls.sendall(str(len(msg)).encode() + b" " + msg)
-                    tls.settimeout(5)
-                    try:  # a refused peer's session is closed (TLS 1.3: after the handshake)
-                        return "closed by the receiver" if tls.recv(1) == b"" else None
-                    except (TimeoutError, socket.timeout):
-                        return None
-            except (ssl.SSLError, ConnectionError) as e:
-                return str(e)
+            return send_over_mutual_tls("127.0.0.1", port, files["ca"][0], files[name], batch)
 
         spoofed = records[:10]
         assert send("other", spoofed) is not None, "a certificate for another name is refused"

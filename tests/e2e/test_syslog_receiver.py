@@ -12,7 +12,7 @@ import ssl
 import subprocess
 
 import pytest
-from conftest import LISTEN_MTLS, LISTEN_TCP, LISTEN_TLS, LISTEN_UDP
+from conftest import LISTEN_MTLS, LISTEN_TCP, LISTEN_TLS, LISTEN_UDP, send_over_mutual_tls
 
 from auditpipe.tools.simulate import simulate
 
@@ -139,22 +139,8 @@ def test_over_mutual_tls_only_a_permitted_certificate_speaks_for_the_server(stac
     records = percona_records(tmp_path, 30)
 
     def send(name: str, batch: list[bytes]) -> str | None:
-        """Sends ``batch`` with certificate ``name``; what refused it, or None when all was sent."""
-        context = ssl.create_default_context(cafile=src["tls_ca"])
-        context.load_cert_chain(folder / f"{name}.pem", folder / f"{name}.key")
-        try:
-            with socket.create_connection((host, int(port)), timeout=30) as raw, \
-                    context.wrap_socket(raw, server_hostname=host) as tls:
-                for r in batch:
-                    msg = b"<134>1 2026-11-27T12:00:00Z db-mtls percona-audit 1088 - - " + r
-                    tls.sendall(str(len(msg)).encode() + b" " + msg)
-                tls.settimeout(5)
-                try:  # the receiver closes the session of a peer it does not permit (TLS 1.3: after the handshake)
-                    return "closed by the receiver" if tls.recv(1) == b"" else None
-                except (TimeoutError, socket.timeout):
-                    return None
-        except (ssl.SSLError, ConnectionError) as e:
-            return str(e)
+        return send_over_mutual_tls(host, int(port), src["tls_ca"], (folder / f"{name}.pem", folder / f"{name}.key"),
+                                    batch)
 
     spoofed = records[:10]
     assert send("other", spoofed) is not None, "a certificate for another name is refused"
