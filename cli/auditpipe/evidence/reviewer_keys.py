@@ -109,9 +109,10 @@ def load_private_key(path: Path):
     return key
 
 
-def enroll(reviewers_file: Path, name: str, key_file: Path) -> tuple[Reviewer, bool]:
+def enroll(reviewers_file: Path | None, name: str, key_file: Path) -> tuple[Reviewer, bool]:
     """Enrolls ``name`` with the key in ``key_file``, made there (mode 0600) when it does not exist; returns
-    the enrolled key and whether it was made. Refuses a bad name and a key enrolled already."""
+    the enrolled key and whether it was made. Refuses a bad name and a key enrolled already. Without a
+    ``reviewers_file`` the key is made or read and nothing is enrolled (``line`` gives what to add)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
@@ -129,14 +130,21 @@ def enroll(reviewers_file: Path, name: str, key_file: Path) -> tuple[Reviewer, b
     else:
         key = load_private_key(key_file)
     public = key.public_key()
-    enrolled = load_reviewers(reviewers_file)
     kid = key_id(public)
+    if reviewers_file is None:
+        return Reviewer(name, kid, public), made
+    enrolled = load_reviewers(reviewers_file)
     if kid in enrolled:
         raise UserError(f"the key in {key_file} is enrolled already, as {enrolled[kid].name} ({reviewers_file})")
     reviewers_file.parent.mkdir(parents=True, exist_ok=True)
     with open(reviewers_file, "a", encoding="utf-8") as f:
-        f.write(f"{name} {ALGORITHM} {base64.b64encode(_raw(public)).decode()}\n")
+        f.write(line(Reviewer(name, kid, public)) + "\n")
     return Reviewer(name, kid, public), made
+
+
+def line(reviewer: Reviewer) -> str:
+    """The reviewers file's line of ``reviewer``."""
+    return f"{reviewer.name} {ALGORITHM} {base64.b64encode(_raw(reviewer.public_key)).decode()}"
 
 
 def signed_bytes(doc: dict) -> bytes:

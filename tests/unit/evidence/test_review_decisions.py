@@ -45,7 +45,10 @@ def test_the_reviewer_is_the_name_their_enrolled_key_was_given(cfg, tmp_path):
     assert (name, identity["source"], identity["key_id"]) == ("alice", "key", enrolled.key_id) and identity["host"]
     with pytest.raises(UserError, match="enrolled already, as alice"):
         reviewer_keys.enroll(cfg.reviewers_file, "mallory", tmp_path / "alice.key")
-    reviewer_keys.enroll(tmp_path / "elsewhere", "bob", tmp_path / "bob.key")
+    printed, made = reviewer_keys.enroll(None, "bob", tmp_path / "bob.key")  # --print: nothing enrolled
+    assert made and not (tmp_path / "elsewhere").exists()
+    (tmp_path / "elsewhere").write_text(reviewer_keys.line(printed) + "\n")
+    assert reviewer_keys.load_reviewers(tmp_path / "elsewhere")[printed.key_id].name == "bob", "the line as printed"
     with pytest.raises(UserError, match="not an enrolled reviewer's"):
         reviews.reviewer_identity(cfg, tmp_path / "bob.key", {})
     for bad in (" alice", "", "a\x1b[2Jb", "a\u202eb", "a\nb", "<b>", "x" * 201):

@@ -214,10 +214,14 @@ def cmd_review_enroll(app: Application) -> int:
     a = app.args
     key_file = Path(a.key).expanduser() if a.key else reviewer_keys.default_key_file()
     reviewers_file = Path(a.reviewers_file).expanduser() if a.reviewers_file else app.config.reviewers_file
-    enrolled, made = reviewer_keys.enroll(reviewers_file, a.name, key_file)
+    enrolled, made = reviewer_keys.enroll(None if a.print else reviewers_file, a.name, key_file)
     app.out(f"{'made' if made else 'took'} {enrolled.name}'s key {enrolled.key_id} in {key_file}: keep it where only "
             f"{enrolled.name} can read it")
-    app.out(f"enrolled in {reviewers_file}: decisions signed with it count as {enrolled.name}'s")
+    if a.print:
+        app.out(f"not enrolled: whoever keeps {reviewers_file} adds this line to it:")
+        app.out(reviewer_keys.line(enrolled))
+    else:
+        app.out(f"enrolled in {reviewers_file}: decisions signed with it count as {enrolled.name}'s")
     return 0
 
 
@@ -424,15 +428,19 @@ def register(sub) -> None:
     s = command(actions, "enroll", "make a reviewer's own signing key and enroll it under their name",
                 "Makes an Ed25519 key in FILE (mode 0600; an existing key there is taken as it is) and adds its "
                 "public half under NAME to review.reviewers_file: decisions signed with it are NAME's. Run it as "
-                "the reviewer, so that the private key never leaves their account; the reviewers file belongs "
-                "where the store's users cannot write. A key enrolled already is refused.",
+                "the reviewer, so that the private key never leaves their account. Whoever can write the reviewers "
+                "file can enroll any key under any name: where reviewers may not, --print gives the line for the "
+                "file's keeper to add. A key enrolled already is refused.",
                 ("./auditpipe review enroll alice",
-                 "./auditpipe review enroll bob --key ~/keys/bob.key --reviewers-file deploy/compose/reviewers"),
+                 "./auditpipe review enroll bob --print",
+                 "./auditpipe review enroll carol --key ~/keys/carol.key --reviewers-file deploy/compose/reviewers"),
                 cmd_review_enroll)
     s.add_argument("name", metavar="NAME", help="the reviewer's name (letters, digits and . _ @ + -), as decisions show it")
     s.add_argument("--key", metavar="FILE", help=f"where the private key is made or read (default: ${KEY_ENV}, else "
                    "~/.config/auditpipe/reviewer.key)")
     s.add_argument("--reviewers-file", metavar="FILE", help="the reviewers file to add to (default: review.reviewers_file)")
+    s.add_argument("--print", action="store_true", help="make or read the key and print the reviewers file's line, "
+                   "enrolling nothing")
     s = command(actions, "log", "the decisions recorded, in order",
                 "The decisions in the order they were recorded (their links), with reviewer, outcome and note.",
                 ("./auditpipe review log", "./auditpipe review log --from 7d --json"), cmd_review_log)
