@@ -6,12 +6,15 @@ kill -9 mid-rotation, a line at the maximum size. The Fluentd itself: tests/flue
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import socket
 import subprocess
 import threading
 
 import pytest
+from conftest import MTLS_PEER, mutual_tls_files, send_over_mutual_tls  # at import: tests/faults has a conftest too
+
 from auditpipe.stack import limits
 from auditpipe.tools.simulate import simulate
 from fluentd import Fluentd, faults_mid_stream
@@ -191,10 +194,6 @@ def test_fluentd_over_mutual_tls_takes_only_a_permitted_certificate(stack, fluen
     AUDITPIPE_LISTEN_TLS_CA and AUDITPIPE_LISTEN_TLS_PEERS a sender with a certificate the CA signed for
     another name, or with the permitted name and no CA's signature, is refused at the handshake and
     nothing of it is stored; the permitted sender's records are the named server's."""
-    import json
-
-    from conftest import MTLS_PEER, mutual_tls_files, send_over_mutual_tls
-
     server = "e2e-fluentd-mtls"
     files = mutual_tls_files(tmp_path / "mtls")
     with socket.socket() as s:
