@@ -289,8 +289,9 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     ocsf, group = topics.topic_name("ocsf"), f"{kafka_acls.SIEM_GROUP_PREFIX}ocsf-splunk"
     assert siem["sasl.username"] == "auditpipe-siem"
     assert refused(cfg.kafka_client, produce(ocsf)) == "", "something on the feed for the SIEM to read"
-    assert read(siem, ocsf, group)[0] >= 1
-    assert refused(siem, consume(ocsf, "another-group")) == "GROUP_AUTHORIZATION_FAILED"
+    assert read(siem, ocsf, group) == (1, ""), "read and committed in a group of its prefix"
+    # in another group the commit is refused: librdkafka reports the refused coordinator lookup as either
+    assert refused(siem, consume(ocsf, "another-group")) in ("GROUP_AUTHORIZATION_FAILED", "_WAIT_COORD")
     assert refused(siem, produce(ocsf)) == "TOPIC_AUTHORIZATION_FAILED", "a forged event in the SIEM's feed"
     assert read(cfg.kafka_client, alerts, "acl-test-admin")[0] >= 1, "the alerts the administrator wrote above"
     for topic in (raw, alerts):  # not even described to it, and nothing read
