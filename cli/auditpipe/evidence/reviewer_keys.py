@@ -121,12 +121,11 @@ def enroll(reviewers_file: Path | None, name: str, key_file: Path) -> tuple[Revi
                         "beginning with a letter or digit")
     made = not key_file.exists()
     if made:
+        from auditpipe.evidence.signing import write_secret
+
         key = ed25519.Ed25519PrivateKey.generate()
-        key_file.parent.mkdir(parents=True, exist_ok=True)
-        key_file.touch(mode=0o600)
-        key_file.chmod(0o600)
-        key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
+        write_secret(key_file, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                 serialization.NoEncryption()))
     else:
         key = load_private_key(key_file)
     public = key.public_key()

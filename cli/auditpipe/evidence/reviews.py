@@ -30,8 +30,8 @@ from pathlib import Path
 from auditpipe import paths
 from auditpipe.config import Config, duration_seconds
 from auditpipe.errors import UserError
-from auditpipe.evidence.chain import DIGEST, SEQ, Finding, ServerReport, _plain, compare_copies, link, verify_links
-from auditpipe.evidence.verify import DECISIONS_CHAIN
+from auditpipe.evidence.chain import DIGEST, SEQ, Finding, ServerReport, _id, _plain, compare_copies, link, verify_links
+from auditpipe.evidence.verify import DECISIONS_CHAIN, _when
 from auditpipe.terminal import shown
 
 SCHEMA_FILE = paths.SCHEMAS / "review-decision.schema.json"
@@ -691,14 +691,6 @@ def witness(cfg: Config, now: datetime | None = None) -> list[Finding]:
     tmp.write_text(json.dumps({"seq": max([d[SEQ] for d in new], default=last or 0), "at_ms": _plain(now)}))
     tmp.replace(path)
     return out
-
-
-def _when(ms: int) -> str:
-    return f"{datetime.fromtimestamp(ms / 1000, timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
-
-
-def _id(doc: dict) -> str | None:
-    return None if doc.get("_id") is None else str(doc["_id"])
 
 
 # --- a report's review section --------------------------------------------------------------------

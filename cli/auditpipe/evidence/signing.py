@@ -183,15 +183,16 @@ def make_link_key(path: Path, *copies: Path) -> bool:
 
     made = not path.exists()
     if made:
-        _write_secret(path, b"# the chain's link key (docs/security.md): the first key links\n"
+        write_secret(path, b"# the chain's link key (docs/security.md): the first key links\n"
                       + os.urandom(32).hex().encode() + b"\n")
     for copy in copies:
         if copy != path and (not copy.exists() or copy.read_bytes() != path.read_bytes()):
-            _write_secret(copy, path.read_bytes())
+            write_secret(copy, path.read_bytes())
     return made
 
 
-def _write_secret(path: Path, data: bytes) -> None:
+def write_secret(path: Path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` (its folder made), readable by its owner alone (0600) before anything is in it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(mode=0o600)
     path.chmod(0o600)

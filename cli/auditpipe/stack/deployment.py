@@ -226,6 +226,8 @@ def make_flink_tls(cfg: Config) -> bool:
     """The deployment's Flink cluster identity (stack/flink_rest.py make_identity: a self-signed key for the
     names the containers and a published port use) and its settings, REST and internal connections over
     mutual TLS (flink_rest.ssl_settings), made once beside the job's keys. Returns whether it made them."""
+    from auditpipe.evidence.signing import write_secret
+
     folder = cfg.signing_key_file.parent
     settings_file = folder / FLINK_TLS_SETTINGS
     made = not settings_file.exists()
@@ -233,18 +235,10 @@ def make_flink_tls(cfg: Config) -> bool:
                                  "auditpipe Flink cluster")
     # the Flink containers copy the folder's files, not its folders (the entry), to the same path
     keystore = folder / f"flink-tls-{flink_rest.KEYSTORE}"
-    _copy_secret(d / flink_rest.KEYSTORE, keystore)
+    write_secret(keystore, (d / flink_rest.KEYSTORE).read_bytes())
     settings = flink_rest.ssl_settings(str(keystore), (d / flink_rest.PASSWORD).read_text(), internal=True)
-    settings_file.touch(mode=0o600)
-    settings_file.chmod(0o600)
-    settings_file.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
+    write_secret(settings_file, "".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()).encode())
     return made
-
-
-def _copy_secret(src: Path, dest: Path) -> None:
-    dest.touch(mode=0o600)
-    dest.chmod(0o600)
-    dest.write_bytes(src.read_bytes())
 
 
 def write_job_properties(cfg: Config, out: Path, target: job_settings.Target) -> Path:
