@@ -584,6 +584,9 @@ resume when it started (the catch-up's ``ResumePoint``), if any; ``seen`` gets t
 rotated file there is.
 
     Per rotated file that rsyslog does not have open:
+    - a state file whose offset is past the file's end or inside a line (``_line_start``): a place
+      rsyslog reached in another file; nothing of this one counts as read (what this watch shipped
+      of it excepted);
     - a state file written since rsyslog started: it read the file up to that offset, and closed it;
       what follows was written later;
     - only an older state file, and it is the file rsyslog was to resume: it was live when rsyslog
@@ -600,15 +603,18 @@ rotated file there is.
         try:
             with open(f, "rb") as handle:
                 st, head = os.fstat(handle.fileno()), handle.read(FILE_ID_BYTES)
+                inode, size, key = st.st_ino, st.st_size, file_key(st.st_ino, head)
+                if seen is not None:
+                    seen.add(key)
+                if inode in reading or shipped.get(key, -1) >= size:
+                    continue
+                saved = saved_state(work_dir, live, inode, head)
+                elsewhere = saved is not None and not _line_start(handle, saved[0], size)
         except FileNotFoundError:
             continue
-        inode, size, key = st.st_ino, st.st_size, file_key(st.st_ino, head)
-        if seen is not None:
-            seen.add(key)
-        if inode in reading or shipped.get(key, -1) >= size:
-            continue
-        saved = saved_state(work_dir, live, inode, head)
-        if key in shipped:
+        if elsewhere:  # rsyslog saved a place it reached in another file under this one's identity
+            start, why = shipped.get(key, 0), "the collector's saved position for it is no line start of it"
+        elif key in shipped:
             start = max(shipped[key], saved[0] if saved and saved[1] >= started else 0)
             why = "written to after it was rotated and read"
         elif saved and saved[1] >= started:
@@ -624,6 +630,20 @@ rotated file there is.
             continue
         out.append(Unread(f, inode, key, start, size, why))
     return out
+
+
+def _line_start(f, offset: int, size: int) -> bool:
+    """Whether ``offset`` can be where rsyslog stopped reading the open file ``f`` of ``size`` bytes:
+    its start, or just after one of its newlines. imfile can save, under a file's identity, a place it
+    reached in another file: a file renamed away while rsyslog was frozen and a new live file in its
+    place left the first file's state file holding the second's offset (rsyslog 8.2302); taken for
+    the first file's, it marked lines nobody read as read."""
+    if offset == 0:
+        return True
+    if offset > size:
+        return False
+    f.seek(offset - 1)
+    return f.read(1) == b"\n"
 
 
 def open_unread(part: Unread, live: Path):

@@ -302,6 +302,23 @@ def test_lines_written_to_a_rotated_file_after_rsyslog_closed_it_are_unread(tmp_
     assert late.read_bytes()[parts[0].start:parts[0].end] == b"line 40a\nline 40b\n"
 
 
+def test_a_saved_position_that_is_no_line_start_of_the_file_marks_nothing_read(tmp_path):
+    """rsyslog 8.2302 can save, under a frozen-then-renamed file's identity, the offset it reached in
+    the live file that took its name: past the file's end, or inside one of its lines."""
+    live, work = layout(tmp_path), tmp_path / "work"
+    started = time.time() - 60
+    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+        state_file(work, live, tmp_path / f, (tmp_path / f).stat().st_size, started + 1)
+    one, two = tmp_path / "audit.log.01", tmp_path / "audit.log.02"
+    state_file(work, live, one, one.stat().st_size + 100, started + 1)
+    state_file(work, live, two, two.read_bytes().index(b"\n") - 2, started + 1)
+    parts = unread_rotated(live, work, set(), started, {})
+    assert sorted(stretches(parts)) == [("audit.log.01", 0, one.stat().st_size), ("audit.log.02", 0, two.stat().st_size)]
+    assert all("no line start" in p.why for p in parts)
+    shipped = {p.key: p.end for p in parts}
+    assert unread_rotated(live, work, set(), started, shipped) == [], "shipped once"
+
+
 def test_a_file_rsyslog_has_open_is_its_own(tmp_path):
     live, work = layout(tmp_path), tmp_path / "work"
     work.mkdir()
