@@ -10,19 +10,10 @@ options for the Flink cluster.
 Store users (MongoDB only; FerretDB 1.24 manages no users): the init connects with an
 administrator's connection string (store.uri_env) and creates or updates, in the `admin`
 database (so every client authenticates with authSource=admin, as the Grafana data source's
-provisioning says), users whose only role is on the auditpipe database:
-
-| user (environment) | role | who |
-|---|---|---|
-| AUDITPIPE_JOB_STORE_USER / _PASSWORD | `auditpipeJob`: read the database; insert into the collections the job writes; update only those it upserts (counts, servers) | the Flink job, the verifier |
-| AUDITPIPE_READER_STORE_USER / _PASSWORD | read | Grafana, `auditpipe report` and `query` |
-| AUDITPIPE_DIRECT_STORE_USER / _PASSWORD | `auditpipeDirect`: list the collections; create and insert into the events and dead-letter collections | the direct path's Fluentd (profile `direct`, whose `direct-init` runs `init --store-users-only`) |
-| AUDITPIPE_REVIEWER_STORE_USER / _PASSWORD | `auditpipeReviewer`: read the database; insert into the review decisions; remove from the review queue | `auditpipe review` (the `review` service) |
-
-So the job's credentials cannot update or delete an event, an evidence document, an alert or a
-chain head (job_settings.job_collections says which collections the job upserts), nor can the
-direct path's, nor can a reviewer's change or remove a review decision. The job's role also keeps
-the review queue (the verifier's deadline check: a view, not evidence). The job's options then name the job's user, never the administrator.
+provisioning says), the users of STORE_USERS, each with one role on the auditpipe database (the
+custom ones: CUSTOM_ROLES; the table of them: docs/deployment.md "Store users"). No user can
+update or delete an event, an evidence document, an alert or a chain head, nor change or remove a
+review decision; the job's options name the job's users, never the administrator.
 """
 
 from __future__ import annotations
@@ -59,9 +50,13 @@ DIRECT_ROLE = "auditpipeDirect"
 REVIEWER_ROLE = "auditpipeReviewer"
 #: the verifier's role (verifier_role)
 VERIFIER_ROLE = "auditpipeVerifier"
+#: the role of the job's second user, who writes the sessions and baselines (profiles_role)
+PROFILES_ROLE = "auditpipeProfiles"
 
 STORE_USERS = {
     "job": StoreUser("AUDITPIPE_JOB_STORE_USER", "AUDITPIPE_JOB_STORE_PASSWORD", JOB_ROLE, "the Flink job"),
+    "profiles": StoreUser("AUDITPIPE_PROFILES_STORE_USER", "AUDITPIPE_PROFILES_STORE_PASSWORD", PROFILES_ROLE,
+                          "the Flink job's sessions and baselines"),
     "verifier": StoreUser("AUDITPIPE_VERIFIER_STORE_USER", "AUDITPIPE_VERIFIER_STORE_PASSWORD", VERIFIER_ROLE,
                           "the verifier"),
     "reader": StoreUser("AUDITPIPE_READER_STORE_USER", "AUDITPIPE_READER_STORE_PASSWORD", "read",
@@ -119,14 +114,34 @@ def with_user(uri: str, name: str, password: str, database: str = USERS_DATABASE
                                     urllib.parse.urlencode(query), parts.fragment))
 
 
+def profiles_apart() -> bool:
+    """Whether the environment names the profiles user: the job then writes sessions and baselines as
+    that user, and its own role reaches neither."""
+    return credentials(STORE_USERS["profiles"]) is not None
+
+
 def job_role(cfg: Config) -> dict:
     """The job role's privileges and inherited roles: read on the database; insert into each collection
-    the job writes, and update (an upsert needs both) only where it upserts."""
+    the job writes, and update (an upsert needs both) only where it upserts; the sessions and baselines
+    not, when the profiles user writes them."""
     database = cfg.store["database"]
     return {"privileges": [{"resource": {"db": database, "collection": name},
                             "actions": ["insert", "update"] if upserts else ["insert"]}
-                           for name, upserts in job_settings.job_collections(cfg).items()],
+                           for name, upserts in job_settings.job_collections(cfg, profiles_apart()).items()],
             "roles": [{"role": "read", "db": database}]}
+
+
+def profiles_role(cfg: Config) -> dict:
+    """The privileges of the job's second user: read, insert and update (upsert) the sessions and the
+    baselines; insert a dead letter for a document the store refuses; nothing on the events, the
+    chain or the evidence, and no read of the rest of the database. The sessions and baselines come
+    from what a database user typed (statements, object names): a flaw in the code that builds them
+    reaches no event."""
+    database = cfg.store["database"]
+    return {"privileges": [{"resource": {"db": database, "collection": name}, "actions": ["find", "insert", "update"]}
+                           for name in job_settings.profile_collections(cfg)]
+            + [{"resource": {"db": database, "collection": cfg.store["dead_letter_collection"]}, "actions": ["insert"]}],
+            "roles": []}
 
 
 def verifier_role(cfg: Config) -> dict:
@@ -164,7 +179,7 @@ def direct_role(cfg: Config) -> dict:
 
 #: the custom roles and what makes their definitions
 CUSTOM_ROLES = {JOB_ROLE: job_role, DIRECT_ROLE: direct_role, REVIEWER_ROLE: reviewer_role,
-                VERIFIER_ROLE: verifier_role}
+                VERIFIER_ROLE: verifier_role, PROFILES_ROLE: profiles_role}
 
 
 def ensure_role(db, cfg: Config, name: str) -> str:
@@ -194,10 +209,11 @@ def ensure_store_users(cfg: Config) -> list[str]:
 
 
 def cluster_target(cfg: Config, checkpoint_dir: str, archive_path: str) -> job_settings.Target:
-    job = credentials(STORE_USERS["job"])
+    job, profiles = credentials(STORE_USERS["job"]), credentials(STORE_USERS["profiles"])
     uri = with_user(cfg.store_uri, *job) if job else cfg.store_uri
     return job_settings.Target(store_uri=uri, checkpoint_dir=checkpoint_dir, archive_path=archive_path, local=False,
-                               signing_key_file=str(cfg.signing_key_file), link_key_file=str(job_link_key_file(cfg)))
+                               signing_key_file=str(cfg.signing_key_file), link_key_file=str(job_link_key_file(cfg)),
+                               profiles_uri=with_user(cfg.store_uri, *profiles) if profiles else None)
 
 
 def job_link_key_file(cfg: Config) -> Path:

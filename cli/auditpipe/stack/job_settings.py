@@ -31,6 +31,7 @@ class Target:
     local: bool  # the local MiniCluster: its REST endpoint is set here (a cluster's own configuration says it)
     signing_key_file: str | None = None  # where the job's tasks read the heads' signing key; None: unsigned
     link_key_file: str | None = None  # where the job's tasks read the links' key; None: links without a MAC
+    profiles_uri: str | None = None  # who writes sessions and baselines on a cluster; None: store_uri
 
 
 def _millis(text: str) -> str:
@@ -54,6 +55,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("kafka.group-id", lambda cfg, t: job_group_id()),
     ("kafka.dead-letter.max-message-bytes", lambda cfg, t: str(limits.from_config(cfg).dead_letter_message_bytes)),
     ("store.uri", lambda cfg, t: t.store_uri),
+    ("store.profiles-uri", lambda cfg, t: t.profiles_uri),
     ("store.database", _store("database")),
     ("store.collection.events", _store("events_collection")),
     ("store.collection.evidence", _store("evidence_collection")),
@@ -137,13 +139,23 @@ def _duration_seconds(cfg: Config, key: str) -> float:
 #: others (events, evidence, alerts, chain heads, dead letters, lag samples) it only inserts
 UPSERTED_COLLECTIONS = ("store.collection.stats", "store.collection.stats-hourly", "store.collection.rollups",
                         "store.collection.servers", "store.collection.sessions", "store.collection.baselines")
+#: the collections the job writes as store.profiles-uri's user where one is given (the deployment's
+#: profiles role: stack/deployment.py), the baselines also read
+PROFILE_COLLECTIONS = ("store.collection.sessions", "store.collection.baselines")
 
 
-def job_collections(cfg: Config) -> dict[str, bool]:
+def job_collections(cfg: Config, profiles_apart: bool = False) -> dict[str, bool]:
     """Each collection the job writes, and whether it updates documents there (the deployment's job
-    role grants exactly that: stack/deployment.py)."""
+    role grants exactly that: stack/deployment.py); without the sessions and baselines when
+    ``profiles_apart`` (another user writes them)."""
     return {value(cfg, None): key in UPSERTED_COLLECTIONS
-            for key, value in OPTIONS if key.startswith("store.collection.")}
+            for key, value in OPTIONS if key.startswith("store.collection.")
+            and not (profiles_apart and key in PROFILE_COLLECTIONS)}
+
+
+def profile_collections(cfg: Config) -> list[str]:
+    """The names of the sessions and baselines collections (PROFILE_COLLECTIONS)."""
+    return [value(cfg, None) for key, value in OPTIONS if key in PROFILE_COLLECTIONS]
 
 
 def stream_transactional_id_prefix() -> str:

@@ -397,9 +397,11 @@ def test_init_makes_the_signing_key_once(tmp_path, monkeypatch):
     assert not deployment.make_signing_key(cfg) and cfg.signing_key_file.read_bytes() == key  # kept
 
 
-def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
+def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored(monkeypatch):
     """The role init gives the job's user: read; insert into every collection the job writes; update
     only where it upserts counts, the servers list, sessions and baselines; remove nowhere (docs/security.md)."""
+    for name in ("AUDITPIPE_PROFILES_STORE_USER", "AUDITPIPE_PROFILES_STORE_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
     cfg = config.load(DEPLOY_CONFIG)
     role = deployment.job_role(cfg)
     actions = {p["resource"]["collection"]: set(p["actions"]) for p in role["privileges"]}
@@ -417,6 +419,32 @@ def test_the_jobs_store_role_cannot_change_or_remove_what_it_stored():
 
     collection_options = [o for o in contract.option_keys() if o.startswith("store.collection.")]
     assert len(collection_options) == len(role["privileges"]), "every collection option of the job"
+
+
+def test_sessions_and_baselines_are_written_by_a_user_who_cannot_touch_an_event(tmp_path, monkeypatch, project):
+    """With the profiles user in the environment (compose gives it), the job writes sessions and baselines
+    as that user, whose role reaches those two collections and the dead letters alone, and the job's own
+    role no longer updates either."""
+    for key, value in project["services"]["init"]["environment"].items():
+        monkeypatch.setenv(key, value)
+    cfg = config.load(DEPLOY_CONFIG)
+    s = cfg.store
+    role = deployment.profiles_role(cfg)
+    actions = {p["resource"]["collection"]: set(p["actions"]) for p in role["privileges"]}
+    assert actions == {s["sessions_collection"]: {"find", "insert", "update"},
+                       s["baselines_collection"]: {"find", "insert", "update"},
+                       s["dead_letter_collection"]: {"insert"}}
+    assert role["roles"] == [] and all(p["resource"]["db"] == s["database"] for p in role["privileges"])
+    job = {p["resource"]["collection"] for p in deployment.job_role(cfg)["privileges"]}
+    assert s["events_collection"] in job and not job & {s["sessions_collection"], s["baselines_collection"]}
+    assert deployment.STORE_USERS["profiles"].role in deployment.CUSTOM_ROLES
+    target = deployment.cluster_target(cfg, "file:///flink/checkpoints", "file:///flink/archive")
+    props = dict(line.split("=", 1) for line in
+                 deployment.write_job_properties(cfg, tmp_path / "job.properties", target).read_text().splitlines())
+    env = project["services"]["init"]["environment"]
+    uri = props["store.profiles-uri"].replace("\\:", ":").replace("\\=", "=")
+    assert uri.startswith(f"mongodb://{env['AUDITPIPE_PROFILES_STORE_USER']}:{env['AUDITPIPE_PROFILES_STORE_PASSWORD']}@")
+    assert props["store.uri"] != props["store.profiles-uri"]
 
 
 def test_the_verifier_reads_and_inserts_its_alerts_and_can_change_nothing_it_verifies(project):

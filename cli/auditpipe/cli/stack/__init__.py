@@ -109,9 +109,8 @@ def register(sub) -> None:
                 "What `up` prepares, for a Kafka (kafka.bootstrap_servers) and a MongoDB (store.uri or "
                 "store.uri_env) that auditpipe does not run: the topics, the capped events collection, the other "
                 "collections and their indexes, the ACLs of kafka.security.principals, the store users named in the "
-                "environment (AUDITPIPE_JOB_STORE_USER/_PASSWORD: insert, and update only the counts; "
-                "AUDITPIPE_READER_STORE_USER/_PASSWORD: read; AUDITPIPE_DIRECT_STORE_USER/_PASSWORD: the direct path's "
-                "Fluentd, create and insert into the events and dead-letter collections), and with --job-properties the Flink job's options "
+                "environment (AUDITPIPE_<WHO>_STORE_USER/_PASSWORD: docs/deployment.md lists them and their roles), "
+                "and with --job-properties the Flink job's options "
                 "for a cluster and the chain heads' signing key. Safe to run again: what exists is "
                 "kept. docker-compose.yml runs it before the job starts (docs/deployment.md).",
                 ("./auditpipe --config deploy/compose/auditpipe.yaml init --job-properties /flink/job.properties",),

@@ -104,8 +104,10 @@ public final class JobWiring {
             String archive = options.get(JobOptions.ARCHIVE_PATH);
             sinks.archive(EventArchive.events(archive), EventArchive.chainHeads(archive));
         }
-        sinks.baselines(new MongoBulkSink<>(store(options, history, JobOptions.BASELINES_COLLECTION), StoreDocuments::baselineUpsert),
-                new StoreProfileSeeds(options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
+        MongoSinkSettings baselines = MongoSinkSettings.forProfiles(options, options.get(JobOptions.BASELINES_COLLECTION));
+        sinks.baselines(new MongoBulkSink<>(history ? baselines.withRejections(ImportCounters::rejected) : baselines,
+                        StoreDocuments::baselineUpsert),
+                new StoreProfileSeeds(MongoSinkSettings.profilesUri(options), options.get(JobOptions.STORE_DATABASE),
                         options.get(JobOptions.BASELINES_COLLECTION)));
         if (history) {
             return sinks.history().build();
@@ -125,7 +127,7 @@ public final class JobWiring {
                         .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
                         .build())
                 .servers(new MongoBulkSink<>(store(options, JobOptions.SERVERS_COLLECTION), StoreDocuments::serverUpsert))
-                .sessions(new MongoBulkSink<>(store(options, JobOptions.SESSIONS_COLLECTION)
+                .sessions(new MongoBulkSink<>(MongoSinkSettings.forProfiles(options, options.get(JobOptions.SESSIONS_COLLECTION))
                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::sessionUpsert));
         if (options.contains(JobOptions.ALERT_WEBHOOK_URL)) {
             sinks.alertWebhook(new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),

@@ -101,6 +101,11 @@ public final class JobOptions {
     public static final ConfigOption<String> STORE_URI = ConfigOptions.key("store.uri")
             .stringType().noDefaultValue()
             .withDescription("MongoDB connection string of the store (MongoDB or FerretDB).");
+    public static final ConfigOption<String> STORE_PROFILES_URI = ConfigOptions.key("store.profiles-uri")
+            .stringType().noDefaultValue()
+            .withDescription("Connection string the sessions and baselines are written (and the baselines read)"
+                    + " with, when it differs from store.uri: a deployment gives it a user whose role reaches only"
+                    + " those two collections and the dead letters, never the events. Unset: store.uri.");
     public static final ConfigOption<String> STORE_DATABASE = ConfigOptions.key("store.database")
             .stringType().defaultValue("auditpipe").withDescription("Database of the collections below.");
     public static final ConfigOption<String> EVENTS_COLLECTION = ConfigOptions.key("store.collection.events")

@@ -76,7 +76,21 @@ public final class MongoSinkSettings implements Serializable {
 
     /** Settings for one collection from the job options. */
     public static MongoSinkSettings forCollection(Configuration job, String collection) {
-        return new MongoSinkSettings(job.get(JobOptions.STORE_URI), job.get(JobOptions.STORE_DATABASE), collection,
+        return forCollection(job, collection, job.get(JobOptions.STORE_URI));
+    }
+
+    /** Settings for the sessions or the baselines collection: written as {@link #profilesUri}'s user. */
+    public static MongoSinkSettings forProfiles(Configuration job, String collection) {
+        return forCollection(job, collection, profilesUri(job));
+    }
+
+    /** {@code store.profiles-uri}, else {@code store.uri}: who writes sessions and baselines. */
+    public static String profilesUri(Configuration job) {
+        return job.getOptional(JobOptions.STORE_PROFILES_URI).orElse(job.get(JobOptions.STORE_URI));
+    }
+
+    private static MongoSinkSettings forCollection(Configuration job, String collection, String uri) {
+        return new MongoSinkSettings(uri, job.get(JobOptions.STORE_DATABASE), collection,
                 job.get(JobOptions.DEAD_LETTER_COLLECTION), job.get(JobOptions.SINK_BATCH_SIZE),
                 job.get(JobOptions.SINK_FLUSH_INTERVAL), job.get(JobOptions.SINK_MAX_RETRIES),
                 job.get(JobOptions.SINK_RETRY_BACKOFF), job.get(JobOptions.SINK_RETRY_MAX_BACKOFF), null)
