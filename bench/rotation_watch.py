@@ -23,23 +23,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 
+from auditpipe.cli.arguments import at_least_one  # noqa: E402 - the path above first
+
 # the whole stack idle stays under 5% of a core (bench/README.md "Goals"): the watch's share at most 2%
 TARGET_MS_A_LOOK = 20.0
 
 
-def positive(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
-    return n
-
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sources", type=positive, default=20)
-    ap.add_argument("--rotated", type=positive, default=5)
-    ap.add_argument("--descriptors", type=positive, default=500)
-    ap.add_argument("--looks", type=positive, default=50)
+    ap.add_argument("--sources", type=at_least_one, default=20)
+    ap.add_argument("--rotated", type=at_least_one, default=5)
+    ap.add_argument("--descriptors", type=at_least_one, default=500)
+    ap.add_argument("--looks", type=at_least_one, default=50)
     a = ap.parse_args()
     from auditpipe.stack.catchup import RotationWatch
     from auditpipe.stack.supervisor import ROTATION_WATCH_EVERY

@@ -24,15 +24,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 
+from auditpipe.cli.arguments import at_least_one  # noqa: E402 - the path above first
+
 # the MACs may add at most this share to the judgement's CPU per event
 TARGET_SHARE = 0.10
 
-
-def positive(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
-    return n
 
 
 def events(n: int, key: bytes) -> list[dict]:
@@ -57,9 +53,9 @@ def events(n: int, key: bytes) -> list[dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--events", type=positive, default=20_000)
-    ap.add_argument("--rounds", type=positive, default=5)
-    ap.add_argument("--keys", type=positive, default=2)
+    ap.add_argument("--events", type=at_least_one, default=20_000)
+    ap.add_argument("--rounds", type=at_least_one, default=5)
+    ap.add_argument("--keys", type=at_least_one, default=2)
     a = ap.parse_args()
     from auditpipe.evidence import chain
 
