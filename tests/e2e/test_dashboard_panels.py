@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from auditpipe import contract
-from auditpipe.evidence import dashboards, query
+from auditpipe.evidence import dashboards, query, tiers
 from auditpipe.tools.simulate import simulate
 from bson import json_util
 
@@ -116,7 +116,7 @@ def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown
               "hipaa-164-312b: ePHI access by user"]
     for title in sample:
         t, rows = shown[title]
-        same = query.run_saved(stack.cfg, t["auditpipeQuery"], since.isoformat(), until.isoformat(), servers=[SERVER],
+        same = tiers.run_saved(stack.cfg, t["auditpipeQuery"], since.isoformat(), until.isoformat(), servers=[SERVER],
                                params=t["auditpipeParams"], tier="store")
         assert as_text(rows) == as_text(same), title  # the same rows; ties in either order
     evidence = dashboards.default_collections()["evidence"]

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from auditpipe.archive import history, reader
-from auditpipe.evidence import query
+from auditpipe.evidence import tiers
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
@@ -77,10 +77,10 @@ def test_import_brings_history_in_once_and_verifiably(stack, history_files):
     # the catalog's answers over the period, from the archive, equal what was written
     since, until = (start - timedelta(hours=1)).isoformat(), datetime.now(timezone.utc).isoformat()
     by_name: dict[str, int] = {}
-    for r in query.run_saved(stack.cfg, "events-by-name", since, until, [SERVER], {}):
+    for r in tiers.run_saved(stack.cfg, "events-by-name", since, until, [SERVER], {}):
         by_name[r["_id"]["event_name"]] = by_name.get(r["_id"]["event_name"], 0) + r["events"]
     assert by_name == m.events_by_name
-    failed = query.run_saved(stack.cfg, "failed-logins", since, until, [SERVER], {})
+    failed = tiers.run_saved(stack.cfg, "failed-logins", since, until, [SERVER], {})
     assert sum(r["attempts"] for r in failed) == m.failed_logins
     # the rollups count what the job counts in them, from the imported events alone
     db = stack.db()

@@ -13,7 +13,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from auditpipe.evidence import dashboards, query, report
+from auditpipe.evidence import dashboards, query, report, tiers
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
@@ -53,19 +53,19 @@ def test_the_catalog_counts_every_event_of_the_period_once(stack, period):
     total = history.records + live.records
     read: list[str] = []
     by_name = Counter()
-    for r in query.run_saved(stack.cfg, "events-by-name", since.isoformat(), until.isoformat(), [SERVER], {},
+    for r in tiers.run_saved(stack.cfg, "events-by-name", since.isoformat(), until.isoformat(), [SERVER], {},
                              tiers_read=read):
         by_name[r["_id"]["event_name"]] += r["events"]
     assert dict(by_name) == both(history, live, "events_by_name")
     assert any(line.startswith("archive:") for line in read), read
     failed = Counter()
-    for r in query.run_saved(stack.cfg, "failed-logins", since.isoformat(), until.isoformat(), [SERVER], {}):
+    for r in tiers.run_saved(stack.cfg, "failed-logins", since.isoformat(), until.isoformat(), [SERVER], {}):
         failed[r["_id"].get("user")] += r["attempts"]
     assert dict(failed) == both(history, live, "failed_logins_by_user")
     for name in ("events-by-server", "events-by-hour"):
-        assert sum(r["events"] for r in query.run_saved(stack.cfg, name, since.isoformat(), until.isoformat(),
+        assert sum(r["events"] for r in tiers.run_saved(stack.cfg, name, since.isoformat(), until.isoformat(),
                                                         [SERVER], {})) == total, name
-    stored_hours = query.run_saved(stack.cfg, "events-by-hour", since.isoformat(), until.isoformat(), [SERVER], {},
+    stored_hours = tiers.run_saved(stack.cfg, "events-by-hour", since.isoformat(), until.isoformat(), [SERVER], {},
                                    tier="store")
     assert sum(r["events"] for r in stored_hours) == total, "the hours collection, imported and live"
 
@@ -86,7 +86,7 @@ def test_each_rollup_form_answers_its_events_form_over_the_tiers(stack, period):
                        else [{"controls": controls[:2]}, {"controls": controls}] if "controls" in used else [{}]):
             bound = {**params, "since": since, "until": until, "servers": [SERVER]}
             rolled = query.run_pipeline(stack.cfg, "rollups", query.bind(q["rollup"], bound))
-            events = query.run_saved(stack.cfg, name, first_day.isoformat(), last_day.isoformat(), [SERVER], params)
+            events = tiers.run_saved(stack.cfg, name, first_day.isoformat(), last_day.isoformat(), [SERVER], params)
             assert sorted(json.dumps(r, sort_keys=True, default=str) for r in rolled) == \
                 sorted(json.dumps(r, sort_keys=True, default=str) for r in events), (name, params)
             compared += bool(events)

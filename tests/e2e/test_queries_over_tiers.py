@@ -12,7 +12,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from auditpipe.evidence import query
+from auditpipe.evidence import query, tiers
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
@@ -61,11 +61,11 @@ def test_the_stats_queries_events_forms_count_what_the_stats_count(stack, scenar
         sum(d["count"] for d in hours.find({"server": SERVER})) == stack.stats_total(SERVER), stack.stats_total(SERVER)))
     for name in names:
         read: list[str] = []
-        tiered = query.run_saved(stack.cfg, name, since, until, [SERVER], {}, tiers_read=read)
+        tiered = tiers.run_saved(stack.cfg, name, since, until, [SERVER], {}, tiers_read=read)
         assert any(line.startswith(f"archive: {m.records:,} events") for line in read), read
         assert sum(r["events"] for r in tiered) == m.records, name
         on_store = {json.dumps(r["_id"], default=str): r["events"]
-                    for r in query.run_saved(stack.cfg, name, since, until, [SERVER], {}, tier="store")}
+                    for r in tiers.run_saved(stack.cfg, name, since, until, [SERVER], {}, tier="store")}
         counted = {json.dumps(r["_id"], default=str): r["events"] for r in tiered}
         assert set(on_store) <= set(counted) and all(on_store[k] <= counted[k] for k in on_store), name
         assert sum(counted.values()) - sum(on_store.values()) == too_late(), name
@@ -92,7 +92,7 @@ def test_every_events_query_over_the_tiers_equals_the_whole_store(stack, scenari
     assert len(names) >= 15
 
     def answers(tier: str) -> dict[str, list[str]]:
-        return {n: normalized(query.run_saved(stack.cfg, n, since, until, [SERVER], params, tier=tier)) for n in names}
+        return {n: normalized(tiers.run_saved(stack.cfg, n, since, until, [SERVER], params, tier=tier)) for n in names}
 
     whole = answers("store")  # every event and the not-archived ones, before the trim
     assert sum(json.loads(r)["events"] for r in whole["events-by-name"]) == m.records + NOT_ARCHIVED
@@ -102,7 +102,7 @@ def test_every_events_query_over_the_tiers_equals_the_whole_store(stack, scenari
     assert trimmed > m.records // 2, "the store keeps the last day only"
 
     read: list[str] = []
-    tiered = {n: normalized(query.run_saved(stack.cfg, n, since, until, [SERVER], params, tiers_read=read))
+    tiered = {n: normalized(tiers.run_saved(stack.cfg, n, since, until, [SERVER], params, tiers_read=read))
               for n in names}
     for n in names:
         assert tiered[n] == whole[n], n

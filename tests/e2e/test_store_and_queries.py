@@ -7,7 +7,7 @@ import json
 import pytest
 from auditpipe.config import Config
 from auditpipe.errors import UserError
-from auditpipe.evidence import query
+from auditpipe.evidence import query, tiers
 from auditpipe.store.client import is_ferretdb
 from auditpipe.store.collections import BASE_INDEXES, EXPIRING, QUERY_INDEXES, ensure_collections
 from auditpipe.store.ferretdb import ID_LOOKUP_INDEX_SUFFIX
@@ -309,16 +309,16 @@ def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack
     stack.stored_documents(server, m.records)
     for name in query.saved_queries():
         try:
-            rows = query.run_saved(stack.cfg, name, params={"control": "PCI-DSS-10.2.1.4",
+            rows = tiers.run_saved(stack.cfg, name, params={"control": "PCI-DSS-10.2.1.4",
                                                             "controls": ["PCI-DSS-10.2.1.4", "SOX-ITGC-ACCESS"]})
         except UserError as e:
             raise AssertionError(f"saved query {name}: {e}") from None
         assert isinstance(rows, list), name
     # narrowed to this run's server: exact
-    mine = query.run_saved(stack.cfg, "failed-logins", servers=[server])
+    mine = tiers.run_saved(stack.cfg, "failed-logins", servers=[server])
     assert sum(r["attempts"] for r in mine) == m.failed_logins
-    assert query.run_saved(stack.cfg, "failed-logins", servers=["no-such-server"]) == []
-    evidence = query.run_saved(stack.cfg, "events-for-control", servers=[server],
+    assert tiers.run_saved(stack.cfg, "failed-logins", servers=["no-such-server"]) == []
+    evidence = tiers.run_saved(stack.cfg, "events-for-control", servers=[server],
                                params={"control": "PCI-DSS-10.2.1.4"})
     failed_logins = sum(r["events"] for r in evidence if r["_id"].get("category") == "authentication")
     assert failed_logins == m.failed_logins, evidence
@@ -326,31 +326,31 @@ def test_every_saved_query_runs_and_failed_logins_match_what_was_generated(stack
         {"$match": {"server": server, "auth_outcome": "failure"}},
         {"$group": {"_id": "$user", "n": {"$sum": 1}}}])
     assert {r["_id"]: r["n"] for r in failed} == m.failed_logins_by_user
-    saved = query.run_saved(stack.cfg, "failed-logins")
+    saved = tiers.run_saved(stack.cfg, "failed-logins")
     scanner = [r for r in saved if r["_id"].get("ip") == "203.0.113.66"]
     assert scanner and scanner[0]["attempts"] >= 12
-    attempts = query.run_saved(stack.cfg, "failed-login-attempts")
+    attempts = tiers.run_saved(stack.cfg, "failed-login-attempts")
     times = [a["event_time"] for a in attempts]
     assert times == sorted(times) and all(a["status"] != 0 for a in attempts)
     by_name = {(r["_id"]["event_name"], r["_id"].get("command_class")): r["events"]
-               for r in query.run_saved(stack.cfg, "events-by-name")}
+               for r in tiers.run_saved(stack.cfg, "events-by-name")}
     assert by_name[("Connect", None)] >= m.events_by_name["Connect"]
     # the compliance queries (other tests' servers are in the store too: at least this run's)
     by_category = {(r["_id"]["category"], r["_id"]["action"]): r["events"]
-                   for r in query.run_saved(stack.cfg, "events-by-category")}
+                   for r in tiers.run_saved(stack.cfg, "events-by-category")}
     assert by_category[("authentication", "login_failed")] >= m.failed_logins
     assert by_category[("account_management", "grant")] >= 1
-    by_control = {r["_id"]["control"]: r["events"] for r in query.run_saved(stack.cfg, "events-by-control")}
+    by_control = {r["_id"]["control"]: r["events"] for r in tiers.run_saved(stack.cfg, "events-by-control")}
     assert by_control["PCI-DSS-10.2.1.4"] >= m.failed_logins and by_control["PCI-DSS-10.2.1.1"] >= 3
     classified = {(tuple(r["_id"]["data_classes"]), r["_id"]["user"])
-                  for r in query.run_saved(stack.cfg, "classified-data-access")}
+                  for r in tiers.run_saved(stack.cfg, "classified-data-access")}
     assert {(("pci_cardholder",), "svc_payments"), (("hipaa_ephi",), "batch")} <= classified
     violations = {(tuple(r["_id"]["access_violations"]), r["_id"]["user"])
-                  for r in query.run_saved(stack.cfg, "access-violations")}
+                  for r in tiers.run_saved(stack.cfg, "access-violations")}
     assert (("hipaa_ephi",), "batch") in violations and not any(u == "svc_payments" for _, u in violations)
 
     def brute_force_counted():
-        rows = query.run_saved(stack.cfg, "alerts-by-rule")
+        rows = tiers.run_saved(stack.cfg, "alerts-by-rule")
         return any(r["_id"]["rule"] == "brute_force" for r in rows), rows
 
     stack.wait_for("the run's brute force alert", brute_force_counted)

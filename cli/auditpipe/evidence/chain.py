@@ -149,6 +149,11 @@ def _keyed(key: bytes) -> tuple:
     return (hashlib.sha256(bytes(b ^ 0x36 for b in padded)), hashlib.sha256(bytes(b ^ 0x5C for b in padded)))
 
 
+def when(ms: int) -> str:
+    """Epoch milliseconds as a UTC time a person reads in a finding."""
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def content(doc: dict) -> bytes:
     """The SHA-256 of a document's canonical content: what tells identical copies apart from others."""
     kept = doc.get(CONTENT)

@@ -181,41 +181,12 @@ def collection_name(cfg: Config, role: str) -> str:
     return cfg.store[COLLECTION_ROLES[role]]
 
 
-def _saved(name: str) -> dict:
+def saved(name: str) -> dict:
+    """The saved query ``name``; a UserError naming the saved queries when there is none."""
     queries = saved_queries()
     if name not in queries:
         raise UserError(f"no saved query '{name}'; saved queries: {', '.join(queries)}")
     return queries[name]
-
-
-TIERS = ("auto", "store", "archive")  # who answers an events query: docs/queries.md "Tiers"
-
-
-def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None,
-              servers: list[str] | None = None, params: dict[str, Any] | None = None, tier: str = "auto",
-              tiers_read: list[str] | None = None) -> list[dict]:
-    """A saved query. Events queries: ``tier`` auto reads the archive and the store's events not archived
-    yet (auditpipe.evidence.tiers), store or archive that one alone; other collections are in the store
-    only. ``tiers_read``, when given, gets a line per tier read saying what it held for the range."""
-    q = _saved(name)
-    if servers and "servers" not in params_used(q["pipeline"]):
-        raise UserError(f"'{name}' is not per server (its {q['collection']} collection has no server field): "
-                        "leave out --server")
-    if tier not in TIERS:
-        raise UserError(f"no tier '{tier}'; one of: {', '.join(TIERS)}")
-    if tier == "archive" and q["collection"] != "events":
-        raise UserError(f"the archive holds events only; '{name}' reads '{q['collection']}' (run it without --archive)")
-    from auditpipe.evidence import tiers
-
-    lo, hi = parse_time(since, EPOCH), parse_time(until, FAR_FUTURE)
-    bound = {**(params or {}), "since": lo, "until": hi, "servers": servers or None}
-    # a query of another collection with an events form reads the tiers unless --store asks for its own
-    events = (tiers.EventTiers.open(cfg, lo, hi, servers, tier)
-              if q["collection"] == "events" or (tiers.opens_tiers(name) and tier == "auto") else None)
-    rows = tiers.answer(cfg, name, bound, events)
-    if tiers_read is not None:
-        tiers_read.extend(tiers.read_from(name, events))
-    return rows
 
 
 def stable_order(rows: list[dict], pipeline: list[dict]) -> list[dict]:

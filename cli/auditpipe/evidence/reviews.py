@@ -30,13 +30,14 @@ from pathlib import Path
 from auditpipe import paths
 from auditpipe.config import Config, duration_seconds
 from auditpipe.errors import UserError
-from auditpipe.evidence.chain import DIGEST, SEQ, Finding, ServerReport, _id, _plain, compare_copies, link, verify_links
-from auditpipe.evidence.verify import DECISIONS_CHAIN, _when
+from auditpipe.evidence.chain import (DIGEST, SEQ, Finding, ServerReport, _id, _plain, compare_copies, link,
+                                      verify_links, when)
+from auditpipe.evidence.regimes import REGIMES
 from auditpipe.terminal import shown
 
 SCHEMA_FILE = paths.SCHEMAS / "review-decision.schema.json"
-#: the decisions' chain, as verify names it
-CHAIN_NAME = DECISIONS_CHAIN
+#: the decisions' chain, as verify names it in its reports
+CHAIN_NAME = "review decisions"
 #: tries at taking the next link when other reviewers keep taking it first
 APPEND_TRIES = 50
 #: a listing shows at most this many awaiting alerts (it counts them all)
@@ -62,8 +63,6 @@ def note_max() -> int:
 
 def regimes() -> tuple[str, ...]:
     """The regimes a day can be reviewed for: the reports' keys."""
-    from auditpipe.evidence.report import REGIMES
-
     return tuple(REGIMES)
 
 
@@ -645,12 +644,12 @@ def backdated(docs: list[dict], overdue: dict[str, int]) -> list[Finding]:
             continue
         why = None
         if previous is not None and previous[1] - t > skew:
-            why = f"link {previous[0]}, which the store took before it, was decided at {_when(previous[1])}"
+            why = f"link {previous[0]}, which the store took before it, was decided at {when(previous[1])}"
         elif overdue.get(d.get("item"), t) - t > skew:
-            why = f"the deadline check found {d.get('item')} undecided at {_when(overdue[d['item']])} (its review_overdue alert)"
+            why = f"the deadline check found {d.get('item')} undecided at {when(overdue[d['item']])} (its review_overdue alert)"
         if why:
             out.append(Finding("backdated", CHAIN_NAME, d[SEQ], _id(d),
-                               f"{shown(d.get('reviewer'))}'s decision says {_when(t)}, but {why}"))
+                               f"{shown(d.get('reviewer'))}'s decision says {when(t)}, but {why}"))
         if previous is None or t > previous[1]:
             previous = (d[SEQ], t)
     return out
@@ -684,7 +683,7 @@ def witness(cfg: Config, now: datetime | None = None) -> list[Finding]:
             t = _plain(d.get("decided_at"))
             if isinstance(t, int) and at - t > CLOCK_SKEW_S * 1000:
                 out.append(Finding("backdated", CHAIN_NAME, d[SEQ], _id(d),
-                                   f"{shown(d.get('reviewer'))}'s decision says {_when(t)}, but at {_when(at)} the "
+                                   f"{shown(d.get('reviewer'))}'s decision says {when(t)}, but at {when(at)} the "
                                    f"verifier found the decisions' chain ending at link {last}"))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")

@@ -33,6 +33,7 @@ from typing import Any
 from auditpipe.archive import mongo_sql, reader
 from auditpipe.config import Config, redact_uri
 from auditpipe.errors import UserError
+from auditpipe.evidence import query
 
 # fields of the stored events that no catalog query reads, left out of the store's part: the largest
 # ones (the original line, unknown fields, the chain's digest and the record's)
@@ -203,8 +204,6 @@ class EventTiers:
         evidence retention, the capped collection minutes), unless the capped collection alone was
         asked for; else the capped collection."""
         if self._store_only:
-            from auditpipe.evidence import query
-
             where = "evidence" if self._evidence_too and name and query.evidence_kind(name) else "events"
             return query.run_pipeline(self.cfg, where, pipeline)
         parts = []
@@ -221,11 +220,37 @@ class EventTiers:
         return [f"{r.tier}: {r.detail}" if r.events is None else r.describe() for r in self.reads]
 
 
+TIERS = ("auto", "store", "archive")  # who answers an events query: docs/queries.md "Tiers"
+
+
+def run_saved(cfg: Config, name: str, since: str | None = None, until: str | None = None,
+              servers: list[str] | None = None, params: dict[str, Any] | None = None, tier: str = "auto",
+              tiers_read: list[str] | None = None) -> list[dict]:
+    """A saved query. Events queries: ``tier`` auto reads the archive and the store's events not archived
+    yet (the module docstring), store or archive that one alone; other collections are in the store
+    only. ``tiers_read``, when given, gets a line per tier read saying what it held for the range."""
+    q = query.saved(name)
+    if servers and "servers" not in query.params_used(q["pipeline"]):
+        raise UserError(f"'{name}' is not per server (its {q['collection']} collection has no server field): "
+                        "leave out --server")
+    if tier not in TIERS:
+        raise UserError(f"no tier '{tier}'; one of: {', '.join(TIERS)}")
+    if tier == "archive" and q["collection"] != "events":
+        raise UserError(f"the archive holds events only; '{name}' reads '{q['collection']}' (run it without --archive)")
+    lo, hi = query.parse_time(since, query.EPOCH), query.parse_time(until, query.FAR_FUTURE)
+    bound = {**(params or {}), "since": lo, "until": hi, "servers": servers or None}
+    # a query of another collection with an events form reads the tiers unless --store asks for its own
+    events = (EventTiers.open(cfg, lo, hi, servers, tier)
+              if q["collection"] == "events" or (opens_tiers(name) and tier == "auto") else None)
+    rows = answer(cfg, name, bound, events)
+    if tiers_read is not None:
+        tiers_read.extend(read_from(name, events))
+    return rows
+
+
 def opens_tiers(name: str) -> bool:
     """Whether the saved query ``name`` may read the event tiers: an events query, or one with an
     ``events`` form (``form``)."""
-    from auditpipe.evidence import query
-
     q = query.saved_queries()[name]
     return q["collection"] == "events" or "events" in q
 
@@ -235,8 +260,6 @@ def form(name: str, events: EventTiers | None) -> tuple[str, list]:
     a query with an ``events`` form (the same rows counted from the events: docs/queries.md "Tiers")
     over the tiers when they read the archive, where DuckDB reads a quarter in a second; else the
     query on its own collection."""
-    from auditpipe.evidence import query
-
     q = query.saved_queries()[name]
     if q["collection"] != "events" and "events" in q and events is not None and events.reads_archive:
         return "events", q["events"]
@@ -246,8 +269,6 @@ def form(name: str, events: EventTiers | None) -> tuple[str, list]:
 def answer(cfg: Config, name: str, params: dict, events: EventTiers | None) -> list[dict]:
     """The rows of the saved query ``name`` with ``params`` (``form``: over the tiers, or on its store
     collection); in the order ``query.stable_order`` gives, the same from every tier."""
-    from auditpipe.evidence import query
-
     collection, pipeline = form(name, events)
     pipeline = query.bind(pipeline, params)
     rows = events.run(pipeline, name) if collection == "events" else query.run_pipeline(cfg, collection, pipeline)
@@ -273,4 +294,3 @@ def _any_file(root) -> Any:
         if files:
             return files[0]
     return None
-

@@ -12,7 +12,7 @@ from auditpipe import contract
 from auditpipe.archive import reader
 from auditpipe.config import Config
 from auditpipe.errors import UserError
-from auditpipe.evidence import signing
+from auditpipe.evidence import reviews, signing
 from auditpipe.evidence.chain import (
     CHAIN,
     DIGEST,
@@ -28,12 +28,11 @@ from auditpipe.evidence.chain import (
     explain_repeats,
     link,
     verify_links,
+    when,
 )
 from auditpipe.store.client import mongo_client
 from auditpipe.terminal import shown
 
-#: the review decisions' chain, as its reports name it (evidence/reviews.py CHAIN_NAME)
-DECISIONS_CHAIN = "review decisions"
 #: How long after its head an event may take to reach the store and the archive: the job writes both at
 #: each checkpoint (5 s), and the archive's files are committed after it. A link a head names that a place
 #: lacks is a deletion only once its head is older than this; until then verify says it is on its way.
@@ -115,11 +114,7 @@ class _Heads:
             if self.in_flight is None or seq > self.in_flight[0]:
                 self.in_flight = (seq, max(0, (now_ms - at) // 1000))
         elif self.settled is None or seq > self.settled[0]:
-            self.settled, self.settled_ms = (seq, _when(at) if at is not None else "at an unknown time"), at
-
-
-def _when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            self.settled, self.settled_ms = (seq, when(at) if at is not None else "at an unknown time"), at
 
 
 def _emptied(name: str, heads: _Heads | None, archived: dict | None, oldest_ms: int | None) -> Finding | None:
@@ -139,14 +134,14 @@ def _emptied(name: str, heads: _Heads | None, archived: dict | None, oldest_ms: 
     arrived = _plain((archived or {}).get("ingest", {}).get("timestamp")) if archived else None
     if isinstance(arrived, int):
         known.append((archived[SEQ], arrived - IN_FLIGHT_S * 1000, f"the archive holds links up to {archived[SEQ]} (that one arrived "
-                                              f"at {_when(arrived)})"))
+                                              f"at {when(arrived)})"))
     if not known:
         return None
     seq, at, why = max(known, key=lambda k: k[1])
     if oldest_ms is not None and oldest_ms >= at:
         return None
     still = ("the store holds no event at all" if oldest_ms is None
-             else f"the store still holds events that arrived before it (the oldest at {_when(oldest_ms)})")
+             else f"the store still holds events that arrived before it (the oldest at {when(oldest_ms)})")
     return Finding("deleted", name, None, None,
                    f"none of its links are in the store, though {why}, and {still}: deleted, not trimmed by the "
                    "capped collection", last_seq=seq)
@@ -388,8 +383,6 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
     if not names:
         result.notes.append("nothing to verify: no events in the store or the archive")
     if only is None and since is None and until is None and after is None:
-        from auditpipe.evidence import reviews
-
         _add_decisions(result, reviews.verify_decisions(cfg, db, store=store, in_archive=in_archive))
     gaps = {"rule": contract.rule("record_gap"), **by_server}
     result.source_gaps = sorted(db[s["alerts_collection"]].find(gaps), key=lambda a: (a["server"], a["_id"]))
@@ -401,8 +394,6 @@ def verify(cfg: Config, servers: list[str] | None = None, since: datetime | None
 
 def verify_decisions(cfg: Config, store: bool = True, in_copy: bool = True) -> Verification:
     """The review decisions' chain alone (evidence/reviews.py), as a verification to report."""
-    from auditpipe.evidence import reviews
-
     result = Verification()
     with mongo_client(cfg) as client:
         _add_decisions(result, reviews.verify_decisions(cfg, client[cfg.store["database"]], store=store,
@@ -760,7 +751,7 @@ def format_report(v: Verification) -> str:
         if r.first_seq is None:
             lines.append(f"{where:<8} {r.server}: no links")
             continue
-        decisions = r.server == DECISIONS_CHAIN
+        decisions = r.server == reviews.CHAIN_NAME
         trimmed = ("" if r.first_seq == 1 else
                    f"; links 1 to {r.first_seq - 1} are not here (past store.evidence_retention_days): not judged"
                    if decisions else f"; links 1 to {r.first_seq - 1} are not here (trimmed by the capped collection,"

@@ -28,7 +28,7 @@ from auditpipe import progress
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.process import wait_until
-from auditpipe.stack import flink_rest, job_settings, topics
+from auditpipe.stack import flink_rest, job_settings, kafka_acls, topics
 from auditpipe.stack.components.flink import FlinkJob
 from auditpipe.store.client import is_ferretdb, mongo_client
 from auditpipe.store.collections import ensure_collections
@@ -276,7 +276,7 @@ def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_
             wait_until(lambda: bool(topics.admin(cfg.kafka_client).list_topics(timeout=5)), wait_seconds,
                        f"waiting for Kafka at {cfg.kafka_bootstrap}")
         with progress.step("topics"):
-            notes += topics.ensure_configured_topics(cfg)
+            notes += kafka_acls.ensure_configured_topics(cfg)
     with progress.step(f"waiting for the store at {cfg.store_uri_for_display}"):
         wait_until(lambda: bool(mongo_client(cfg, 3000).admin.command("ping")), wait_seconds,
                    f"waiting for the store at {cfg.store_uri_for_display}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from auditpipe.config import Config, duration_seconds
-from auditpipe.stack.components import StatusRow
+from auditpipe.stack.components.base import StatusRow
 
 # silent servers named in the row at most; the rest are counted
 LISTED = 10

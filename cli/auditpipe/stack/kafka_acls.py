@@ -9,7 +9,7 @@ broker's super user.
 
 Who may use which topic is written once, in schemas/topics.yaml (``producers``, ``consumers``); the
 consumer groups are below. `up` creates the ACLs on the local broker, whose authorizer is on when
-principals are configured, and `auditpipe init` on a deployment's (topics.ensure_configured_topics
+principals are configured, and `auditpipe init` on a deployment's (ensure_configured_topics
 calls ``ensure_acls``): the same code for both. Creating an ACL that exists changes nothing.
 A principal with a SCRAM mechanism gets its credentials the same way (``ensure_scram_credentials``,
 set again at every `up` and `init`, so a changed password takes effect there).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from auditpipe.config import Config
 from auditpipe.errors import UserError
-from auditpipe.stack import forwarder, job_settings, topics
+from auditpipe.stack import forwarder, job_settings, limits, topics
 
 #: (part, consumer group): the groups a part reads in. The job's two sources use its group id
 #: (only the store path commits offsets there); the collector's catch-up assigns partitions and
@@ -114,3 +114,12 @@ def ensure_acls(cfg: Config) -> list[str]:
                     "kafka.security.principals were not created, and every authenticated user may do anything"]
         raise
     return []
+
+
+def ensure_configured_topics(cfg) -> list[str]:
+    """ensure_topics with the configuration's limits, replicas and partitions, then the SCRAM credentials
+    and the ACLs of kafka.security.principals (below): what `up` and `init` run."""
+    k = cfg.kafka
+    notes = topics.ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"],
+                                 k["min_insync_replicas"], {"raw": k["raw_partitions"]})
+    return notes + ensure_scram_credentials(cfg) + ensure_acls(cfg)

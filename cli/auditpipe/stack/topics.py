@@ -50,17 +50,6 @@ def admin(kafka: str | dict):
     return AdminClient({**client_config(kafka), "socket.timeout.ms": 5000, **QUIET_CLIENT})
 
 
-def ensure_configured_topics(cfg) -> list[str]:
-    """ensure_topics with the configuration's limits, replicas and partitions, then the SCRAM credentials
-    and the ACLs of kafka.security.principals (kafka_acls.py): what `up` and `init` run."""
-    from auditpipe.stack import kafka_acls, limits
-
-    k = cfg.kafka
-    notes = ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"], k["min_insync_replicas"],
-                          {"raw": k["raw_partitions"]})
-    return notes + kafka_acls.ensure_scram_credentials(cfg) + kafka_acls.ensure_acls(cfg)
-
-
 def ensure_topics(kafka: str | dict, lim: Limits, replication_factor: int = 1, min_insync_replicas: int = 1,
                   partitions: dict[str, int] | None = None) -> list[str]:
     """Creates missing topics (with ``replication_factor`` replicas) and brings max.message.bytes and

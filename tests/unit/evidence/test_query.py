@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from auditpipe.errors import UserError
-from auditpipe.evidence import query
+from auditpipe.evidence import query, tiers
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 
@@ -161,7 +161,7 @@ def test_a_query_not_per_server_refuses_server(tmp_path):
     from auditpipe.config import Config
 
     with pytest.raises(UserError, match="'kafka-lag' is not per server"):
-        query.run_saved(Config(data={}, file=tmp_path / "auditpipe.yaml"), "kafka-lag", servers=["db-1"])
+        tiers.run_saved(Config(data={}, file=tmp_path / "auditpipe.yaml"), "kafka-lag", servers=["db-1"])
 
 
 def test_a_rollup_form_gives_the_rows_of_its_events_form():

@@ -11,7 +11,7 @@ from auditpipe.errors import UserError
 
 
 def cmd_query(app: Application) -> int:
-    from auditpipe.evidence import query
+    from auditpipe.evidence import query, tiers
 
     a = app.args
     if a.list or (not a.name and not a.pipeline):
@@ -27,7 +27,7 @@ def cmd_query(app: Application) -> int:
         rows = query.run_pipeline(cfg, a.collection, query.parse_pipeline_json(a.pipeline))
     else:
         read: list[str] = []
-        rows = query.run_saved(cfg, a.name, a.since, a.until, a.servers, query.parse_params(a.params),
+        rows = tiers.run_saved(cfg, a.name, a.since, a.until, a.servers, query.parse_params(a.params),
                                tier="archive" if a.archive else "store" if a.store else "auto", tiers_read=read)
         for line in read:
             app.info(f"read: {line}")
@@ -309,7 +309,7 @@ def register(sub) -> None:
                    help="collection for --pipeline (default events)")
     s.add_argument("--json", action="store_true", help="JSON output instead of a table")
 
-    from auditpipe.evidence.report import REGIMES
+    from auditpipe.evidence.regimes import REGIMES
 
     s = command(sub, "report", "write an evidence report for a PCI DSS, HIPAA, SOX, SOC 2 or NIST SP 800-53 review "
                 "(one HTML file)",

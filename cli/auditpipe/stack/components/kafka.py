@@ -14,7 +14,7 @@ from pathlib import Path
 from auditpipe import paths, prereqs, progress
 from auditpipe.errors import ComponentError
 from auditpipe.process import port_open, refuse_taken_port, wait_until
-from auditpipe.stack import limits, topics
+from auditpipe.stack import kafka_acls, limits, topics
 from auditpipe.stack.components.base import Component, StatusRow, log4j2_properties, made_from, properties_value
 
 KAFKA_VERSION = "4.2.0"
@@ -122,7 +122,7 @@ class KafkaBroker(Component):
         ])
 
     def _ensure_topics(self) -> None:
-        for note in topics.ensure_configured_topics(self.cfg):
+        for note in kafka_acls.ensure_configured_topics(self.cfg):
             progress.info(f"  ! {note}")
 
     def start(self) -> None:
