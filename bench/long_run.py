@@ -31,24 +31,25 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
 import threading
 import time
-import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "bench"))
 
+import results  # noqa: E402
+from pipeline_bench import ComponentUsage, cli, git_commit, machine, stack_config  # noqa: E402
+
 from auditpipe import config  # noqa: E402
 from auditpipe.archive import reader  # noqa: E402
 from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
-import results  # noqa: E402
-from pipeline_bench import ComponentUsage, cli, git_commit, machine, stack_config  # noqa: E402
 
 PORTS = {"kafka": 30192, "controller": 30193, "store": 30217, "flink": 30181}
 CLUSTER = {"mode": "cluster", "taskmanagers": 2, "rpc_port": 30123}  # flink settings for --cluster
@@ -386,7 +387,8 @@ def main() -> None:
         sampler.stop.set()
         used = cpu.stop()
         # what the supervisor's verification passes raised: a run's passes must find nothing
-        integrity = [json.loads(json.dumps(a, default=str)) for a in db[cfg.store["alerts_collection"]].find({"rule": "integrity"})]
+        integrity = [json.loads(json.dumps(a, default=str))
+                     for a in db[cfg.store["alerts_collection"]].find({"rule": "integrity"})]
         run_seconds = max(w["ended"] for w in written.values()) - t0
 
         figures: dict = {"machine": machine(), "commit": git_commit(), "run": {"minutes": minutes, "rate": rate,

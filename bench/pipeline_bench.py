@@ -47,6 +47,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "bench"))
 
+import results  # noqa: E402
+
 from auditpipe import config, paths  # noqa: E402
 from auditpipe.stack.components.collector import source_key  # noqa: E402
 from auditpipe.stack.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
@@ -56,7 +58,6 @@ from auditpipe.stack.topics import end_offsets, topic_name  # noqa: E402
 from auditpipe.store.client import document_count  # noqa: E402
 from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
 from auditpipe.tools.simulate import simulate  # noqa: E402
-import results  # noqa: E402
 
 PORTS = {"kafka": 29092, "controller": 29093, "store": 27217, "flink": 28081}
 
@@ -83,7 +84,7 @@ class ComponentUsage:
                 return int(line.split()[1]) / 1024
         return 0.0
 
-    def start(self) -> "ComponentUsage":
+    def start(self) -> ComponentUsage:
         self.cpu_at_mark = {k: self._cpu(p) for k, p in self.pids.items()}
         self.peak_rss = {k: 0.0 for k in self.pids}
         self._stop.clear()
@@ -1298,8 +1299,9 @@ def main() -> None:
                 print(f"    {100 * share:5.1f}%  {frame}")
             figures["end_to_end_job_by_package"] = [{"share": round(sh, 4), "package": p} for sh, p in packages]
             figures["end_to_end_job_top_frames"] = [{"share": round(sh, 4), "frame": f} for sh, f in frames]
-        figures["end_to_end"] = {**figures.get("end_to_end", {}), "events_per_s": round(e2e), "records": m.records, "percent_of_store_bulk":
-                                 round(100 * e2e / bulk), "percent_of_sample_bulk": round(100 * e2e / sample_bulk),
+        figures["end_to_end"] = {**figures.get("end_to_end", {}), "events_per_s": round(e2e), "records": m.records,
+                                 "percent_of_store_bulk": round(100 * e2e / bulk),
+                                 "percent_of_sample_bulk": round(100 * e2e / sample_bulk),
                                  "percent_of_one_writer_bulk": round(100 * e2e / one_writer),
                                  "seconds_all_in_kafka": round(kafka_at, 2),
                                  "seconds_all_stored": round(seconds, 2),

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -250,7 +251,8 @@ def cost_table(runs: list[dict]) -> str:
                f"above is their mean), so a cost within {abs(runs_cpu[0] - runs_cpu[1]):.1f} us of zero is the "
                "machine's noise.")
     else:
-        how = "Each feature: the job without it, the rest as shipped, one run each; a difference within a few us is the machine's noise."
+        how = ("Each feature: the job without it, the rest as shipped, one run each; a difference within a few us is the "
+               "machine's noise.")
     lines = [f"The job alone with every shipped feature: {c['job_cpu_us_per_event']:.1f} us of CPU per event "
              f"({c['job_alone_events_per_s']:,} events/s on {c['cores']} cores), {_day(run)} UTC, {_commit(run)} "
              f"(`{run['file']}`). " + how, "",
@@ -356,7 +358,8 @@ def render(readme: str, root: Path = RESULTS) -> str:
         pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.S)
         if not pattern.search(readme):
             raise ValueError(f"bench/README.md has no generated section {name!r} ({begin} ... {end})")
-        readme = pattern.sub(lambda _m: f"{begin}\n{make(root)}{end}", readme)
+        section = f"{begin}\n{make(root)}{end}"
+        readme = pattern.sub(lambda _m, section=section: section, readme)
     return readme
 
 

@@ -33,12 +33,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "bench"))
 
+import results  # noqa: E402
+from pipeline_bench import cli, git_commit, machine, stack_config  # noqa: E402
+
 from auditpipe import config  # noqa: E402
 from auditpipe.archive import reader  # noqa: E402
 from auditpipe.evidence import dashboards, report  # noqa: E402
 from auditpipe.tools.simulate import simulate  # noqa: E402
-import results  # noqa: E402
-from pipeline_bench import cli, git_commit, machine, stack_config  # noqa: E402
 
 PORTS = {"kafka": 30292, "controller": 30293, "store": 30317, "flink": 30281}
 IMPORT_TARGET, REPORT_TARGET_S, PANEL_TARGET_S = 50_000, 30.0, 2.0
@@ -156,7 +157,8 @@ def main() -> None:
             if not exact:
                 failures.append(f"report {regime}: coverage {coverage} or failed logins per user differ")
             figures["reports"][regime] = {"seconds": round(seconds, 1), "exact": exact, "bytes": written.stat().st_size}
-            print(f"report {regime:<6}           {seconds:8.1f} s   (target {REPORT_TARGET_S:.0f} s){'' if exact else '  COUNTS DIFFER'}")
+            differ = "" if exact else "  COUNTS DIFFER"
+            print(f"report {regime:<6}           {seconds:8.1f} s   (target {REPORT_TARGET_S:.0f} s){differ}")
 
         figures["panels"] = {}
         names = list(logs)

@@ -45,9 +45,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from auditpipe.stack.components.store import FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS  # noqa: E402
 from pipeline_bench import store_bulk_rate_of  # noqa: E402
 from store_settings import cpu_seconds, free_port, stored_documents  # noqa: E402
+
+from auditpipe.stack.components.store import FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS  # noqa: E402
 
 CLEANUP_INTERVAL_S = 5
 CLEANUP_PASSES = 3
@@ -135,7 +136,7 @@ class Store:
                 break
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise SystemExit(f"FerretDB ({binary}, {backend}) did not start on port {self.port}")
+                    raise SystemExit(f"FerretDB ({binary}, {backend}) did not start on port {self.port}") from None
                 time.sleep(0.1)
         from pymongo import MongoClient
 

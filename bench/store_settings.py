@@ -30,11 +30,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "cli"))
 
+from pipeline_bench import store_bulk_rate_of  # noqa: E402
+
 from auditpipe import config  # noqa: E402
 from auditpipe.stack.components.store import FERRETDB_GO_RUNTIME, FERRETDB_INSERT_STATEMENT_ROWS, LocalStore  # noqa: E402
 from auditpipe.store.client import mongo_client  # noqa: E402
 from auditpipe.store.collections import BASE_INDEXES  # noqa: E402
-from pipeline_bench import store_bulk_rate_of  # noqa: E402
 
 # (name, FerretDB flags, environment): its defaults, and what `auditpipe up` changes, one at a time
 SETTINGS = [
@@ -77,7 +78,7 @@ def insert_rate(binary: Path, flags: list, env: dict, documents: list, writers: 
                 break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit(f"FerretDB ({binary}) did not start on port {port}")
+                    raise SystemExit(f"FerretDB ({binary}) did not start on port {port}") from None
                 time.sleep(0.1)
         db = MongoClient(f"mongodb://127.0.0.1:{port}/", socketTimeoutMS=600_000)["settings"]
         like = db.create_collection("events", capped=True, size=1 << 20)
@@ -113,7 +114,7 @@ def stored_documents(description: str, rounds_over: str):
         documents = list(stored.find().limit(args.documents).batch_size(2000))
     except Exception as e:  # noqa: BLE001 - any failure to read says the same: nothing to insert
         raise SystemExit(f"could not read events from the store at {cfg.store_uri} ({e}): start it with "
-                         f"./auditpipe up, and store some events first (./auditpipe demo)")
+                         f"./auditpipe up, and store some events first (./auditpipe demo)") from e
     if len(documents) < args.documents:
         raise SystemExit(f"the store holds {len(documents)} events, fewer than --documents {args.documents}: "
                          f"store more first (./auditpipe simulate --rate {args.documents} --duration 1 "

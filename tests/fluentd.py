@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from auditpipe import paths
 from auditpipe.stack import limits
 
@@ -165,7 +166,7 @@ def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int, stop
     sends, the faults come while the log is written and rotated."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         before = progress()
-        stack.wait_for("fluentd delivering", lambda: ((n := progress()) > before + step, n), timeout=120, every=0.5)
+        stack.wait_for("fluentd delivering", lambda before=before: ((n := progress()) > before + step, n), timeout=120, every=0.5)
         assert writer.is_alive(), "the fault must come while the log is written and rotated"
         fluentd.stop(sig)
         time.sleep(down)

@@ -15,9 +15,10 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from oracle import ENRICHED_CATEGORIES, ENRICHMENT_FIELDS, expected_document, expected_enterprise_document
+
 from auditpipe import config, paths
 from auditpipe.evidence.chain import CHAIN_FIELDS
-from oracle import ENRICHED_CATEGORIES, ENRICHMENT_FIELDS, expected_document, expected_enterprise_document
 
 
 def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
@@ -62,7 +63,8 @@ state_dir: {root / 'state'}
 tools_dir: {paths.REPO / '.auditpipe' / 'tools'}
 kafka: {{port: {ports['kafka']}, controller_port: {ports['controller']}{kafka_extra}}}
 store: {{port: {ports['store']}, events_capped_size_mb: {capped_mb}, database: {database}{store_extra}}}
-flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s, job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s{job_options}}}{flink_extra}}}
+flink: {{rest_port: {ports['flink']}, checkpoint_interval: 2s,
+        job_options: {{stats.early-fire-interval: 1s, chain.head-interval: 2s{job_options}}}{flink_extra}}}
 chain: {{watch_interval: {integrity_watch}, full_verify_interval: {integrity_full}}}
 sources:
 {sources}
@@ -246,8 +248,9 @@ class Stack:
     def topic_records(self, role: str, since: dict[int, int] | None = None) -> list:
         """The messages (confluent_kafka's) on the topic of ``role`` after the offsets ``since`` (per
         partition; none: from the beginning) up to its end offsets now."""
-        from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
         from confluent_kafka import Consumer, TopicPartition
+
+        from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
 
         topic, since = topic_name(role), since or {}
         ends = end_offsets(self.cfg.kafka_client, topic)
@@ -321,8 +324,9 @@ class Stack:
         """A dashboard panel's rows: its query text with the macros expanded as the data source expands
         them, run on the collection of its role (the panel names the default collection; this stack may
         name its collections otherwise)."""
-        from bson import json_util
         from datetime import timezone
+
+        from bson import json_util
 
         from auditpipe.evidence import dashboards, query
 
@@ -453,9 +457,10 @@ class Stack:
     def committed_raw_offsets(self) -> int:
         """Sum over audit.raw's partitions of the offsets the job committed: it commits on each completed
         checkpoint, so this says how much of the topic a checkpoint covers."""
+        from confluent_kafka import Consumer, TopicPartition
+
         from auditpipe.stack.job_settings import job_group_id
         from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
-        from confluent_kafka import Consumer, TopicPartition
 
         topic = topic_name("raw")
         partitions = end_offsets(self.cfg.kafka_client, topic)

@@ -3,10 +3,10 @@
 up -> import eight days of the demo server's history (simulate.baseline_history), which seeds the
 job's learned baselines -> generate a few minutes of audit traffic (rotations, late writes, a
 failed-login burst, a few malformed lines, the incidents of simulate.INCIDENTS and LEARNED_INCIDENTS,
-a server restart) into the demo log that the collector ships -> wait until every generated record is in the store and the incidents' alerts are raised ->
-summary, with the alerts next to the ones expected and each connection's session beside its
-records in the log -> wait until the archive holds the run, then
-`verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
+a server restart) into the demo log that the collector ships -> wait until every generated record
+is in the store and the incidents' alerts are raised -> summary, with the alerts next to the ones
+expected and each connection's session beside its records in the log -> wait until the archive
+holds the run, then `verify` the demo server's chain over the store and the archive -> write the PCI DSS evidence report
 of the run (`auditpipe report pci` over the run's minutes) and print where to open it -> sign off
 the newest day of the history awaiting review (`auditpipe review decide`), write that day's PCI DSS
 report, which counts it reviewed, and show verify catching the decision edited in the store (the
@@ -94,11 +94,11 @@ class DemoResult:
     alerts: list = field(default_factory=list)  # the alerts raised during the run (documents)
     archived: int | None = None  # the run's events in the archive (None: archive disabled)
     verification: object = None  # auditpipe.verify.Verification of the demo server
-    report: "EvidenceReportWritten | None" = None  # the PCI DSS report of the run
+    report: EvidenceReportWritten | None = None  # the PCI DSS report of the run
     sessions: dict = field(default_factory=dict)  # the run's sessions in the store, by connection id
-    history: "HistoryImported | None" = None  # the history that seeded the learned baselines
-    review: "DayReviewed | None" = None  # a day of the history signed off
-    stream: "StreamRead | None" = None  # the run's events on the OCSF topic (None: stream.formats has no ocsf)
+    history: HistoryImported | None = None  # the history that seeded the learned baselines
+    review: DayReviewed | None = None  # a day of the history signed off
+    stream: StreamRead | None = None  # the run's events on the OCSF topic (None: stream.formats has no ocsf)
 
     def alert_matches(self) -> tuple[list[tuple[dict, dict | None]], list[dict]]:
         """(each expected alert with the raised one that answers it, or None), and the unexpected ones."""
@@ -508,8 +508,8 @@ def tamper_evidence_lines(cfg: Config, r: DemoResult) -> list[str]:
                          + ("clean" if not rep.findings else f"{len(rep.findings)} finding(s)"))
         if imported:
             findings = sum(len(rep.findings) for rep in imported)
-            lines.append(f"  verify imported        {len(imported)} chain(s) of imported history, {sum(r.links for r in imported)} "
-                         f"links, {sum(r.heads_checked for r in imported)} chain heads: "
+            lines.append(f"  verify imported        {len(imported)} chain(s) of imported history, "
+                         f"{sum(r.links for r in imported)} links, {sum(r.heads_checked for r in imported)} chain heads: "
                          + ("clean" if not findings else f"{findings} finding(s)"))
         for where, f in v.findings[:10]:
             lines.append("    " + f.line(where))

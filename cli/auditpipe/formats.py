@@ -69,8 +69,8 @@ _SIGNATURES = [
     ("mysql-enterprise-xml", re.compile(rb'^\s*(RECORD_ID="|<RECORD_ID>)')),
     ("percona-csv", re.compile(rb'^"[A-Za-z ]+","\d+_\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d","')),
     # the default time (%Y%m%d %H:%i:%s) or another server_audit_timestamp_format without a comma
-    ("mariadb-audit", re.compile(rb"^(\d{4})-?(\d{2})-?(\d{2})[ T](\d{2}):?(\d{2}):?(\d{2})(?:[.](\d{1,9}))? ?(Z|[+-]\d{2}:?\d{2})?"
-                                 rb",[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
+    ("mariadb-audit", re.compile(rb"^(\d{4})-?(\d{2})-?(\d{2})[ T](\d{2}):?(\d{2}):?(\d{2})(?:[.](\d{1,9}))? ?"
+                                 rb"(Z|[+-]\d{2}:?\d{2})?,[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
     # Aurora MySQL: epoch microseconds, maybe after the CloudWatch Logs export's own time
     ("aurora-audit", re.compile(rb"^(\d{4}-\d\d-\d\dT[^ ,]+Z )?\d{16},[^,]*,[^,]*,[^,]*,\d+,\d+,[A-Z_]+,")),
 ]

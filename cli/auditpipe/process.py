@@ -13,8 +13,8 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from auditpipe.errors import ComponentError, UserError
 

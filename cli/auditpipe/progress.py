@@ -10,9 +10,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from auditpipe.errors import ComponentError
 

@@ -97,7 +97,7 @@ def send_over_mutual_tls(host: str, port: int, ca, certificate_and_key: tuple, r
             tls.settimeout(5)
             try:  # a receiver closes the session of a peer it does not permit (TLS 1.3: after the handshake)
                 return "closed by the receiver" if tls.recv(1) == b"" else None
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 return None
     except (ssl.SSLError, ConnectionError) as e:
         return str(e)

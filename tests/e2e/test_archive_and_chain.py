@@ -16,6 +16,7 @@ import os
 from datetime import timedelta
 
 import pytest
+
 from auditpipe.archive import mongo_sql, reader
 from auditpipe.evidence import chain, query
 from auditpipe.tools.simulate import simulate
@@ -128,7 +129,8 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
     target = con.execute(f"SELECT filename FROM {source} WHERE _id = ?", [archived_edit["_id"]]).fetchone()[0]
     rewritten = target + ".tmp"
     con.execute(f"""COPY (SELECT * REPLACE (CASE WHEN _id = ? THEN 'mallory' ELSE "user" END AS "user")
-                    FROM read_parquet('{target}', hive_partitioning = false)) TO '{rewritten}' (FORMAT parquet)""", [archived_edit["_id"]])
+                    FROM read_parquet('{target}', hive_partitioning = false)) TO '{rewritten}' (FORMAT parquet)""",
+                [archived_edit["_id"]])
     os.replace(rewritten, target)
 
     found = stack.cli("verify", "--server", server, check=False)

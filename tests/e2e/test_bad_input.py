@@ -8,6 +8,7 @@ import hashlib
 import json
 
 import pytest
+
 from auditpipe.stack import limits, topics
 from auditpipe.stack.components.collector import source_key
 from auditpipe.tools.simulate import simulate

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from auditpipe import contract
 from auditpipe.tools.simulate import HistoryLog as Log
 

@@ -120,8 +120,9 @@ def forward(cfg_file, *args: str, check: bool = True) -> subprocess.CompletedPro
 
 def delivered_on_topic(stack) -> Counter:
     """The ids of the alerts topic's messages before the forwarder's committed offsets: what it delivered."""
-    from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
     from confluent_kafka import Consumer, TopicPartition
+
+    from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
 
     topic = topic_name("alerts")
     c = Consumer({**stack.cfg.kafka_client, "group.id": forwarder.GROUP, **QUIET_CLIENT})

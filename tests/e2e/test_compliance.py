@@ -14,12 +14,13 @@ import re
 from collections import Counter
 
 import pytest
+
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 
 # a malformed record carrying a card number: its dead letter must not keep it either
-BAD_LINE_WITH_PAN = b'{"audit_record":{"name":"Query","record":"1_x","sqltext":"INSERT INTO cards VALUES (\'4111-1111-1111-1111\')"'
+BAD_LINE_WITH_PAN = b'{"audit_record":{"name":"Query","record":"1_x","sqltext":"INSERT INTO cards VALUES (\'4111-1111-1111-1111\')"'  # noqa: E501
 
 
 def pan_forms(pan: str) -> set[str]:
@@ -53,6 +54,7 @@ def test_incidents_raise_exactly_their_alerts_and_no_card_number_is_kept(stack):
     assert (start["severity"], start["_id"]) == ("low", f"record_gap/{server}/{m.log_start}/0"), start
     jsonschema_alerts = [start]
     import jsonschema
+
     from auditpipe import paths
 
     schema = json.loads((paths.SCHEMAS / "alert.schema.json").read_text())

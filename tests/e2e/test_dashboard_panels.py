@@ -16,10 +16,11 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from bson import json_util
+
 from auditpipe import contract
 from auditpipe.evidence import dashboards, query, tiers
 from auditpipe.tools.simulate import simulate
-from bson import json_util
 
 pytestmark = pytest.mark.e2e
 
@@ -124,7 +125,7 @@ def test_every_panel_answers_what_auditpipe_query_answers(stack, scenario, shown
     assert len(on_evidence) >= 10 and {title for title in sample if query.evidence_kind(shown[title][0]["auditpipeQuery"])
                                        } <= on_evidence
     assert all(shown[title][1] for title in sample), "each sampled panel shows the scenario's rows"
-    for title, (t, rows) in shown.items():
+    for _title, (_t, rows) in shown.items():
         for r in rows:  # the plugin makes an embedded group key one JSON column; extractFields splits it
             if isinstance(r.get("_id"), dict):
                 assert json.loads(json.dumps(r["_id"], default=str)).keys() == r["_id"].keys()

@@ -9,6 +9,7 @@ import subprocess
 
 import compose_project
 import pytest
+
 from auditpipe import config, paths, prereqs
 from auditpipe.stack import deployment
 from auditpipe.stack.components.flink import FlinkJob

@@ -12,6 +12,7 @@ from collections import Counter
 
 import jsonschema
 import pytest
+
 from auditpipe import paths
 from auditpipe.stack.stream import OcsfCheck, read_committed
 from auditpipe.tools.simulate import simulate

@@ -18,6 +18,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 import pytest
+
 from auditpipe.evidence import frameworks, query, report
 from auditpipe.tools.simulate import GRANT_PASSWORD, percona_time, simulate
 

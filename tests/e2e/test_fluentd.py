@@ -14,11 +14,11 @@ import threading
 
 import pytest
 from conftest import MTLS_PEER, mutual_tls_files, send_over_mutual_tls  # at import: tests/faults has a conftest too
+from fluentd import Fluentd, faults_mid_stream
+from fluentd import fluentd_command as find_fluentd
 
 from auditpipe.stack import limits
 from auditpipe.tools.simulate import simulate
-from fluentd import Fluentd, faults_mid_stream
-from fluentd import fluentd_command as find_fluentd
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]
 

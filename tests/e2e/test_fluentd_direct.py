@@ -13,9 +13,10 @@ import urllib.parse
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from auditpipe.tools.simulate import MALFORMED_LINES, simulate
 from fluentd import Fluentd, faults_mid_stream
 from fluentd import fluentd_command as find_fluentd
+
+from auditpipe.tools.simulate import MALFORMED_LINES, simulate
 
 pytestmark = pytest.mark.e2e
 

@@ -11,6 +11,7 @@ nothing may become a dead letter (a record cut in two or glued to the next one w
 from __future__ import annotations
 
 import pytest
+
 from auditpipe.tools.simulate import simulate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]

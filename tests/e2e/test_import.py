@@ -14,6 +14,7 @@ import shutil
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from auditpipe.archive import history, reader
 from auditpipe.evidence import tiers
 from auditpipe.tools.simulate import simulate

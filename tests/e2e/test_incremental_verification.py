@@ -10,6 +10,7 @@ import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from auditpipe import config, paths
 from auditpipe.evidence import verify
 from auditpipe.evidence.chain import link

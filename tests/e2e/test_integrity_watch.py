@@ -16,10 +16,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from stack import running_stack
+
 from auditpipe.archive import reader
 from auditpipe.stack import webhook
 from auditpipe.tools.simulate import simulate
-from stack import running_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -93,7 +94,7 @@ def test_changes_to_the_store_raise_integrity_alerts_by_themselves(watched):
     assert edited["_id"] in found["EDITED"][0]["summary"]
     assert f"link {deleted['chain_seq']}" in found["DELETED"][0]["summary"]
     assert found["INSERTED"][0]["evidence"] == [f"{SERVER}/forged"]
-    for kind, [a] in found.items():
+    for [a] in found.values():
         assert a["severity"] == "critical", a
     on_topic = {a["_id"] for a in stack.topic_messages("alerts") if a.get("rule") == "integrity"}
     assert {a["_id"] for v in found.values() for a in v} <= on_topic, "also outside the store"

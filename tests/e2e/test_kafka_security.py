@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from auditpipe.tools.simulate import simulate
+from confluent_kafka import KafkaException
 from stack import running_stack
+
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +32,8 @@ def sasl_stack(tmp_path_factory):
         with running_stack(tmp_path_factory.mktemp("sasl"), PORTS, ["sasl-db"], "auditpipe_sasl",
                            kafka_extra=", security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, "
                                        f"username: auditpipe, password_env: {PASSWORD_ENV}, principals: {{"
-                                       "collector: {username: auditpipe-collector, password_env: AUDITPIPE_TEST_KAFKA_COLLECTOR}, "
+                                       "collector: {username: auditpipe-collector, "
+                                       "password_env: AUDITPIPE_TEST_KAFKA_COLLECTOR}, "
                                        "job: {username: auditpipe-job, password_env: AUDITPIPE_TEST_KAFKA_JOB, "
                                        "sasl_mechanism: SCRAM-SHA-512}, "
                                        "forwarder: {username: auditpipe-forwarder, password_env: AUDITPIPE_TEST_KAFKA_FORWARDER, "
@@ -71,20 +74,20 @@ def test_a_client_without_the_password_is_refused(sasl_stack):
     errors: list = []
     wrong = AdminClient({**sasl_stack.cfg.kafka_client, "sasl.password": "wrong", "log_level": 0,
                          "error_cb": errors.append})
-    with pytest.raises(Exception):
+    with pytest.raises(KafkaException):
         wrong.list_topics(timeout=10)
     sasl_stack.wait_for("the broker's refusal", lambda: (wrong.poll(1) is not None and
                                                          any("auth" in str(e).lower() for e in errors), errors),
                         timeout=30, every=0)
     plain = AdminClient({"bootstrap.servers": sasl_stack.cfg.kafka_bootstrap, "log_level": 0})
-    with pytest.raises(Exception):
+    with pytest.raises(KafkaException):
         plain.list_topics(timeout=5)
     # a SCRAM user's password does not open PLAIN: the broker holds no PLAIN password for it
     job = sasl_stack.cfg.kafka_client_for("job")
     assert job["sasl.mechanisms"] == "SCRAM-SHA-512"
     assert AdminClient({**job, "log_level": 0}).list_topics(timeout=10).topics, "SCRAM works"
     as_plain = AdminClient({**job, "sasl.mechanisms": "PLAIN", "log_level": 0})
-    with pytest.raises(Exception):
+    with pytest.raises(KafkaException):
         as_plain.list_topics(timeout=5)
 
 
@@ -121,11 +124,10 @@ def test_the_local_collector_refuses_scram_its_librdkafka_cannot_do(tmp_path):
 
 
 def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
-    from fluentd import Fluentd, fluentd_command
+    from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+    from fluentd import Fluentd, fluentd_command, security_environment
 
     from auditpipe.stack import kafka_acls, topics
-    from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
-    from fluentd import security_environment
 
     # the deployment's collector: Fluentd (ruby-kafka) as the collector's user with SCRAM-SHA-512,
     # credentials set through the administrator as init sets them
@@ -150,7 +152,6 @@ def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
 
 def refused(client_config: dict, act) -> str:
     """The error the broker gives ``act`` (a function of a client config), or "" when it is allowed."""
-    from confluent_kafka import KafkaException
 
     try:
         act({**client_config, "log_level": 0})
@@ -161,7 +162,7 @@ def refused(client_config: dict, act) -> str:
 
 def produce(topic: str):
     def act(conf: dict):
-        from confluent_kafka import KafkaException, Producer
+        from confluent_kafka import Producer
 
         errors = []
         p = Producer({**conf, "message.timeout.ms": 10000})
@@ -219,7 +220,8 @@ def read(conf: dict, topic: str, group: str, seconds: float = 10) -> tuple[int, 
                     c.commit(message=msg, asynchronous=False)
                     break
     except Exception as e:  # noqa: BLE001 - the commit's refusal
-        errors.append(getattr(e.args[0], "name", lambda: str(e))() if e.args else str(e))
+        name = getattr(e.args[0], "name", None) if e.args else None
+        errors.append(name() if callable(name) else str(e))
     finally:
         c.close()
     return count, (errors[0] if errors else "")
@@ -234,7 +236,6 @@ def described(conf: dict, topic: str) -> str:
 
 
 def create_topic(conf: dict):
-    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
     client = AdminClient(conf)

@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from auditpipe import paths, process
 from auditpipe.stack import flink_rest
 from auditpipe.tools.simulate import simulate

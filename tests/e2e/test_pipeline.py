@@ -8,6 +8,7 @@ import time
 from collections import Counter
 
 import pytest
+
 from auditpipe.tools.simulate import MALFORMED_LINES, simulate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]

@@ -13,6 +13,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from auditpipe.evidence import dashboards, query, report, tiers
 from auditpipe.tools.simulate import simulate
 

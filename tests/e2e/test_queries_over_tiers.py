@@ -12,6 +12,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from auditpipe.evidence import query, tiers
 from auditpipe.tools.simulate import simulate
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from auditpipe import paths
 from auditpipe.evidence import reviewer_keys, reviews
 from auditpipe.evidence.chain import link

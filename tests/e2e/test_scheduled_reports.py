@@ -14,10 +14,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 import yaml
+from webhook_receiver import Receiver
 
 from auditpipe import paths
 from auditpipe.stack import schedule
-from webhook_receiver import Receiver
 
 pytestmark = pytest.mark.e2e
 

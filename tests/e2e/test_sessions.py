@@ -8,6 +8,7 @@ import json
 from collections import defaultdict
 
 import pytest
+
 from auditpipe.tools.simulate import simulate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("events_emptied_per_test")]
@@ -56,5 +57,5 @@ def test_each_connection_is_one_session_with_exactly_its_records(stack):
     assert {d["_id"] for d in listed} == {d["_id"] for d in docs}
     cid = max((c for c, e in ended.items() if e["state"] == "logout"), key=lambda c: ended[c]["records"])
     shown = stack.cli("session", SERVER, str(cid)).stdout
-    assert f"session {found[cid]['_id']}" in shown and f"state logout" in shown
+    assert f"session {found[cid]['_id']}" in shown and "state logout" in shown
     assert len([line for line in shown.splitlines() if line[:4] == "2026" or line[:2] == "20"]) == ended[cid]["records"]

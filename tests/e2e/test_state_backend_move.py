@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from auditpipe.stack import flink_rest, job_settings
 from stack import running_stack
+
+from auditpipe.stack import flink_rest, job_settings
 
 pytestmark = pytest.mark.e2e
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.evidence import query, tiers
@@ -254,8 +255,9 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
 
 
 def test_topics_have_the_configured_partitions_and_settings(stack):
-    from auditpipe.stack import topics
     from confluent_kafka.admin import ConfigResource
+
+    from auditpipe.stack import topics
 
     client = topics.admin(stack.cfg.kafka_client)
     existing = client.list_topics(timeout=10).topics
@@ -391,7 +393,7 @@ def test_status_shows_every_part_healthy(stack):
     for name, r in rows.items():
         assert r["health"] == "ok", r
         assert r["pid"], name
-    for name, r in tiers.items():
+    for r in tiers.values():
         assert r["health"] in ("ok", "warning") and r["detail"], r
     assert "RUNNING" in rows["flink"]["detail"]
 
@@ -402,6 +404,7 @@ def test_stored_documents_follow_their_schemas(stack):
     from datetime import datetime
 
     import jsonschema
+
     from auditpipe import paths
 
     def as_json(doc):

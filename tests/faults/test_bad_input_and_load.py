@@ -10,6 +10,7 @@ import json
 from collections import Counter
 
 import pytest
+
 from auditpipe.stack import limits
 from auditpipe.stack.catchup import cut_report
 from auditpipe.tools.simulate import simulate
@@ -74,7 +75,7 @@ def test_a_log_with_1000_malformed_lines_of_every_kind(stack):
     # collector cannot ship whole, one of the bytes it could ship with the report of what was cut
     # (stage collect). An empty line is no record and no dead letter: the collector never sees one.
     expected = Counter()
-    for kind, line in bad:
+    for _kind, line in bad:
         if not line:
             continue
         cut = cut_report(line, max_line)

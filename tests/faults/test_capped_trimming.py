@@ -10,8 +10,9 @@ about 250 events of FerretDB's ~4 KB each, so a few thousand events are mostly t
 from __future__ import annotations
 
 import pytest
-from auditpipe.tools.simulate import simulate
 from stack import running_stack
+
+from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
 

@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+
 from auditpipe import process
 from auditpipe.tools.simulate import simulate
 
@@ -98,7 +99,7 @@ def test_a_frozen_store_holds_the_pipeline_back_and_nothing_is_lost(stack):
         # the first alert, nothing waits and this part cannot tell the two apart, but cannot fail either
         for first, victim in ((1, "frozen-victim-1"), (6, "frozen-victim-2")):
             write_failed_logins(stack.log_path("fault-alerts"), victim, 5, first)
-            stack.wait_for(f"{victim}'s brute force on audit.alerts, the store frozen", lambda: (
+            stack.wait_for(f"{victim}'s brute force on audit.alerts, the store frozen", lambda victim=victim: (
                 (found := [a["_id"] for a in stack.topic_messages("alerts")
                            if a["rule"] == "brute_force" and a["subject"] == victim]) != [], found),
                            timeout=30, every=1)

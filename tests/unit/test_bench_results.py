@@ -7,6 +7,7 @@ import json
 import sys
 
 import pytest
+
 from auditpipe import paths
 
 sys.path.insert(0, str(paths.REPO / "bench"))

@@ -1,6 +1,7 @@
 """Configuration: validation names the bad key, defaults come from the schema, docs are generated."""
 
 import pytest
+
 from auditpipe import config, paths
 from auditpipe.errors import UserError
 from auditpipe.stack import job_settings
@@ -88,13 +89,13 @@ def test_store_uri_from_the_environment(tmp_path, monkeypatch):
     assert not cfg.store_uses_local_ferretdb
     monkeypatch.delenv("JOB_STORE_URI", raising=False)
     with pytest.raises(UserError, match="JOB_STORE_URI .* is not set"):
-        cfg.store_uri
+        _ = cfg.store_uri
     monkeypatch.setenv("JOB_STORE_URI", "mongodb://job:secret@mongodb:27017/auditpipe")
     assert cfg.store_uri == "mongodb://job:secret@mongodb:27017/auditpipe"
     assert "secret" not in cfg.store_uri_for_display
     monkeypatch.setenv("JOB_STORE_URI", "http://nope")
     with pytest.raises(UserError, match="does not hold a mongodb"):
-        cfg.store_uri
+        _ = cfg.store_uri
     with pytest.raises(UserError, match="either store.uri or store.uri_env"):
         config.load(write(tmp_path, "store:\n  uri_env: X\n  uri: mongodb://a:1/\n"))
 
@@ -237,7 +238,8 @@ def test_each_part_connects_as_its_own_kafka_user_and_the_broker_knows_them_all(
     for name, value in (("KADMIN", "a"), ("KSHIP", "s"), ("KJOB", "j")):
         monkeypatch.setenv(name, value)
     assert (cfg.kafka_client["sasl.username"], cfg.kafka_client["sasl.password"]) == ("admin", "a")
-    assert (cfg.kafka_client_for("collector")["sasl.username"], cfg.kafka_client_for("collector")["sasl.password"]) == ("shipper", "s")
+    collector = cfg.kafka_client_for("collector")
+    assert (collector["sasl.username"], collector["sasl.password"]) == ("shipper", "s")
     assert 'username="flink" password="j"' in cfg.kafka_java_client["sasl.jaas.config"]
     from auditpipe.stack.components.collector import render_config
     from auditpipe.stack.components.kafka import KafkaBroker
@@ -265,7 +267,8 @@ def test_a_part_may_log_in_with_scram_which_the_local_broker_then_offers(tmp_pat
     assert cfg.kafka_client_for("job")["sasl.mechanisms"] == "SCRAM-SHA-512"
     assert cfg.kafka_client_for("collector")["sasl.mechanisms"] == cfg.kafka_client["sasl.mechanisms"] == "PLAIN"
     java = cfg.kafka_java_client
-    assert java["sasl.mechanism"] == "SCRAM-SHA-512" and "ScramLoginModule required username=\"flink\"" in java["sasl.jaas.config"]
+    assert java["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert "ScramLoginModule required username=\"flink\"" in java["sasl.jaas.config"]
     from auditpipe.stack.components.kafka import KafkaBroker
 
     broker = KafkaBroker(cfg)._properties()
@@ -358,7 +361,8 @@ def test_a_cef_target_and_its_defaults(tmp_path):
 def test_a_sources_time_zone_is_checked_and_travels_in_its_key(tmp_path):
     with pytest.raises(UserError, match=r"sources\[0\].timezone: 'Mars/Olympus' is not an IANA time zone"):
         config.load(write(tmp_path, "sources:\n  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Mars/Olympus}\n"))
-    cfg = config.load(write(tmp_path, "sources:\n  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Europe/Berlin}\n"
+    cfg = config.load(write(tmp_path, "sources:\n"
+                                      "  - {path: /l/a.log, server: a, format: mariadb-audit, timezone: Europe/Berlin}\n"
                                       "  - {path: /l/b.log, server: b}\n"))
     import json
 

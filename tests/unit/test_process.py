@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from auditpipe.errors import UserError
 from auditpipe.process import ManagedProcess, refuse_taken_port
 

@@ -162,7 +162,8 @@ def pci_cardholder_sessions() -> table.Panel:
 
 
 def pci_administrator_actions() -> table.Panel:
-    return _grouped_table("Actions by administrators", "PCI DSS 10.2.1.2: all actions taken by any individual with administrative access.",
+    return _grouped_table("Actions by administrators",
+                          "PCI DSS 10.2.1.2: all actions taken by any individual with administrative access.",
                           "events-for-control", {"control": "PCI-DSS-10.2.1.2"})
 
 
@@ -344,7 +345,8 @@ def health_last_event_per_server() -> table.Panel:
 
 
 def health_dead_letters() -> table.Panel:
-    return _grouped_table("Dead letters by reason", "Records the pipeline could not store, by stage and reason (docs/bad-input.md).",
+    return _grouped_table("Dead letters by reason",
+                          "Records the pipeline could not store, by stage and reason (docs/bad-input.md).",
                           "dead-letters-by-reason")
 
 

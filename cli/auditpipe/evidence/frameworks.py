@@ -91,7 +91,7 @@ def problems() -> list[str]:
     out = []
     controls = {r["control"]: r for r in _rows(CONTROLS_FILE)}
     rules = set(contract.alert_rules())
-    for (fw, rid) in requirements():
+    for (fw, _rid) in requirements():
         if fw not in FRAMEWORKS:
             out.append(f"{REQUIREMENTS_FILE.name}: unknown framework {fw!r} (known: {', '.join(FRAMEWORKS)})")
     seen = set()

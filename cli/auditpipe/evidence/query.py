@@ -18,7 +18,8 @@ from auditpipe.store.client import mongo_client
 from auditpipe.terminal import shown
 
 COLLECTION_ROLES = {"events": "events_collection", "evidence": "evidence_collection",
-                    "stats": "stats_collection", "stats_hourly": "stats_hourly_collection", "rollups": "rollups_collection", "servers": "servers_collection",
+                    "stats": "stats_collection", "stats_hourly": "stats_hourly_collection", "rollups": "rollups_collection",
+                    "servers": "servers_collection",
                     "kafka_lag": "kafka_lag_collection",
                     "dead_letters": "dead_letter_collection", "alerts": "alerts_collection",
                     "sessions": "sessions_collection", "reviews": "reviews_collection",

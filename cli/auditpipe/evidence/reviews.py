@@ -30,8 +30,7 @@ from pathlib import Path
 from auditpipe import paths
 from auditpipe.config import Config, duration_seconds
 from auditpipe.errors import UserError
-from auditpipe.evidence.chain import (DIGEST, SEQ, Finding, ServerReport, _id, _plain, compare_copies, link,
-                                      verify_links, when)
+from auditpipe.evidence.chain import DIGEST, SEQ, Finding, ServerReport, _id, _plain, compare_copies, link, verify_links, when
 from auditpipe.evidence.regimes import REGIMES
 from auditpipe.terminal import shown
 
@@ -90,7 +89,7 @@ class Item:
         return f"day:{self.regime}:{self.day.isoformat()}" if self.kind == "day" else f"alert:{self.alert_id}"
 
     @staticmethod
-    def day_of(regime: str, day: date) -> "Item":
+    def day_of(regime: str, day: date) -> Item:
         return Item("day", regime=regime, day=day)
 
 
@@ -341,8 +340,8 @@ def _resolve(cfg: Config, db, item: Item, now: datetime) -> dict:
         return {"regime": None, "server": alert.get("server"), "item_time": _utc(alert["first_event_time"])}
     start = day_start(item.day)
     if start + timedelta(days=1) > now:
-        raise UserError(f"{item.key}: the day has not ended (a day is reviewed once it is over, {start + timedelta(days=1):%Y-%m-%d %H:%M} UTC); "
-                        "nothing was recorded")
+        raise UserError(f"{item.key}: the day has not ended (a day is reviewed once it is over, "
+                        f"{start + timedelta(days=1):%Y-%m-%d %H:%M} UTC); nothing was recorded")
     first = first_evidence_day(cfg, db)
     if first is None or item.day < first:
         since = f"the first is {first.isoformat()}" if first else "it holds none yet"

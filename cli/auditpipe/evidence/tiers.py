@@ -79,7 +79,7 @@ class EventTiers:
 
     @classmethod
     def open(cls, cfg: Config, since: datetime, until: datetime, servers: list[str] | None = None,
-             tier: str = "auto") -> "EventTiers":
+             tier: str = "auto") -> EventTiers:
         """``tier``: auto (the archive and the store's newest), archive (the archive alone), store (the store alone)."""
         t = cls(cfg, utc(since), utc(until), list(servers) if servers else None)
         archive_files = cfg.archive["enabled"] and tier != "store" and _any_file(cfg.archive_path)

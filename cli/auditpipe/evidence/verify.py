@@ -21,12 +21,12 @@ from auditpipe.evidence.chain import (
     Finding,
     Kept,
     ServerReport,
-    slim,
     _plain,
     compare_copies,
     effective_ms,
     explain_repeats,
     link,
+    slim,
     verify_links,
     when,
 )
@@ -125,16 +125,17 @@ def _emptied(name: str, heads: _Heads | None, archived: dict | None, oldest_ms: 
     chain's newest known link; an empty store, or an older document still there, means its links were
     deleted. Arrival is the Kafka time (``ingest.timestamp``), which orders the store's inserts only
     roughly across servers (each server's partition is read at its own pace), so a document counts as
-    older only by more than IN_FLIGHT_S. ``archived``: the archive's newest link of the chain; ``oldest_ms``: when the store's oldest
-    document arrived (its ``ingest.timestamp``), None for an empty store."""
+    older only by more than IN_FLIGHT_S. ``archived``: the archive's newest link of the chain;
+    ``oldest_ms``: when the store's oldest document arrived (its ``ingest.timestamp``), None for an
+    empty store."""
     known = []  # (link, when it arrived or was recorded in ms, why it is known)
     if heads is not None and heads.settled is not None and heads.settled_ms is not None:
         known.append((heads.settled[0], heads.settled_ms - IN_FLIGHT_S * 1000,
                       f"the signed chain head recorded {heads.settled[1]} names link {heads.settled[0]}"))
     arrived = _plain((archived or {}).get("ingest", {}).get("timestamp")) if archived else None
     if isinstance(arrived, int):
-        known.append((archived[SEQ], arrived - IN_FLIGHT_S * 1000, f"the archive holds links up to {archived[SEQ]} (that one arrived "
-                                              f"at {when(arrived)})"))
+        known.append((archived[SEQ], arrived - IN_FLIGHT_S * 1000,
+                      f"the archive holds links up to {archived[SEQ]} (that one arrived at {when(arrived)})"))
     if not known:
         return None
     seq, at, why = max(known, key=lambda k: k[1])

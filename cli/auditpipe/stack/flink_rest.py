@@ -51,12 +51,13 @@ def make_identity(d: Path, names: list[str], common_name: str = "auditpipe local
     ``d`` (0700, files 0600), unless they are there; returns ``d``."""
     if all((d / name).exists() for name in (KEYSTORE, CLIENT, CERT, KEY, PASSWORD)):
         return d
+    import ipaddress
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import pkcs12
     from cryptography.x509.oid import NameOID
-    import ipaddress
 
     d.mkdir(parents=True, exist_ok=True)
     d.chmod(0o700)

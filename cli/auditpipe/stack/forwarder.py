@@ -90,7 +90,7 @@ class ForwardState:
     error_since: str = ""
 
     @classmethod
-    def load(cls, cfg: Config) -> "ForwardState":
+    def load(cls, cfg: Config) -> ForwardState:
         try:
             data = json.loads(state_file(cfg).read_text())
             return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})

@@ -10,10 +10,9 @@ prints; auditpipe.contract), and written nowhere else in the CLI
 from __future__ import annotations
 
 import os
-
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from auditpipe import contract
 from auditpipe.config import Config, duration_seconds

@@ -51,10 +51,10 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from auditpipe import paths
 from auditpipe.config import Config, duration_seconds
@@ -91,7 +91,7 @@ class SupervisorState:
         return cfg.state_dir / "run" / "supervisor.json"
 
     @classmethod
-    def load(cls, cfg: Config) -> "SupervisorState":
+    def load(cls, cfg: Config) -> SupervisorState:
         try:
             raw = json.loads(cls.file(cfg).read_text())
             return cls({name: PartRecord(**rec) for name, rec in raw.get("parts", {}).items()})

@@ -36,8 +36,8 @@ from pathlib import Path
 
 from auditpipe import contract
 from auditpipe.config import Config
-from auditpipe.evidence.chain import Finding
 from auditpipe.evidence import frameworks
+from auditpipe.evidence.chain import Finding
 
 SEVERITY = "critical"
 #: a pass starts at least this many times its predecessor's duration after it started (a full pass: the last full one's)
@@ -188,7 +188,8 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
         producer.produce(topics.topic_name("alerts"), key=a["_id"].encode(),
                          value=json_util.dumps(a, json_options=json_util.RELAXED_JSON_OPTIONS).encode())
     if producer.flush(30) != 0:
-        raise RuntimeError(f"{len(alerts)} integrity alert(s) could not be sent to the alerts topic (tried again at the next pass)")
+        raise RuntimeError(f"{len(alerts)} integrity alert(s) could not be sent to the alerts topic "
+                           "(tried again at the next pass)")
 
 
 def _notify(cfg: Config, alerts: list[dict]) -> None:
@@ -234,8 +235,8 @@ def watch(cfg: Config, interval: float, first: float, log=_log) -> None:
 def check_review_deadlines(cfg: Config, log, last_error: str) -> str:
     """After each pass: a decision dated before the last check found the decisions' chain without it is an
     integrity alert (evidence/reviews.witness), the days awaiting review refresh the review queue, and a
-    day past review.deadline raises its review_overdue alert (evidence/reviews.check_deadlines). Logs new alerts, and a failure once
-    until it changes; returns the failure ("" for none)."""
+    day past review.deadline raises its review_overdue alert (evidence/reviews.check_deadlines). Logs new
+    alerts, and a failure once until it changes; returns the failure ("" for none)."""
     from auditpipe.evidence import reviews
 
     try:

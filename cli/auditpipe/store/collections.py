@@ -97,8 +97,9 @@ def ensure_collections(cfg: Config) -> list[str]:
                          "place (re-create the collection to apply it)")
     else:
         create_collection(cfg, db, events, capped=True, size=wanted)
-    for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["stats_hourly_collection"], s["dead_letter_collection"], s["alerts_collection"],
-                 s["chain_heads_collection"], s["servers_collection"], s["sessions_collection"], s["baselines_collection"], s["reviews_collection"], s["review_queue_collection"]):
+    for name in (s["evidence_collection"], s["rollups_collection"], s["stats_collection"], s["stats_hourly_collection"],
+                 s["dead_letter_collection"], s["alerts_collection"], s["chain_heads_collection"], s["servers_collection"],
+                 s["sessions_collection"], s["baselines_collection"], s["reviews_collection"], s["review_queue_collection"]):
         if name not in existing:
             create_collection(cfg, db, name)
     if s["kafka_lag_collection"] not in existing:
@@ -204,9 +205,10 @@ def retry_on_stale_ferretdb_schema(cfg: Config, db, action, already_there, on_re
     connections, and SQLite checks a connection's cached schema against the file when a statement
     runs, not when a CREATE INDEX is parsed (a CREATE TABLE does check); a connection last used
     before a collection was dropped still "sees" the old table's indexes (the tests' `empty_events`
-    drops and re-creates the events collection; reproduced with two sqlite3 connections). Any read on that connection refreshes it, so the action is tried again after reads
-    on several connections at once (in the e2e test a second try already found a fresh connection;
-    the reads are for a pool under load, where a stale one comes back)."""
+    drops and re-creates the events collection; reproduced with two sqlite3 connections). Any read on
+    that connection refreshes it, so the action is tried again after reads on several connections at
+    once (in the e2e test a second try already found a fresh connection; the reads are for a pool
+    under load, where a stale one comes back)."""
     from pymongo.errors import OperationFailure
 
     for attempt in range(STALE_SCHEMA_RETRIES + 1):

@@ -144,10 +144,11 @@ def trim_capped_collections(cfg: Config) -> list[Trimmed]:
 
     The size, as FerretDB's collStats counts it (table pages), is estimated from the row count and
     the pages the newest 1,000 rows take (``sqlite_row_page_bytes``); one pass counts the rows and
-    reads 1,000 of them, not every page (the cost that made FerretDB's cleanup unusable). The cap is FerretDB's own setting of the collection
-    (what `create_collection(size=...)` stored), so MongoDB and the local store trim to the same
-    `store.events_capped_size_mb`. Deletes run in transactions of TRIM_CHUNK_ROWS rows, written
-    into FerretDB's SQLite file while it runs, as `index_id_lookups` does.
+    reads 1,000 of them, not every page (the cost that made FerretDB's cleanup unusable). The cap is
+    FerretDB's own setting of the collection (what `create_collection(size=...)` stored), so MongoDB
+    and the local store trim to the same `store.events_capped_size_mb`. Deletes run in transactions
+    of TRIM_CHUNK_ROWS rows, written into FerretDB's SQLite file while it runs, as
+    `index_id_lookups` does.
     """
     path = ferretdb_sqlite_file(cfg)
     if not path.exists():

@@ -32,10 +32,10 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Sequence
 
 from auditpipe import contract
 
@@ -126,7 +126,7 @@ class Manifest:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
 
     @staticmethod
-    def read(path: Path) -> "Manifest":
+    def read(path: Path) -> Manifest:
         return Manifest(**json.loads(path.read_text()))
 
 

@@ -6,6 +6,7 @@ real store's answers in tests/e2e/test_archive_and_chain.py."""
 from datetime import datetime, timezone
 
 import pytest
+
 from auditpipe.archive import mongo_sql, reader, retention
 from auditpipe.errors import UserError
 from auditpipe.stack import tiers

@@ -6,6 +6,7 @@ import gzip
 import json
 
 import pytest
+
 from auditpipe import config
 from auditpipe.archive import history
 from auditpipe.errors import UserError

@@ -1,9 +1,9 @@
 """The verifier's chain against the job's (EventChainTest has the same vectors), and what it finds."""
 
 import copy
+from datetime import datetime
 
 import pytest
-from datetime import datetime
 
 from auditpipe.evidence import signing
 from auditpipe.evidence.chain import canonical, link, link_mac, verify_links

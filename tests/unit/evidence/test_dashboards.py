@@ -9,9 +9,10 @@ import json
 import re
 from datetime import datetime, timezone
 
+from bson import json_util
+
 from auditpipe import paths
 from auditpipe.evidence import dashboards, query
-from bson import json_util
 
 
 def committed() -> dict[str, dict]:
@@ -27,7 +28,7 @@ def test_every_panel_runs_a_catalog_query_with_the_dashboards_macros():
     catalog = query.saved_queries()
     targets = [(name, title, t) for name, d in committed().items() for title, t in dashboards.panel_targets(d)]
     assert len(targets) >= 19
-    for name, title, t in targets:
+    for _name, title, t in targets:
         q = catalog[t["auditpipeQuery"]]
         assert t["datasource"] == {"type": dashboards.PLUGIN, "uid": dashboards.DATASOURCE_UID}, title
         # a rollup form reads the rollups, an evidence query the evidence collection (the whole retention)

@@ -92,9 +92,10 @@ def test_an_integrity_finding_is_an_alert_of_the_alerts_schema():
     import json
 
     import jsonschema
+
     from auditpipe import paths
-    from auditpipe.stack import verification
     from auditpipe.evidence.chain import Finding
+    from auditpipe.stack import verification
 
     schema = json.loads((paths.SCHEMAS / "alert.schema.json").read_text())
     now = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)

@@ -4,6 +4,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from auditpipe.errors import UserError
 from auditpipe.evidence import query, tiers
 

@@ -59,9 +59,8 @@ def test_a_store_that_cannot_be_read_is_a_clear_error_naming_the_way_around(tmp_
     """The local FerretDB's file missing (the store never set up there): a UserError, not a traceback."""
     import pytest
 
-    from auditpipe.errors import UserError
-
     from auditpipe import config
+    from auditpipe.errors import UserError
 
     (tmp_path / "auditpipe.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n")
     t = EventTiers(config.load(tmp_path / "auditpipe.yaml"), SINCE, UNTIL, None)

@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from auditpipe.stack.catchup import (ResumePoint, cut_key, cut_report, file_key, imfile_file_id, plan,
-                                     rotated_files, unread_rotated)
+from auditpipe.stack.catchup import (
+    ResumePoint,
+    cut_key,
+    cut_report,
+    file_key,
+    imfile_file_id,
+    plan,
+    rotated_files,
+    unread_rotated,
+)
 from auditpipe.stack.components.collector import source_key
 
 
@@ -234,7 +242,7 @@ def test_csv_records_end_with_their_last_columns_even_with_a_statement_of_severa
     from auditpipe.formats import frame
 
     recs = [b'"Audit","1_2026-11-22T09:00:00","2026-11-22T09:00:00 UTC","8.0","--x","x86_64-Linux"',
-            b'"Query","2_2026-11-22T09:00:00","2026-11-22T09:00:01 UTC","insert","11",0,"INSERT INTO t\nVALUES (""a"",\n""b"")","app[app] @ h [10.0.0.5]","h","","10.0.0.5","shop"',
+            b'"Query","2_2026-11-22T09:00:00","2026-11-22T09:00:01 UTC","insert","11",0,"INSERT INTO t\nVALUES (""a"",\n""b"")","app[app] @ h [10.0.0.5]","h","","10.0.0.5","shop"',  # noqa: E501
             b'"Connect","3_2026-11-22T09:00:00","2026-11-22T09:00:02 UTC","12",1045,"bob","","","","h","::1",""']
     lines = b"\n".join(recs).split(b"\n")
     assert [b"\n".join(r) for r in frame(lines, "percona-csv")] == recs

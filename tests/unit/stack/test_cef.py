@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from cef_reader import parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditpipe import __version__, contract
 from auditpipe.stack import cef
-from cef_reader import parse
 
 NOW = datetime(2026, 11, 29, 9, 30, 5, 123000, tzinfo=timezone.utc)
 

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from auditpipe import config
 from auditpipe.stack.components.collector import render_config, source_key
 
@@ -81,7 +82,7 @@ def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
     (b"1795172401000123,ip-10-0-1-20,app,10.0.0.5,11,0,CONNECT,shop,,0", "aurora-audit"),
     (b'{"time": "2026-11-20T11:00:01Z", "category": "MySqlAuditLogs", "properties": {}}', "azure-mysql-audit"),
     (b'{"TimeGenerated": "2026-11-20T11:00:01Z", "event_class_s": "connection_log"}', "azure-mysql-audit"),
-    (b'{"insertId": "x", "protoPayload": {"request": {"@type": "type.googleapis.com/google.cloud.sql.audit.v1.MysqlAuditEntry"}}}',
+    (b'{"insertId": "x", "protoPayload": {"request": {"@type": "type.googleapis.com/google.cloud.sql.audit.v1.MysqlAuditEntry"}}}',  # noqa: E501
      "cloudsql-mysql-audit"),
     (b"", None),
 ])
@@ -206,7 +207,8 @@ def test_two_listen_sources_on_one_address_are_refused(tmp_path):
     from auditpipe.errors import UserError
 
     f = tmp_path / "auditpipe.yaml"
-    f.write_text("sources:\n  - {listen: 'tcp://127.0.0.1:5514'}\n  - {listen: 'tls://127.0.0.1:5514', tls_cert: /c, tls_key: /k}\n"
+    f.write_text("sources:\n  - {listen: 'tcp://127.0.0.1:5514'}\n"
+                 "  - {listen: 'tls://127.0.0.1:5514', tls_cert: /c, tls_key: /k}\n"
                  "  - {listen: 'udp://127.0.0.1:5514', server: db-1}\n  - {path: /a.log, server: db-1}\n")
     with pytest.raises(UserError) as e:
         config.load(f)

@@ -15,13 +15,15 @@ from pathlib import Path
 import compose_project
 import pytest
 import yaml
+from compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_check, env_file, load
+
 from auditpipe import config, paths
 from auditpipe.errors import UserError
 from auditpipe.stack import deployment
 from auditpipe.stack.components.flink import FlinkJob
-from compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_check, env_file, load
 
-ONE_SHOT = {"init", "direct-init", "audit-log-dir", "load", "cli", "review"}  # run to completion; nothing waits for them to be healthy
+# run to completion; nothing waits for them to be healthy
+ONE_SHOT = {"init", "direct-init", "audit-log-dir", "load", "cli", "review"}
 OUTPUT_MOUNTS = {"/reports"}  # written by a service: compose creates the host directory
 
 
@@ -159,7 +161,8 @@ def test_kafka_knows_every_user_the_config_names_and_each_part_connects_as_its_o
     assert set(kafka["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"].split(",")) == {
         "CONTROLLER:SASL_PLAINTEXT", "INTERNAL:SASL_PLAINTEXT", "HOST:SASL_PLAINTEXT"}
     assert kafka["KAFKA_SUPER_USERS"] == f"User:{sec['username']}"
-    assert kafka["KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND"] == "false" and "StandardAuthorizer" in kafka["KAFKA_AUTHORIZER_CLASS_NAME"]
+    assert kafka["KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND"] == "false"
+    assert "StandardAuthorizer" in kafka["KAFKA_AUTHORIZER_CLASS_NAME"]
     secrets = env_file(SECRETS_EXAMPLE)
     for listener in ("CONTROLLER", "INTERNAL", "HOST"):
         jaas = kafka[f"KAFKA_LISTENER_NAME_{listener}_PLAIN_SASL_JAAS_CONFIG"]

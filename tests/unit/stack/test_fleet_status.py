@@ -36,4 +36,5 @@ def test_many_silent_servers_are_listed_up_to_a_bound_and_names_are_escaped():
 
 def test_a_stack_with_no_named_source_says_so():
     assert summary([], {}, NOW, 900) == ("ok", "none named in sources")
-    assert summary([], {"localhost": NOW}, NOW, 900) == ("ok", "none named in sources; 1 by their own name (syslog hosts, imports)")
+    assert summary([], {"localhost": NOW}, NOW, 900) == (
+        "ok", "none named in sources; 1 by their own name (syslog hosts, imports)")

@@ -13,10 +13,11 @@ import time
 from datetime import datetime, timezone
 
 import pytest
+from webhook_receiver import Receiver
+
 from auditpipe import config, paths
 from auditpipe.evidence.chain import Finding
 from auditpipe.stack import verification, webhook
-from webhook_receiver import Receiver
 
 
 @pytest.fixture

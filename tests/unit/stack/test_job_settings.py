@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 import pytest
+
 from auditpipe import config, contract, paths
 from auditpipe.errors import UserError
 from auditpipe.stack import job_settings
@@ -163,7 +164,8 @@ def test_the_job_runs_on_rocksdb_unless_its_checkpoints_were_written_by_another_
     assert props["flink.state.backend.type"] == "hashmap"
 
     # configured on the heap, restoring RocksDB's checkpoints: RocksDB
-    on_heap = load(tmp_path, "state_dir: " + str(tmp_path / "state") + "\nflink: {job_options: {flink.state.backend.type: hashmap}}")
+    on_heap = load(tmp_path, "state_dir: " + str(tmp_path / "state")
+                   + "\nflink: {job_options: {flink.state.backend.type: hashmap}}")
     assert job_settings.state_backend(on_heap) == "hashmap"
     assert job_settings.choose_state_backend(on_heap, checkpoints, restoring=True) == "rocksdb"
     assert job_settings.choose_state_backend(on_heap, tmp_path / "fresh", restoring=False) == "hashmap"

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from auditpipe import paths
 from auditpipe.stack.components.kafka import KAFKA_VERSION, LOG4J2, _kraft_id, storage_format_args
 

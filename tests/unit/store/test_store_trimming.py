@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+
 from auditpipe.store.trimming import TRIM_INTERNAL_PAGES, sqlite_row_page_bytes
 
 

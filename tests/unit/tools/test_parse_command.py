@@ -7,6 +7,7 @@ import sys
 
 import jsonschema
 import pytest
+
 from auditpipe import paths
 from auditpipe.tools.simulate import MALFORMED_LINES, simulate
 
@@ -134,8 +135,9 @@ def test_simulated_logs_of_each_style_parse_into_what_their_expected_records_say
     """The simulator writes each record in the style and, beside it, as one JSON line (the Percona
     plugin's JSON, or for MySQL Enterprise the record itself); parsing the style must give, field by
     field, the document that line says (tests/stack.py, written without the job's parsers)."""
-    from auditpipe.tools.simulate import STYLES, expected_path
     from oracle import expected_document, expected_enterprise_document
+
+    from auditpipe.tools.simulate import STYLES, expected_path
 
     log = tmp_path / "audit.log"
     m = simulate(log, rate=1000, duration=3, speedup=1000, seed=5, rotate_on_size=256 * 1024, rotations=20,

@@ -57,7 +57,9 @@ def test_rotation_is_a_rename_chain_keeping_n_files(tmp_path):
     assert names == ["audit.log", "audit.log.01", "audit.log.02", "audit.log.03"]
     assert m.rotations > 3
     # the chain moves older files up: .01 holds the newest rotated records, .03 the oldest kept
-    first = lambda p: int(json.loads(p.read_bytes().splitlines()[0])["audit_record"]["record"].split("_")[0])
+    def first(p):
+        return int(json.loads(p.read_bytes().splitlines()[0])["audit_record"]["record"].split("_")[0])
+
     assert first(tmp_path / "audit.log.03") < first(tmp_path / "audit.log.02") < first(tmp_path / "audit.log.01")
 
 
@@ -68,7 +70,7 @@ def test_late_writes_land_in_the_renamed_file(tmp_path):
     rotated = sorted(tmp_path.glob("audit.log.*[0-9]"), key=lambda p: int(p.suffix[1:]), reverse=True)
     last_of_previous = None
     for f in rotated:  # oldest first
-        seqs = [int(json.loads(l)["audit_record"]["record"].split("_")[0]) for l in f.read_bytes().splitlines()]
+        seqs = [int(json.loads(line)["audit_record"]["record"].split("_")[0]) for line in f.read_bytes().splitlines()]
         assert seqs == sorted(seqs)
         if last_of_previous is not None:
             assert seqs[0] == last_of_previous + 1
@@ -79,7 +81,7 @@ def test_late_writes_land_in_the_renamed_file(tmp_path):
 def test_lines_are_percona_json_with_sessions(tmp_path):
     log = tmp_path / "audit.log"
     simulate(log, rate=1000, duration=3, speedup=10_000, seed=3, rotate_on_size=0)
-    recs = [json.loads(l)["audit_record"] for l in log.read_bytes().splitlines()]
+    recs = [json.loads(line)["audit_record"] for line in log.read_bytes().splitlines()]
     assert recs[0]["name"] == "Audit"
     assert list(recs[1])[:3] == ["name", "record", "timestamp"]
     assert recs[1]["timestamp"].endswith(" UTC")
@@ -105,8 +107,15 @@ def test_the_baseline_history_gives_each_learned_incident_its_reason_and_the_cle
     rules themselves are PrincipalBaselinesTest's and the demo's."""
     from datetime import datetime, timedelta, timezone
 
-    from auditpipe.tools.simulate import (ETL_BURST, ETL_HISTORY_PER_HOUR, HOSTS, REMOTE_ORIGIN, USERS,
-                                          baseline_history, learned_accounts)
+    from auditpipe.tools.simulate import (
+        ETL_BURST,
+        ETL_HISTORY_PER_HOUR,
+        HOSTS,
+        REMOTE_ORIGIN,
+        USERS,
+        baseline_history,
+        learned_accounts,
+    )
 
     before = datetime(2026, 11, 28, 22, 13, tzinfo=timezone.utc)
     log = baseline_history(before, "r1")

@@ -320,7 +320,8 @@ def register(sub) -> None:
                 "asks, and a SHA-256 of the evidence. Every figure comes from the query catalog (docs/queries.md); "
                 "docs/reports.md. soc2 and nist count each requirement by the control tags mapped to it "
                 "(docs/compliance.md \"Frameworks\").",
-                ("./auditpipe report pci --from 7d", "./auditpipe report nist --from 30d", "./auditpipe report sox --from 2026-10-01 --to 2026-11-01 --pdf",
+                ("./auditpipe report pci --from 7d", "./auditpipe report nist --from 30d",
+                 "./auditpipe report sox --from 2026-10-01 --to 2026-11-01 --pdf",
                  "./auditpipe report hipaa --from 1d --server db-01 --server db-02 --out hipaa.html",
                  "./auditpipe report pci --schedule --out-dir /srv/reports"), cmd_report)
     s.add_argument("regime", choices=list(REGIMES), help="which review the report is for")

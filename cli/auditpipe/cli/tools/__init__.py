@@ -208,7 +208,8 @@ def register(sub) -> None:
                    help="rotated files kept, like audit_log_rotations (default 9)")
     s.add_argument("--late-writes", type=non_negative_int, default=3,
                    help="records written to the just-rotated file after the rename (default 3)")
-    s.add_argument("--failed-login-burst", type=non_negative_int, default=0, help="failed logins from one host midway (default 0)")
+    s.add_argument("--failed-login-burst", type=non_negative_int, default=0,
+                   help="failed logins from one host midway (default 0)")
     s.add_argument("--malformed", type=non_negative_int, default=0, help="malformed lines mixed in (default 0)")
     from auditpipe.tools.simulate import ROTATION_SCHEMES, STYLES
 
@@ -284,7 +285,8 @@ def register(sub) -> None:
                         "together, with every checkpoint's size and duration, the job's heap and resident memory and "
                         "the latency of each 5 minutes, and the counts checked (bench/README.md)")
     s.add_argument("--minutes", type=positive, help="the long run's length (default 30)")
-    s.add_argument("--rate", type=positive, help="the long run's events/s, both servers together (default 3000; 2 cores carried 4000 with the whole stack on them: bench/README.md, The long run)")
+    s.add_argument("--rate", type=positive, help="the long run's events/s, both servers together (default 3000; 2 cores "
+                   "carried 4000 with the whole stack on them: bench/README.md, The long run)")
     s.add_argument("--cluster", action="store_true", help="the long run with the job on the local Flink cluster "
                    "(a JobManager and two TaskManagers) instead of one MiniCluster process")
     s.add_argument("--latency-rate", type=positive, metavar="N",

@@ -152,7 +152,8 @@ class KafkaBroker(Component):
                 cluster_id_file.write_text(uuid.uuid4().hex[:22])
             progress.run_logged([java, "-cp", classpath, f"-Dlog4j2.configurationFile={log4j}",
                                  "kafka.tools.StorageTool", "format",
-                                 *storage_format_args(cluster_id_file.read_text(), props)], self.proc.log_file, "formatting Kafka storage")
+                                 *storage_format_args(cluster_id_file.read_text(), props)],
+                                self.proc.log_file, "formatting Kafka storage")
         self.proc.start([java, f"-Xmx{k['heap']}", f"-Xms{k['heap']}", "-XX:+UseG1GC",
                          f"-Dlog4j2.configurationFile={log4j}", "-cp", classpath, "kafka.Kafka", str(props)])
         wait_until(lambda: port_open(k["host"], k["port"]) and self.healthy(),
