@@ -13,7 +13,8 @@ import java.util.Set;
  * in an open-addressing table of longs ({@link FirstCopies.Table}): no entry object and no boxed
  * value per id. It holds up to a checkpoint interval of a server's events (400,000 at 80,000
  * events/s and 5 s); as a {@code HashMap<RememberedId, Long>} its lookups, inserts and growth took
- * 7% of the job alone's samples (bench/README.md "Why the job alone..."). {@link #asMap} hands the entries to
+ * 7% of the job alone's samples (185d20b, 2026-11-27; bench/README.md "Why the job alone stays below
+ * 150,000 events/s per core"). {@link #asMap} hands the entries to
  * {@code MapState.putAll} (on RocksDB one write batch) without copying them.
  *
  * <p>An entry matches a lookup only with the same time to forget, as the map's keys do: a copy has
