@@ -19,8 +19,8 @@ import java.util.TreeMap;
 /**
  * The compliance part of the job's configuration: data classes and their tables, classes of
  * principals, who may access each data class, what is masked, the change windows. Read from the
- * job's properties under {@code compliance.} (the CLI writes them from the config file's
- * {@code compliance} section; docs/compliance.md is the reference):
+ * job's properties under {@code compliance.} (the CLI writes them from the config file's {@code
+ * compliance} section; docs/compliance.md is the reference):
  *
  * <pre>
  * compliance.data-class.&lt;class&gt;.tables=shop.cards,billing.*        (class: pci_cardholder, hipaa_ephi, sox_financial)
@@ -33,8 +33,9 @@ import java.util.TreeMap;
  * compliance.business-hours=mon,tue,wed,thu,fri 07:00-19:00 Europe/Berlin
  * compliance.sql-parse-timeout-ms=1000
  * </pre>
- * Patterns are {@link Glob}s, comma-separated. {@link #fromProperties} rejects unknown keys and
- * bad values, naming the key.
+ *
+ * Patterns are {@link Glob}s, comma-separated. {@link #fromProperties} rejects unknown keys and bad
+ * values, naming the key.
  */
 public final class ComplianceSettings implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -43,7 +44,8 @@ public final class ComplianceSettings implements Serializable {
     public static final String PCI_CARDHOLDER = "pci_cardholder";
     public static final String HIPAA_EPHI = "hipaa_ephi";
     public static final String SOX_FINANCIAL = "sox_financial";
-    public static final List<String> DATA_CLASSES = List.of(PCI_CARDHOLDER, HIPAA_EPHI, SOX_FINANCIAL);
+    public static final List<String> DATA_CLASSES =
+            List.of(PCI_CARDHOLDER, HIPAA_EPHI, SOX_FINANCIAL);
 
     private static final String DATA_CLASS = "data-class.";
     private static final String TABLES = "tables";
@@ -58,24 +60,36 @@ public final class ComplianceSettings implements Serializable {
     private static final String SQL_PARSE_TIMEOUT = "sql-parse-timeout-ms";
 
     /**
-     * Every key {@link #fromProperties} reads, {@code <class>} standing for a data class and
-     * {@code <name>} for a pattern's name, with what it holds (schemas/job-contract.json).
+     * Every key {@link #fromProperties} reads, {@code <class>} standing for a data class and {@code
+     * <name>} for a pattern's name, with what it holds (schemas/job-contract.json).
      */
     public static final Map<String, String> KEYS = keys();
 
     private static Map<String, String> keys() {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put(PREFIX + DATA_CLASS + "<class>." + TABLES, "Tables of the data class (db.table globs, comma-separated).");
-        m.put(PREFIX + DATA_CLASS + "<class>." + ALLOWED_PRINCIPALS, "Principals allowed to touch the data class"
-                + " (user or user@host globs); absent: access is not enforced.");
+        m.put(
+                PREFIX + DATA_CLASS + "<class>." + TABLES,
+                "Tables of the data class (db.table globs, comma-separated).");
+        m.put(
+                PREFIX + DATA_CLASS + "<class>." + ALLOWED_PRINCIPALS,
+                "Principals allowed to touch the data class"
+                        + " (user or user@host globs); absent: access is not enforced.");
         m.put(PREFIX + ADMINISTRATORS, "Principals that are administrators (globs).");
         m.put(PREFIX + SERVICE_ACCOUNTS, "Principals that are service accounts (globs).");
         m.put(PREFIX + MASK_PANS, "true or false: mask card numbers (PANs that pass Luhn).");
-        m.put(PREFIX + MASK_CREDENTIALS, "true or false: mask the passwords and hashes of account statements.");
-        m.put(PREFIX + MASK_PATTERN + "<name>", "A regular expression whose matches are masked, named in 'masked'.");
-        m.put(PREFIX + CHANGE_WINDOWS, "Weekly change windows, 'DAYS HH:MM-HH:MM ZONE' separated by ';'.");
+        m.put(
+                PREFIX + MASK_CREDENTIALS,
+                "true or false: mask the passwords and hashes of account statements.");
+        m.put(
+                PREFIX + MASK_PATTERN + "<name>",
+                "A regular expression whose matches are masked, named in 'masked'.");
+        m.put(
+                PREFIX + CHANGE_WINDOWS,
+                "Weekly change windows, 'DAYS HH:MM-HH:MM ZONE' separated by ';'.");
         m.put(PREFIX + BUSINESS_HOURS, "Weekly business hours, in the form of the change windows.");
-        m.put(PREFIX + SQL_PARSE_TIMEOUT, "Longest time the SQL parser may spend on one statement, in milliseconds (one attempt; then a keyword scan): a safety net, far above what a statement within the parser's bounds takes (docs/compliance.md).");
+        m.put(
+                PREFIX + SQL_PARSE_TIMEOUT,
+                "Longest time the SQL parser may spend on one statement, in milliseconds (one attempt; then a keyword scan): a safety net, far above what a statement within the parser's bounds takes (docs/compliance.md).");
         return java.util.Collections.unmodifiableMap(m);
     }
 
@@ -84,13 +98,20 @@ public final class ComplianceSettings implements Serializable {
     public static final String PERSON = "person";
 
     final Map<String, List<Glob>> tables = new LinkedHashMap<>();
+
     /** Only the classes whose access is enforced. */
     final Map<String, List<Glob>> allowed = new LinkedHashMap<>();
+
     final List<Glob> administrators = new ArrayList<>();
     final List<Glob> serviceAccounts = new ArrayList<>();
     final List<ChangeWindow> changeWindows = new ArrayList<>();
-    /** Weekly windows of working time (same form as the change windows); empty: after-hours is not judged. */
+
+    /**
+     * Weekly windows of working time (same form as the change windows); empty: after-hours is not
+     * judged.
+     */
     final List<ChangeWindow> businessHours = new ArrayList<>();
+
     SensitiveDataMasker masker = new SensitiveDataMasker(true, Map.of());
     long sqlParseTimeoutMillis = 1000;
 
@@ -111,7 +132,10 @@ public final class ComplianceSettings implements Serializable {
         return changeWindows;
     }
 
-    /** The data classes a table ({@code db.table}) belongs to; a pattern without a dot matches the table in any database. */
+    /**
+     * The data classes a table ({@code db.table}) belongs to; a pattern without a dot matches the
+     * table in any database.
+     */
     public List<String> dataClassesOf(String table) {
         List<String> out = new ArrayList<>(1);
         int dot = table.indexOf('.');
@@ -153,7 +177,10 @@ public final class ComplianceSettings implements Serializable {
         return false;
     }
 
-    /** True when {@code epochMillis} falls in a change window (always false when none is configured). */
+    /**
+     * True when {@code epochMillis} falls in a change window (always false when none is
+     * configured).
+     */
     public boolean inChangeWindow(long epochMillis) {
         for (ChangeWindow w : changeWindows) {
             if (w.contains(epochMillis)) return true;
@@ -161,7 +188,10 @@ public final class ComplianceSettings implements Serializable {
         return false;
     }
 
-    /** Null when no business hours are configured; otherwise true when {@code epochMillis} is outside every window. */
+    /**
+     * Null when no business hours are configured; otherwise true when {@code epochMillis} is
+     * outside every window.
+     */
     public Boolean afterHours(long epochMillis) {
         if (businessHours.isEmpty()) return null;
         for (ChangeWindow w : businessHours) {
@@ -174,7 +204,9 @@ public final class ComplianceSettings implements Serializable {
         return businessHours;
     }
 
-    /** A weekly window of time in a zone: {@code sat,sun 02:00-06:00 UTC}; {@code *} for every day. */
+    /**
+     * A weekly window of time in a zone: {@code sat,sun 02:00-06:00 UTC}; {@code *} for every day.
+     */
     public static final class ChangeWindow implements Serializable {
         private static final long serialVersionUID = 1L;
         final EnumSet<DayOfWeek> days;
@@ -183,7 +215,8 @@ public final class ComplianceSettings implements Serializable {
         final String zone;
         final String text;
 
-        ChangeWindow(EnumSet<DayOfWeek> days, LocalTime from, LocalTime to, String zone, String text) {
+        ChangeWindow(
+                EnumSet<DayOfWeek> days, LocalTime from, LocalTime to, String zone, String text) {
             this.days = days;
             this.from = from;
             this.to = to;
@@ -194,7 +227,10 @@ public final class ComplianceSettings implements Serializable {
         static ChangeWindow parse(String text) {
             String[] parts = text.trim().split("\\s+");
             if (parts.length != 3) {
-                throw new IllegalArgumentException("'" + text + "' is not 'DAYS HH:MM-HH:MM ZONE' (e.g. 'sat,sun 02:00-06:00 UTC')");
+                throw new IllegalArgumentException(
+                        "'"
+                                + text
+                                + "' is not 'DAYS HH:MM-HH:MM ZONE' (e.g. 'sat,sun 02:00-06:00 UTC')");
             }
             EnumSet<DayOfWeek> days = EnumSet.noneOf(DayOfWeek.class);
             if ("*".equals(parts[0])) {
@@ -202,12 +238,15 @@ public final class ComplianceSettings implements Serializable {
             } else {
                 for (String d : parts[0].split(",")) {
                     DayOfWeek day = DAY_NAMES.get(d.toLowerCase(Locale.ROOT));
-                    if (day == null) throw new IllegalArgumentException("'" + d + "' is not a day (mon, tue, ... sun, or *)");
+                    if (day == null)
+                        throw new IllegalArgumentException(
+                                "'" + d + "' is not a day (mon, tue, ... sun, or *)");
                     days.add(day);
                 }
             }
             String[] range = parts[1].split("-");
-            if (range.length != 2) throw new IllegalArgumentException("'" + parts[1] + "' is not HH:MM-HH:MM");
+            if (range.length != 2)
+                throw new IllegalArgumentException("'" + parts[1] + "' is not HH:MM-HH:MM");
             LocalTime from, to;
             try {
                 from = LocalTime.parse(range[0]);
@@ -223,7 +262,10 @@ public final class ComplianceSettings implements Serializable {
             return new ChangeWindow(days, from, to, parts[2], text.trim());
         }
 
-        /** Inside when the local day is one of the days and the local time is in [from, to) (a window past midnight belongs to its first day). */
+        /**
+         * Inside when the local day is one of the days and the local time is in [from, to) (a
+         * window past midnight belongs to its first day).
+         */
         public boolean contains(long epochMillis) {
             ZonedDateTime t = Instant.ofEpochMilli(epochMillis).atZone(ZoneId.of(zone));
             LocalTime time = t.toLocalTime();
@@ -241,9 +283,22 @@ public final class ComplianceSettings implements Serializable {
         }
     }
 
-    private static final Map<String, DayOfWeek> DAY_NAMES = Map.of("mon", DayOfWeek.MONDAY, "tue", DayOfWeek.TUESDAY,
-            "wed", DayOfWeek.WEDNESDAY, "thu", DayOfWeek.THURSDAY, "fri", DayOfWeek.FRIDAY, "sat", DayOfWeek.SATURDAY,
-            "sun", DayOfWeek.SUNDAY);
+    private static final Map<String, DayOfWeek> DAY_NAMES =
+            Map.of(
+                    "mon",
+                    DayOfWeek.MONDAY,
+                    "tue",
+                    DayOfWeek.TUESDAY,
+                    "wed",
+                    DayOfWeek.WEDNESDAY,
+                    "thu",
+                    DayOfWeek.THURSDAY,
+                    "fri",
+                    DayOfWeek.FRIDAY,
+                    "sat",
+                    DayOfWeek.SATURDAY,
+                    "sun",
+                    DayOfWeek.SUNDAY);
 
     /**
      * Reads the {@code compliance.*} entries of {@code properties} (other keys are ignored).
@@ -265,25 +320,34 @@ public final class ComplianceSettings implements Serializable {
                 if (rest.startsWith(DATA_CLASS)) {
                     String[] p = rest.substring(DATA_CLASS.length()).split("\\.", 2);
                     if (p.length != 2 || !DATA_CLASSES.contains(p[0])) {
-                        throw new IllegalArgumentException("unknown data class (known: " + DATA_CLASSES + ")");
+                        throw new IllegalArgumentException(
+                                "unknown data class (known: " + DATA_CLASSES + ")");
                     }
                     if (TABLES.equals(p[1])) s.tables.put(p[0], globs(value));
                     else if (ALLOWED_PRINCIPALS.equals(p[1])) s.allowed.put(p[0], globs(value));
-                    else throw new IllegalArgumentException("unknown key (a data class has " + TABLES + " and "
-                            + ALLOWED_PRINCIPALS + ")");
+                    else
+                        throw new IllegalArgumentException(
+                                "unknown key (a data class has "
+                                        + TABLES
+                                        + " and "
+                                        + ALLOWED_PRINCIPALS
+                                        + ")");
                 } else if (ADMINISTRATORS.equals(rest)) {
                     s.administrators.addAll(globs(value));
                 } else if (SERVICE_ACCOUNTS.equals(rest)) {
                     s.serviceAccounts.addAll(globs(value));
                 } else if (MASK_PANS.equals(rest)) {
-                    if (!value.equals("true") && !value.equals("false")) throw new IllegalArgumentException("not true or false");
+                    if (!value.equals("true") && !value.equals("false"))
+                        throw new IllegalArgumentException("not true or false");
                     maskPans = Boolean.parseBoolean(value);
                 } else if (MASK_CREDENTIALS.equals(rest)) {
-                    if (!value.equals("true") && !value.equals("false")) throw new IllegalArgumentException("not true or false");
+                    if (!value.equals("true") && !value.equals("false"))
+                        throw new IllegalArgumentException("not true or false");
                     maskCredentials = Boolean.parseBoolean(value);
                 } else if (rest.startsWith(MASK_PATTERN) && rest.length() > MASK_PATTERN.length()) {
                     String name = rest.substring(MASK_PATTERN.length());
-                    new SensitiveDataMasker(false, Map.of(name, value)); // compiles it: names a bad one
+                    new SensitiveDataMasker(
+                            false, Map.of(name, value)); // compiles it: names a bad one
                     patterns.put(name, value);
                 } else if (CHANGE_WINDOWS.equals(rest)) {
                     for (String w : value.split(";")) {
@@ -295,9 +359,11 @@ public final class ComplianceSettings implements Serializable {
                     }
                 } else if (SQL_PARSE_TIMEOUT.equals(rest)) {
                     s.sqlParseTimeoutMillis = Long.parseLong(value);
-                    if (s.sqlParseTimeoutMillis <= 0) throw new IllegalArgumentException("must be positive");
+                    if (s.sqlParseTimeoutMillis <= 0)
+                        throw new IllegalArgumentException("must be positive");
                 } else {
-                    throw new IllegalArgumentException("unknown key (known: " + String.join(", ", KEYS.keySet()) + ")");
+                    throw new IllegalArgumentException(
+                            "unknown key (known: " + String.join(", ", KEYS.keySet()) + ")");
                 }
             } catch (IllegalArgumentException ex) {
                 problems.add("option '" + key + "': " + ex.getMessage());

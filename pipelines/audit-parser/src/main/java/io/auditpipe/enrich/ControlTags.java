@@ -1,11 +1,9 @@
 package io.auditpipe.enrich;
 
 import io.auditpipe.parser.AuditEvent;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,19 +17,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * The compliance controls an event evidences, from the one mapping table
  * (schemas/compliance-controls.csv, in the jar as {@value #RESOURCE}; docs/compliance.md shows it).
  *
- * <p>Each row: {@code control,framework,requirement,when}. {@code when} is clauses joined by
- * {@code &}, all of which must hold; a clause is {@code key=value|value...}, one of whose values
- * (a {@link Glob}) must match. Keys: {@code category}, {@code action}, {@code data_class} (any of
- * the event's), {@code principal_class}, {@code outcome}, {@code status}. A control with several
- * rows is evidenced when any row matches.
+ * <p>Each row: {@code control,framework,requirement,when}. {@code when} is clauses joined by {@code
+ * &}, all of which must hold; a clause is {@code key=value|value...}, one of whose values (a {@link
+ * Glob}) must match. Keys: {@code category}, {@code action}, {@code data_class} (any of the
+ * event's), {@code principal_class}, {@code outcome}, {@code status}. A control with several rows
+ * is evidenced when any row matches.
  */
 public final class ControlTags implements Serializable {
     private static final long serialVersionUID = 1L;
     public static final String RESOURCE = "/io/auditpipe/enrich/compliance-controls.csv";
-    static final List<String> KEYS = List.of("category", "action", "data_class", "principal_class", "outcome", "status");
+    static final List<String> KEYS =
+            List.of("category", "action", "data_class", "principal_class", "outcome", "status");
 
     /** One row of the table. */
-    public record Row(String control, String framework, String requirement, Map<String, List<Glob>> when)
+    public record Row(
+            String control, String framework, String requirement, Map<String, List<Glob>> when)
             implements Serializable {}
 
     private final List<Row> rows;
@@ -63,9 +63,18 @@ public final class ControlTags implements Serializable {
                 if (lineNumber == 1 || line.isBlank()) continue;
                 List<String> cells = cells(line);
                 if (cells.size() != 4) {
-                    throw new IllegalArgumentException("compliance-controls.csv line " + lineNumber + ": 4 columns expected, got " + cells.size());
+                    throw new IllegalArgumentException(
+                            "compliance-controls.csv line "
+                                    + lineNumber
+                                    + ": 4 columns expected, got "
+                                    + cells.size());
                 }
-                rows.add(new Row(cells.get(0), cells.get(1), cells.get(2), conditions(cells.get(3), lineNumber)));
+                rows.add(
+                        new Row(
+                                cells.get(0),
+                                cells.get(1),
+                                cells.get(2),
+                                conditions(cells.get(3), lineNumber)));
             }
         } catch (IOException e) {
             throw new IllegalStateException(e);
@@ -78,8 +87,13 @@ public final class ControlTags implements Serializable {
         for (String clause : when.split("&")) {
             String[] kv = clause.trim().split("=", 2);
             if (kv.length != 2 || !KEYS.contains(kv[0].trim())) {
-                throw new IllegalArgumentException("compliance-controls.csv line " + lineNumber + ": '" + clause.trim()
-                        + "' is not key=value|value with a key of " + KEYS);
+                throw new IllegalArgumentException(
+                        "compliance-controls.csv line "
+                                + lineNumber
+                                + ": '"
+                                + clause.trim()
+                                + "' is not key=value|value with a key of "
+                                + KEYS);
             }
             List<Glob> values = new ArrayList<>();
             for (String v : kv[1].split("\\|")) values.add(new Glob(v.trim()));
@@ -120,19 +134,33 @@ public final class ControlTags implements Serializable {
     /**
      * The controls the (classified) event evidences, sorted. They depend on six fields with few
      * values between them, so each combination's answer is remembered (matching the table's globs
-     * for every event was 5-6% of the job alone's samples, profiled 2026-11-24); past
-     * {@link #MAX_REMEMBERED} combinations the memory starts again.
+     * for every event was 5-6% of the job alone's samples, profiled 2026-11-24); past {@link
+     * #MAX_REMEMBERED} combinations the memory starts again.
      */
     public List<String> controlsOf(AuditEvent e) {
         Map<Subject, List<String>> memory = remembered;
         if (memory == null) remembered = memory = new ConcurrentHashMap<>();
-        Subject subject = new Subject(e.category, e.action, e.dataClasses, e.principalClass, e.outcome(), e.status);
+        Subject subject =
+                new Subject(
+                        e.category,
+                        e.action,
+                        e.dataClasses,
+                        e.principalClass,
+                        e.outcome(),
+                        e.status);
         List<String> controls = memory.get(subject);
         if (controls == null) {
             controls = List.copyOf(evaluate(e));
             if (memory.size() >= MAX_REMEMBERED) memory.clear();
-            memory.put(new Subject(e.category, e.action, e.dataClasses == null ? null : new ArrayList<>(e.dataClasses),
-                    e.principalClass, e.outcome(), e.status), controls);
+            memory.put(
+                    new Subject(
+                            e.category,
+                            e.action,
+                            e.dataClasses == null ? null : new ArrayList<>(e.dataClasses),
+                            e.principalClass,
+                            e.outcome(),
+                            e.status),
+                    controls);
         }
         return new ArrayList<>(controls);
     }
@@ -141,10 +169,17 @@ public final class ControlTags implements Serializable {
     private transient volatile Map<Subject, List<String>> remembered;
 
     /** What the table's clauses read of an event. */
-    private record Subject(String category, String action, List<String> dataClasses, String principalClass,
-                           String outcome, Integer status) {}
+    private record Subject(
+            String category,
+            String action,
+            List<String> dataClasses,
+            String principalClass,
+            String outcome,
+            Integer status) {}
 
-    /** The controls the event evidences, read from the table (what {@link #controlsOf} remembers). */
+    /**
+     * The controls the event evidences, read from the table (what {@link #controlsOf} remembers).
+     */
     List<String> evaluate(AuditEvent e) {
         TreeSet<String> out = new TreeSet<>();
         for (Row row : rows) {
@@ -162,12 +197,23 @@ public final class ControlTags implements Serializable {
                         for (String d : e.dataClasses) any |= anyMatch(c.getValue(), d);
                     }
                     break;
-                case "category": any = anyMatch(c.getValue(), e.category); break;
-                case "action": any = anyMatch(c.getValue(), e.action); break;
-                case "principal_class": any = anyMatch(c.getValue(), e.principalClass); break;
-                case "outcome": any = anyMatch(c.getValue(), e.outcome()); break;
-                case "status": any = e.status != null && anyMatch(c.getValue(), String.valueOf(e.status)); break;
-                default: break;
+                case "category":
+                    any = anyMatch(c.getValue(), e.category);
+                    break;
+                case "action":
+                    any = anyMatch(c.getValue(), e.action);
+                    break;
+                case "principal_class":
+                    any = anyMatch(c.getValue(), e.principalClass);
+                    break;
+                case "outcome":
+                    any = anyMatch(c.getValue(), e.outcome());
+                    break;
+                case "status":
+                    any = e.status != null && anyMatch(c.getValue(), String.valueOf(e.status));
+                    break;
+                default:
+                    break;
             }
             if (!any) return false;
         }

@@ -1,7 +1,6 @@
 package io.auditpipe.enrich;
 
 import io.auditpipe.parser.AuditEvent;
-
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,14 +9,14 @@ import java.util.TreeSet;
 
 /**
  * Turns a parsed event into what a compliance review reads (docs/compliance.md): masks sensitive
- * data, then adds the category and action ({@link EventTaxonomy}), the tables touched
- * ({@link SqlTables}), their data classes, the principal's class, access by principals not allowed
- * for a class, whether a schema change is inside a change window, whether access to classified
- * data is after hours, and the controls evidenced ({@link ControlTags}).
+ * data, then adds the category and action ({@link EventTaxonomy}), the tables touched ({@link
+ * SqlTables}), their data classes, the principal's class, access by principals not allowed for a
+ * class, whether a schema change is inside a change window, whether access to classified data is
+ * after hours, and the controls evidenced ({@link ControlTags}).
  *
  * <p>The Flink job and {@code auditpipe parse --enrich} both call {@link #enrich}; nothing else
- * decides what an event means. Deterministic: the same event and settings give the same result.
- * Not thread-safe (one per operator instance); {@link #close} stops the SQL parser's thread.
+ * decides what an event means. Deterministic: the same event and settings give the same result. Not
+ * thread-safe (one per operator instance); {@link #close} stops the SQL parser's thread.
  */
 public final class Enricher implements Serializable, AutoCloseable {
     private static final long serialVersionUID = 1L;
@@ -61,7 +60,10 @@ public final class Enricher implements Serializable, AutoCloseable {
             String object = e.extra.get("object"); // MariaDB table events: db.table
             if (object != null && e.sqltext == null && !object.isEmpty()) {
                 // a RENAME names the old table and the new one: old|new
-                for (String t : "RENAME".equals(e.eventName) ? object.split("\\|") : new String[] {object}) {
+                for (String t :
+                        "RENAME".equals(e.eventName)
+                                ? object.split("\\|")
+                                : new String[] {object}) {
                     if (!t.isEmpty()) tables.add(SqlTables.qualified(t, e.db));
                 }
             }
@@ -69,7 +71,8 @@ public final class Enricher implements Serializable, AutoCloseable {
             if (table != null && !table.isEmpty()) tables.add(SqlTables.qualified(table, e.db));
         }
 
-        // masking: the statement, the record's other fields, and a parse error (it may quote a literal)
+        // masking: the statement, the record's other fields, and a parse error (it may quote a
+        // literal)
         TreeSet<String> masked = new TreeSet<>();
         SensitiveDataMasker masker = settings.masker();
         SensitiveDataMasker.Masked sql = masker.mask(e.sqltext);
@@ -114,7 +117,10 @@ public final class Enricher implements Serializable, AutoCloseable {
         }
         e.accessViolations = violations;
         // the time-of-day questions FerretDB cannot ask in a query (no $hour): answered here, once
-        e.inChangeWindow = EventTaxonomy.SCHEMA_CHANGE.equals(e.category) ? settings.inChangeWindow(e.eventTimeMillis) : null;
+        e.inChangeWindow =
+                EventTaxonomy.SCHEMA_CHANGE.equals(e.category)
+                        ? settings.inChangeWindow(e.eventTimeMillis)
+                        : null;
         e.afterHours = classes.isEmpty() ? null : settings.afterHours(e.eventTimeMillis);
         e.controls = controls.controlsOf(e);
         return e;
@@ -126,8 +132,10 @@ public final class Enricher implements Serializable, AutoCloseable {
     }
 
     private static boolean needsTables(String category) {
-        return EventTaxonomy.DATA_READ.equals(category) || EventTaxonomy.DATA_WRITE.equals(category)
-                || EventTaxonomy.SCHEMA_CHANGE.equals(category) || EventTaxonomy.OTHER.equals(category)
+        return EventTaxonomy.DATA_READ.equals(category)
+                || EventTaxonomy.DATA_WRITE.equals(category)
+                || EventTaxonomy.SCHEMA_CHANGE.equals(category)
+                || EventTaxonomy.OTHER.equals(category)
                 || EventTaxonomy.AUDIT_SYSTEM.equals(category);
     }
 

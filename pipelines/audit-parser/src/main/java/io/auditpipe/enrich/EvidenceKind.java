@@ -1,7 +1,6 @@
 package io.auditpipe.enrich;
 
 import io.auditpipe.parser.AuditEvent;
-
 import java.util.Locale;
 import java.util.Map;
 
@@ -13,12 +12,17 @@ import java.util.Map;
  * ever match such events run on the evidence collection unchanged, and a test checks the two agree.
  */
 public enum EvidenceKind {
-    FAILED_LOGIN("a failed login or change of user", Map.of("auth_outcome", AuditEvent.AUTH_FAILURE)),
-    ACCOUNT_CHANGE("an account or privilege change (CREATE/DROP/ALTER USER, GRANT, REVOKE, SET PASSWORD ...)",
+    FAILED_LOGIN(
+            "a failed login or change of user", Map.of("auth_outcome", AuditEvent.AUTH_FAILURE)),
+    ACCOUNT_CHANGE(
+            "an account or privilege change (CREATE/DROP/ALTER USER, GRANT, REVOKE, SET PASSWORD ...)",
             Map.of("category", EventTaxonomy.ACCOUNT_MANAGEMENT)),
-    CLASSIFIED_DATA("an event touching a classified table: its reads and writes, DDL on it, access by principals"
-            + " not allowed for its class", Map.of("data_classes.0", Map.of("$exists", true))),
-    AUDIT_SYSTEM("the audit log started, stopped, disabled or reconfigured",
+    CLASSIFIED_DATA(
+            "an event touching a classified table: its reads and writes, DDL on it, access by principals"
+                    + " not allowed for its class",
+            Map.of("data_classes.0", Map.of("$exists", true))),
+    AUDIT_SYSTEM(
+            "the audit log started, stopped, disabled or reconfigured",
             Map.of("category", EventTaxonomy.AUDIT_SYSTEM));
 
     public final String id;

@@ -17,17 +17,19 @@ import java.util.Set;
  * "Frameworks"): schemas/framework-map.csv (subject, framework, ids joined by {@code |}) and
  * schemas/framework-requirements.csv (framework, id, requirement), in the jar beside
  * compliance-controls.csv. An alert rule serves what its controls serve and what its own rows add;
- * its alerts carry the result ({@code frameworks}), the frameworks and each one's ids in the order of
- * the requirements table. The CLI reads the same files (auditpipe.evidence.frameworks) and its tests
- * check the alerts the job stored against its own answer.
+ * its alerts carry the result ({@code frameworks}), the frameworks and each one's ids in the order
+ * of the requirements table. The CLI reads the same files (auditpipe.evidence.frameworks) and its
+ * tests check the alerts the job stored against its own answer.
  */
 public final class Frameworks implements Serializable {
     private static final long serialVersionUID = 1L;
     public static final String MAP_RESOURCE = "/io/auditpipe/enrich/framework-map.csv";
-    public static final String REQUIREMENTS_RESOURCE = "/io/auditpipe/enrich/framework-requirements.csv";
+    public static final String REQUIREMENTS_RESOURCE =
+            "/io/auditpipe/enrich/framework-requirements.csv";
 
     /** framework -> its ids, in the requirements table's order. */
     private final Map<String, List<String>> order;
+
     /** subject -> framework -> ids. */
     private final Map<String, Map<String, List<String>>> map;
 
@@ -65,8 +67,14 @@ public final class Frameworks implements Serializable {
             List<String> known = order.get(cells.get(1));
             for (String id : ids) {
                 if (known == null || !known.contains(id)) {
-                    throw new IllegalArgumentException("framework-map.csv: " + cells.get(0) + " -> " + cells.get(1) + " "
-                            + id + " is not in framework-requirements.csv");
+                    throw new IllegalArgumentException(
+                            "framework-map.csv: "
+                                    + cells.get(0)
+                                    + " -> "
+                                    + cells.get(1)
+                                    + " "
+                                    + id
+                                    + " is not in framework-requirements.csv");
                 }
             }
             map.computeIfAbsent(cells.get(0), k -> new LinkedHashMap<>()).put(cells.get(1), ids);
@@ -81,7 +89,14 @@ public final class Frameworks implements Serializable {
             if (lines[i].isBlank()) continue;
             List<String> cells = ControlTags.cells(lines[i].strip());
             if (cells.size() != columns) {
-                throw new IllegalArgumentException(name + " line " + (i + 1) + ": " + columns + " columns expected, got " + cells.size());
+                throw new IllegalArgumentException(
+                        name
+                                + " line "
+                                + (i + 1)
+                                + ": "
+                                + columns
+                                + " columns expected, got "
+                                + cells.size());
             }
             out.add(cells);
         }

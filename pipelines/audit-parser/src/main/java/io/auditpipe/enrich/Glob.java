@@ -24,7 +24,8 @@ public final class Glob implements Serializable {
         // most patterns are a name, or a name and one trailing *: no regular expression for those
         int star = text.indexOf('*');
         if (text.indexOf('?') < 0 && (star < 0 || star == text.length() - 1)) {
-            return star < 0 ? text.equalsIgnoreCase(name)
+            return star < 0
+                    ? text.equalsIgnoreCase(name)
                     : name.regionMatches(true, 0, text, 0, star);
         }
         if (pattern == null) {

@@ -17,25 +17,27 @@ import java.util.regex.Pattern;
  * <p>A PAN is 13 to 19 digits, in one run or in groups split by single spaces or hyphens, that
  * passes the Luhn check and starts with 2 to 6 (the major networks' ranges; a 13-digit epoch
  * milliseconds value starts with 1 until 2033 and is left alone). Every digit but the last four is
- * replaced by {@code *}, separators stay: {@code 4111-1111-1111-1111} becomes
- * {@code ****-****-****-1111}. A configured pattern's match has every letter and digit replaced by
- * {@code *}. Masking never changes a text's length, so the same masking works on raw bytes through
- * their ISO-8859-1 view ({@link #mask(byte[])}): a dead letter's bytes are masked without knowing
- * their encoding, and every byte that is not part of a match stays as it was.
+ * replaced by {@code *}, separators stay: {@code 4111-1111-1111-1111} becomes {@code
+ * ****-****-****-1111}. A configured pattern's match has every letter and digit replaced by {@code
+ * *}. Masking never changes a text's length, so the same masking works on raw bytes through their
+ * ISO-8859-1 view ({@link #mask(byte[])}): a dead letter's bytes are masked without knowing their
+ * encoding, and every byte that is not part of a match stays as it was.
  */
 public final class SensitiveDataMasker implements Serializable {
     private static final long serialVersionUID = 1L;
 
     public static final String PAN = "pan";
+
     /** The name in {@code masked} of account statements' secrets ({@link AccountSecrets}). */
     public static final String CREDENTIALS = "credentials";
 
     /**
-     * The U.S. social security number expression the configuration ships (schemas/config.schema.json,
-     * compliance.masking.patterns.us_ssn). A configured pattern spelled exactly so is found by
-     * {@link #nextSsn} instead of java.util.regex, which tried it at every character of every text
-     * (a fifth of parsing and enrichment's time, profiled 2026-11-24); SensitiveDataMaskerTest compares
-     * the two on generated texts. Any other spelling goes to java.util.regex.
+     * The U.S. social security number expression the configuration ships
+     * (schemas/config.schema.json, compliance.masking.patterns.us_ssn). A configured pattern
+     * spelled exactly so is found by {@link #nextSsn} instead of java.util.regex, which tried it at
+     * every character of every text (a fifth of parsing and enrichment's time, profiled
+     * 2026-11-24); SensitiveDataMaskerTest compares the two on generated texts. Any other spelling
+     * goes to java.util.regex.
      */
     public static final String US_SSN_EXPRESSION = "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])";
 
@@ -58,9 +60,11 @@ public final class SensitiveDataMasker implements Serializable {
     }
 
     /**
-     * @param maskCredentials whether the secrets of account statements are masked ({@link AccountSecrets})
+     * @param maskCredentials whether the secrets of account statements are masked ({@link
+     *     AccountSecrets})
      */
-    public SensitiveDataMasker(boolean maskPans, boolean maskCredentials, Map<String, String> patterns) {
+    public SensitiveDataMasker(
+            boolean maskPans, boolean maskCredentials, Map<String, String> patterns) {
         this.maskPans = maskPans;
         this.maskCredentials = maskCredentials;
         this.patternSources = new LinkedHashMap<>(patterns);
@@ -78,8 +82,11 @@ public final class SensitiveDataMasker implements Serializable {
                 try {
                     out.put(e.getKey(), Pattern.compile(e.getValue()));
                 } catch (java.util.regex.PatternSyntaxException ex) {
-                    throw new IllegalArgumentException("masking pattern '" + e.getKey() + "' is not a regular expression: "
-                            + ex.getDescription());
+                    throw new IllegalArgumentException(
+                            "masking pattern '"
+                                    + e.getKey()
+                                    + "' is not a regular expression: "
+                                    + ex.getDescription());
                 }
             }
             patterns = out;
@@ -87,7 +94,10 @@ public final class SensitiveDataMasker implements Serializable {
         return patterns;
     }
 
-    /** A masked text and the names of what was found in it (empty: nothing masked, the text is the input). */
+    /**
+     * A masked text and the names of what was found in it (empty: nothing masked, the text is the
+     * input).
+     */
     public record Masked(String text, List<String> found) {
         public boolean changed() {
             return !found.isEmpty();
@@ -114,7 +124,8 @@ public final class SensitiveDataMasker implements Serializable {
             int q = at + 7;
             if (q + 8 > text.length()) break;
             char quote = text.charAt(q);
-            if ((quote != '"' && quote != '\'') || !text.regionMatches(true, q + 1, "base64", 0, 6)
+            if ((quote != '"' && quote != '\'')
+                    || !text.regionMatches(true, q + 1, "base64", 0, 6)
                     || text.charAt(q + 7) != quote) continue;
             int open = text.indexOf('>', q + 8);
             if (open < 0) break;
@@ -157,7 +168,9 @@ public final class SensitiveDataMasker implements Serializable {
                     if (end < n && isDigit(text.charAt(end))) {
                         end++;
                         digits++;
-                    } else if (end + 1 < n && (text.charAt(end) == ' ' || text.charAt(end) == '-') && isDigit(text.charAt(end + 1))) {
+                    } else if (end + 1 < n
+                            && (text.charAt(end) == ' ' || text.charAt(end) == '-')
+                            && isDigit(text.charAt(end + 1))) {
                         end += 2;
                         digits++;
                     } else {
@@ -182,7 +195,9 @@ public final class SensitiveDataMasker implements Serializable {
         for (Map.Entry<String, Pattern> p : compiled().entrySet()) {
             if (US_SSN_EXPRESSION.equals(patternSources.get(p.getKey()))) {
                 char[] cs = null;
-                for (int at = nextSsn(current, 0); at >= 0; at = nextSsn(current, at + SSN_LENGTH)) {
+                for (int at = nextSsn(current, 0);
+                        at >= 0;
+                        at = nextSsn(current, at + SSN_LENGTH)) {
                     if (cs == null) cs = current.toCharArray();
                     maskLettersAndDigits(cs, at, at + SSN_LENGTH);
                     found.add(p.getKey());
@@ -208,7 +223,9 @@ public final class SensitiveDataMasker implements Serializable {
             }
             if (cs != null) current = new String(cs);
         }
-        return found.isEmpty() ? new Masked(text, List.of()) : new Masked(current, new ArrayList<>(found));
+        return found.isEmpty()
+                ? new Masked(text, List.of())
+                : new Masked(current, new ArrayList<>(found));
     }
 
     /** A configured pattern's match: every letter and digit becomes {@code *}. */
@@ -222,18 +239,27 @@ public final class SensitiveDataMasker implements Serializable {
 
     /**
      * Where {@link #US_SSN_EXPRESSION}'s next match starts at or after {@code from}, or -1: the
-     * leftmost {@code ddd-dd-dddd} with no digit right before or after it. Each match's first hyphen
-     * is 3 characters in, so only the hyphens are visited.
+     * leftmost {@code ddd-dd-dddd} with no digit right before or after it. Each match's first
+     * hyphen is 3 characters in, so only the hyphens are visited.
      */
     static int nextSsn(String t, int from) {
         int n = t.length();
-        for (int dash = t.indexOf('-', from + 3); dash >= 0 && dash + 8 <= n; dash = t.indexOf('-', dash + 1)) {
+        for (int dash = t.indexOf('-', from + 3);
+                dash >= 0 && dash + 8 <= n;
+                dash = t.indexOf('-', dash + 1)) {
             int s = dash - 3;
             if (s > 0 && isDigit(t.charAt(s - 1))) continue;
-            if (isDigit(t.charAt(s)) && isDigit(t.charAt(s + 1)) && isDigit(t.charAt(s + 2))
-                    && isDigit(t.charAt(s + 4)) && isDigit(t.charAt(s + 5)) && t.charAt(s + 6) == '-'
-                    && isDigit(t.charAt(s + 7)) && isDigit(t.charAt(s + 8)) && isDigit(t.charAt(s + 9))
-                    && isDigit(t.charAt(s + 10)) && (s + 11 == n || !isDigit(t.charAt(s + 11)))) {
+            if (isDigit(t.charAt(s))
+                    && isDigit(t.charAt(s + 1))
+                    && isDigit(t.charAt(s + 2))
+                    && isDigit(t.charAt(s + 4))
+                    && isDigit(t.charAt(s + 5))
+                    && t.charAt(s + 6) == '-'
+                    && isDigit(t.charAt(s + 7))
+                    && isDigit(t.charAt(s + 8))
+                    && isDigit(t.charAt(s + 9))
+                    && isDigit(t.charAt(s + 10))
+                    && (s + 11 == n || !isDigit(t.charAt(s + 11)))) {
                 return s;
             }
         }
@@ -262,7 +288,10 @@ public final class SensitiveDataMasker implements Serializable {
         return false;
     }
 
-    /** The same masking on bytes, through their ISO-8859-1 view; returns the input when nothing matched. */
+    /**
+     * The same masking on bytes, through their ISO-8859-1 view; returns the input when nothing
+     * matched.
+     */
     public byte[] mask(byte[] bytes) {
         if (bytes == null || bytes.length == 0) return bytes;
         Masked m = mask(new String(bytes, StandardCharsets.ISO_8859_1));
@@ -277,8 +306,8 @@ public final class SensitiveDataMasker implements Serializable {
 
     /**
      * Masks each PAN inside one run of digits and separators [from, to). The run is split into its
-     * groups (digits between separators); a PAN is one group, or consecutive groups, of 13-19 digits
-     * in all that passes Luhn. Returns whether anything was masked.
+     * groups (digits between separators); a PAN is one group, or consecutive groups, of 13-19
+     * digits in all that passes Luhn. Returns whether anything was masked.
      */
     static boolean maskPansIn(char[] c, int from, int to) {
         List<int[]> groups = new ArrayList<>(); // [start, end) of each digit group

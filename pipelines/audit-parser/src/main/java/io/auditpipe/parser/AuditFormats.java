@@ -38,24 +38,48 @@ public final class AuditFormats {
     static final String[][] SIGNATURES = {
         {"percona-json", "^\\s*\\{\\s*\"audit_record\"\\s*:"},
         {"mcafee-json", "^\\s*\\{\\s*\"msg-type\"\\s*:"},
-        {"cloudsql-mysql-audit", "^\\s*\\{.*(google\\.cloud\\.sql\\.audit\\.v1\\.MysqlAuditEntry\"|#cloudsql_mysql_audit#)"},
-        {"azure-mysql-audit", "^\\s*\\{.*(\"(event_class(_s)?|EventClass)\"\\s*:|\"MySqlAuditLogs\")"},
+        {
+            "cloudsql-mysql-audit",
+            "^\\s*\\{.*(google\\.cloud\\.sql\\.audit\\.v1\\.MysqlAuditEntry\"|#cloudsql_mysql_audit#)"
+        },
+        {
+            "azure-mysql-audit",
+            "^\\s*\\{.*(\"(event_class(_s)?|EventClass)\"\\s*:|\"MySqlAuditLogs\")"
+        },
         {"mysql-enterprise-json", "^\\s*(\\{.*)?\"class\"\\s*:\\s*\""},
         {"percona-xml", "^\\s*(RECORD=\"|<RECORD>)"},
         {"mysql-enterprise-xml", "^\\s*(RECORD_ID=\"|<RECORD_ID>)"},
         {"percona-csv", "^\"[A-Za-z ]+\",\"\\d+_\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\",\""},
-        {"mariadb-audit", "^" + MariadbAuditParser.TIMESTAMP_LAYOUT.pattern() + ",[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"},
-        {"aurora-audit", "^(\\d{4}-\\d\\d-\\d\\dT[^ ,]+Z )?\\d{16},[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"},
+        {
+            "mariadb-audit",
+            "^"
+                    + MariadbAuditParser.TIMESTAMP_LAYOUT.pattern()
+                    + ",[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"
+        },
+        {
+            "aurora-audit",
+            "^(\\d{4}-\\d\\d-\\d\\dT[^ ,]+Z )?\\d{16},[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"
+        },
     };
-    /** Records only syslog carries: MariaDB's {@code [syslog_info ]serverhost,user,host,connection,query,OPERATION,}. */
+
+    /**
+     * Records only syslog carries: MariaDB's {@code [syslog_info
+     * ]serverhost,user,host,connection,query,OPERATION,}.
+     */
     static final String[][] ENVELOPED_SIGNATURES = {
         {"mariadb-audit", "^[^,]*,[^,]*,[^,]*,\\d+,\\d+,[A-Z_]+,"},
     };
+
     private static final java.util.regex.Pattern[] PATTERNS = compile(SIGNATURES);
-    private static final java.util.regex.Pattern[] ENVELOPED_PATTERNS = compile(ENVELOPED_SIGNATURES);
+    private static final java.util.regex.Pattern[] ENVELOPED_PATTERNS =
+            compile(ENVELOPED_SIGNATURES);
+
     /** The lines of a record looked at to tell its format. */
     private static final int DETECT_LINES = 20;
-    /** The characters of a line looked at to tell its format: a statement's length costs nothing. */
+
+    /**
+     * The characters of a line looked at to tell its format: a statement's length costs nothing.
+     */
     private static final int DETECT_CHARS = 4096;
 
     private static java.util.regex.Pattern[] compile(String[][] signatures) {
@@ -78,8 +102,12 @@ public final class AuditFormats {
      */
     public static String detect(byte[] record, boolean enveloped) {
         // ISO-8859-1 keeps each byte a character; the signatures are ASCII
-        String text = new String(record, 0, Math.min(record.length, DETECT_LINES * DETECT_CHARS),
-                java.nio.charset.StandardCharsets.ISO_8859_1);
+        String text =
+                new String(
+                        record,
+                        0,
+                        Math.min(record.length, DETECT_LINES * DETECT_CHARS),
+                        java.nio.charset.StandardCharsets.ISO_8859_1);
         int start = 0;
         for (int n = 0; n < DETECT_LINES && start < text.length(); n++) {
             int end = text.indexOf('\n', start);
@@ -90,7 +118,8 @@ public final class AuditFormats {
             }
             if (enveloped && n == 0) {
                 for (int i = 0; i < ENVELOPED_PATTERNS.length; i++) {
-                    if (ENVELOPED_PATTERNS[i].matcher(line).find()) return ENVELOPED_SIGNATURES[i][0];
+                    if (ENVELOPED_PATTERNS[i].matcher(line).find())
+                        return ENVELOPED_SIGNATURES[i][0];
                 }
             }
             start = end + 1;
@@ -118,11 +147,14 @@ public final class AuditFormats {
         return parse(line, source, System.currentTimeMillis());
     }
 
-    /** Parses a line in the format its source descriptor names, received at {@code receivedMillis}. */
+    /**
+     * Parses a line in the format its source descriptor names, received at {@code receivedMillis}.
+     */
     public static ParseResult parse(byte[] line, SourceDescriptor source, long receivedMillis) {
         AuditLineParser parser = forName(source.format());
         if (parser == null) {
-            return ParseResult.failed("unknown audit format '" + source.format() + "' (known: " + names() + ")");
+            return ParseResult.failed(
+                    "unknown audit format '" + source.format() + "' (known: " + names() + ")");
         }
         return parser.parse(line, source, receivedMillis);
     }

@@ -10,17 +10,17 @@ import java.time.format.DateTimeParseException;
 import java.util.regex.Pattern;
 
 /**
- * The timestamp shapes the MySQL-family audit plugins write.
- * Percona 5.7 writes {@code 2024-01-15T10:30:00 UTC}, Percona 8.0 {@code 2024-09-03T01:53:33Z}: UTC,
- * said in the text. A bare {@code 2024-01-15T10:30:00} or {@code 2024-01-15 10:30:00} (MySQL
- * Enterprise Audit writes UTC this way, Percona's audit_log_filter the server's local time) is
- * read in the source's time zone (config {@code sources[].timezone}, default UTC).
+ * The timestamp shapes the MySQL-family audit plugins write. Percona 5.7 writes {@code
+ * 2024-01-15T10:30:00 UTC}, Percona 8.0 {@code 2024-09-03T01:53:33Z}: UTC, said in the text. A bare
+ * {@code 2024-01-15T10:30:00} or {@code 2024-01-15 10:30:00} (MySQL Enterprise Audit writes UTC
+ * this way, Percona's audit_log_filter the server's local time) is read in the source's time zone
+ * (config {@code sources[].timezone}, default UTC).
  *
- * <p>Every record has one, so the common shapes (whole seconds, {@code T} or a space, then
- * {@code Z}, {@code  UTC} or nothing) are read digit by digit; java.time's parsers (a formatter and
- * a regular expression per call) took a quarter of parsing and enrichment's time (profiled 2026-11-24).
- * Any other shape, and any value out of range, goes to java.time, whose answer is the reference
- * (AuditTimestampsTest compares the two on generated timestamps).
+ * <p>Every record has one, so the common shapes (whole seconds, {@code T} or a space, then {@code
+ * Z}, {@code UTC} or nothing) are read digit by digit; java.time's parsers (a formatter and a
+ * regular expression per call) took a quarter of parsing and enrichment's time (profiled
+ * 2026-11-24). Any other shape, and any value out of range, goes to java.time, whose answer is the
+ * reference (AuditTimestampsTest compares the two on generated timestamps).
  */
 public final class AuditTimestamps {
     private AuditTimestamps() {}
@@ -32,7 +32,10 @@ public final class AuditTimestamps {
         return parseEpochMillis(text, ZoneOffset.UTC);
     }
 
-    /** Epoch milliseconds; a time without a zone is in {@code zone}. Throws {@link IllegalArgumentException}. */
+    /**
+     * Epoch milliseconds; a time without a zone is in {@code zone}. Throws {@link
+     * IllegalArgumentException}.
+     */
     public static long parseEpochMillis(String text, ZoneId zone) {
         long fast = text == null ? NOT_READ : readCommonShape(text, zone);
         return fast != NOT_READ ? fast : parseWithJavaTime(text, zone);
@@ -41,8 +44,8 @@ public final class AuditTimestamps {
     static final long NOT_READ = Long.MIN_VALUE;
 
     /**
-     * {@code yyyy-MM-ddTHH:mm:ss} (or a space for the T) followed by nothing, {@code Z} or
-     * {@code " UTC"}; {@link #NOT_READ} for any other text or a field out of range.
+     * {@code yyyy-MM-ddTHH:mm:ss} (or a space for the T) followed by nothing, {@code Z} or {@code "
+     * UTC"}; {@link #NOT_READ} for any other text or a field out of range.
      */
     static long readCommonShape(String t, ZoneId zone) {
         int n = t.length();
@@ -57,13 +60,19 @@ public final class AuditTimestamps {
             return NOT_READ;
         }
         char sep = t.charAt(10);
-        if (t.charAt(4) != '-' || t.charAt(7) != '-' || (sep != 'T' && sep != ' ') || t.charAt(13) != ':'
+        if (t.charAt(4) != '-'
+                || t.charAt(7) != '-'
+                || (sep != 'T' && sep != ' ')
+                || t.charAt(13) != ':'
                 || t.charAt(16) != ':') {
             return NOT_READ;
         }
         int year = digits(t, 0, 4), month = digits(t, 5, 2), day = digits(t, 8, 2);
         int hour = digits(t, 11, 2), minute = digits(t, 14, 2), second = digits(t, 17, 2);
-        if ((year | month | day | hour | minute | second) < 0 || hour > 23 || minute > 59 || second > 59) {
+        if ((year | month | day | hour | minute | second) < 0
+                || hour > 23
+                || minute > 59
+                || second > 59) {
             return NOT_READ;
         }
         LocalDate date;
@@ -109,7 +118,8 @@ public final class AuditTimestamps {
             }
             return LocalDateTime.parse(t).atZone(zone).toInstant().toEpochMilli();
         } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException("timestamp '" + text + "' is not an ISO-8601 date-time");
+            throw new IllegalArgumentException(
+                    "timestamp '" + text + "' is not an ISO-8601 date-time");
         }
     }
 }

@@ -3,26 +3,28 @@ package io.auditpipe.parser;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * Azure Database for MySQL's audit logs, as its diagnostic settings deliver them (category
- * {@code MySqlAuditLogs}), one JSON object per line, in any of three spellings of the same fields:
+ * Azure Database for MySQL's audit logs, as its diagnostic settings deliver them (category {@code
+ * MySqlAuditLogs}), one JSON object per line, in any of three spellings of the same fields:
+ *
  * <ul>
  *   <li>Event Hubs and Storage: {@code {"time": .., "resourceId": .., "category": "MySqlAuditLogs",
  *       "operationName": "LogEvent", "properties": {"event_class": "connection_log",
- *       "event_subclass": "CONNECT", "connection_id": 11, "host": .., "ip": .., "user": .., "db": ..,
- *       "sql_text": .., "error_code": 0, "thread_id": .., "table_name": .., "event_time": ..}}};</li>
+ *       "event_subclass": "CONNECT", "connection_id": 11, "host": .., "ip": .., "user": .., "db":
+ *       .., "sql_text": .., "error_code": 0, "thread_id": .., "table_name": .., "event_time":
+ *       ..}}};
  *   <li>Log Analytics' AzureDiagnostics table: the same names flat with a suffix for their type
- *       ({@code event_class_s}, {@code connection_id_d} as a double, {@code event_time_t}, ...);</li>
- *   <li>Log Analytics' resource-specific table {@code MySqlAuditLogs}: PascalCase columns
- *       ({@code EventClass}, {@code EventSubclass}, {@code ConnectionId} as a string, {@code SqlText},
- *       {@code ErrorCode}, {@code EventTime}, {@code TimeGenerated}).</li>
+ *       ({@code event_class_s}, {@code connection_id_d} as a double, {@code event_time_t}, ...);
+ *   <li>Log Analytics' resource-specific table {@code MySqlAuditLogs}: PascalCase columns ({@code
+ *       EventClass}, {@code EventSubclass}, {@code ConnectionId} as a string, {@code SqlText},
+ *       {@code ErrorCode}, {@code EventTime}, {@code TimeGenerated}).
  * </ul>
+ *
  * Each name is reduced to its snake-case stem (suffix dropped, PascalCase split) and read once, so
  * the three read alike.
  *
@@ -38,6 +40,7 @@ import java.util.Map;
  */
 public final class AzureMysqlAuditParser extends ReadableRecordParser {
     public static final String FORMAT = "azure-mysql-audit";
+
     /** The diagnostic category of MySQL's audit logs. */
     static final String CATEGORY = "MySqlAuditLogs";
 
@@ -50,27 +53,37 @@ public final class AzureMysqlAuditParser extends ReadableRecordParser {
         Map<String, String> f = new HashMap<>();
         AuditEvent e = new AuditEvent();
         try (JsonParser p = RecordText.JSON.createParser(line)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) return ParseResult.failed("not a JSON object");
+            if (p.nextToken() != JsonToken.START_OBJECT)
+                return ParseResult.failed("not a JSON object");
             String problem = readObject(p, f, true);
             if (problem != null) return ParseResult.failed(problem);
-            if (p.nextToken() != null) return ParseResult.failed("trailing content after the JSON object");
+            if (p.nextToken() != null)
+                return ParseResult.failed("trailing content after the JSON object");
         } catch (JsonParseException ex) {
-            return ParseResult.failed("invalid JSON at column " + ex.getLocation().getColumnNr() + ": " + ex.getOriginalMessage());
+            return ParseResult.failed(
+                    "invalid JSON at column "
+                            + ex.getLocation().getColumnNr()
+                            + ": "
+                            + ex.getOriginalMessage());
         } catch (IOException | RuntimeException ex) {
             return ParseResult.failed("unreadable record: " + ex.getMessage());
         }
         if (f.containsKey("records")) {
-            return ParseResult.failed("an Event Hubs message of several records ('records' array): one record a line is read;"
-                    + " write each element of 'records' on a line of its own");
+            return ParseResult.failed(
+                    "an Event Hubs message of several records ('records' array): one record a line is read;"
+                            + " write each element of 'records' on a line of its own");
         }
         String category = f.get("category");
         if (category != null && !CATEGORY.equals(category)) {
             return ParseResult.failed("category '" + clip(category) + "' is not " + CATEGORY);
         }
         String eventClass = f.get("event_class");
-        if (eventClass == null || eventClass.isEmpty()) return ParseResult.failed("missing required field 'event_class'");
+        if (eventClass == null || eventClass.isEmpty())
+            return ParseResult.failed("missing required field 'event_class'");
         String time = first(f, "event_time", "time", "time_generated");
-        if (time == null) return ParseResult.failed("missing required field 'event_time' (or 'time', 'TimeGenerated')");
+        if (time == null)
+            return ParseResult.failed(
+                    "missing required field 'event_time' (or 'time', 'TimeGenerated')");
         try {
             e.eventTimeMillis = AuditTimestamps.parseEpochMillis(time, java.time.ZoneOffset.UTC);
         } catch (IllegalArgumentException ex) {
@@ -82,14 +95,17 @@ public final class AzureMysqlAuditParser extends ReadableRecordParser {
         String connection = f.get("connection_id");
         if (connection != null && !connection.isEmpty()) {
             Long id = wholeNumber(connection);
-            if (id == null) return ParseResult.failed("field 'connection_id' is not a number: '" + clip(connection) + "'");
+            if (id == null)
+                return ParseResult.failed(
+                        "field 'connection_id' is not a number: '" + clip(connection) + "'");
             e.connectionId = id;
         }
         String status = f.get("error_code");
         if (status != null && !status.isEmpty()) {
             Long code = wholeNumber(status);
             if (code == null || code > Integer.MAX_VALUE || code < Integer.MIN_VALUE) {
-                return ParseResult.failed("field 'error_code' is not a number: '" + clip(status) + "'");
+                return ParseResult.failed(
+                        "field 'error_code' is not a number: '" + clip(status) + "'");
             }
             e.status = code.intValue();
         }
@@ -101,32 +117,56 @@ public final class AzureMysqlAuditParser extends ReadableRecordParser {
         String table = first(f, "table_name", "table");
         if (table != null && !table.isEmpty()) e.extra.put("table", table);
         for (Map.Entry<String, String> x : f.entrySet()) {
-            if (!READ.contains(x.getKey()) && x.getValue() != null) e.extra.put(x.getKey(), x.getValue());
+            if (!READ.contains(x.getKey()) && x.getValue() != null)
+                e.extra.put(x.getKey(), x.getValue());
         }
         String upper = e.eventName.toUpperCase(Locale.ROOT);
-        if ("connection_log".equals(eventClass) && ("CONNECT".equals(upper) || "CHANGE USER".equals(upper))) {
-            e.authOutcome = e.status == null || e.status == 0 ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
+        if ("connection_log".equals(eventClass)
+                && ("CONNECT".equals(upper) || "CHANGE USER".equals(upper))) {
+            e.authOutcome =
+                    e.status == null || e.status == 0
+                            ? AuditEvent.AUTH_SUCCESS
+                            : AuditEvent.AUTH_FAILURE;
         }
         e.server = source.server();
         e.format = source.format();
         e.sourceFile = source.source();
         e.collector = source.collector();
-        e.recordId = java.time.Instant.ofEpochMilli(e.eventTimeMillis) + "-" + (e.connectionId == null ? "0" : e.connectionId)
-                + "-" + Digests.sha256Hex(line).substring(0, 12);
+        e.recordId =
+                java.time.Instant.ofEpochMilli(e.eventTimeMillis)
+                        + "-"
+                        + (e.connectionId == null ? "0" : e.connectionId)
+                        + "-"
+                        + Digests.sha256Hex(line).substring(0, 12);
         e.id = EventIds.eventId(source.server(), e.recordId);
         return ParseResult.ok(e);
     }
 
     /** The fields read into the event's own places; the rest go to extra. */
-    private static final java.util.Set<String> READ = java.util.Set.of("category", "event_class", "event_subclass",
-            "event_time", "time", "time_generated", "connection_id", "error_code", "user", "host", "ip", "db", "sql_text",
-            "table_name", "table");
+    private static final java.util.Set<String> READ =
+            java.util.Set.of(
+                    "category",
+                    "event_class",
+                    "event_subclass",
+                    "event_time",
+                    "time",
+                    "time_generated",
+                    "connection_id",
+                    "error_code",
+                    "user",
+                    "host",
+                    "ip",
+                    "db",
+                    "sql_text",
+                    "table_name",
+                    "table");
 
     /**
      * Reads an object's fields into {@code f} by their stems; {@code properties} (Event Hubs and
      * Storage) is read into the same map. A stem met twice keeps the first value.
      */
-    private static String readObject(JsonParser p, Map<String, String> f, boolean top) throws IOException {
+    private static String readObject(JsonParser p, Map<String, String> f, boolean top)
+            throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.currentName();
             JsonToken value = p.nextToken();
@@ -141,16 +181,19 @@ public final class AzureMysqlAuditParser extends ReadableRecordParser {
     }
 
     /**
-     * A name's snake-case stem: {@code event_class_s} and {@code EventClass} are {@code event_class},
-     * {@code connection_id_d} and {@code ConnectionId} {@code connection_id}, {@code TimeGenerated}
-     * {@code time_generated}. Log Analytics' type suffixes: _s, _d, _b, _t, _g.
+     * A name's snake-case stem: {@code event_class_s} and {@code EventClass} are {@code
+     * event_class}, {@code connection_id_d} and {@code ConnectionId} {@code connection_id}, {@code
+     * TimeGenerated} {@code time_generated}. Log Analytics' type suffixes: _s, _d, _b, _t, _g.
      */
     static String stem(String name) {
         String n = name;
-        if (n.length() > 2 && n.charAt(n.length() - 2) == '_' && "sdbtg".indexOf(n.charAt(n.length() - 1)) >= 0) {
+        if (n.length() > 2
+                && n.charAt(n.length() - 2) == '_'
+                && "sdbtg".indexOf(n.charAt(n.length() - 1)) >= 0) {
             n = n.substring(0, n.length() - 2);
         }
-        if (n.indexOf('_') >= 0 || n.equals(n.toLowerCase(Locale.ROOT))) return n.toLowerCase(Locale.ROOT);
+        if (n.indexOf('_') >= 0 || n.equals(n.toLowerCase(Locale.ROOT)))
+            return n.toLowerCase(Locale.ROOT);
         StringBuilder b = new StringBuilder(n.length() + 4);
         for (int i = 0; i < n.length(); i++) {
             char c = n.charAt(i);
@@ -164,7 +207,10 @@ public final class AzureMysqlAuditParser extends ReadableRecordParser {
         return b.toString();
     }
 
-    /** A whole number written as digits, or as a double with no fraction (Log Analytics' _d columns). */
+    /**
+     * A whole number written as digits, or as a double with no fraction (Log Analytics' _d
+     * columns).
+     */
     static Long wholeNumber(String text) {
         try {
             return Long.parseLong(text);

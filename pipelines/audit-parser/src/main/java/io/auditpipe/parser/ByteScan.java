@@ -13,7 +13,8 @@ import java.nio.ByteOrder;
 public final class ByteScan {
     private ByteScan() {}
 
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LONGS =
+            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     public static final long ONES = 0x0101010101010101L;
     public static final long HIGH_BITS = 0x8080808080808080L;
 
@@ -33,7 +34,10 @@ public final class ByteScan {
         return ((x - ONES) & ~x & HIGH_BITS) != 0;
     }
 
-    /** Whether some byte of {@code w} is below {@code limit} as an unsigned number ({@code limit} at most 0x80). */
+    /**
+     * Whether some byte of {@code w} is below {@code limit} as an unsigned number ({@code limit} at
+     * most 0x80).
+     */
     public static boolean anyByteBelow(long w, int limit) {
         return ((w - ONES * limit) & ~w & HIGH_BITS) != 0;
     }

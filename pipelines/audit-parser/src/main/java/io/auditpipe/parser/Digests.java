@@ -6,13 +6,15 @@ import java.security.NoSuchAlgorithmException;
 /** SHA-256 of original lines, as lowercase hex (what {@code sha256sum} prints). */
 public final class Digests {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
-    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
-    });
+    private static final ThreadLocal<MessageDigest> SHA256 =
+            ThreadLocal.withInitial(
+                    () -> {
+                        try {
+                            return MessageDigest.getInstance("SHA-256");
+                        } catch (NoSuchAlgorithmException e) {
+                            throw new IllegalStateException("every JDK has SHA-256", e);
+                        }
+                    });
 
     private Digests() {}
 

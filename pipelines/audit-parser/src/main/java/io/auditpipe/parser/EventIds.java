@@ -5,9 +5,9 @@ package io.auditpipe.parser;
  *
  * <p>{@code <server>/<record>}: the configured server name plus the record id the audit plugin
  * wrote (Percona: {@code <sequence>_<log start time>}, unique for the life of the server's log).
- * The same line read twice (collector retry, Kafka replay, job restart) gets the same id, so
- * the store keeps exactly one document for it. Readable on purpose: an auditor can take an id
- * from a report back to the line in the original file.
+ * The same line read twice (collector retry, Kafka replay, job restart) gets the same id, so the
+ * store keeps exactly one document for it. Readable on purpose: an auditor can take an id from a
+ * report back to the line in the original file.
  */
 public final class EventIds {
     private EventIds() {}

@@ -10,27 +10,30 @@ import java.util.regex.Pattern;
  * several lines each, ended by the line the format's end pattern matches.
  *
  * <p>The collectors do the framing (rsyslog's imfile {@code endmsg.regex}, the catch-up in
- * cli/auditpipe/stack/catchup.py, Fluentd's multiline {@code format_firstline} with the start pattern)
- * with these same patterns, kept in cli/auditpipe/formats.py too (a test compares the two). The
- * patterns use only what POSIX extended, Java, Python and Ruby regular expressions read alike:
- * anchors, bracket expressions, {@code ?}, {@code *}, {@code {m,n}}, groups and alternation. A
- * record's lines are joined with LF, without the last line's newline, as imfile does.
+ * cli/auditpipe/stack/catchup.py, Fluentd's multiline {@code format_firstline} with the start
+ * pattern) with these same patterns, kept in cli/auditpipe/formats.py too (a test compares the
+ * two). The patterns use only what POSIX extended, Java, Python and Ruby regular expressions read
+ * alike: anchors, bracket expressions, {@code ?}, {@code *}, {@code {m,n}}, groups and alternation.
+ * A record's lines are joined with LF, without the last line's newline, as imfile does.
  *
- * <p>The end pattern is what rsyslog, the catch-up and {@code auditpipe parse} frame by: a record is
- * shipped as soon as its last line is written (framed by its first line instead, rsyslog lost the
- * last record of every rotated file, docs/formats.md). The start pattern is for Fluentd, whose
+ * <p>The end pattern is what rsyslog, the catch-up and {@code auditpipe parse} frame by: a record
+ * is shipped as soon as its last line is written (framed by its first line instead, rsyslog lost
+ * the last record of every rotated file, docs/formats.md). The start pattern is for Fluentd, whose
  * multiline parser knows only a first line.
  */
 public final class Framing {
     public static final Framing LINES = new Framing(null, null);
+
     /**
      * One record per line, save for the parts of a Cloud Logging entry it split: those are handed
      * out together, as one record of several lines ({@link CloudSqlMysqlAuditParser.SplitParts}).
      * Only a reader of whole files can gather them; the collectors ship line by line.
      */
     public static final Framing LINES_JOINING_SPLIT_ENTRIES = new Framing(null, null, true);
+
     /** Split entries held at most while their other parts are awaited, and their characters. */
     static final int SPLIT_ENTRIES_HELD = 1024;
+
     static final long SPLIT_ENTRIES_CHARS = 64L << 20;
 
     private final String start;
@@ -44,7 +47,8 @@ public final class Framing {
 
     private Framing(String start, String end, boolean joinsSplitEntries) {
         if ((start == null) != (end == null)) {
-            throw new IllegalArgumentException("a multi-line format needs both a start and an end pattern");
+            throw new IllegalArgumentException(
+                    "a multi-line format needs both a start and an end pattern");
         }
         this.start = start;
         this.end = end;
@@ -52,21 +56,34 @@ public final class Framing {
     }
 
     /** Whether a record can span several lines. */
-    public boolean multiLine() { return end != null; }
+    public boolean multiLine() {
+        return end != null;
+    }
 
     /** The pattern of a record's first line, or null. */
-    public String start() { return start; }
+    public String start() {
+        return start;
+    }
 
     /** The pattern of a record's last line, or null. */
-    public String end() { return end; }
+    public String end() {
+        return end;
+    }
 
     /** Splits lines (without their newlines) into records the way the collector frames them. */
     public Framer framer() {
-        return new Framer(end == null ? null : Pattern.compile(end),
-                joinsSplitEntries ? new CloudSqlMysqlAuditParser.SplitParts(SPLIT_ENTRIES_HELD, SPLIT_ENTRIES_CHARS) : null);
+        return new Framer(
+                end == null ? null : Pattern.compile(end),
+                joinsSplitEntries
+                        ? new CloudSqlMysqlAuditParser.SplitParts(
+                                SPLIT_ENTRIES_HELD, SPLIT_ENTRIES_CHARS)
+                        : null);
     }
 
-    /** All records of {@code text} (split on LF, empty lines skipped as the collectors skip them), the rest at its end included. */
+    /**
+     * All records of {@code text} (split on LF, empty lines skipped as the collectors skip them),
+     * the rest at its end included.
+     */
     public List<Framer.Record> records(String text) {
         Framer framer = framer();
         List<Framer.Record> out = new ArrayList<>();
@@ -84,6 +101,7 @@ public final class Framing {
         private final Pattern end;
         private final CloudSqlMysqlAuditParser.SplitParts splits;
         private final List<String> pending = new ArrayList<>();
+
         /** 1-based number of the first pending line. */
         private long firstLine;
 
@@ -107,7 +125,8 @@ public final class Framing {
         public List<Record> add(String line, long number) {
             if (splits != null) {
                 List<Record> out = new ArrayList<>(1);
-                for (CloudSqlMysqlAuditParser.SplitParts.Out o : splits.add(line, number)) out.add(new Record(o.text(), o.firstLine()));
+                for (CloudSqlMysqlAuditParser.SplitParts.Out o : splits.add(line, number))
+                    out.add(new Record(o.text(), o.firstLine()));
                 return out;
             }
             if (end == null) {
@@ -124,13 +143,14 @@ public final class Framing {
         }
 
         /**
-         * What is left at the end of the input: the unfinished record (e.g. a file's closing
-         * {@code </AUDIT>}), or the split entries whose other parts never came; often nothing.
+         * What is left at the end of the input: the unfinished record (e.g. a file's closing {@code
+         * </AUDIT>}), or the split entries whose other parts never came; often nothing.
          */
         public List<Record> finish() {
             List<Record> out = new ArrayList<>();
             if (splits != null) {
-                for (CloudSqlMysqlAuditParser.SplitParts.Out o : splits.finish()) out.add(new Record(o.text(), o.firstLine()));
+                for (CloudSqlMysqlAuditParser.SplitParts.Out o : splits.finish())
+                    out.add(new Record(o.text(), o.firstLine()));
             }
             if (!pending.isEmpty()) {
                 out.add(new Record(String.join("\n", pending), firstLine));

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-
 import java.io.IOException;
 import java.io.StringWriter;
 
@@ -13,31 +12,30 @@ import java.io.StringWriter;
  * ({@code audit_log_filter.format=JSON} or {@code JSONL}): the file is one JSON array, {@code [} at
  * its start, records separated by commas, {@code ]} only when the server closes the file. Older
  * versions pretty-print each record over several lines, newer ones (and JSONL) write one compact
- * record per line; the collector frames a record whole either way (docs/formats.md, "Framing"), so a
- * message is one record with, around it, what belongs to the array: a leading {@code [} or
- * {@code ,}, a trailing {@code ,} or {@code ]}. Nothing else is accepted around it.
+ * record per line; the collector frames a record whole either way (docs/formats.md, "Framing"), so
+ * a message is one record with, around it, what belongs to the array: a leading {@code [} or {@code
+ * ,}, a trailing {@code ,} or {@code ]}. Nothing else is accepted around it.
  *
- * <p>The record ({@code class}/{@code event} model):
- * {@code {"timestamp": "2019-10-03 13:50:01", "id": 2, "class": "connection", "event": "connect",
- * "connection_id": 11, "account": {"user": .., "host": ..}, "login": {"user": .., "os": .., "ip": ..,
- * "proxy": ..}, "connection_data": {"connection_type": .., "status": 0, "db": ..}}} and per class
- * {@code general_data}, {@code table_access_data}, {@code query_data}, {@code command_data},
- * {@code startup_data}, {@code shutdown_data} ... Required: timestamp, id, class.
+ * <p>The record ({@code class}/{@code event} model): {@code {"timestamp": "2019-10-03 13:50:01",
+ * "id": 2, "class": "connection", "event": "connect", "connection_id": 11, "account": {"user": ..,
+ * "host": ..}, "login": {"user": .., "os": .., "ip": .., "proxy": ..}, "connection_data":
+ * {"connection_type": .., "status": 0, "db": ..}}} and per class {@code general_data}, {@code
+ * table_access_data}, {@code query_data}, {@code command_data}, {@code startup_data}, {@code
+ * shutdown_data} ... Required: timestamp, id, class.
  *
  * <p>Identity: timestamp and id ("within the audit log, timestamp/id pairs are unique" says the
  * MySQL manual): {@code record_id} = {@code <timestamp>_<id>}, e.g. {@code 2019-10-03T13:50:01_2}.
  * The timestamp has no zone: MySQL Enterprise writes UTC; it is read in the source's time zone
  * (default UTC) for writers that use local time.
  *
- * <p>Mapping: {@code event_name} = event (or class when there is none), {@code extra.class} = class;
- * {@code user} = login.user, {@code priv_user} = account.user, {@code extra.priv_host} =
+ * <p>Mapping: {@code event_name} = event (or class when there is none), {@code extra.class} =
+ * class; {@code user} = login.user, {@code priv_user} = account.user, {@code extra.priv_host} =
  * account.host, {@code ip} = login.ip, {@code os_login} = login.os, {@code proxy_user} =
  * login.proxy; from the class's data object: status, db, query ({@code sqltext}), sql_command
  * ({@code command_class}), table ({@code extra.table}); the data object's other fields as one JSON
- * object in {@code extra.<object>} (e.g. {@code extra.connection_data = {"connection_type":"ssl"}}),
- * other top-level fields in {@code extra} as text.
- * A {@code connect} or {@code change_user} event with status 0 is a successful login, other
- * statuses failed ones.
+ * object in {@code extra.<object>} (e.g. {@code extra.connection_data =
+ * {"connection_type":"ssl"}}), other top-level fields in {@code extra} as text. A {@code connect}
+ * or {@code change_user} event with status 0 is a successful login, other statuses failed ones.
  */
 public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
     public static final String FORMAT = "mysql-enterprise-json";
@@ -45,6 +43,7 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
     public MysqlEnterpriseJsonParser() {
         super(FORMAT, FRAMING);
     }
+
     private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     /**
@@ -96,32 +95,50 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                 JsonToken value = p.nextToken();
                 switch (field) {
                     case "timestamp":
-                        if (value != JsonToken.VALUE_STRING) return ParseResult.failed("field 'timestamp' is " + RecordText.describe(value) + ", expected a string");
+                        if (value != JsonToken.VALUE_STRING)
+                            return ParseResult.failed(
+                                    "field 'timestamp' is "
+                                            + RecordText.describe(value)
+                                            + ", expected a string");
                         timestamp = p.getText();
                         break;
                     case "id":
-                        if (value != JsonToken.VALUE_NUMBER_INT && !(value == JsonToken.VALUE_STRING && p.getText().matches("\\d+"))) {
+                        if (value != JsonToken.VALUE_NUMBER_INT
+                                && !(value == JsonToken.VALUE_STRING
+                                        && p.getText().matches("\\d+"))) {
                             if (!value.isScalarValue()) p.skipChildren();
-                            return ParseResult.failed("field 'id' is " + RecordText.describe(value) + ", expected an integer");
+                            return ParseResult.failed(
+                                    "field 'id' is "
+                                            + RecordText.describe(value)
+                                            + ", expected an integer");
                         }
                         id = p.getText();
                         break;
                     case "class":
-                        if (value != JsonToken.VALUE_STRING) return failedSkipping(p, value, "class");
+                        if (value != JsonToken.VALUE_STRING)
+                            return failedSkipping(p, value, "class");
                         eventClass = p.getText();
                         break;
                     case "event":
-                        if (value != JsonToken.VALUE_STRING) return failedSkipping(p, value, "event");
+                        if (value != JsonToken.VALUE_STRING)
+                            return failedSkipping(p, value, "event");
                         event = p.getText();
                         break;
-                    case "connection_id": {
-                        String problem = integer(p, value, e, "connection_id", "connection_id");
-                        if (problem != null) return ParseResult.failed(problem);
-                        break;
-                    }
+                    case "connection_id":
+                        {
+                            String problem = integer(p, value, e, "connection_id", "connection_id");
+                            if (problem != null) return ParseResult.failed(problem);
+                            break;
+                        }
                     case "account":
                     case "login":
-                        if (value != JsonToken.START_OBJECT) return ParseResult.failed("field '" + field + "' is " + RecordText.describe(value) + ", expected an object");
+                        if (value != JsonToken.START_OBJECT)
+                            return ParseResult.failed(
+                                    "field '"
+                                            + field
+                                            + "' is "
+                                            + RecordText.describe(value)
+                                            + ", expected an object");
                         {
                             String problem = readIdentity(p, field, e);
                             if (problem != null) return ParseResult.failed(problem);
@@ -140,14 +157,20 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                 return ParseResult.failed("more than one record in one message");
             }
         } catch (JsonParseException ex) {
-            return ParseResult.failed("invalid JSON at line " + ex.getLocation().getLineNr() + " column "
-                    + ex.getLocation().getColumnNr() + ": " + ex.getOriginalMessage());
+            return ParseResult.failed(
+                    "invalid JSON at line "
+                            + ex.getLocation().getLineNr()
+                            + " column "
+                            + ex.getLocation().getColumnNr()
+                            + ": "
+                            + ex.getOriginalMessage());
         } catch (IOException | RuntimeException ex) {
             return ParseResult.failed("unreadable record: " + ex.getMessage());
         }
         if (timestamp == null) return ParseResult.failed("missing required field 'timestamp'");
         if (id == null) return ParseResult.failed("missing required field 'id'");
-        if (eventClass == null || eventClass.isEmpty()) return ParseResult.failed("missing required field 'class'");
+        if (eventClass == null || eventClass.isEmpty())
+            return ParseResult.failed("missing required field 'class'");
         try {
             e.eventTimeMillis = AuditTimestamps.parseEpochMillis(timestamp, source.zone());
         } catch (IllegalArgumentException ex) {
@@ -162,16 +185,20 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
         e.sourceFile = source.source();
         e.collector = source.collector();
         e.id = EventIds.eventId(source.server(), e.recordId);
-        if ("connection".equals(eventClass) && ("connect".equals(event) || "change_user".equals(event))) {
-            e.authOutcome = e.status == null || e.status == 0 ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
+        if ("connection".equals(eventClass)
+                && ("connect".equals(event) || "change_user".equals(event))) {
+            e.authOutcome =
+                    e.status == null || e.status == 0
+                            ? AuditEvent.AUTH_SUCCESS
+                            : AuditEvent.AUTH_FAILURE;
         }
         return ParseResult.ok(e);
     }
 
     /**
-     * Percona's audit_log_filter writes the whole {@code user[priv_user] @ host [ip]} into
-     * {@code account.user} and {@code login.user}: read into its parts (the text kept in
-     * {@code user_raw}), the parts filling only what the record left empty.
+     * Percona's audit_log_filter writes the whole {@code user[priv_user] @ host [ip]} into {@code
+     * account.user} and {@code login.user}: read into its parts (the text kept in {@code
+     * user_raw}), the parts filling only what the record left empty.
      */
     private static void splitAccounts(AuditEvent e) {
         MysqlAccount account = MysqlAccount.parse(e.user);
@@ -191,17 +218,27 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
     }
 
     private static int trimEnd(byte[] b, int to) {
-        while (to > 0 && (b[to - 1] == ' ' || b[to - 1] == '\t' || b[to - 1] == '\r' || b[to - 1] == '\n')) to--;
+        while (to > 0
+                && (b[to - 1] == ' '
+                        || b[to - 1] == '\t'
+                        || b[to - 1] == '\r'
+                        || b[to - 1] == '\n')) to--;
         return to;
     }
 
-    private static ParseResult failedSkipping(JsonParser p, JsonToken value, String field) throws IOException {
+    private static ParseResult failedSkipping(JsonParser p, JsonToken value, String field)
+            throws IOException {
         if (!value.isScalarValue()) p.skipChildren();
-        return ParseResult.failed("field '" + field + "' is " + RecordText.describe(value) + ", expected a string");
+        return ParseResult.failed(
+                "field '" + field + "' is " + RecordText.describe(value) + ", expected a string");
     }
 
-    /** account {user, host} or login {user, os, ip, proxy}; other fields kept in extra.&lt;object&gt; as JSON. */
-    private static String readIdentity(JsonParser p, String object, AuditEvent e) throws IOException {
+    /**
+     * account {user, host} or login {user, os, ip, proxy}; other fields kept in
+     * extra.&lt;object&gt; as JSON.
+     */
+    private static String readIdentity(JsonParser p, String object, AuditEvent e)
+            throws IOException {
         Rest rest = new Rest();
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
@@ -213,30 +250,54 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
             }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
                 if (!value.isScalarValue()) p.skipChildren();
-                return "field '" + name + "' is " + RecordText.describe(value) + ", expected a string";
+                return "field '"
+                        + name
+                        + "' is "
+                        + RecordText.describe(value)
+                        + ", expected a string";
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             switch (name) {
-                case "account.user": e.privUser = text; break;
-                case "account.host": e.extra.put("priv_host", text); break;
-                case "login.user": e.user = text; break;
-                case "login.os": e.osLogin = text; break;
-                case "login.ip": e.ip = text; break;
-                case "login.proxy": e.proxyUser = text; break;
-                default: throw new IllegalStateException(name);
+                case "account.user":
+                    e.privUser = text;
+                    break;
+                case "account.host":
+                    e.extra.put("priv_host", text);
+                    break;
+                case "login.user":
+                    e.user = text;
+                    break;
+                case "login.os":
+                    e.osLogin = text;
+                    break;
+                case "login.ip":
+                    e.ip = text;
+                    break;
+                case "login.proxy":
+                    e.proxyUser = text;
+                    break;
+                default:
+                    throw new IllegalStateException(name);
             }
         }
         rest.putInto(e, object);
         return null;
     }
 
-    private static final java.util.Set<String> KNOWN_IDENTITY = java.util.Set.of("account.user", "account.host",
-            "login.user", "login.os", "login.ip", "login.proxy");
+    private static final java.util.Set<String> KNOWN_IDENTITY =
+            java.util.Set.of(
+                    "account.user",
+                    "account.host",
+                    "login.user",
+                    "login.os",
+                    "login.ip",
+                    "login.proxy");
 
     /**
      * The fields of an object that the model has no place for, as one compact JSON object kept in
-     * {@code extra} under the object's name ({@code extra.connection_data = {"connection_type":"ssl"}}):
-     * a key with a dot ({@code connection_data.connection_type}) is one MongoDB and FerretDB refuse.
+     * {@code extra} under the object's name ({@code extra.connection_data =
+     * {"connection_type":"ssl"}}): a key with a dot ({@code connection_data.connection_type}) is
+     * one MongoDB and FerretDB refuse.
      */
     private static final class Rest {
         private StringWriter out;
@@ -268,26 +329,32 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
             JsonToken value = p.nextToken();
             String name = object + "." + field;
             switch (field) {
-                case "status": {
-                    String problem = integer(p, value, e, "status", name);
-                    if (problem != null) return problem;
-                    break;
-                }
+                case "status":
+                    {
+                        String problem = integer(p, value, e, "status", name);
+                        if (problem != null) return problem;
+                        break;
+                    }
                 case "db":
                 case "query":
                 case "sql_command":
-                case "table": {
-                    if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
-                        if (!value.isScalarValue()) p.skipChildren();
-                        return "field '" + name + "' is " + RecordText.describe(value) + ", expected a string";
+                case "table":
+                    {
+                        if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
+                            if (!value.isScalarValue()) p.skipChildren();
+                            return "field '"
+                                    + name
+                                    + "' is "
+                                    + RecordText.describe(value)
+                                    + ", expected a string";
+                        }
+                        String text = value == JsonToken.VALUE_NULL ? null : p.getText();
+                        if ("db".equals(field)) e.db = text;
+                        else if ("query".equals(field)) e.sqltext = text;
+                        else if ("sql_command".equals(field)) e.commandClass = text;
+                        else e.extra.put("table", text);
+                        break;
                     }
-                    String text = value == JsonToken.VALUE_NULL ? null : p.getText();
-                    if ("db".equals(field)) e.db = text;
-                    else if ("query".equals(field)) e.sqltext = text;
-                    else if ("sql_command".equals(field)) e.commandClass = text;
-                    else e.extra.put("table", text);
-                    break;
-                }
                 default:
                     rest.add(p, field);
             }
@@ -296,15 +363,25 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
         return null;
     }
 
-    /** status or connection_id, a number or a string of digits; {@code shown} names it in the problem. */
-    private static String integer(JsonParser p, JsonToken value, AuditEvent e, String field, String shown) throws IOException {
+    /**
+     * status or connection_id, a number or a string of digits; {@code shown} names it in the
+     * problem.
+     */
+    private static String integer(
+            JsonParser p, JsonToken value, AuditEvent e, String field, String shown)
+            throws IOException {
         if (value == JsonToken.VALUE_NULL) return null;
         if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
             if (!value.isScalarValue()) p.skipChildren();
-            return "field '" + shown + "' is " + RecordText.describe(value) + ", expected an integer";
+            return "field '"
+                    + shown
+                    + "' is "
+                    + RecordText.describe(value)
+                    + ", expected an integer";
         }
         if (value == JsonToken.VALUE_STRING && p.getText().isEmpty()) return null;
-        return PerconaRecords.setInteger(e, field, p.getText()) == null ? null
+        return PerconaRecords.setInteger(e, field, p.getText()) == null
+                ? null
                 : "field '" + shown + "' is not an integer: '" + p.getText() + "'";
     }
 

@@ -24,8 +24,8 @@ public final class ParseResult {
     }
 
     /**
-     * The message holds only what the file format wraps records in (the XML declaration,
-     * {@code <AUDIT>}, {@code </AUDIT>}; the JSON array's {@code [ , ]}) and nothing of a record: a
+     * The message holds only what the file format wraps records in (the XML declaration, {@code
+     * <AUDIT>}, {@code </AUDIT>}; the JSON array's {@code [ , ]}) and nothing of a record: a
      * collector framing records sends such a piece when the server closes a file. Nothing was lost,
      * so it is no dead letter; the job counts it.
      */
@@ -33,19 +33,31 @@ public final class ParseResult {
         return new ParseResult(null, null, what);
     }
 
-    public boolean isOk() { return event != null; }
+    public boolean isOk() {
+        return event != null;
+    }
 
-    public boolean isFraming() { return framing != null; }
+    public boolean isFraming() {
+        return framing != null;
+    }
 
-    public String framing() { return framing; }
+    public String framing() {
+        return framing;
+    }
 
-    public AuditEvent event() { return event; }
+    public AuditEvent event() {
+        return event;
+    }
 
     /** Human-readable, specific reason, e.g. "missing required field 'record'". */
-    public String failureReason() { return failureReason; }
+    public String failureReason() {
+        return failureReason;
+    }
 
     @Override
     public String toString() {
-        return isOk() ? "ok(" + event + ")" : isFraming() ? "framing(" + framing + ")" : "failed(" + failureReason + ")";
+        return isOk()
+                ? "ok(" + event + ")"
+                : isFraming() ? "framing(" + framing + ")" : "failed(" + failureReason + ")";
     }
 }

@@ -10,11 +10,13 @@ import java.util.List;
  * with a multi-line statement spans several lines; the collector frames it from its first line
  * (docs/formats.md, "Framing"). Three layouts, told apart by where the one unquoted column (the
  * status) is:
+ *
  * <pre>
  * query-type:  "name","record","timestamp","command_class","connection_id",status,"sqltext","user","host","os_user","ip","db"
  * connection:  "name","record","timestamp","connection_id",status,"user","priv_user","os_login","proxy_user","host","ip","db"
  * audit start: "name","record","timestamp","mysql_version","startup_options","os_version"
  * </pre>
+ *
  * The fields map as the JSON format's do ({@link PerconaRecords}); identity is the plugin's record.
  */
 public final class PerconaCsvParser extends ReadableRecordParser {
@@ -24,25 +26,52 @@ public final class PerconaCsvParser extends ReadableRecordParser {
         super(FORMAT, FRAMING);
     }
 
-    private static final String[] QUERY = {"name", "record", "timestamp", "command_class", "connection_id",
-            "status", "sqltext", "user", "host", "os_user", "ip", "db"};
-    private static final String[] CONNECTION = {"name", "record", "timestamp", "connection_id", "status", "user",
-            "priv_user", "os_login", "proxy_user", "host", "ip", "db"};
-    private static final String[] AUDIT = {"name", "record", "timestamp", "mysql_version", "startup_options",
-            "os_version"};
+    private static final String[] QUERY = {
+        "name",
+        "record",
+        "timestamp",
+        "command_class",
+        "connection_id",
+        "status",
+        "sqltext",
+        "user",
+        "host",
+        "os_user",
+        "ip",
+        "db"
+    };
+    private static final String[] CONNECTION = {
+        "name",
+        "record",
+        "timestamp",
+        "connection_id",
+        "status",
+        "user",
+        "priv_user",
+        "os_login",
+        "proxy_user",
+        "host",
+        "ip",
+        "db"
+    };
+    private static final String[] AUDIT = {
+        "name", "record", "timestamp", "mysql_version", "startup_options", "os_version"
+    };
 
     /**
-     * A record starts with its quoted name and record id ({@code "Query","12_2026-...}). It ends with
-     * its last two columns, the client's IP address and the database ({@code ...,"10.0.0.5","shop"}),
-     * or it is a one-line Audit/NoAudit record. The end is what rsyslog frames by: framed by its start,
-     * the last record of a rotated file was never shipped (imfile drops an unfinished message when it
-     * closes a renamed file; measured, 5 records of 8,000 in 5 rotations). The pattern also matches a
-     * statement line that ends in {@code ",","} (written {@code "","",""}, e.g.
-     * {@code REPLACE(s, ",","} and a newline; found by trying every short statement): such a record
-     * is cut there, and both parts become dead letters saying so.
+     * A record starts with its quoted name and record id ({@code "Query","12_2026-...}). It ends
+     * with its last two columns, the client's IP address and the database ({@code
+     * ...,"10.0.0.5","shop"}), or it is a one-line Audit/NoAudit record. The end is what rsyslog
+     * frames by: framed by its start, the last record of a rotated file was never shipped (imfile
+     * drops an unfinished message when it closes a renamed file; measured, 5 records of 8,000 in 5
+     * rotations). The pattern also matches a statement line that ends in {@code ",","} (written
+     * {@code "","",""}, e.g. {@code REPLACE(s, ",","} and a newline; found by trying every short
+     * statement): such a record is cut there, and both parts become dead letters saying so.
      */
-    static final Framing FRAMING = new Framing("^\"[A-Za-z ]+\",\"[0-9]+_",
-            "(\",\"[0-9A-Fa-f.:]*\",\"[^\"]*\"|^\"(Audit|NoAudit)\",.*\")$");
+    static final Framing FRAMING =
+            new Framing(
+                    "^\"[A-Za-z ]+\",\"[0-9]+_",
+                    "(\",\"[0-9A-Fa-f.:]*\",\"[^\"]*\"|^\"(Audit|NoAudit)\",.*\")$");
 
     @Override
     protected ParseResult parseReadable(byte[] line, SourceDescriptor source) {
@@ -62,8 +91,10 @@ public final class PerconaCsvParser extends ReadableRecordParser {
         } else if (values.size() == 6 && !quoted.contains(false)) {
             names = AUDIT;
         } else {
-            return ParseResult.failed("not a Percona CSV audit record: " + values.size()
-                    + " columns (expected 12, with the status unquoted, or 6)");
+            return ParseResult.failed(
+                    "not a Percona CSV audit record: "
+                            + values.size()
+                            + " columns (expected 12, with the status unquoted, or 6)");
         }
         AuditEvent e = PerconaRecords.newEvent();
         for (int i = 0; i < names.length; i++) {
@@ -79,7 +110,10 @@ public final class PerconaCsvParser extends ReadableRecordParser {
         return PerconaRecords.finish(e, source);
     }
 
-    /** Splits CSV columns into values (quotes undone) and whether each was quoted; returns a problem or null. */
+    /**
+     * Splits CSV columns into values (quotes undone) and whether each was quoted; returns a problem
+     * or null.
+     */
     static String split(String text, List<String> values, List<Boolean> quoted) {
         int i = 0, n = text.length();
         while (true) {
@@ -110,7 +144,9 @@ public final class PerconaCsvParser extends ReadableRecordParser {
                 int stop = comma < 0 ? n : comma;
                 String v = text.substring(i, stop);
                 if (v.indexOf('"') >= 0) {
-                    return "column " + (values.size() + 1) + " has a quote inside an unquoted value";
+                    return "column "
+                            + (values.size() + 1)
+                            + " has a quote inside an unquoted value";
                 }
                 values.add(v);
                 quoted.add(false);
@@ -122,7 +158,11 @@ public final class PerconaCsvParser extends ReadableRecordParser {
                 return null;
             }
             if (text.charAt(i) != ',') {
-                return "column " + values.size() + " is followed by '" + text.charAt(i) + "', expected a comma";
+                return "column "
+                        + values.size()
+                        + " is followed by '"
+                        + text.charAt(i)
+                        + "', expected a comma";
             }
             i++;
             while (i < n && text.charAt(i) == ' ') i++;

@@ -3,18 +3,17 @@ package io.auditpipe.parser;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-
 import java.io.IOException;
 
 /**
- * Percona Server audit_log plugin, {@code audit_log_format=JSON}: one object per line,
- * {@code {"audit_record":{"name":..,"record":..,"timestamp":..,...}}}.
+ * Percona Server audit_log plugin, {@code audit_log_format=JSON}: one object per line, {@code
+ * {"audit_record":{"name":..,"record":..,"timestamp":..,...}}}.
  *
  * <p>Which fields appear depends on the event: {@code Audit}/{@code NoAudit} (plugin start/stop)
- * carry server details, {@code Connect}/{@code Quit}/{@code Change user} the login fields
- * ({@code priv_user}, {@code os_login}, {@code proxy_user}), query-type events ({@code Query},
- * {@code Execute}, {@code Init DB}, ...) {@code command_class}, {@code sqltext} and the account
- * string {@code user[priv] @ host [ip]}. Required in every record: name, record, timestamp.
+ * carry server details, {@code Connect}/{@code Quit}/{@code Change user} the login fields ({@code
+ * priv_user}, {@code os_login}, {@code proxy_user}), query-type events ({@code Query}, {@code
+ * Execute}, {@code Init DB}, ...) {@code command_class}, {@code sqltext} and the account string
+ * {@code user[priv] @ host [ip]}. Required in every record: name, record, timestamp.
  *
  * <p>Login outcome: a {@code Connect} or {@code Change user} with status 0 succeeded, any other
  * status (the MySQL error code, e.g. 1045 access denied) is a failed login.
@@ -59,8 +58,11 @@ public final class PerconaJsonParser extends ReadableRecordParser {
             }
             return PerconaRecords.finish(event, source);
         } catch (JsonParseException e) {
-            return ParseResult.failed("invalid JSON at column " + e.getLocation().getColumnNr()
-                    + ": " + e.getOriginalMessage());
+            return ParseResult.failed(
+                    "invalid JSON at column "
+                            + e.getLocation().getColumnNr()
+                            + ": "
+                            + e.getOriginalMessage());
         } catch (IOException | RuntimeException e) {
             return ParseResult.failed("unreadable record: " + e.getMessage());
         }
@@ -70,11 +72,13 @@ public final class PerconaJsonParser extends ReadableRecordParser {
      * Reads the fields of audit_record; returns a problem description or null.
      *
      * <p>Types are checked, never coerced: the plugin writes every text field as a JSON string, and
-     * status and connection_id as integers (a number or a string of digits, by version). A record with {@code "record": 5} or an object
-     * where a user name belongs is not what a server wrote, and trusting it would give it an
-     * identity it does not have; it becomes a dead letter naming the field.
+     * status and connection_id as integers (a number or a string of digits, by version). A record
+     * with {@code "record": 5} or an object where a user name belongs is not what a server wrote,
+     * and trusting it would give it an identity it does not have; it becomes a dead letter naming
+     * the field.
      */
-    private static String readRecord(JsonParser p, AuditEvent e, SourceDescriptor source) throws IOException {
+    private static String readRecord(JsonParser p, AuditEvent e, SourceDescriptor source)
+            throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken value = p.nextToken();
@@ -84,11 +88,17 @@ public final class PerconaJsonParser extends ReadableRecordParser {
                 continue;
             }
             if (integerField) {
-                // an integer, as a number or as a string of digits (versions differ); empty = absent
-                if (value == JsonToken.VALUE_NULL || (value == JsonToken.VALUE_STRING && p.getText().isEmpty())) continue;
+                // an integer, as a number or as a string of digits (versions differ); empty =
+                // absent
+                if (value == JsonToken.VALUE_NULL
+                        || (value == JsonToken.VALUE_STRING && p.getText().isEmpty())) continue;
                 if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
                     if (!value.isScalarValue()) p.skipChildren();
-                    return "field '" + field + "' is " + RecordText.describe(value) + ", expected an integer";
+                    return "field '"
+                            + field
+                            + "' is "
+                            + RecordText.describe(value)
+                            + ", expected an integer";
                 }
                 String problem = PerconaRecords.setInteger(e, field, p.getText());
                 if (problem != null) return problem;
@@ -96,7 +106,11 @@ public final class PerconaJsonParser extends ReadableRecordParser {
             }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
                 if (!value.isScalarValue()) p.skipChildren();
-                return "field '" + field + "' is " + RecordText.describe(value) + ", expected a string";
+                return "field '"
+                        + field
+                        + "' is "
+                        + RecordText.describe(value)
+                        + ", expected a string";
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             String problem = PerconaRecords.setText(e, field, text, source);
@@ -105,8 +119,23 @@ public final class PerconaJsonParser extends ReadableRecordParser {
         return null;
     }
 
-    /** The plugin's JSON has {@code record}; {@code record_id} (the XML name of other writers) is not its. */
-    private static final java.util.Set<String> KNOWN_STRING_FIELDS = java.util.Set.of("name", "record", "timestamp",
-            "command_class", "sqltext", "user", "priv_user", "os_user", "os_login", "proxy_user",
-            "host", "ip", "db");
+    /**
+     * The plugin's JSON has {@code record}; {@code record_id} (the XML name of other writers) is
+     * not its.
+     */
+    private static final java.util.Set<String> KNOWN_STRING_FIELDS =
+            java.util.Set.of(
+                    "name",
+                    "record",
+                    "timestamp",
+                    "command_class",
+                    "sqltext",
+                    "user",
+                    "priv_user",
+                    "os_user",
+                    "os_login",
+                    "proxy_user",
+                    "host",
+                    "ip",
+                    "db");
 }

@@ -4,11 +4,11 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The fields of a Percona-style audit record, whatever syntax carried them: the Percona
- * audit_log plugin writes the same record as JSON, OLD XML (attributes), NEW XML (child elements)
- * or CSV, and MySQL Enterprise Audit's XML (and Percona's audit_log_filter XML) uses the same
- * names with {@code RECORD_ID} for {@code RECORD}. Each syntax's parser hands the fields here by
- * their lower-case name; one place maps them into the event model and decides what is required.
+ * The fields of a Percona-style audit record, whatever syntax carried them: the Percona audit_log
+ * plugin writes the same record as JSON, OLD XML (attributes), NEW XML (child elements) or CSV, and
+ * MySQL Enterprise Audit's XML (and Percona's audit_log_filter XML) uses the same names with {@code
+ * RECORD_ID} for {@code RECORD}. Each syntax's parser hands the fields here by their lower-case
+ * name; one place maps them into the event model and decides what is required.
  */
 final class PerconaRecords {
     private PerconaRecords() {}
@@ -16,9 +16,23 @@ final class PerconaRecords {
     static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     /** Field names that map to a model field; everything else goes to {@code extra}. */
-    static final Set<String> KNOWN_TEXT_FIELDS = Set.of("name", "record", "record_id", "timestamp",
-            "command_class", "sqltext", "user", "priv_user", "os_user", "os_login", "proxy_user",
-            "host", "ip", "db");
+    static final Set<String> KNOWN_TEXT_FIELDS =
+            Set.of(
+                    "name",
+                    "record",
+                    "record_id",
+                    "timestamp",
+                    "command_class",
+                    "sqltext",
+                    "user",
+                    "priv_user",
+                    "os_user",
+                    "os_login",
+                    "proxy_user",
+                    "host",
+                    "ip",
+                    "db");
+
     static final Set<String> INTEGER_FIELDS = Set.of("status", "connection_id");
 
     static AuditEvent newEvent() {
@@ -57,32 +71,61 @@ final class PerconaRecords {
         }
     }
 
-    /** A known text field (lower-case name from {@link #KNOWN_TEXT_FIELDS}); returns the problem or null. */
+    /**
+     * A known text field (lower-case name from {@link #KNOWN_TEXT_FIELDS}); returns the problem or
+     * null.
+     */
     static String setText(AuditEvent e, String name, String text, SourceDescriptor source) {
         switch (name) {
-            case "name": e.eventName = text; break;
-            case "record":
-            case "record_id": e.recordId = text; break;
-            case "timestamp": {
-                if (text == null) return "field 'timestamp' is null, expected a string";
-                try {
-                    e.eventTimeMillis = AuditTimestamps.parseEpochMillis(text, source.zone());
-                } catch (IllegalArgumentException ex) {
-                    return ex.getMessage();
-                }
+            case "name":
+                e.eventName = text;
                 break;
-            }
-            case "command_class": e.commandClass = text; break;
-            case "sqltext": e.sqltext = text; break;
-            case "user": e.user = text; break;
-            case "priv_user": e.privUser = text; break;
-            case "os_user": e.osUser = text; break;
-            case "os_login": e.osLogin = text; break;
-            case "proxy_user": e.proxyUser = text; break;
-            case "host": e.host = text; break;
-            case "ip": e.ip = text; break;
-            case "db": e.db = text; break;
-            default: throw new IllegalStateException("unhandled field " + name);
+            case "record":
+            case "record_id":
+                e.recordId = text;
+                break;
+            case "timestamp":
+                {
+                    if (text == null) return "field 'timestamp' is null, expected a string";
+                    try {
+                        e.eventTimeMillis = AuditTimestamps.parseEpochMillis(text, source.zone());
+                    } catch (IllegalArgumentException ex) {
+                        return ex.getMessage();
+                    }
+                    break;
+                }
+            case "command_class":
+                e.commandClass = text;
+                break;
+            case "sqltext":
+                e.sqltext = text;
+                break;
+            case "user":
+                e.user = text;
+                break;
+            case "priv_user":
+                e.privUser = text;
+                break;
+            case "os_user":
+                e.osUser = text;
+                break;
+            case "os_login":
+                e.osLogin = text;
+                break;
+            case "proxy_user":
+                e.proxyUser = text;
+                break;
+            case "host":
+                e.host = text;
+                break;
+            case "ip":
+                e.ip = text;
+                break;
+            case "db":
+                e.db = text;
+                break;
+            default:
+                throw new IllegalStateException("unhandled field " + name);
         }
         return null;
     }
@@ -105,9 +148,16 @@ final class PerconaRecords {
         e.format = source.format();
         e.sourceFile = source.source();
         e.collector = source.collector();
-        // the syslog handler numbers from each server start: its ids repeat, the record's time tells them apart
-        e.id = EventIds.eventId(source.server(), RecordNumbers.restartsWithServer(e.recordId)
-                ? e.recordId + "@" + java.time.Instant.ofEpochMilli(e.eventTimeMillis) : e.recordId);
+        // the syslog handler numbers from each server start: its ids repeat, the record's time
+        // tells them apart
+        e.id =
+                EventIds.eventId(
+                        source.server(),
+                        RecordNumbers.restartsWithServer(e.recordId)
+                                ? e.recordId
+                                        + "@"
+                                        + java.time.Instant.ofEpochMilli(e.eventTimeMillis)
+                                : e.recordId);
 
         MysqlAccount account = MysqlAccount.parse(e.user);
         if (account != null) {
@@ -118,7 +168,10 @@ final class PerconaRecords {
             if (isEmpty(e.ip)) e.ip = account.ip;
         }
         if ("Connect".equals(e.eventName) || "Change user".equals(e.eventName)) {
-            e.authOutcome = (e.status == null || e.status == 0) ? AuditEvent.AUTH_SUCCESS : AuditEvent.AUTH_FAILURE;
+            e.authOutcome =
+                    (e.status == null || e.status == 0)
+                            ? AuditEvent.AUTH_SUCCESS
+                            : AuditEvent.AUTH_FAILURE;
         }
         return ParseResult.ok(e);
     }

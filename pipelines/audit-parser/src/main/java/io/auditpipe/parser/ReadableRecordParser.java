@@ -44,7 +44,10 @@ abstract class ReadableRecordParser implements AuditLineParser {
         }
         if (envelope == null) return parseReadable(line, source);
         if (RecordText.isBlank(envelope.body)) {
-            return ParseResult.failed("the syslog message (" + envelope.sender() + ") holds no record after its header");
+            return ParseResult.failed(
+                    "the syslog message ("
+                            + envelope.sender()
+                            + ") holds no record after its header");
         }
         return withEnvelope(parseEnveloped(envelope.body, source, envelope), envelope);
     }
@@ -53,20 +56,26 @@ abstract class ReadableRecordParser implements AuditLineParser {
     protected abstract ParseResult parseReadable(byte[] line, SourceDescriptor source);
 
     /**
-     * Parses the body of a record that came in a syslog envelope: as a record of its own, unless the
-     * format writes less through syslog (MariaDB: no time of its own, which the header gives).
+     * Parses the body of a record that came in a syslog envelope: as a record of its own, unless
+     * the format writes less through syslog (MariaDB: no time of its own, which the header gives).
      */
-    protected ParseResult parseEnveloped(byte[] body, SourceDescriptor source, SyslogEnvelope envelope) {
+    protected ParseResult parseEnveloped(
+            byte[] body, SourceDescriptor source, SyslogEnvelope envelope) {
         return parseReadable(body, source);
     }
 
-    /** The event with the header's host and tag in {@code extra}, or the failure saying who sent it. */
+    /**
+     * The event with the header's host and tag in {@code extra}, or the failure saying who sent it.
+     */
     static ParseResult withEnvelope(ParseResult r, SyslogEnvelope envelope) {
         if (r.isOk()) {
             if (envelope.host != null) r.event().extra.put("syslog_host", envelope.host);
             if (envelope.tag != null) r.event().extra.put("syslog_tag", envelope.tag);
             return r;
         }
-        return r.isFraming() ? r : ParseResult.failed(r.failureReason() + " (in a syslog message: " + envelope.sender() + ")");
+        return r.isFraming()
+                ? r
+                : ParseResult.failed(
+                        r.failureReason() + " (in a syslog message: " + envelope.sender() + ")");
     }
 }

@@ -3,8 +3,9 @@ package io.auditpipe.parser;
 /**
  * Percona's numbered record ids: audit_log writes {@code <n>_<startup time>}, n counting up by one
  * from the plugin's start through rotations (the JSON, XML and CSV formats; the other formats carry
- * no such sequence, nor does the syslog handler's {@code <n>_1970-01-01T00:00:00}). The record-gap rule follows each sequence, and the chain remembers the numbers
- * it passed as runs of a sequence instead of one id each.
+ * no such sequence, nor does the syslog handler's {@code <n>_1970-01-01T00:00:00}). The record-gap
+ * rule follows each sequence, and the chain remembers the numbers it passed as runs of a sequence
+ * instead of one id each.
  */
 public final class RecordNumbers {
     /** What {@link #number} answers for a record outside any sequence. */
@@ -12,8 +13,12 @@ public final class RecordNumbers {
 
     private static final String PERCONA = "percona-";
     private static final int MAX_DIGITS = 18; // below Long.MAX_VALUE
-    /** The longest startup time taken (Percona writes 19 characters): state keeps it per sequence. */
+
+    /**
+     * The longest startup time taken (Percona writes 19 characters): state keeps it per sequence.
+     */
     private static final int MAX_STARTUP = 64;
+
     /**
      * The startup time Percona's syslog handler writes (it has no log of its own to date): its
      * numbers start again at 1 with every server start, so they are no sequence.
@@ -31,18 +36,25 @@ public final class RecordNumbers {
         return n;
     }
 
-    /** The sequence's startup time as the record id writes it, or null for a record outside any sequence. */
+    /**
+     * The sequence's startup time as the record id writes it, or null for a record outside any
+     * sequence.
+     */
     public static String startup(AuditEvent e) {
         int sep = separator(e);
         return sep < 0 ? null : e.recordId.substring(sep + 1);
     }
 
-    /** Where the '_' after the number is, or -1 unless the record is Percona's and its id is {@code <digits>_<text>} (text of at most 64 characters). */
+    /**
+     * Where the '_' after the number is, or -1 unless the record is Percona's and its id is {@code
+     * <digits>_<text>} (text of at most 64 characters).
+     */
     private static int separator(AuditEvent e) {
         String id = e.recordId;
         if (id == null || e.format == null || !e.format.startsWith(PERCONA)) return -1;
         int i = 0;
-        while (i < id.length() && i <= MAX_DIGITS && id.charAt(i) >= '0' && id.charAt(i) <= '9') i++;
+        while (i < id.length() && i <= MAX_DIGITS && id.charAt(i) >= '0' && id.charAt(i) <= '9')
+            i++;
         if (i == 0 || i > MAX_DIGITS || i >= id.length() - 1 || id.charAt(i) != '_') return -1;
         if (id.length() - i - 1 > MAX_STARTUP) return -1;
         if (restartsWithServer(id, i)) return -1;
@@ -51,20 +63,24 @@ public final class RecordNumbers {
 
     /** How far into a line {@link #inLine} looks for the record id (Percona writes it second). */
     static final int LINE_HEAD = 512;
+
     /** What comes right before the record id in Percona's JSON, XML (NEW, OLD) and CSV records. */
     private static final byte[][] ID_BEFORE = {
-            "\"record\":\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-            "<RECORD_ID>".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-            "RECORD=\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
-            "\",\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII)};
+        "\"record\":\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+        "<RECORD_ID>".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+        "RECORD=\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+        "\",\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII)
+    };
+
     /** A startup time as Percona writes it: {@code 2026-11-23T02:17:01}. */
     private static final String STARTUP_SHAPE = "dddd-dd-ddTdd:dd:dd";
 
     /**
-     * The number and startup time of the Percona record id in a line the job could not parse (a dead
-     * letter's bytes), or null: only an id in its place, right after {@code "record":"},
+     * The number and startup time of the Percona record id in a line the job could not parse (a
+     * dead letter's bytes), or null: only an id in its place, right after {@code "record":"},
      * {@code <RECORD_ID>}, {@code RECORD="} or the CSV's first {@code ","}, within the line's first
-     * {@link #LINE_HEAD} bytes, counts, so that a statement quoting ids further on cannot pass for one.
+     * {@link #LINE_HEAD} bytes, counts, so that a statement quoting ids further on cannot pass for
+     * one.
      */
     public static Numbered inLine(byte[] line) {
         if (line == null) return null;
@@ -91,7 +107,10 @@ public final class RecordNumbers {
         return true;
     }
 
-    /** Whether the {@code ","} at {@code at} ends the CSV record's first field: a quoted name from the line's start. */
+    /**
+     * Whether the {@code ","} at {@code at} ends the CSV record's first field: a quoted name from
+     * the line's start.
+     */
     private static boolean csvSecondField(byte[] line, int at) {
         if (line.length == 0 || line[0] != '"') return false;
         for (int k = 1; k < at; k++) {
@@ -103,7 +122,8 @@ public final class RecordNumbers {
     private static Numbered idAt(byte[] line, int at, int end) {
         int i = at;
         long n = 0;
-        while (i < end && i - at <= MAX_DIGITS && line[i] >= '0' && line[i] <= '9') n = n * 10 + (line[i++] - '0');
+        while (i < end && i - at <= MAX_DIGITS && line[i] >= '0' && line[i] <= '9')
+            n = n * 10 + (line[i++] - '0');
         if (i == at || i - at > MAX_DIGITS || i >= end || line[i] != '_') return null;
         int s = i + 1;
         if (s + STARTUP_SHAPE.length() > line.length) return null;
@@ -112,13 +132,19 @@ public final class RecordNumbers {
             byte b = line[s + k];
             if (want == 'd' ? b < '0' || b > '9' : b != want) return null;
         }
-        String startup = new String(line, s, STARTUP_SHAPE.length(), java.nio.charset.StandardCharsets.US_ASCII);
+        String startup =
+                new String(
+                        line,
+                        s,
+                        STARTUP_SHAPE.length(),
+                        java.nio.charset.StandardCharsets.US_ASCII);
         return SYSLOG_STARTUP.equals(startup) ? null : new Numbered(n, startup);
     }
 
     /**
-     * Whether a Percona record id is {@code <n>_1970-01-01T00:00:00}, numbered by the syslog handler
-     * from each server start ({@link #SYSLOG_STARTUP}): the same id again after a restart is another record.
+     * Whether a Percona record id is {@code <n>_1970-01-01T00:00:00}, numbered by the syslog
+     * handler from each server start ({@link #SYSLOG_STARTUP}): the same id again after a restart
+     * is another record.
      */
     public static boolean restartsWithServer(String recordId) {
         int sep = recordId == null ? -1 : recordId.indexOf('_');
@@ -126,6 +152,7 @@ public final class RecordNumbers {
     }
 
     private static boolean restartsWithServer(String id, int sep) {
-        return id.length() - sep - 1 == SYSLOG_STARTUP.length() && id.startsWith(SYSLOG_STARTUP, sep + 1);
+        return id.length() - sep - 1 == SYSLOG_STARTUP.length()
+                && id.startsWith(SYSLOG_STARTUP, sep + 1);
     }
 }

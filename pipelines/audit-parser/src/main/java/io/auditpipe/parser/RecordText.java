@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
-
 import java.io.IOException;
 import java.io.StringWriter;
 
@@ -17,9 +16,11 @@ final class RecordText {
      * Audit records carry whole SQL statements: Jackson's default 20M string limit is kept, the
      * nesting is bounded; anything beyond is a dead letter with the reason, not a crash.
      */
-    static final JsonFactory JSON = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
-            .build();
+    static final JsonFactory JSON =
+            JsonFactory.builder()
+                    .streamReadConstraints(
+                            StreamReadConstraints.builder().maxNestingDepth(64).build())
+                    .build();
 
     /** Why the record cannot be read as text at all (empty, not UTF-8), or null. */
     static String problem(byte[] record) {
@@ -40,12 +41,20 @@ final class RecordText {
     /** A JSON token in words, for a reason: "an object", "a number" ... */
     static String describe(JsonToken t) {
         switch (t) {
-            case START_OBJECT: return "an object";
-            case START_ARRAY: return "an array";
-            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return "a number";
-            case VALUE_TRUE: case VALUE_FALSE: return "a boolean";
-            case VALUE_NULL: return "null";
-            default: return "a " + t;
+            case START_OBJECT:
+                return "an object";
+            case START_ARRAY:
+                return "an array";
+            case VALUE_NUMBER_INT:
+            case VALUE_NUMBER_FLOAT:
+                return "a number";
+            case VALUE_TRUE:
+            case VALUE_FALSE:
+                return "a boolean";
+            case VALUE_NULL:
+                return "null";
+            default:
+                return "a " + t;
         }
     }
 

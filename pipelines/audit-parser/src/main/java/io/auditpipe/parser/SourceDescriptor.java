@@ -1,10 +1,9 @@
 package io.auditpipe.parser;
 
 import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.Objects;
@@ -13,8 +12,8 @@ import java.util.Objects;
  * Where an audit line came from: the Kafka message key of topic {@code audit.raw}.
  *
  * <p>The contract (schemas/audit-raw-message.md) puts the original line, byte for byte, in the
- * message value and this descriptor, as a small JSON object, in the key:
- * {@code {"v":1,"server":"db-01","format":"percona-json","source":"/var/lib/mysql/audit.log","collector":"rsyslog"}}.
+ * message value and this descriptor, as a small JSON object, in the key: {@code
+ * {"v":1,"server":"db-01","format":"percona-json","source":"/var/lib/mysql/audit.log","collector":"rsyslog"}}.
  * The key is also what Kafka partitions by, so one source file stays in one partition, in order.
  */
 public final class SourceDescriptor implements Serializable {
@@ -30,24 +29,40 @@ public final class SourceDescriptor implements Serializable {
     private final String collector;
     private final CutLine cut;
     private final LostLines lost;
-    /** The server's time zone, for formats that write local time (mariadb-audit); key field "timezone", default UTC. */
+
+    /**
+     * The server's time zone, for formats that write local time (mariadb-audit); key field
+     * "timezone", default UTC.
+     */
     private final java.time.ZoneId zone;
 
     public SourceDescriptor(String server, String format, String source, String collector) {
         this(server, format, source, collector, null);
     }
 
-    public SourceDescriptor(String server, String format, String source, String collector, CutLine cut) {
+    public SourceDescriptor(
+            String server, String format, String source, String collector, CutLine cut) {
         this(server, format, source, collector, cut, java.time.ZoneOffset.UTC);
     }
 
-    public SourceDescriptor(String server, String format, String source, String collector, CutLine cut,
-                            java.time.ZoneId zone) {
+    public SourceDescriptor(
+            String server,
+            String format,
+            String source,
+            String collector,
+            CutLine cut,
+            java.time.ZoneId zone) {
         this(server, format, source, collector, cut, zone, null);
     }
 
-    public SourceDescriptor(String server, String format, String source, String collector, CutLine cut,
-                            java.time.ZoneId zone, LostLines lost) {
+    public SourceDescriptor(
+            String server,
+            String format,
+            String source,
+            String collector,
+            CutLine cut,
+            java.time.ZoneId zone,
+            LostLines lost) {
         this.lost = lost;
         this.zone = Objects.requireNonNull(zone, "zone");
         this.server = Objects.requireNonNull(server, "server");
@@ -57,20 +72,47 @@ public final class SourceDescriptor implements Serializable {
         this.cut = cut;
     }
 
-    public String server() { return server; }
-    public String format() { return format; }
-    public String source() { return source; }
-    public String collector() { return collector; }
-    /** Set when the collector could not ship the line whole (the value is only part of it); else null. */
-    public CutLine cut() { return cut; }
-    public java.time.ZoneId zone() { return zone; }
-    /** Set when the message is the collector's report of lines it lost (the value is the last line it shipped before them); else null. */
-    public LostLines lost() { return lost; }
+    public String server() {
+        return server;
+    }
+
+    public String format() {
+        return format;
+    }
+
+    public String source() {
+        return source;
+    }
+
+    public String collector() {
+        return collector;
+    }
+
+    /**
+     * Set when the collector could not ship the line whole (the value is only part of it); else
+     * null.
+     */
+    public CutLine cut() {
+        return cut;
+    }
+
+    public java.time.ZoneId zone() {
+        return zone;
+    }
+
+    /**
+     * Set when the message is the collector's report of lines it lost (the value is the last line
+     * it shipped before them); else null.
+     */
+    public LostLines lost() {
+        return lost;
+    }
 
     /**
      * The key's {@code cut} object: the collector's report that the message value is not the whole
-     * line, why, and where the line is. rsyslog ends a message at a NUL byte and cannot carry a line
-     * longer than max_line_size; it says so instead of shipping changed bytes as if they were the line.
+     * line, why, and where the line is. rsyslog ends a message at a NUL byte and cannot carry a
+     * line longer than max_line_size; it says so instead of shipping changed bytes as if they were
+     * the line.
      */
     public static final class CutLine implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -78,9 +120,15 @@ public final class SourceDescriptor implements Serializable {
         public static final String TOO_LONG = "too-long";
 
         public final String problem;
-        /** The line's length as the collector read it; for too-long lines, the bytes it read (max_line_size + 1). */
+
+        /**
+         * The line's length as the collector read it; for too-long lines, the bytes it read
+         * (max_line_size + 1).
+         */
         public final long lineBytes;
+
         public final String file;
+
         /** Byte offset of the line's start in {@link #file}; -1 if unknown. */
         public final long offset;
 
@@ -93,34 +141,53 @@ public final class SourceDescriptor implements Serializable {
 
         /** The dead letter's reason: what was cut, why, and where the whole line is. */
         public String describe(int shippedBytes) {
-            String where = (file.isEmpty() ? "" : " in " + file) + (offset >= 0 ? " at byte offset " + offset : "");
+            String where =
+                    (file.isEmpty() ? "" : " in " + file)
+                            + (offset >= 0 ? " at byte offset " + offset : "");
             if (NUL_BYTE.equals(problem)) {
                 return "the collector could not ship this line whole: it holds a NUL byte, where the collector"
-                        + " ends a message; kept: the " + shippedBytes + " bytes before it, of " + lineBytes
-                        + "; the whole line is" + where;
+                        + " ends a message; kept: the "
+                        + shippedBytes
+                        + " bytes before it, of "
+                        + lineBytes
+                        + "; the whole line is"
+                        + where;
             }
             if (TOO_LONG.equals(problem)) {
                 return "the collector could not ship this line whole: it is longer than max_line_size ("
-                        + (lineBytes - 1) + " bytes); kept: its first " + shippedBytes + " bytes; the whole line is"
+                        + (lineBytes - 1)
+                        + " bytes); kept: its first "
+                        + shippedBytes
+                        + " bytes; the whole line is"
                         + where;
             }
-            return "the collector could not ship this line whole (" + problem + ", " + lineBytes
-                    + " bytes); the whole line is" + where;
+            return "the collector could not ship this line whole ("
+                    + problem
+                    + ", "
+                    + lineBytes
+                    + " bytes); the whole line is"
+                    + where;
         }
     }
 
     /**
-     * The key's {@code lost} object: the collector's report that lines of the source are gone before
-     * it could ship them, and why. The message's value is the last line it shipped before them (a
-     * line already on the topic), so that the job knows where the loss begins: for Percona's numbered
-     * records, the number after which the sequence's missing numbers are the collector's loss.
+     * The key's {@code lost} object: the collector's report that lines of the source are gone
+     * before it could ship them, and why. The message's value is the last line it shipped before
+     * them (a line already on the topic), so that the job knows where the loss begins: for
+     * Percona's numbered records, the number after which the sequence's missing numbers are the
+     * collector's loss.
      */
     public static final class LostLines implements Serializable {
         private static final long serialVersionUID = 1L;
-        /** The last line shipped is in none of the source's files: the server rotated through all its kept files while the collector was down. */
+
+        /**
+         * The last line shipped is in none of the source's files: the server rotated through all
+         * its kept files while the collector was down.
+         */
         public static final String ROTATED_AWAY = "rotated-away";
 
         public final String problem;
+
         /** The oldest file still on disk, where the collector went on shipping; "" if unknown. */
         public final String file;
 
@@ -134,9 +201,13 @@ public final class SourceDescriptor implements Serializable {
             String from = file.isEmpty() ? "" : "; shipping went on from the start of " + file;
             if (ROTATED_AWAY.equals(problem)) {
                 return "the collector lost the lines written after this one, the last it shipped: they were rotated"
-                        + " away from the disk while it was down (the server rotated through all its kept files)" + from;
+                        + " away from the disk while it was down (the server rotated through all its kept files)"
+                        + from;
             }
-            return "the collector lost the lines written after this one, the last it shipped (" + problem + ")" + from;
+            return "the collector lost the lines written after this one, the last it shipped ("
+                    + problem
+                    + ")"
+                    + from;
         }
     }
 
@@ -147,11 +218,13 @@ public final class SourceDescriptor implements Serializable {
      */
     public static SourceDescriptor parseKey(byte[] key) {
         if (key == null || key.length == 0) {
-            throw new InvalidSourceKeyException("message has no key; expected the source descriptor JSON");
+            throw new InvalidSourceKeyException(
+                    "message has no key; expected the source descriptor JSON");
         }
         int bad = Utf8.firstInvalidByte(key);
         if (bad >= 0) {
-            throw new InvalidSourceKeyException("message key is not valid UTF-8 (byte " + bad + ")");
+            throw new InvalidSourceKeyException(
+                    "message key is not valid UTF-8 (byte " + bad + ")");
         }
         Integer version = null;
         String server = null, format = null, source = null, collector = null;
@@ -168,38 +241,63 @@ public final class SourceDescriptor implements Serializable {
                 switch (field) {
                     case "v":
                         if (value != JsonToken.VALUE_NUMBER_INT) {
-                            throw new InvalidSourceKeyException("message key field 'v' is not an integer");
+                            throw new InvalidSourceKeyException(
+                                    "message key field 'v' is not an integer");
                         }
                         version = p.getIntValue();
                         break;
-                    case "server": server = textOrNull(p, value, field); break;
-                    case "format": format = textOrNull(p, value, field); break;
-                    case "source": source = textOrNull(p, value, field); break;
-                    case "collector": collector = textOrNull(p, value, field); break;
-                    case "cut": cut = readCut(p, value); break;
-                    case "lost": lost = readLost(p, value); break;
-                    case "timezone": {
-                        String name = textOrNull(p, value, field);
-                        try {
-                            zone = name == null ? zone : java.time.ZoneId.of(name);
-                        } catch (java.time.DateTimeException e) {
-                            throw new InvalidSourceKeyException("message key field 'timezone' is not a time zone: '" + name + "'");
-                        }
+                    case "server":
+                        server = textOrNull(p, value, field);
                         break;
-                    }
-                    default: p.skipChildren(); // forward compatible: unknown fields are ignored
+                    case "format":
+                        format = textOrNull(p, value, field);
+                        break;
+                    case "source":
+                        source = textOrNull(p, value, field);
+                        break;
+                    case "collector":
+                        collector = textOrNull(p, value, field);
+                        break;
+                    case "cut":
+                        cut = readCut(p, value);
+                        break;
+                    case "lost":
+                        lost = readLost(p, value);
+                        break;
+                    case "timezone":
+                        {
+                            String name = textOrNull(p, value, field);
+                            try {
+                                zone = name == null ? zone : java.time.ZoneId.of(name);
+                            } catch (java.time.DateTimeException e) {
+                                throw new InvalidSourceKeyException(
+                                        "message key field 'timezone' is not a time zone: '"
+                                                + name
+                                                + "'");
+                            }
+                            break;
+                        }
+                    default:
+                        p.skipChildren(); // forward compatible: unknown fields are ignored
                 }
             }
             if (p.nextToken() != null) {
-                throw new InvalidSourceKeyException("message key has trailing content after the JSON object");
+                throw new InvalidSourceKeyException(
+                        "message key has trailing content after the JSON object");
             }
         } catch (JsonProcessingException e) {
-            throw new InvalidSourceKeyException("message key is not valid JSON: " + e.getOriginalMessage());
+            throw new InvalidSourceKeyException(
+                    "message key is not valid JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
             throw new InvalidSourceKeyException("message key is unreadable: " + e.getMessage());
         }
         if (version == null || version != VERSION) {
-            throw new InvalidSourceKeyException("message key version " + version + " is not supported (expected " + VERSION + ")");
+            throw new InvalidSourceKeyException(
+                    "message key version "
+                            + version
+                            + " is not supported (expected "
+                            + VERSION
+                            + ")");
         }
         if (server == null || server.isEmpty()) {
             throw new InvalidSourceKeyException("message key has no 'server'");
@@ -219,9 +317,14 @@ public final class SourceDescriptor implements Serializable {
             String field = p.currentName();
             JsonToken v = p.nextToken();
             switch (field) {
-                case "problem": problem = textOrNull(p, v, "lost.problem"); break;
-                case "file": file = textOrNull(p, v, "lost.file"); break;
-                default: p.skipChildren();
+                case "problem":
+                    problem = textOrNull(p, v, "lost.problem");
+                    break;
+                case "file":
+                    file = textOrNull(p, v, "lost.file");
+                    break;
+                default:
+                    p.skipChildren();
             }
         }
         if (problem == null || problem.isEmpty()) {
@@ -240,11 +343,20 @@ public final class SourceDescriptor implements Serializable {
             String field = p.currentName();
             JsonToken v = p.nextToken();
             switch (field) {
-                case "problem": problem = textOrNull(p, v, "cut.problem"); break;
-                case "file": file = textOrNull(p, v, "cut.file"); break;
-                case "line_bytes": lineBytes = integer(p, v, "cut.line_bytes"); break;
-                case "offset": offset = integer(p, v, "cut.offset"); break;
-                default: p.skipChildren();
+                case "problem":
+                    problem = textOrNull(p, v, "cut.problem");
+                    break;
+                case "file":
+                    file = textOrNull(p, v, "cut.file");
+                    break;
+                case "line_bytes":
+                    lineBytes = integer(p, v, "cut.line_bytes");
+                    break;
+                case "offset":
+                    offset = integer(p, v, "cut.offset");
+                    break;
+                default:
+                    p.skipChildren();
             }
         }
         if (problem == null || problem.isEmpty()) {
@@ -255,17 +367,20 @@ public final class SourceDescriptor implements Serializable {
 
     private static long integer(JsonParser p, JsonToken value, String field) throws IOException {
         if (value != JsonToken.VALUE_NUMBER_INT) {
-            throw new InvalidSourceKeyException("message key field '" + field + "' is not an integer");
+            throw new InvalidSourceKeyException(
+                    "message key field '" + field + "' is not an integer");
         }
         return p.getLongValue();
     }
 
-    private static String textOrNull(JsonParser p, JsonToken value, String field) throws IOException {
+    private static String textOrNull(JsonParser p, JsonToken value, String field)
+            throws IOException {
         if (value == JsonToken.VALUE_NULL) {
             return null;
         }
         if (value != JsonToken.VALUE_STRING) {
-            throw new InvalidSourceKeyException("message key field '" + field + "' is not a string");
+            throw new InvalidSourceKeyException(
+                    "message key field '" + field + "' is not a string");
         }
         return p.getText();
     }
@@ -274,22 +389,39 @@ public final class SourceDescriptor implements Serializable {
     public boolean equals(Object o) {
         if (!(o instanceof SourceDescriptor)) return false;
         SourceDescriptor that = (SourceDescriptor) o;
-        return server.equals(that.server) && format.equals(that.format)
-                && source.equals(that.source) && collector.equals(that.collector) && zone.equals(that.zone);
+        return server.equals(that.server)
+                && format.equals(that.format)
+                && source.equals(that.source)
+                && collector.equals(that.collector)
+                && zone.equals(that.zone);
     }
 
     @Override
-    public int hashCode() { return Objects.hash(server, format, source, collector, zone); }
+    public int hashCode() {
+        return Objects.hash(server, format, source, collector, zone);
+    }
 
     @Override
     public String toString() {
-        return "SourceDescriptor{server=" + server + ", format=" + format + ", source=" + source
-                + ", collector=" + collector + ", zone=" + zone + "}";
+        return "SourceDescriptor{server="
+                + server
+                + ", format="
+                + format
+                + ", source="
+                + source
+                + ", collector="
+                + collector
+                + ", zone="
+                + zone
+                + "}";
     }
 
     /** A key that does not follow the contract; the message goes to the dead letters. */
     public static final class InvalidSourceKeyException extends RuntimeException {
         private static final long serialVersionUID = 1L;
-        public InvalidSourceKeyException(String reason) { super(reason); }
+
+        public InvalidSourceKeyException(String reason) {
+            super(reason);
+        }
     }
 }

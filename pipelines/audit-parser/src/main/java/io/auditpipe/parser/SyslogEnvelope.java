@@ -46,22 +46,34 @@ import java.time.format.DateTimeParseException;
 public final class SyslogEnvelope {
     /** The header is looked for in this many first characters of the line. */
     public static final int MAX_HEADER = 512;
+
     private static final int MAX_TAG = 64;
     private static final long DAY_MILLIS = 86_400_000L;
-    private static final String[] MONTHS = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    private static final String[] MONTHS = {
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"
+    };
 
     /** The header's time as written, or null. */
     public final String timestamp;
-    /** The header's time in epoch milliseconds, or {@link Long#MIN_VALUE} when the header has none. */
+
+    /**
+     * The header's time in epoch milliseconds, or {@link Long#MIN_VALUE} when the header has none.
+     */
     public final long timeMillis;
+
     /** The sending host as the header names it, or null. */
     public final String host;
+
     /** The program's tag (RFC 3164) or app name (RFC 5424), without a pid, or null. */
     public final String tag;
-    /** The record, its escaped control characters turned back where the body is a multi-line record. */
+
+    /**
+     * The record, its escaped control characters turned back where the body is a multi-line record.
+     */
     public final byte[] body;
 
-    private SyslogEnvelope(String timestamp, long timeMillis, String host, String tag, byte[] body) {
+    private SyslogEnvelope(
+            String timestamp, long timeMillis, String host, String tag, byte[] body) {
         this.timestamp = timestamp;
         this.timeMillis = timeMillis;
         this.host = host;
@@ -72,7 +84,8 @@ public final class SyslogEnvelope {
     /** Who sent the record, for a reason: "host h, tag t", or "no sender named". */
     public String sender() {
         if (host == null && tag == null) return "no sender named";
-        return (host != null ? "host " + host : "") + (host != null && tag != null ? ", " : "")
+        return (host != null ? "host " + host : "")
+                + (host != null && tag != null ? ", " : "")
                 + (tag != null ? "tag " + tag : "");
     }
 
@@ -92,9 +105,11 @@ public final class SyslogEnvelope {
      * @throws Malformed when the line starts like a syslog header that is not one (a bad date, an
      *     RFC 5424 header cut short)
      */
-    public static SyslogEnvelope read(byte[] line, ZoneId zone, long receivedMillis) throws Malformed {
+    public static SyslogEnvelope read(byte[] line, ZoneId zone, long receivedMillis)
+            throws Malformed {
         if (line.length == 0 || !mayStart(line)) return null;
-        String s = new String(line, 0, Math.min(line.length, MAX_HEADER), StandardCharsets.ISO_8859_1);
+        String s =
+                new String(line, 0, Math.min(line.length, MAX_HEADER), StandardCharsets.ISO_8859_1);
         int p = 0;
         boolean pri = false;
         if (s.charAt(0) == '<') {
@@ -111,10 +126,14 @@ public final class SyslogEnvelope {
         if (timeEnd > p) {
             timestamp = s.substring(p, timeEnd);
             millis = legacyMillis(timestamp, zone, receivedMillis);
-            if (timeEnd >= s.length() || s.charAt(timeEnd) != ' ') throw new Malformed("nothing follows the syslog time " + timestamp);
+            if (timeEnd >= s.length() || s.charAt(timeEnd) != ' ')
+                throw new Malformed("nothing follows the syslog time " + timestamp);
             p = timeEnd + 1;
         } else if (timeEnd < 0) {
-            throw new Malformed("the syslog header's time '" + s.substring(p, Math.min(s.length(), p + 32)) + "' is no date");
+            throw new Malformed(
+                    "the syslog header's time '"
+                            + s.substring(p, Math.min(s.length(), p + 32))
+                            + "' is no date");
         }
         String host = null;
         int tagEnd = tag(s, p);
@@ -144,19 +163,30 @@ public final class SyslogEnvelope {
 
     /**
      * Whether a line without a priority starts as an RFC 5424 header does after it: the version 1,
-     * then an RFC 3339 time or the nil value ({@code 1 2026-11-27T12:00:00Z host ...}, {@code 1 - host
-     * ...}), as a receiver that took the priority off hands the message on (Fluentd's in_syslog).
+     * then an RFC 3339 time or the nil value ({@code 1 2026-11-27T12:00:00Z host ...}, {@code 1 -
+     * host ...}), as a receiver that took the priority off hands the message on (Fluentd's
+     * in_syslog).
      */
     private static boolean rfc5424WithoutPri(String s) {
-        return s.length() > 4 && s.charAt(0) == '1' && s.charAt(1) == ' '
-                && ((s.startsWith("- ", 2)) || (s.length() > 13 && digits(s, 2, 6) && s.charAt(6) == '-' && s.charAt(12) == 'T'));
+        return s.length() > 4
+                && s.charAt(0) == '1'
+                && s.charAt(1) == ' '
+                && ((s.startsWith("- ", 2))
+                        || (s.length() > 13
+                                && digits(s, 2, 6)
+                                && s.charAt(6) == '-'
+                                && s.charAt(12) == 'T'));
     }
 
-    /** Whether a line starting with this byte may have a header: '<' and a digit, a letter, a digit (a date). */
+    /**
+     * Whether a line starting with this byte may have a header: '<' and a digit, a letter, a digit
+     * (a date).
+     */
     private static boolean mayStart(byte[] line) {
         byte c = line[0];
         if (c == '<') return line.length > 1 && line[1] >= '0' && line[1] <= '9';
-        if (c == '1' && line.length > 4 && line[1] == ' ') return true; // RFC 5424 without its priority
+        if (c == '1' && line.length > 4 && line[1] == ' ')
+            return true; // RFC 5424 without its priority
         if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) return true;
         // RFC 3339 ("2026-11-27T..."); MariaDB's own lines start "20261127 " and are no header
         return c >= '0' && c <= '9' && line.length > 10 && line[4] == '-' && line[10] == 'T';
@@ -166,7 +196,9 @@ public final class SyslogEnvelope {
         String[] f = new String[5]; // TIMESTAMP HOSTNAME APP-NAME PROCID MSGID
         for (int i = 0; i < f.length; i++) {
             int space = s.indexOf(' ', p);
-            if (space <= p) throw new Malformed("the RFC 5424 header is cut short after " + i + " of its 6 fields");
+            if (space <= p)
+                throw new Malformed(
+                        "the RFC 5424 header is cut short after " + i + " of its 6 fields");
             f[i] = s.substring(p, space);
             p = space + 1;
         }
@@ -174,16 +206,23 @@ public final class SyslogEnvelope {
         if (s.charAt(p) == '-') {
             p++;
         } else {
-            while (p < s.length() && s.charAt(p) == '[') { // SD-ELEMENTs: ']' ends one unless escaped
+            while (p < s.length()
+                    && s.charAt(p) == '[') { // SD-ELEMENTs: ']' ends one unless escaped
                 p++;
                 while (p < s.length() && s.charAt(p) != ']') p += s.charAt(p) == '\\' ? 2 : 1;
-                if (p >= s.length()) throw new Malformed("the RFC 5424 structured data is not closed within "
-                        + MAX_HEADER + " characters");
+                if (p >= s.length())
+                    throw new Malformed(
+                            "the RFC 5424 structured data is not closed within "
+                                    + MAX_HEADER
+                                    + " characters");
                 p++;
             }
         }
         if (p < line.length && line[p] == ' ') p++;
-        if (p + 2 < line.length && (line[p] & 0xff) == 0xEF && (line[p + 1] & 0xff) == 0xBB && (line[p + 2] & 0xff) == 0xBF) p += 3;
+        if (p + 2 < line.length
+                && (line[p] & 0xff) == 0xEF
+                && (line[p + 1] & 0xff) == 0xBB
+                && (line[p + 2] & 0xff) == 0xBF) p += 3;
         long millis = Long.MIN_VALUE;
         String timestamp = nil(f[0]);
         if (timestamp != null) {
@@ -201,8 +240,8 @@ public final class SyslogEnvelope {
     }
 
     /**
-     * Where a time at {@code p} ends: {@code Mmm dd [yyyy ]hh:mm:ss[.frac]} or RFC 3339; p when there
-     * is none; -1 when a month or a four-digit year starts something that is no time.
+     * Where a time at {@code p} ends: {@code Mmm dd [yyyy ]hh:mm:ss[.frac]} or RFC 3339; p when
+     * there is none; -1 when a month or a four-digit year starts something that is no time.
      */
     private static int legacyTime(String s, int p) {
         if (p + 15 > s.length()) return p;
@@ -213,7 +252,8 @@ public final class SyslogEnvelope {
             while (q < s.length() && q - d < 2 && isDigit(s.charAt(q))) q++;
             if (q == d || q >= s.length() || s.charAt(q) != ' ') return -1;
             q++;
-            if (q + 5 <= s.length() && digits(s, q, q + 4) && s.charAt(q + 4) == ' ') q += 5; // a year
+            if (q + 5 <= s.length() && digits(s, q, q + 4) && s.charAt(q + 4) == ' ')
+                q += 5; // a year
             if (q + 8 > s.length() || !clock(s, q)) return -1;
             q += 8;
             return fraction(s, q);
@@ -221,7 +261,8 @@ public final class SyslogEnvelope {
         if (isDigit(s.charAt(p)) && s.charAt(p + 4) == '-' && s.charAt(p + 10) == 'T') {
             int q = p;
             while (q < s.length() && s.charAt(q) != ' ') {
-                // a comma: a record's own time (server_audit_timestamp_format=%Y-%m-%dT...), no header
+                // a comma: a record's own time (server_audit_timestamp_format=%Y-%m-%dT...), no
+                // header
                 if (s.charAt(q) == ',') return p;
                 q++;
             }
@@ -251,7 +292,10 @@ public final class SyslogEnvelope {
                 nanos = Integer.parseInt(frac);
             }
             if (year != null) {
-                return LocalDateTime.of(year, month, day, hour, minute, second, nanos).atZone(zone).toInstant().toEpochMilli();
+                return LocalDateTime.of(year, month, day, hour, minute, second, nanos)
+                        .atZone(zone)
+                        .toInstant()
+                        .toEpochMilli();
             }
             // the latest of the years around the receipt that puts the time at most a day after it
             int received = Instant.ofEpochMilli(receivedMillis).atZone(zone).getYear();
@@ -263,7 +307,8 @@ public final class SyslogEnvelope {
                     if (y > received - 4) continue; // 29 February: the leap year before
                     throw e;
                 }
-                if (at.toInstant().toEpochMilli() <= receivedMillis + DAY_MILLIS) return at.toInstant().toEpochMilli();
+                if (at.toInstant().toEpochMilli() <= receivedMillis + DAY_MILLIS)
+                    return at.toInstant().toEpochMilli();
             }
         } catch (DateTimeException | NumberFormatException | StringIndexOutOfBoundsException e) {
             throw new Malformed("the syslog time '" + t + "' is no date: " + e.getMessage());
@@ -279,7 +324,10 @@ public final class SyslogEnvelope {
     }
 
     private static boolean clock(String s, int q) {
-        return digits(s, q, q + 2) && s.charAt(q + 2) == ':' && digits(s, q + 3, q + 5) && s.charAt(q + 5) == ':'
+        return digits(s, q, q + 2)
+                && s.charAt(q + 2) == ':'
+                && digits(s, q + 3, q + 5)
+                && s.charAt(q + 5) == ':'
                 && digits(s, q + 6, q + 8);
     }
 
@@ -303,26 +351,40 @@ public final class SyslogEnvelope {
                 int close = s.indexOf("]:", q);
                 return close > q + 1 && digits(s, q + 1, close) ? close + 1 : -1;
             }
-            if (!(isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.' || c == '/')) return -1;
+            if (!(isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '.' || c == '/'))
+                return -1;
             q++;
         }
         return -1;
     }
 
-    /** The body from {@code p}, its escaped control characters turned back when it is a multi-line record. */
+    /**
+     * The body from {@code p}, its escaped control characters turned back when it is a multi-line
+     * record.
+     */
     static byte[] body(byte[] line, int p) {
         int n = line.length - p;
         if (n <= 0) return new byte[0];
         int first = p;
         while (first < line.length && line[first] == ' ') first++;
-        boolean multiLine = first < line.length && (line[first] == '<' || line[first] == '"'
-                || ((line[first] == '{' || line[first] == '[') && first + 1 < line.length && line[first + 1] == '#'));
+        boolean multiLine =
+                first < line.length
+                        && (line[first] == '<'
+                                || line[first] == '"'
+                                || ((line[first] == '{' || line[first] == '[')
+                                        && first + 1 < line.length
+                                        && line[first + 1] == '#'));
         if (!multiLine) return java.util.Arrays.copyOfRange(line, p, line.length);
         byte[] out = new byte[n];
         int o = 0;
         for (int i = p; i < line.length; i++) {
-            if (line[i] == '#' && i + 3 < line.length && line[i + 1] == '0' && line[i + 2] >= '0' && line[i + 2] <= '3'
-                    && line[i + 3] >= '0' && line[i + 3] <= '7') {
+            if (line[i] == '#'
+                    && i + 3 < line.length
+                    && line[i + 1] == '0'
+                    && line[i + 2] >= '0'
+                    && line[i + 2] <= '3'
+                    && line[i + 3] >= '0'
+                    && line[i + 3] <= '7') {
                 out[o++] = (byte) ((line[i + 2] - '0') * 8 + (line[i + 3] - '0'));
                 i += 3;
             } else {

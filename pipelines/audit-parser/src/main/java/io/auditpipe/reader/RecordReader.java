@@ -8,7 +8,6 @@ import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.Digests;
 import io.auditpipe.parser.ParseResult;
 import io.auditpipe.parser.SourceDescriptor;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,38 +15,42 @@ import java.util.List;
 import java.util.TreeSet;
 
 /**
- * Reads one record as the collector shipped it (its source key and its bytes) into what the rest
- * of the pipeline may see: the parsed, enriched and masked event, or the reason it cannot be one
- * with its bytes masked, or nothing when the message is only the file's framing. The job's Kafka
- * source, {@code auditpipe parse} and the benchmarks read records through this one class, so they
- * cannot disagree. Never throws on bad input.
+ * Reads one record as the collector shipped it (its source key and its bytes) into what the rest of
+ * the pipeline may see: the parsed, enriched and masked event, or the reason it cannot be one with
+ * its bytes masked, or nothing when the message is only the file's framing. The job's Kafka source,
+ * {@code auditpipe parse} and the benchmarks read records through this one class, so they cannot
+ * disagree. Never throws on bad input.
  *
  * <p>Masking (docs/compliance.md): the event's fields and the stored original record are masked,
- * and {@code line_sha256} is the digest of the masked record (a digest of a line with a card
- * number in it could be reversed by trying the few unknown digits). A failure keeps its bytes
- * masked (every other byte as it was), and its reason masked.
+ * and {@code line_sha256} is the digest of the masked record (a digest of a line with a card number
+ * in it could be reversed by trying the few unknown digits). A failure keeps its bytes masked
+ * (every other byte as it was), and its reason masked.
  *
  * <p>One instance per thread: the enricher keeps buffers.
  */
 public final class RecordReader {
     /**
-     * The collector could not ship the line whole (a NUL byte, longer than max_line_size): the key says
-     * where it is; or the message is the collector's report of lines it lost (the key's {@code lost}).
+     * The collector could not ship the line whole (a NUL byte, longer than max_line_size): the key
+     * says where it is; or the message is the collector's report of lines it lost (the key's {@code
+     * lost}).
      */
     public static final String STAGE_COLLECT = "collect";
+
     /** The message could not be parsed (bad key, bad line, unknown format). */
     public static final String STAGE_PARSE = "parse";
 
     private final Enricher enricher;
     private final boolean withOriginal;
+
     /** The last key read and what it says: a file's records come under one key, read once. */
     private byte[] lastKey;
+
     private SourceDescriptor lastSource;
 
     /**
-     * @param withOriginal false: events without what only the store and the archive keep, the masked
-     *     original record and its {@code line_sha256} (a second pass of the masker over the whole line
-     *     and a SHA-256 per record); the alert rules read records so
+     * @param withOriginal false: events without what only the store and the archive keep, the
+     *     masked original record and its {@code line_sha256} (a second pass of the masker over the
+     *     whole line and a SHA-256 per record); the alert rules read records so
      */
     public RecordReader(Enricher enricher, boolean withOriginal) {
         this.enricher = enricher;
@@ -58,14 +61,20 @@ public final class RecordReader {
         this(new Enricher(settings), true);
     }
 
-    /** What one record became. Exactly one of {@link #event} and {@link #failure} is set, or neither for framing. */
+    /**
+     * What one record became. Exactly one of {@link #event} and {@link #failure} is set, or neither
+     * for framing.
+     */
     public static final class Read {
         /** The event, enriched and masked. */
         public final AuditEvent event;
+
         /** The original record, masked (UTF-8); null when read without it. */
         public final String original;
+
         /** SHA-256 (hex) of {@link #original}'s bytes; null when read without it. */
         public final String lineSha256;
+
         public final Failure failure;
 
         private Read(AuditEvent event, String original, String lineSha256, Failure failure) {
@@ -81,18 +90,29 @@ public final class RecordReader {
         }
     }
 
-    /** Why a record is no event, with its bytes and reason masked, and the source when its key could be read. */
+    /**
+     * Why a record is no event, with its bytes and reason masked, and the source when its key could
+     * be read.
+     */
     public static final class Failure {
         public final String stage;
         public final String reason;
+
         /** The record's bytes, masked. */
         public final byte[] value;
+
         /** What was masked in them (pan, a configured pattern's name); null when nothing. */
         public final List<String> masked;
+
         /** Null when the key itself could not be read. */
         public final SourceDescriptor source;
 
-        private Failure(String stage, String reason, byte[] value, List<String> masked, SourceDescriptor source) {
+        private Failure(
+                String stage,
+                String reason,
+                byte[] value,
+                List<String> masked,
+                SourceDescriptor source) {
             this.stage = stage;
             this.reason = reason;
             this.value = value;
@@ -149,19 +169,25 @@ public final class RecordReader {
             return new Read(event, null, null, null);
         }
         SensitiveDataMasker masker = enricher.masker();
-        byte[] stored = masker.mask(value); // masking keeps every byte that is not a match: still UTF-8
+        byte[] stored =
+                masker.mask(value); // masking keeps every byte that is not a match: still UTF-8
         if (stored != value) {
             TreeSet<String> masked = new TreeSet<>(masker.find(value));
             if (event.masked != null) masked.addAll(event.masked);
             event.masked = new ArrayList<>(masked);
         }
-        return new Read(event, new String(stored, StandardCharsets.UTF_8), Digests.sha256Hex(stored), null);
+        return new Read(
+                event, new String(stored, StandardCharsets.UTF_8), Digests.sha256Hex(stored), null);
     }
 
     private Read failed(String stage, String reason, byte[] value, SourceDescriptor source) {
         SensitiveDataMasker masker = enricher.masker();
         byte[] kept = value == null ? null : masker.mask(value);
         List<String> masked = kept != value ? masker.find(value) : null;
-        return new Read(null, null, null, new Failure(stage, masker.mask(reason).text(), kept, masked, source));
+        return new Read(
+                null,
+                null,
+                null,
+                new Failure(stage, masker.mask(reason).text(), kept, masked, source));
     }
 }

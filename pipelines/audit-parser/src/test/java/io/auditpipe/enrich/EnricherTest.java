@@ -1,14 +1,5 @@
 package io.auditpipe.enrich;
 
-import io.auditpipe.parser.AuditEvent;
-
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.time.Instant;
-import java.util.List;
-import java.util.Map;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -16,17 +7,26 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.auditpipe.parser.AuditEvent;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
 class EnricherTest {
-    static final Map<String, String> CONFIG = Map.of(
-            "compliance.data-class.pci_cardholder.tables", "shop.cards, payments.*",
-            "compliance.data-class.pci_cardholder.allowed-principals", "app, dba_*",
-            "compliance.data-class.hipaa_ephi.tables", "clinic.patient*",
-            "compliance.data-class.hipaa_ephi.allowed-principals", "nurse_*",
-            "compliance.data-class.sox_financial.tables", "ledger",
-            "compliance.principals.administrators", "root, dba_*",
-            "compliance.principals.service-accounts", "app, etl_*",
-            "compliance.masking.pattern.us_ssn", "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])",
-            "compliance.change-windows", "sat,sun 02:00-06:00 UTC");
+    static final Map<String, String> CONFIG =
+            Map.of(
+                    "compliance.data-class.pci_cardholder.tables", "shop.cards, payments.*",
+                    "compliance.data-class.pci_cardholder.allowed-principals", "app, dba_*",
+                    "compliance.data-class.hipaa_ephi.tables", "clinic.patient*",
+                    "compliance.data-class.hipaa_ephi.allowed-principals", "nurse_*",
+                    "compliance.data-class.sox_financial.tables", "ledger",
+                    "compliance.principals.administrators", "root, dba_*",
+                    "compliance.principals.service-accounts", "app, etl_*",
+                    "compliance.masking.pattern.us_ssn",
+                            "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])",
+                    "compliance.change-windows", "sat,sun 02:00-06:00 UTC");
 
     final Enricher enricher = new Enricher(ComplianceSettings.fromProperties(CONFIG));
 
@@ -58,53 +58,61 @@ class EnricherTest {
     @Test
     void taxonomyOfStatements() {
         String[][] cases = {
-                {"SELECT c FROM sbtest1 WHERE id=1", "data_read", "select"},
-                {"  /* app */ select 1", "data_read", "select"},
-                {"WITH t AS (SELECT 1) SELECT * FROM t", "data_read", "select"},
-                {"INSERT INTO t VALUES (1)", "data_write", "insert"},
-                {"replace into t values (1)", "data_write", "replace"},
-                {"LOAD DATA INFILE 'x' INTO TABLE t", "data_write", "load_data"},
-                {"CREATE USER 'bob'@'%' IDENTIFIED BY 'x'", "account_management", "create_user"},
-                {"ALTER USER bob ACCOUNT LOCK", "account_management", "alter_user"},
-                {"DROP ROLE r1", "account_management", "drop_role"},
-                {"GRANT ALL ON *.* TO bob", "account_management", "grant"},
-                {"REVOKE SELECT ON shop.cards FROM bob", "account_management", "revoke"},
-                {"SET PASSWORD FOR bob = 'x'", "account_management", "set_password"},
-                {"SET DEFAULT ROLE r1 TO bob", "account_management", "set_default_role"},
-                {"CREATE TABLE t (id INT)", "schema_change", "create_table"},
-                {"CREATE OR REPLACE VIEW v AS SELECT 1", "schema_change", "create_view"},
-                {"CREATE UNIQUE INDEX i ON t (a)", "schema_change", "create_index"},
-                {"CREATE DEFINER=`root`@`%` PROCEDURE p() BEGIN END", "schema_change", "create_procedure"},
-                {"DROP DATABASE shop", "schema_change", "drop_database"},
-                {"CREATE SCHEMA s", "schema_change", "create_database"},
-                {"TRUNCATE TABLE t", "schema_change", "truncate_table"},
-                {"RENAME TABLE a TO b", "schema_change", "rename_table"},
-                {"SET GLOBAL max_connections = 10", "administration", "set_global"},
-                {"SET @@global.max_connections = 10", "administration", "set_global"},
-                {"SET PERSIST sql_mode = ''", "administration", "set_global"},
-                {"KILL 42", "administration", "kill"},
-                {"SHUTDOWN", "administration", "shutdown"},
-                {"INSTALL PLUGIN x SONAME 'x.so'", "administration", "install_plugin"},
-                {"FLUSH PRIVILEGES", "administration", "flush"},
-                {"STOP REPLICA", "administration", "stop_replica"},
-                {"SET GLOBAL server_audit_logging = OFF", "audit_system", "audit_disabled"},
-                {"SET GLOBAL server_audit_logging=ON", "audit_system", "audit_enabled"},
-                {"SET GLOBAL audit_log_disable = true", "audit_system", "audit_disabled"},
-                {"SET GLOBAL audit_log_policy = 'NONE'", "audit_system", "audit_disabled"},
-                {"SET GLOBAL audit_log_rotate_on_size = 4096", "audit_system", "audit_config"},
-                {"UNINSTALL PLUGIN audit_log", "audit_system", "audit_plugin_removed"},
-                {"UNINSTALL PLUGIN server_audit", "audit_system", "audit_plugin_removed"},
-                {"INSTALL PLUGIN server_audit SONAME 'server_audit.so'", "audit_system", "audit_plugin_installed"},
-                {"SELECT audit_log_filter_remove_user('%')", "audit_system", "audit_config"},
-                {"SELECT audit_log_read()", "audit_system", "audit_log_read"},
-                {"DELETE FROM mysql.audit_log_filter", "audit_system", "audit_config"},
-                {"SET autocommit = 1", "session", "set"},
-                {"SHOW TABLES", "session", "show"},
-                {"COMMIT", "session", "commit"},
-                {"START TRANSACTION", "session", "start_transaction"},
-                {"USE shop", "session", "use"},
-                {"CALL p()", "other", "call"},
-                {"frobnicate the table", "other", "frobnicate"},
+            {"SELECT c FROM sbtest1 WHERE id=1", "data_read", "select"},
+            {"  /* app */ select 1", "data_read", "select"},
+            {"WITH t AS (SELECT 1) SELECT * FROM t", "data_read", "select"},
+            {"INSERT INTO t VALUES (1)", "data_write", "insert"},
+            {"replace into t values (1)", "data_write", "replace"},
+            {"LOAD DATA INFILE 'x' INTO TABLE t", "data_write", "load_data"},
+            {"CREATE USER 'bob'@'%' IDENTIFIED BY 'x'", "account_management", "create_user"},
+            {"ALTER USER bob ACCOUNT LOCK", "account_management", "alter_user"},
+            {"DROP ROLE r1", "account_management", "drop_role"},
+            {"GRANT ALL ON *.* TO bob", "account_management", "grant"},
+            {"REVOKE SELECT ON shop.cards FROM bob", "account_management", "revoke"},
+            {"SET PASSWORD FOR bob = 'x'", "account_management", "set_password"},
+            {"SET DEFAULT ROLE r1 TO bob", "account_management", "set_default_role"},
+            {"CREATE TABLE t (id INT)", "schema_change", "create_table"},
+            {"CREATE OR REPLACE VIEW v AS SELECT 1", "schema_change", "create_view"},
+            {"CREATE UNIQUE INDEX i ON t (a)", "schema_change", "create_index"},
+            {
+                "CREATE DEFINER=`root`@`%` PROCEDURE p() BEGIN END",
+                "schema_change",
+                "create_procedure"
+            },
+            {"DROP DATABASE shop", "schema_change", "drop_database"},
+            {"CREATE SCHEMA s", "schema_change", "create_database"},
+            {"TRUNCATE TABLE t", "schema_change", "truncate_table"},
+            {"RENAME TABLE a TO b", "schema_change", "rename_table"},
+            {"SET GLOBAL max_connections = 10", "administration", "set_global"},
+            {"SET @@global.max_connections = 10", "administration", "set_global"},
+            {"SET PERSIST sql_mode = ''", "administration", "set_global"},
+            {"KILL 42", "administration", "kill"},
+            {"SHUTDOWN", "administration", "shutdown"},
+            {"INSTALL PLUGIN x SONAME 'x.so'", "administration", "install_plugin"},
+            {"FLUSH PRIVILEGES", "administration", "flush"},
+            {"STOP REPLICA", "administration", "stop_replica"},
+            {"SET GLOBAL server_audit_logging = OFF", "audit_system", "audit_disabled"},
+            {"SET GLOBAL server_audit_logging=ON", "audit_system", "audit_enabled"},
+            {"SET GLOBAL audit_log_disable = true", "audit_system", "audit_disabled"},
+            {"SET GLOBAL audit_log_policy = 'NONE'", "audit_system", "audit_disabled"},
+            {"SET GLOBAL audit_log_rotate_on_size = 4096", "audit_system", "audit_config"},
+            {"UNINSTALL PLUGIN audit_log", "audit_system", "audit_plugin_removed"},
+            {"UNINSTALL PLUGIN server_audit", "audit_system", "audit_plugin_removed"},
+            {
+                "INSTALL PLUGIN server_audit SONAME 'server_audit.so'",
+                "audit_system",
+                "audit_plugin_installed"
+            },
+            {"SELECT audit_log_filter_remove_user('%')", "audit_system", "audit_config"},
+            {"SELECT audit_log_read()", "audit_system", "audit_log_read"},
+            {"DELETE FROM mysql.audit_log_filter", "audit_system", "audit_config"},
+            {"SET autocommit = 1", "session", "set"},
+            {"SHOW TABLES", "session", "show"},
+            {"COMMIT", "session", "commit"},
+            {"START TRANSACTION", "session", "start_transaction"},
+            {"USE shop", "session", "use"},
+            {"CALL p()", "other", "call"},
+            {"frobnicate the table", "other", "frobnicate"},
         };
         for (String[] c : cases) {
             AuditEvent e = enricher.enrich(query("alice", "shop", c[0]));
@@ -115,8 +123,11 @@ class EnricherTest {
     @Test
     void taxonomyOfRecordsWithoutStatements() {
         assertEquals("authentication/login", kind(named("Connect", AuditEvent.AUTH_SUCCESS)));
-        assertEquals("authentication/login_failed", kind(named("FAILED_CONNECT", AuditEvent.AUTH_FAILURE)));
-        assertEquals("authentication/change_user", kind(named("Change user", AuditEvent.AUTH_SUCCESS)));
+        assertEquals(
+                "authentication/login_failed",
+                kind(named("FAILED_CONNECT", AuditEvent.AUTH_FAILURE)));
+        assertEquals(
+                "authentication/change_user", kind(named("Change user", AuditEvent.AUTH_SUCCESS)));
         assertEquals("authentication/logout", kind(named("Quit", null)));
         assertEquals("authentication/logout", kind(named("DISCONNECT", null)));
         assertEquals("audit_system/audit_start", kind(named("Audit", null)));
@@ -145,13 +156,19 @@ class EnricherTest {
 
     @Test
     void tablesFromTheStatementQualifiedWithTheCurrentDatabase() {
-        AuditEvent e = enricher.enrich(query("app", "shop",
-                "SELECT c.pan, o.total FROM cards c JOIN `payments`.`Orders` o ON o.card = c.id WHERE c.id IN (SELECT id FROM ledger)"));
+        AuditEvent e =
+                enricher.enrich(
+                        query(
+                                "app",
+                                "shop",
+                                "SELECT c.pan, o.total FROM cards c JOIN `payments`.`Orders` o ON o.card = c.id WHERE c.id IN (SELECT id FROM ledger)"));
         assertEquals(List.of("payments.orders", "shop.cards", "shop.ledger"), e.tables);
         assertEquals(List.of("pci_cardholder", "sox_financial"), e.dataClasses);
         assertNull(e.tablesError);
         assertEquals("service_account", e.principalClass);
-        assertEquals(List.of(), e.accessViolations); // app may read cardholder data; sox_financial is not enforced
+        assertEquals(
+                List.of(),
+                e.accessViolations); // app may read cardholder data; sox_financial is not enforced
         assertTrue(e.controls.contains("PCI-DSS-10.2.1.1"));
         assertTrue(e.controls.contains("SOX-ITGC-ACCESS"));
         assertFalse(e.controls.contains("HIPAA-164.312(b)"));
@@ -159,7 +176,8 @@ class EnricherTest {
 
     @Test
     void aStatementThatDoesNotParseSaysSoAndKeepsItsCategory() {
-        AuditEvent e = enricher.enrich(query("alice", "shop", "SELECT FROM WHERE 4111 1111 1111 1111 ("));
+        AuditEvent e =
+                enricher.enrich(query("alice", "shop", "SELECT FROM WHERE 4111 1111 1111 1111 ("));
         assertEquals("data_read", e.category);
         assertEquals(List.of(), e.tables);
         assertNotNull(e.tablesError);
@@ -179,7 +197,8 @@ class EnricherTest {
         assertEquals("administrator", root.principalClass);
         assertTrue(root.controls.contains("PCI-DSS-10.2.1.2"));
         assertEquals("person", enricher.enrich(query("alice", null, "SELECT 1")).principalClass);
-        AuditEvent nurse = enricher.enrich(query("nurse_ann", null, "SELECT * FROM clinic.patient_notes"));
+        AuditEvent nurse =
+                enricher.enrich(query("nurse_ann", null, "SELECT * FROM clinic.patient_notes"));
         assertEquals(List.of(), nurse.accessViolations);
     }
 
@@ -190,27 +209,36 @@ class EnricherTest {
         AuditEvent denied = query("alice", "shop", "SELECT * FROM cards");
         denied.status = 1142;
         assertTrue(enricher.enrich(denied).controls.contains("PCI-DSS-10.2.1.4"));
-        AuditEvent grant = enricher.enrich(query("alice", null, "GRANT SELECT ON shop.cards TO bob"));
+        AuditEvent grant =
+                enricher.enrich(query("alice", null, "GRANT SELECT ON shop.cards TO bob"));
         assertEquals(List.of("PCI-DSS-10.2.1.5", "SOX-ITGC-ACCESS"), grant.controls);
         AuditEvent createUser = enricher.enrich(query("alice", null, "CREATE USER bob"));
         assertTrue(createUser.controls.contains("PCI-DSS-10.2.1.7"));
-        AuditEvent stop = enricher.enrich(query("alice", null, "SET GLOBAL server_audit_logging=OFF"));
+        AuditEvent stop =
+                enricher.enrich(query("alice", null, "SET GLOBAL server_audit_logging=OFF"));
         assertEquals(List.of("PCI-DSS-10.2.1.6", "SOX-ITGC-CHANGE"), stop.controls);
         AuditEvent read = enricher.enrich(query("alice", null, "SELECT audit_log_read()"));
         assertTrue(read.controls.contains("PCI-DSS-10.2.1.3"));
-        AuditEvent ddl = enricher.enrich(query("alice", "acct", "ALTER TABLE ledger ADD COLUMN x INT"));
+        AuditEvent ddl =
+                enricher.enrich(query("alice", "acct", "ALTER TABLE ledger ADD COLUMN x INT"));
         assertEquals(List.of("acct.ledger"), ddl.tables);
         assertTrue(ddl.controls.contains("SOX-ITGC-CHANGE"));
     }
 
     @Test
     void cardNumbersAndConfiguredPatternsAreMasked() {
-        AuditEvent e = query("app", "shop", "INSERT INTO cards (pan, ssn, note) VALUES ('4111 1111 1111 1111', '078-05-1120', "
-                + "'5500-0000-0000-0004 and 340000000000009')");
+        AuditEvent e =
+                query(
+                        "app",
+                        "shop",
+                        "INSERT INTO cards (pan, ssn, note) VALUES ('4111 1111 1111 1111', '078-05-1120', "
+                                + "'5500-0000-0000-0004 and 340000000000009')");
         e.extra.put("note", "card 6011000000000004");
         enricher.enrich(e);
-        assertEquals("INSERT INTO cards (pan, ssn, note) VALUES ('**** **** **** 1111', '***-**-****', "
-                + "'****-****-****-0004 and ***********0009')", e.sqltext);
+        assertEquals(
+                "INSERT INTO cards (pan, ssn, note) VALUES ('**** **** **** 1111', '***-**-****', "
+                        + "'****-****-****-0004 and ***********0009')",
+                e.sqltext);
         assertEquals("card ************0004", e.extra.get("note"));
         assertEquals(List.of("pan", "us_ssn"), e.masked);
         assertEquals(List.of("shop.cards"), e.tables); // read before masking
@@ -219,13 +247,15 @@ class EnricherTest {
     @Test
     void numbersThatAreNotCardNumbersStay() {
         SensitiveDataMasker m = ComplianceSettings.defaults().masker();
-        for (String text : new String[] {
-                "4111111111111112",            // Luhn fails
-                "1732300000000",               // epoch milliseconds: starts with 1
-                "411111111111",                // 12 digits
-                "41111111111111111111111",     // 23 digits
-                "2024-11-22 10:00:00",
-                "id=123, 456"}) {
+        for (String text :
+                new String[] {
+                    "4111111111111112", // Luhn fails
+                    "1732300000000", // epoch milliseconds: starts with 1
+                    "411111111111", // 12 digits
+                    "41111111111111111111111", // 23 digits
+                    "2024-11-22 10:00:00",
+                    "id=123, 456"
+                }) {
             assertEquals(text, m.mask(text).text(), text);
             assertFalse(m.mask(text).changed());
         }
@@ -236,32 +266,47 @@ class EnricherTest {
     @Test
     void maskingBytesKeepsEveryOtherByte() {
         SensitiveDataMasker m = ComplianceSettings.defaults().masker();
-        byte[] in = "{\"q\":\"\u00e9 4111111111111111 \\xff\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] in =
+                "{\"q\":\"\u00e9 4111111111111111 \\xff\"}"
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
         byte[] bad = java.util.Arrays.copyOf(in, in.length + 1);
         bad[bad.length - 1] = (byte) 0xff;
         byte[] out = m.mask(bad);
         assertEquals(bad.length, out.length);
         String expected = "{\"q\":\"\u00e9 ************1111 \\xff\"}";
-        assertEquals(expected, new String(out, 0, out.length - 1, java.nio.charset.StandardCharsets.UTF_8));
+        assertEquals(
+                expected,
+                new String(out, 0, out.length - 1, java.nio.charset.StandardCharsets.UTF_8));
         assertEquals((byte) 0xff, out[out.length - 1]);
     }
 
     @Test
     void changeWindows() {
-        ComplianceSettings s = ComplianceSettings.fromProperties(Map.of("compliance.change-windows",
-                "sat,sun 02:00-06:00 UTC; fri 23:00-01:00 UTC"));
-        assertTrue(s.inChangeWindow(Instant.parse("2026-11-21T03:00:00Z").toEpochMilli())); // a Saturday
+        ComplianceSettings s =
+                ComplianceSettings.fromProperties(
+                        Map.of(
+                                "compliance.change-windows",
+                                "sat,sun 02:00-06:00 UTC; fri 23:00-01:00 UTC"));
+        assertTrue(
+                s.inChangeWindow(
+                        Instant.parse("2026-11-21T03:00:00Z").toEpochMilli())); // a Saturday
         assertFalse(s.inChangeWindow(Instant.parse("2026-11-21T06:00:00Z").toEpochMilli()));
-        assertFalse(s.inChangeWindow(Instant.parse("2026-11-23T03:00:00Z").toEpochMilli())); // Monday
-        assertTrue(s.inChangeWindow(Instant.parse("2026-11-20T23:30:00Z").toEpochMilli())); // Friday night
-        assertTrue(s.inChangeWindow(Instant.parse("2026-11-21T00:30:00Z").toEpochMilli())); // past midnight
+        assertFalse(
+                s.inChangeWindow(Instant.parse("2026-11-23T03:00:00Z").toEpochMilli())); // Monday
+        assertTrue(
+                s.inChangeWindow(
+                        Instant.parse("2026-11-20T23:30:00Z").toEpochMilli())); // Friday night
+        assertTrue(
+                s.inChangeWindow(
+                        Instant.parse("2026-11-21T00:30:00Z").toEpochMilli())); // past midnight
         assertFalse(ComplianceSettings.defaults().inChangeWindow(0));
     }
 
     @Test
     void schemaChangesSayWhetherTheyAreInsideAChangeWindow() {
         AuditEvent inside = query("dba_jo", "finance", "ALTER TABLE ledger ADD COLUMN memo TEXT");
-        inside.eventTimeMillis = Instant.parse("2026-11-21T03:00:00Z").toEpochMilli(); // Saturday 03:00 UTC
+        inside.eventTimeMillis =
+                Instant.parse("2026-11-21T03:00:00Z").toEpochMilli(); // Saturday 03:00 UTC
         AuditEvent outside = query("dba_jo", "finance", "ALTER TABLE ledger ADD COLUMN memo TEXT");
         outside.eventTimeMillis = Instant.parse("2026-11-23T10:00:00Z").toEpochMilli(); // Monday
         assertEquals(Boolean.TRUE, enricher.enrich(inside).inChangeWindow);
@@ -272,7 +317,10 @@ class EnricherTest {
         try (Enricher none = new Enricher(ComplianceSettings.defaults())) {
             AuditEvent e = query("dba_jo", "finance", "DROP TABLE x");
             e.eventTimeMillis = inside.eventTimeMillis;
-            assertEquals(Boolean.FALSE, none.enrich(e).inChangeWindow, "no window configured: every change is outside");
+            assertEquals(
+                    Boolean.FALSE,
+                    none.enrich(e).inChangeWindow,
+                    "no window configured: every change is outside");
         }
     }
 
@@ -282,17 +330,22 @@ class EnricherTest {
         config.put("compliance.business-hours", "mon,tue,wed,thu,fri 07:00-19:00 Europe/Berlin");
         try (Enricher withHours = new Enricher(ComplianceSettings.fromProperties(config))) {
             AuditEvent day = query("nurse_amy", "clinic", "SELECT * FROM patients");
-            day.eventTimeMillis = Instant.parse("2026-11-23T09:00:00Z").toEpochMilli(); // Monday 10:00 in Berlin
+            day.eventTimeMillis =
+                    Instant.parse("2026-11-23T09:00:00Z").toEpochMilli(); // Monday 10:00 in Berlin
             AuditEvent night = query("nurse_amy", "clinic", "SELECT * FROM patients");
-            night.eventTimeMillis = Instant.parse("2026-11-23T18:30:00Z").toEpochMilli(); // Monday 19:30 in Berlin
+            night.eventTimeMillis =
+                    Instant.parse("2026-11-23T18:30:00Z").toEpochMilli(); // Monday 19:30 in Berlin
             AuditEvent weekend = query("nurse_amy", "clinic", "SELECT * FROM patients");
-            weekend.eventTimeMillis = Instant.parse("2026-11-22T09:00:00Z").toEpochMilli(); // Sunday
+            weekend.eventTimeMillis =
+                    Instant.parse("2026-11-22T09:00:00Z").toEpochMilli(); // Sunday
             assertEquals(Boolean.FALSE, withHours.enrich(day).afterHours);
             assertEquals(Boolean.TRUE, withHours.enrich(night).afterHours);
             assertEquals(Boolean.TRUE, withHours.enrich(weekend).afterHours);
             AuditEvent unclassified = query("nurse_amy", "clinic", "SELECT 1");
             unclassified.eventTimeMillis = night.eventTimeMillis;
-            assertNull(withHours.enrich(unclassified).afterHours, "only access to classified data is judged");
+            assertNull(
+                    withHours.enrich(unclassified).afterHours,
+                    "only access to classified data is judged");
         }
         AuditEvent noHours = query("nurse_amy", "clinic", "SELECT * FROM patients");
         assertNull(enricher.enrich(noHours).afterHours, "no business hours configured: not judged");
@@ -300,14 +353,27 @@ class EnricherTest {
 
     @Test
     void badSettingsNameTheKey() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ComplianceSettings.fromProperties(Map.of(
-                "compliance.data-class.pci.tables", "x",
-                "compliance.masking.pattern.bad", "([",
-                "compliance.change-windows", "someday 02:00-03:00 UTC",
-                "compliance.business-hours", "mon 07:00-19:00 Mars/Olympus",
-                "compliance.colour", "red")));
-        for (String key : new String[] {"compliance.data-class.pci.tables", "compliance.masking.pattern.bad",
-                "compliance.change-windows", "compliance.business-hours", "compliance.colour"}) {
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                ComplianceSettings.fromProperties(
+                                        Map.of(
+                                                "compliance.data-class.pci.tables", "x",
+                                                "compliance.masking.pattern.bad", "([",
+                                                "compliance.change-windows",
+                                                        "someday 02:00-03:00 UTC",
+                                                "compliance.business-hours",
+                                                        "mon 07:00-19:00 Mars/Olympus",
+                                                "compliance.colour", "red")));
+        for (String key :
+                new String[] {
+                    "compliance.data-class.pci.tables",
+                    "compliance.masking.pattern.bad",
+                    "compliance.change-windows",
+                    "compliance.business-hours",
+                    "compliance.colour"
+                }) {
             assertTrue(e.getMessage().contains("'" + key + "'"), e.getMessage());
         }
     }
@@ -316,15 +382,26 @@ class EnricherTest {
     void theControlTableIsReadFromTheJarAndEveryRowIsWellFormed() {
         ControlTags tags = ControlTags.load();
         assertTrue(tags.rows().size() >= 10);
-        for (String control : List.of("PCI-DSS-10.2.1.1", "PCI-DSS-10.2.1.2", "PCI-DSS-10.2.1.3", "PCI-DSS-10.2.1.4",
-                "PCI-DSS-10.2.1.5", "PCI-DSS-10.2.1.6", "PCI-DSS-10.2.1.7", "HIPAA-164.312(b)", "SOX-ITGC-ACCESS",
-                "SOX-ITGC-CHANGE")) {
+        for (String control :
+                List.of(
+                        "PCI-DSS-10.2.1.1",
+                        "PCI-DSS-10.2.1.2",
+                        "PCI-DSS-10.2.1.3",
+                        "PCI-DSS-10.2.1.4",
+                        "PCI-DSS-10.2.1.5",
+                        "PCI-DSS-10.2.1.6",
+                        "PCI-DSS-10.2.1.7",
+                        "HIPAA-164.312(b)",
+                        "SOX-ITGC-ACCESS",
+                        "SOX-ITGC-CHANGE")) {
             assertTrue(tags.rows().stream().anyMatch(r -> r.control().equals(control)), control);
         }
         for (ControlTags.Row r : tags.rows()) {
             if (r.when().containsKey("category")) {
                 for (Glob g : r.when().get("category")) {
-                    assertTrue(EventTaxonomy.CATEGORIES.contains(g.text()), r.control() + ": category " + g);
+                    assertTrue(
+                            EventTaxonomy.CATEGORIES.contains(g.text()),
+                            r.control() + ": category " + g);
                 }
             }
         }
@@ -332,12 +409,21 @@ class EnricherTest {
 
     @Test
     void theShapeOfAStatementHasNoLiterals() {
-        assertEquals("SELECT c FROM sbtest1 WHERE id=? AND `x1`.`2y` IN (?, ?) AND note = ? LIMIT ?",
-                SqlTables.shape("SELECT c FROM sbtest1 WHERE id=42 AND `x1`.`2y` IN (1.5, 0xFF) AND note = 'it''s \\' 4111' LIMIT 10"));
-        assertEquals("INSERT INTO t VALUES (?, ?, ?)", SqlTables.shape("INSERT INTO t VALUES (x'0A', \"a\\\"b\", 4111111111111111)"));
+        assertEquals(
+                "SELECT c FROM sbtest1 WHERE id=? AND `x1`.`2y` IN (?, ?) AND note = ? LIMIT ?",
+                SqlTables.shape(
+                        "SELECT c FROM sbtest1 WHERE id=42 AND `x1`.`2y` IN (1.5, 0xFF) AND note = 'it''s \\' 4111' LIMIT 10"));
+        assertEquals(
+                "INSERT INTO t VALUES (?, ?, ?)",
+                SqlTables.shape("INSERT INTO t VALUES (x'0A', \"a\\\"b\", 4111111111111111)"));
         try (SqlTables t = new SqlTables(1000)) {
-            assertEquals(List.of("shop.t"), t.tablesOf("SELECT * FROM t WHERE a = 'x' LIMIT 5", "shop").tables());
-            assertEquals(List.of("other.t"), t.tablesOf("SELECT * FROM t WHERE a = 'y' LIMIT 6", "other").tables()); // cached shape, own db
+            assertEquals(
+                    List.of("shop.t"),
+                    t.tablesOf("SELECT * FROM t WHERE a = 'x' LIMIT 5", "shop").tables());
+            assertEquals(
+                    List.of("other.t"),
+                    t.tablesOf("SELECT * FROM t WHERE a = 'y' LIMIT 6", "other")
+                            .tables()); // cached shape, own db
         }
     }
 
@@ -345,30 +431,52 @@ class EnricherTest {
     void whatARealServerSendsAndCuts() {
         try (SqlTables t = new SqlTables(1000)) {
             // sysbench's DDL (as MariaDB logs it): literals in DDL are not replaced by markers
-            SqlTables.Result ddl = t.tablesOf("CREATE TABLE sbtest1(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
-                    + "  PRIMARY KEY (id)\n) /*! ENGINE = innodb */", "sbtest");
+            SqlTables.Result ddl =
+                    t.tablesOf(
+                            "CREATE TABLE sbtest1(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
+                                    + "  PRIMARY KEY (id)\n) /*! ENGINE = innodb */",
+                            "sbtest");
             assertEquals(new SqlTables.Result(List.of("sbtest.sbtest1"), null), ddl);
-            assertEquals(new SqlTables.Result(List.of("sbtest.sbtest1"), null), t.tablesOf("CREATE INDEX k_1 ON sbtest1(k)", "sbtest"));
+            assertEquals(
+                    new SqlTables.Result(List.of("sbtest.sbtest1"), null),
+                    t.tablesOf("CREATE INDEX k_1 ON sbtest1(k)", "sbtest"));
             // a statement the server cut at its log limit: a keyword scan, said to be one
-            SqlTables.Result cut = t.tablesOf("INSERT INTO sbtest2(k, c, pad) VALUES(251, '7076-4394', '5538'),(253, ", "sbtest");
+            SqlTables.Result cut =
+                    t.tablesOf(
+                            "INSERT INTO sbtest2(k, c, pad) VALUES(251, '7076-4394', '5538'),(253, ",
+                            "sbtest");
             assertEquals(List.of("sbtest.sbtest2"), cut.tables());
-            assertTrue(cut.error().startsWith("statement did not parse") && cut.error().endsWith("tables found by a keyword scan"), cut.error());
-            SqlTables.Result join = t.tablesOf("SELECT * FROM a JOIN `s`.`b` ON a.x = b.y WHERE a.z IN (SELECT id FROM c WHERE", null);
+            assertTrue(
+                    cut.error().startsWith("statement did not parse")
+                            && cut.error().endsWith("tables found by a keyword scan"),
+                    cut.error());
+            SqlTables.Result join =
+                    t.tablesOf(
+                            "SELECT * FROM a JOIN `s`.`b` ON a.x = b.y WHERE a.z IN (SELECT id FROM c WHERE",
+                            null);
             assertEquals(List.of("a", "c", "s.b"), join.tables());
         }
     }
 
     @Test
     void aCardNumberUsedAsATableNameIsMaskedThere() {
-        AuditEvent e = enricher.enrich(query("app", "shop", "SELECT * FROM `4111111111111111` WHERE id = 1"));
+        AuditEvent e =
+                enricher.enrich(
+                        query("app", "shop", "SELECT * FROM `4111111111111111` WHERE id = 1"));
         assertEquals(List.of("shop.************1111"), e.tables);
         assertEquals(List.of("pan"), e.masked);
     }
 
     @Test
     void aRunOfDigitsAsLongAsALineMayBeNeitherOverflowsNorLeaks() {
-        SensitiveDataMasker m = new SensitiveDataMasker(true, Map.of(
-                "us_ssn", "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])", "deep", "(a|b)+c"));
+        SensitiveDataMasker m =
+                new SensitiveDataMasker(
+                        true,
+                        Map.of(
+                                "us_ssn",
+                                "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])",
+                                "deep",
+                                "(a|b)+c"));
         String digits = "x=" + "1 ".repeat(1_000_000) + "4111 1111 1111 1111;";
         SensitiveDataMasker.Masked out = m.mask(digits);
         assertEquals(digits.length(), out.text().length());

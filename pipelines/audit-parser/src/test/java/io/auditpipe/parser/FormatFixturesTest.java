@@ -1,8 +1,9 @@
 package io.auditpipe.parser;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,16 +14,14 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * One story told in every format: the audit plugin starts, {@code app} connects from 10.0.0.5 and
- * runs a two-line statement with quotes and XML specials, {@code mallory} fails to log in
- * (1045), {@code app} disconnects. The fixtures follow each writer's documented layout and source
+ * runs a two-line statement with quotes and XML specials, {@code mallory} fails to log in (1045),
+ * {@code app} disconnects. The fixtures follow each writer's documented layout and source
  * (docs/formats.md names them): files are framed as the collectors frame them, and the same facts
  * must come out of each.
  */
@@ -40,13 +39,16 @@ class FormatFixturesTest {
         try (InputStream in = FormatFixturesTest.class.getResourceAsStream("/fixtures/" + file)) {
             text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        SourceDescriptor source = new SourceDescriptor("db-01", format, "/var/lib/mysql/" + file, "rsyslog", null, zone);
+        SourceDescriptor source =
+                new SourceDescriptor(
+                        "db-01", format, "/var/lib/mysql/" + file, "rsyslog", null, zone);
         List<Framing.Framer.Record> records = AuditFormats.forName(format).framing().records(text);
         List<AuditEvent> events = new ArrayList<>();
         List<String> dead = new ArrayList<>();
         int framing = 0;
         for (Framing.Framer.Record r : records) {
-            ParseResult result = AuditFormats.parse(r.text.getBytes(StandardCharsets.UTF_8), source);
+            ParseResult result =
+                    AuditFormats.parse(r.text.getBytes(StandardCharsets.UTF_8), source);
             if (result.isOk()) events.add(result.event());
             else if (result.isFraming()) framing++;
             else dead.add("line " + r.firstLine + ": " + result.failureReason());
@@ -56,20 +58,22 @@ class FormatFixturesTest {
 
     @ParameterizedTest(name = "{0} as {1}")
     @CsvSource({
-            "percona-8.0-old.xml, percona-xml, 5, 1",
-            "percona-8.0-new.xml, percona-xml, 5, 1",
-            "percona-8.0.csv, percona-csv, 5, 0",
-            "mysql-8.0-enterprise-new.xml, mysql-enterprise-xml, 5, 1",
-            "percona-8.0-audit_log_filter-old.xml, mysql-enterprise-xml, 5, 1",
-            "mysql-5.7-enterprise-pretty.json, mysql-enterprise-json, 6, 1",
-            "mysql-8.0-enterprise-compact.json, mysql-enterprise-json, 6, 1",
-            "mcafee-1.1-audit.json, mcafee-json, 5, 0",
+        "percona-8.0-old.xml, percona-xml, 5, 1",
+        "percona-8.0-new.xml, percona-xml, 5, 1",
+        "percona-8.0.csv, percona-csv, 5, 0",
+        "mysql-8.0-enterprise-new.xml, mysql-enterprise-xml, 5, 1",
+        "percona-8.0-audit_log_filter-old.xml, mysql-enterprise-xml, 5, 1",
+        "mysql-5.7-enterprise-pretty.json, mysql-enterprise-json, 6, 1",
+        "mysql-8.0-enterprise-compact.json, mysql-enterprise-json, 6, 1",
+        "mcafee-1.1-audit.json, mcafee-json, 5, 0",
     })
-    void everyFormatTellsTheSameStory(String file, String format, int records, int framingPieces) throws IOException {
+    void everyFormatTellsTheSameStory(String file, String format, int records, int framingPieces)
+            throws IOException {
         Parsed p = parseFixture(file, format);
         assertEquals(List.of(), p.deadLetters(), file);
         assertEquals(records, p.events().size(), file);
-        // framed by the last line, the file's closing </AUDIT> or ']' is one piece of its own: counted, not a dead letter
+        // framed by the last line, the file's closing </AUDIT> or ']' is one piece of its own:
+        // counted, not a dead letter
         assertEquals(framingPieces, p.framing(), () -> file + ": framing pieces");
 
         Set<String> ids = new HashSet<>();
@@ -82,8 +86,10 @@ class FormatFixturesTest {
 
         List<AuditEvent> connects = p.events().stream().filter(AuditEvent::isLoginEvent).toList();
         assertEquals(2, connects.size(), () -> file + ": two logins in " + p.events());
-        AuditEvent good = connects.stream().filter(e -> !e.isFailedLogin()).findFirst().orElseThrow();
-        AuditEvent bad = connects.stream().filter(AuditEvent::isFailedLogin).findFirst().orElseThrow();
+        AuditEvent good =
+                connects.stream().filter(e -> !e.isFailedLogin()).findFirst().orElseThrow();
+        AuditEvent bad =
+                connects.stream().filter(AuditEvent::isFailedLogin).findFirst().orElseThrow();
         assertEquals("app", good.user);
         assertEquals(11L, good.connectionId);
         assertEquals("10.0.0.5", good.ip);
@@ -95,8 +101,16 @@ class FormatFixturesTest {
             assertEquals(1045, bad.status);
         }
 
-        AuditEvent query = p.events().stream().filter(e -> SQL.equals(e.sqltext)).findFirst()
-                .orElseThrow(() -> new AssertionError(file + ": no event with the statement in " + p.events()));
+        AuditEvent query =
+                p.events().stream()
+                        .filter(e -> SQL.equals(e.sqltext))
+                        .findFirst()
+                        .orElseThrow(
+                                () ->
+                                        new AssertionError(
+                                                file
+                                                        + ": no event with the statement in "
+                                                        + p.events()));
         assertEquals("app", query.user);
         assertEquals(11L, query.connectionId);
         assertEquals("select", query.commandClass);
@@ -110,15 +124,26 @@ class FormatFixturesTest {
 
         // parsing is deterministic: the same file gives the same ids (a replay collapses onto them)
         Parsed again = parseFixture(file, format);
-        assertEquals(p.events().stream().map(e -> e.id).toList(), again.events().stream().map(e -> e.id).toList());
+        assertEquals(
+                p.events().stream().map(e -> e.id).toList(),
+                again.events().stream().map(e -> e.id).toList());
     }
 
     @Test
-    void percona_xml_and_csv_carry_the_plugins_record_id_and_the_account_string() throws IOException {
-        for (String[] f : new String[][]{{"percona-8.0-old.xml", "percona-xml"}, {"percona-8.0-new.xml", "percona-xml"},
-                {"percona-8.0.csv", "percona-csv"}}) {
+    void percona_xml_and_csv_carry_the_plugins_record_id_and_the_account_string()
+            throws IOException {
+        for (String[] f :
+                new String[][] {
+                    {"percona-8.0-old.xml", "percona-xml"},
+                    {"percona-8.0-new.xml", "percona-xml"},
+                    {"percona-8.0.csv", "percona-csv"}
+                }) {
             Parsed p = parseFixture(f[0], f[1]);
-            AuditEvent query = p.events().stream().filter(e -> "Query".equals(e.eventName)).findFirst().orElseThrow();
+            AuditEvent query =
+                    p.events().stream()
+                            .filter(e -> "Query".equals(e.eventName))
+                            .findFirst()
+                            .orElseThrow();
             assertEquals("3_2026-11-22T09:00:00", query.recordId, f[0]);
             assertEquals("db-01/3_2026-11-22T09:00:00", query.id, f[0]);
             assertEquals("app[app] @ localhost [10.0.0.5]", query.userRaw, f[0]);
@@ -131,28 +156,50 @@ class FormatFixturesTest {
     }
 
     @Test
-    void audit_log_filter_writes_local_time_without_a_zone_which_the_sources_time_zone_reads() throws IOException {
-        Parsed p = parseFixture("percona-8.0-audit_log_filter-old.xml", "mysql-enterprise-xml", ZoneId.of("Europe/Berlin"));
-        assertEquals(Instant.parse("2026-11-22T08:00:00Z").toEpochMilli(), p.events().get(0).eventTimeMillis);
+    void audit_log_filter_writes_local_time_without_a_zone_which_the_sources_time_zone_reads()
+            throws IOException {
+        Parsed p =
+                parseFixture(
+                        "percona-8.0-audit_log_filter-old.xml",
+                        "mysql-enterprise-xml",
+                        ZoneId.of("Europe/Berlin"));
+        assertEquals(
+                Instant.parse("2026-11-22T08:00:00Z").toEpochMilli(),
+                p.events().get(0).eventTimeMillis);
         // a timestamp that says UTC stays UTC whatever the source's zone
-        Parsed q = parseFixture("mysql-8.0-enterprise-new.xml", "mysql-enterprise-xml", ZoneId.of("Europe/Berlin"));
-        assertEquals(Instant.parse("2026-11-22T09:00:00Z").toEpochMilli(), q.events().get(0).eventTimeMillis);
+        Parsed q =
+                parseFixture(
+                        "mysql-8.0-enterprise-new.xml",
+                        "mysql-enterprise-xml",
+                        ZoneId.of("Europe/Berlin"));
+        assertEquals(
+                Instant.parse("2026-11-22T09:00:00Z").toEpochMilli(),
+                q.events().get(0).eventTimeMillis);
     }
 
     @Test
-    void enterprise_json_identity_is_timestamp_and_id_and_the_class_data_is_mapped() throws IOException {
+    void enterprise_json_identity_is_timestamp_and_id_and_the_class_data_is_mapped()
+            throws IOException {
         Parsed p = parseFixture("mysql-5.7-enterprise-pretty.json", "mysql-enterprise-json");
-        AuditEvent read = p.events().stream().filter(e -> "read".equals(e.eventName)).findFirst().orElseThrow();
+        AuditEvent read =
+                p.events().stream()
+                        .filter(e -> "read".equals(e.eventName))
+                        .findFirst()
+                        .orElseThrow();
         assertEquals("2026-11-22T09:00:02_1", read.recordId);
         assertEquals("table_access", read.extra.get("class"));
         assertEquals("t", read.extra.get("table"));
         assertEquals("shop", read.db);
         AuditEvent startup = p.events().get(0);
         assertEquals("startup", startup.eventName);
-        assertTrue(startup.extra.get("startup_data").contains("\"args\":[\"/usr/sbin/mysqld\",\"--loose-audit-log-format=JSON\""),
+        assertTrue(
+                startup.extra
+                        .get("startup_data")
+                        .contains(
+                                "\"args\":[\"/usr/sbin/mysqld\",\"--loose-audit-log-format=JSON\""),
                 startup.extra.get("startup_data"));
         for (AuditEvent e : p.events()) {
-            for (String key : e.extra.keySet()) {  // MongoDB and FerretDB refuse such keys
+            for (String key : e.extra.keySet()) { // MongoDB and FerretDB refuse such keys
                 assertFalse(key.contains(".") || key.startsWith("$"), key);
             }
         }
@@ -162,7 +209,9 @@ class FormatFixturesTest {
         assertEquals("{\"connection_type\":\"ssl\"}", connect.extra.get("connection_data"));
         // the compact layout gives the very same ids
         Parsed compact = parseFixture("mysql-8.0-enterprise-compact.json", "mysql-enterprise-json");
-        assertEquals(p.events().stream().map(e -> e.id).toList(), compact.events().stream().map(e -> e.id).toList());
+        assertEquals(
+                p.events().stream().map(e -> e.id).toList(),
+                compact.events().stream().map(e -> e.id).toList());
     }
 
     @Test
@@ -172,26 +221,41 @@ class FormatFixturesTest {
         assertEquals("header", header.eventName);
         AuditEvent query = p.events().get(2);
         assertTrue(query.recordId.matches("1795338002000-11-3-[0-9a-f]{12}"), query.recordId);
-        assertEquals("[{\"db\":\"shop\",\"name\":\"t\",\"obj_type\":\"TABLE\"}]", query.extra.get("objects"));
+        assertEquals(
+                "[{\"db\":\"shop\",\"name\":\"t\",\"obj_type\":\"TABLE\"}]",
+                query.extra.get("objects"));
         assertEquals("1", query.extra.get("rows"));
     }
 
     private static final String[][] BAD_RECORDS = {
-            "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"\n  TIMESTAMP=\"2026-11-22T09:00:02 UTC\"\n/>|missing required field 'record'".split("\\|", -1),
-            "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"\n  RECORD=\"1_x\"\n  TIMESTAMP=\"2026-11-22T09:00:02 UTC\"\n  STATUS=\"zero\"\n/>|field 'status' is not an integer".split("\\|", -1),
-            "percona-xml|<AUDIT_RECORD>\n  <NAME>Query</NAME>\n  <NAME>Quit</NAME>\n</AUDIT_RECORD>|field 'name' appears twice".split("\\|", -1),
-            "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"|incomplete XML audit record".split("\\|", -1),
-            "percona-xml|junk\n<AUDIT_RECORD NAME=\"Q\" RECORD=\"1\" TIMESTAMP=\"2026-11-22T09:00:02 UTC\"/>|unexpected text before <AUDIT_RECORD".split("\\|", -1),
-            "percona-xml|<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><AUDIT_RECORD NAME=\"&e;\"/>|unexpected text before".split("\\|", -1),
-            "percona-xml|<AUDIT_RECORD NAME=\"Q\" RECORD=\"1\" TIMESTAMP=\"2026-11-22T09:00:02 UTC\" SQLTEXT=\"a < b\"/>|invalid XML".split("\\|", -1),
-            "percona-csv|\"Query\",\"1_x\",\"2026-11-22T09:00:02 UTC\",\"select\",\"11\",0,\"unterminated|no closing quote".split("\\|", -1),
-            "percona-csv|\"Query\",\"1_x\"|not a Percona CSV audit record: 2 columns".split("\\|", -1),
-            "mysql-enterprise-json|{ \"timestamp\": \"2026-11-22 09:00:02\", \"class\": \"general\" }|missing required field 'id'".split("\\|", -1),
-            "mysql-enterprise-json|{ \"timestamp\": \"2026-11-22 09:00:02\", \"id\": 1, \"class\": \"general\" } { \"id\": 2 }|more than one record".split("\\|", -1),
-            "mysql-enterprise-json|{ \"timestamp\": \"yesterday\", \"id\": 1, \"class\": \"general\" }|timestamp 'yesterday'".split("\\|", -1),
-            "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"soon\",\"cmd\":\"select\"}|field 'date' is not epoch milliseconds".split("\\|", -1),
-            "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"thread-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'thread-id' is not a number".split("\\|", -1),
-            "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"query-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'query-id' is not a number".split("\\|", -1),
+        "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"\n  TIMESTAMP=\"2026-11-22T09:00:02 UTC\"\n/>|missing required field 'record'"
+                .split("\\|", -1),
+        "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"\n  RECORD=\"1_x\"\n  TIMESTAMP=\"2026-11-22T09:00:02 UTC\"\n  STATUS=\"zero\"\n/>|field 'status' is not an integer"
+                .split("\\|", -1),
+        "percona-xml|<AUDIT_RECORD>\n  <NAME>Query</NAME>\n  <NAME>Quit</NAME>\n</AUDIT_RECORD>|field 'name' appears twice"
+                .split("\\|", -1),
+        "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"|incomplete XML audit record".split("\\|", -1),
+        "percona-xml|junk\n<AUDIT_RECORD NAME=\"Q\" RECORD=\"1\" TIMESTAMP=\"2026-11-22T09:00:02 UTC\"/>|unexpected text before <AUDIT_RECORD"
+                .split("\\|", -1),
+        "percona-xml|<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><AUDIT_RECORD NAME=\"&e;\"/>|unexpected text before"
+                .split("\\|", -1),
+        "percona-xml|<AUDIT_RECORD NAME=\"Q\" RECORD=\"1\" TIMESTAMP=\"2026-11-22T09:00:02 UTC\" SQLTEXT=\"a < b\"/>|invalid XML"
+                .split("\\|", -1),
+        "percona-csv|\"Query\",\"1_x\",\"2026-11-22T09:00:02 UTC\",\"select\",\"11\",0,\"unterminated|no closing quote"
+                .split("\\|", -1),
+        "percona-csv|\"Query\",\"1_x\"|not a Percona CSV audit record: 2 columns".split("\\|", -1),
+        "mysql-enterprise-json|{ \"timestamp\": \"2026-11-22 09:00:02\", \"class\": \"general\" }|missing required field 'id'"
+                .split("\\|", -1),
+        "mysql-enterprise-json|{ \"timestamp\": \"2026-11-22 09:00:02\", \"id\": 1, \"class\": \"general\" } { \"id\": 2 }|more than one record"
+                .split("\\|", -1),
+        "mysql-enterprise-json|{ \"timestamp\": \"yesterday\", \"id\": 1, \"class\": \"general\" }|timestamp 'yesterday'"
+                .split("\\|", -1),
+        "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"soon\",\"cmd\":\"select\"}|field 'date' is not epoch milliseconds"
+                .split("\\|", -1),
+        "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"thread-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'thread-id' is not a number"
+                .split("\\|", -1),
+        "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"query-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'query-id' is not a number"
+                .split("\\|", -1),
     };
 
     @Test
@@ -202,32 +266,39 @@ class FormatFixturesTest {
             ParseResult r = AuditFormats.parse(record.getBytes(StandardCharsets.UTF_8), source);
             assertFalse(r.isOk(), () -> "expected a dead letter for " + record + ", got " + r);
             assertFalse(r.isFraming());
-            assertTrue(r.failureReason().contains(reason), () -> "reason '" + r.failureReason() + "' should say: " + reason);
+            assertTrue(
+                    r.failureReason().contains(reason),
+                    () -> "reason '" + r.failureReason() + "' should say: " + reason);
         }
     }
 
     private static final String[][] FRAMING_ONLY = {
-            "percona-xml|</AUDIT>".split("\\|", -1),
-            "percona-xml|<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AUDIT>".split("\\|", -1),
-            "mysql-enterprise-json|]".split("\\|", -1),
-            "mysql-enterprise-json|[".split("\\|", -1),
+        "percona-xml|</AUDIT>".split("\\|", -1),
+        "percona-xml|<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AUDIT>".split("\\|", -1),
+        "mysql-enterprise-json|]".split("\\|", -1),
+        "mysql-enterprise-json|[".split("\\|", -1),
     };
 
     @Test
     void the_files_own_framing_alone_is_neither_an_event_nor_a_dead_letter() {
         for (String[] c : FRAMING_ONLY) {
-            ParseResult r = AuditFormats.parse(c[1].getBytes(StandardCharsets.UTF_8),
-                    new SourceDescriptor("db-01", c[0], "f", "rsyslog"));
+            ParseResult r =
+                    AuditFormats.parse(
+                            c[1].getBytes(StandardCharsets.UTF_8),
+                            new SourceDescriptor("db-01", c[0], "f", "rsyslog"));
             assertTrue(r.isFraming(), () -> "expected framing for " + c[1] + ", got " + r);
         }
     }
 
     @Test
     void percona_csv_with_the_older_comma_space_separator_reads_the_same() {
-        String line = "\"Query\", \"3_2026-11-22T09:00:00\", \"2026-11-22T09:00:02 UTC\", \"select\", \"11\", 0, "
-                + "\"SELECT \"\"a\"\"\", \"app[app] @ localhost [10.0.0.5]\", \"localhost\", \"\", \"10.0.0.5\", \"shop\"";
-        ParseResult r = AuditFormats.parse(line.getBytes(StandardCharsets.UTF_8),
-                new SourceDescriptor("db-01", "percona-csv", "f", "rsyslog"));
+        String line =
+                "\"Query\", \"3_2026-11-22T09:00:00\", \"2026-11-22T09:00:02 UTC\", \"select\", \"11\", 0, "
+                        + "\"SELECT \"\"a\"\"\", \"app[app] @ localhost [10.0.0.5]\", \"localhost\", \"\", \"10.0.0.5\", \"shop\"";
+        ParseResult r =
+                AuditFormats.parse(
+                        line.getBytes(StandardCharsets.UTF_8),
+                        new SourceDescriptor("db-01", "percona-csv", "f", "rsyslog"));
         assertTrue(r.isOk(), r::toString);
         assertEquals("SELECT \"a\"", r.event().sqltext);
         assertEquals("shop", r.event().db);
@@ -235,11 +306,13 @@ class FormatFixturesTest {
     }
 
     @Test
-    void a_csv_statement_line_that_reads_like_a_records_end_cuts_it_into_two_dead_letters_not_silence() {
+    void
+            a_csv_statement_line_that_reads_like_a_records_end_cuts_it_into_two_dead_letters_not_silence() {
         // the documented limit of framing CSV by its last line (a statement line ending in ",","
         // reads, quotes doubled, like the end of a record): visible, never silent
-        String record = "\"Query\",\"3_2026-11-22T09:00:00\",\"2026-11-22T09:00:02 UTC\",\"select\",\"11\",0,"
-                + "\"SELECT REPLACE(s, \"\",\"\",\"\"\n\"\";\"\") FROM t\",\"app\",\"h\",\"\",\"10.0.0.5\",\"shop\"";
+        String record =
+                "\"Query\",\"3_2026-11-22T09:00:00\",\"2026-11-22T09:00:02 UTC\",\"select\",\"11\",0,"
+                        + "\"SELECT REPLACE(s, \"\",\"\",\"\"\n\"\";\"\") FROM t\",\"app\",\"h\",\"\",\"10.0.0.5\",\"shop\"";
         // the statement: SELECT REPLACE(s, ",","  /  ";") FROM t
         Framing.Framer f = PerconaCsvParser.FRAMING.framer();
         List<String> parts = new ArrayList<>();
@@ -247,21 +320,38 @@ class FormatFixturesTest {
         for (String line : record.split("\n")) f.add(line, ++n).forEach(r -> parts.add(r.text));
         assertEquals(2, parts.size(), parts::toString);
         for (String part : parts) {
-            ParseResult r = AuditFormats.parse(part.getBytes(StandardCharsets.UTF_8),
-                    new SourceDescriptor("db-01", "percona-csv", "f", "rsyslog"));
+            ParseResult r =
+                    AuditFormats.parse(
+                            part.getBytes(StandardCharsets.UTF_8),
+                            new SourceDescriptor("db-01", "percona-csv", "f", "rsyslog"));
             assertFalse(r.isOk(), () -> part + " -> " + r);
             assertFalse(r.isFraming());
         }
     }
 
     @Test
-    void framing_by_the_last_line_keeps_the_declaration_with_the_first_record_and_a_late_end_alone() {
+    void
+            framing_by_the_last_line_keeps_the_declaration_with_the_first_record_and_a_late_end_alone() {
         Framing.Framer f = AuditXmlParser.FRAMING.framer();
         List<String> out = new ArrayList<>();
-        String[] lines = {"<?xml version=\"1.0\"?>", "<AUDIT>", "<AUDIT_RECORD", "  NAME=\"x\"", "/>", "<AUDIT_RECORD>", "</AUDIT_RECORD>", "</AUDIT>"};
-        for (int i = 0; i < lines.length; i++) f.add(lines[i], i + 1).forEach(r -> out.add(r.firstLine + ":" + r.text));
+        String[] lines = {
+            "<?xml version=\"1.0\"?>",
+            "<AUDIT>",
+            "<AUDIT_RECORD",
+            "  NAME=\"x\"",
+            "/>",
+            "<AUDIT_RECORD>",
+            "</AUDIT_RECORD>",
+            "</AUDIT>"
+        };
+        for (int i = 0; i < lines.length; i++)
+            f.add(lines[i], i + 1).forEach(r -> out.add(r.firstLine + ":" + r.text));
         List<Framing.Framer.Record> rest = f.finish();
-        assertEquals(List.of("1:<?xml version=\"1.0\"?>\n<AUDIT>\n<AUDIT_RECORD\n  NAME=\"x\"\n/>", "6:<AUDIT_RECORD>\n</AUDIT_RECORD>"), out);
+        assertEquals(
+                List.of(
+                        "1:<?xml version=\"1.0\"?>\n<AUDIT>\n<AUDIT_RECORD\n  NAME=\"x\"\n/>",
+                        "6:<AUDIT_RECORD>\n</AUDIT_RECORD>"),
+                out);
         assertEquals(1, rest.size());
         assertEquals("</AUDIT>", rest.get(0).text);
     }

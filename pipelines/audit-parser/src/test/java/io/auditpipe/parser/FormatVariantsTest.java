@@ -1,22 +1,21 @@
 package io.auditpipe.parser;
 
-import io.auditpipe.enrich.ComplianceSettings;
-import io.auditpipe.enrich.Enricher;
-import io.auditpipe.enrich.EventTaxonomy;
-import org.junit.jupiter.api.Test;
-
-import java.io.IOException;
-import java.time.Instant;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
-
 import static io.auditpipe.parser.FormatFixturesTest.SQL;
 import static io.auditpipe.parser.FormatFixturesTest.parseFixture;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.Enricher;
+import io.auditpipe.enrich.EventTaxonomy;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 /**
  * What real servers write beside the layouts FormatFixturesTest tells its story in, one fixture per
@@ -39,7 +38,8 @@ class FormatVariantsTest {
 
     @Test
     void perconasAuditLogFilterJson() throws IOException {
-        List<AuditEvent> events = parsed("percona-8.0-audit_log_filter.json", "mysql-enterprise-json").events();
+        List<AuditEvent> events =
+                parsed("percona-8.0-audit_log_filter.json", "mysql-enterprise-json").events();
         assertEquals(8, events.size());
         // the first record: class audit without an event, the start of the audit trail
         assertEquals("audit", events.get(0).eventName);
@@ -69,17 +69,24 @@ class FormatVariantsTest {
 
     @Test
     void mysqlEnterpriseJsonAsServersWriteIt() throws IOException {
-        List<AuditEvent> events = parsed("mysql-8.0-enterprise-variants.json", "mysql-enterprise-json").events();
+        List<AuditEvent> events =
+                parsed("mysql-8.0-enterprise-variants.json", "mysql-enterprise-json").events();
         assertEquals(6, events.size(), "a record that follows another without a comma is read too");
         assertEquals("audit_system/audit_start", kind(events.get(0)));
-        assertTrue(events.get(0).extra.get("startup_data").contains("\"/usr/sbin/mysqld\""), "\\/ is a /");
+        assertTrue(
+                events.get(0).extra.get("startup_data").contains("\"/usr/sbin/mysqld\""),
+                "\\/ is a /");
         assertEquals("SELECT path FROM files WHERE path = '/var/lib/x'", events.get(2).sqltext);
         // a failed login: no account, the attempted name in login.user
         AuditEvent failed = events.get(3);
         assertEquals("mallory", failed.user);
         assertEquals("", failed.privUser);
         assertEquals(AuditEvent.AUTH_FAILURE, failed.authOutcome);
-        assertEquals("tcp/ip", failed.extra.get("connection_data").replaceAll(".*\"connection_type\":\"([^\"]*)\".*", "$1"));
+        assertEquals(
+                "tcp/ip",
+                failed.extra
+                        .get("connection_data")
+                        .replaceAll(".*\"connection_type\":\"([^\"]*)\".*", "$1"));
         // general_data without a query (a Ping)
         AuditEvent ping = events.get(4);
         assertNull(ping.sqltext);
@@ -97,7 +104,8 @@ class FormatVariantsTest {
         assertEquals("TLSv1.3", connect.extra.get("more"));
         assertEquals(AuditEvent.AUTH_SUCCESS, connect.authOutcome);
         // \\n is a backslash and an n, \n a line break
-        assertEquals("SELECT note FROM t WHERE note = 'a\\nb' OR note = 'c\nd'", events.get(1).sqltext);
+        assertEquals(
+                "SELECT note FROM t WHERE note = 'a\\nb' OR note = 'c\nd'", events.get(1).sqltext);
         assertNull(events.get(2).status, "a table event's retcode is empty");
         try (Enricher enricher = new Enricher(ComplianceSettings.defaults())) {
             AuditEvent read = enricher.enrich(events.get(2));
@@ -116,20 +124,41 @@ class FormatVariantsTest {
 
     @Test
     void mariadbWithItsOwnTimestampFormat() throws IOException {
-        List<AuditEvent> events = parsed("mariadb-10.6-timestamp-format.log", "mariadb-audit").events();
+        List<AuditEvent> events =
+                parsed("mariadb-10.6-timestamp-format.log", "mariadb-audit").events();
         assertEquals(3, events.size());
-        assertEquals(Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), events.get(0).eventTimeMillis, "the offset is the record's");
-        assertEquals(Instant.parse("2026-11-20T11:00:02.481Z").toEpochMilli(), events.get(1).eventTimeMillis);
+        assertEquals(
+                Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(),
+                events.get(0).eventTimeMillis,
+                "the offset is the record's");
+        assertEquals(
+                Instant.parse("2026-11-20T11:00:02.481Z").toEpochMilli(),
+                events.get(1).eventTimeMillis);
         assertEquals("SELECT 1", events.get(1).sqltext);
-        assertEquals("mariadb-audit", AuditFormats.detect(
-                "20261120T12:00:01.000000+0100,db-01,app,localhost,4,0,CONNECT,,,0".getBytes(), false));
+        assertEquals(
+                "mariadb-audit",
+                AuditFormats.detect(
+                        "20261120T12:00:01.000000+0100,db-01,app,localhost,4,0,CONNECT,,,0"
+                                .getBytes(),
+                        false));
         // a time in RFC 3339's shape followed by a comma is the record's own, no syslog header
-        byte[] iso = "2026-11-20T12:00:01+01:00,db-01,app,localhost,4,0,CONNECT,,,0".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] iso =
+                "2026-11-20T12:00:01+01:00,db-01,app,localhost,4,0,CONNECT,,,0"
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
         assertEquals("mariadb-audit", AuditFormats.detect(iso, false));
-        ParseResult r = AuditFormats.parse(iso, new SourceDescriptor("db-01", "mariadb-audit", "/x", "rsyslog", null,
-                java.time.ZoneId.of("UTC")));
+        ParseResult r =
+                AuditFormats.parse(
+                        iso,
+                        new SourceDescriptor(
+                                "db-01",
+                                "mariadb-audit",
+                                "/x",
+                                "rsyslog",
+                                null,
+                                java.time.ZoneId.of("UTC")));
         assertTrue(r.isOk(), r::failureReason);
-        assertEquals(Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), r.event().eventTimeMillis);
+        assertEquals(
+                Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), r.event().eventTimeMillis);
     }
 
     @Test
@@ -150,7 +179,8 @@ class FormatVariantsTest {
     @Test
     void auroraFilesAndTheCloudWatchExportGiveTheSameEvents() throws IOException {
         List<AuditEvent> downloaded = parsed("aurora-mysql-3-audit.log", "aurora-audit").events();
-        List<AuditEvent> exported = parsed("aurora-mysql-3-cloudwatch-export.log", "aurora-audit").events();
+        List<AuditEvent> exported =
+                parsed("aurora-mysql-3-cloudwatch-export.log", "aurora-audit").events();
         assertEquals(5, downloaded.size(), "the last row, without a final newline, too");
         Set<String> a = new HashSet<>(), b = new HashSet<>();
         downloaded.forEach(e -> a.add(e.id));
@@ -160,23 +190,42 @@ class FormatVariantsTest {
         assertEquals(Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), connect.eventTimeMillis);
         assertEquals(AuditEvent.AUTH_SUCCESS, connect.authOutcome);
         assertEquals("10.0.0.5", connect.host);
-        assertEquals(AuditEvent.AUTH_FAILURE, downloaded.get(1).authOutcome, "rows out of time order are read as they come");
+        assertEquals(
+                AuditEvent.AUTH_FAILURE,
+                downloaded.get(1).authOutcome,
+                "rows out of time order are read as they come");
         AuditEvent query = downloaded.get(2);
-        assertEquals("SELECT name, note\n  FROM t WHERE note = 'a, b < c & d'", query.sqltext, "a comma inside the quotes");
-        assertEquals(Instant.parse("2026-11-20T11:00:02.250Z").toEpochMilli(), query.eventTimeMillis);
+        assertEquals(
+                "SELECT name, note\n  FROM t WHERE note = 'a, b < c & d'",
+                query.sqltext,
+                "a comma inside the quotes");
+        assertEquals(
+                Instant.parse("2026-11-20T11:00:02.250Z").toEpochMilli(), query.eventTimeMillis);
         assertTrue(query.recordId.startsWith("1795172402250000-11-5-"), query.recordId);
-        assertEquals("aurora-audit", AuditFormats.detect(("2026-11-20T11:00:05.100Z " + "1795172401000123,ip-10-0-1-20,app,"
-                + "10.0.0.5,11,0,CONNECT,shop,,0").getBytes(), false));
+        assertEquals(
+                "aurora-audit",
+                AuditFormats.detect(
+                        ("2026-11-20T11:00:05.100Z "
+                                        + "1795172401000123,ip-10-0-1-20,app,"
+                                        + "10.0.0.5,11,0,CONNECT,shop,,0")
+                                .getBytes(),
+                        false));
     }
 
     @Test
     void rdsForMysqlsAuditPlugin() throws IOException {
-        FormatFixturesTest.Parsed p = parseFixture("rds-mysql-8.0-server_audit.log", "mariadb-audit",
-                java.time.ZoneId.of("America/New_York"));
+        FormatFixturesTest.Parsed p =
+                parseFixture(
+                        "rds-mysql-8.0-server_audit.log",
+                        "mariadb-audit",
+                        java.time.ZoneId.of("America/New_York"));
         assertEquals(List.of(), p.deadLetters());
         List<AuditEvent> events = p.events();
         assertEquals(6, events.size(), "the last record, without a final newline, too");
-        assertEquals(Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), events.get(0).eventTimeMillis, "server-local time");
+        assertEquals(
+                Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(),
+                events.get(0).eventTimeMillis,
+                "server-local time");
         assertEquals("TCP/IP", events.get(0).extra.get("more"), "the connection type");
         AuditEvent query = events.get(1);
         assertEquals("SELECT name FROM t WHERE note = 'a, b'", query.sqltext);

@@ -1,14 +1,5 @@
 package io.auditpipe.parser;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
-
 import static io.auditpipe.parser.PerconaLines.DB01;
 import static io.auditpipe.parser.PerconaLines.T0;
 import static io.auditpipe.parser.PerconaLines.utf8;
@@ -16,6 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class PerconaJsonParserTest {
     private final PerconaJsonParser parser = new PerconaJsonParser();
@@ -34,7 +33,8 @@ class PerconaJsonParserTest {
 
     @Test
     void queryEventIsNormalized() {
-        AuditEvent e = ok(PerconaLines.query("select", "SELECT * FROM orders WHERE id = 7", 0).bytes());
+        AuditEvent e =
+                ok(PerconaLines.query("select", "SELECT * FROM orders WHERE id = 7", 0).bytes());
         assertEquals("db-01/3_2026-11-22T09:00:00", e.id);
         assertEquals("db-01", e.server);
         assertEquals("percona-json", e.format);
@@ -82,8 +82,11 @@ class PerconaJsonParserTest {
 
     @Test
     void changeUserIsALoginEventToo() {
-        assertEquals(AuditEvent.AUTH_FAILURE, ok(PerconaLines.changeUser("bob", 1045).bytes()).authOutcome);
-        assertEquals(AuditEvent.AUTH_SUCCESS, ok(PerconaLines.changeUser("bob", 0).bytes()).authOutcome);
+        assertEquals(
+                AuditEvent.AUTH_FAILURE,
+                ok(PerconaLines.changeUser("bob", 1045).bytes()).authOutcome);
+        assertEquals(
+                AuditEvent.AUTH_SUCCESS, ok(PerconaLines.changeUser("bob", 0).bytes()).authOutcome);
     }
 
     @Test
@@ -107,22 +110,38 @@ class PerconaJsonParserTest {
 
     @Test
     void otherCommandEventsParse() {
-        assertEquals("Execute", ok(PerconaLines.query("select", "SELECT ?", 0).with("name", "Execute").bytes()).eventName);
-        assertEquals("Init DB", ok(PerconaLines.query("change_db", "", 0).with("name", "Init DB").bytes()).eventName);
+        assertEquals(
+                "Execute",
+                ok(PerconaLines.query("select", "SELECT ?", 0).with("name", "Execute").bytes())
+                        .eventName);
+        assertEquals(
+                "Init DB",
+                ok(PerconaLines.query("change_db", "", 0).with("name", "Init DB").bytes())
+                        .eventName);
     }
 
     @Test
     void bothPerconaTimestampShapesAreUtc() {
-        long a = ok(PerconaLines.connect("a", 0).with("timestamp", PerconaLines.T0_PERCONA_57).bytes()).eventTimeMillis;
-        long b = ok(PerconaLines.connect("a", 0).with("timestamp", PerconaLines.T0_PERCONA_80).bytes()).eventTimeMillis;
+        long a =
+                ok(PerconaLines.connect("a", 0)
+                                .with("timestamp", PerconaLines.T0_PERCONA_57)
+                                .bytes())
+                        .eventTimeMillis;
+        long b =
+                ok(PerconaLines.connect("a", 0)
+                                .with("timestamp", PerconaLines.T0_PERCONA_80)
+                                .bytes())
+                        .eventTimeMillis;
         assertEquals(T0.toEpochMilli(), a);
         assertEquals(T0.toEpochMilli(), b);
     }
 
     @Test
     void numericConnectionIdAndStringStatusAreAccepted() {
-        byte[] line = utf8("{\"audit_record\":{\"name\":\"Query\",\"record\":\"9_x\",\"timestamp\":\"2026-11-22T10:15:30Z\","
-                + "\"connection_id\":42,\"status\":\"1064\"}}");
+        byte[] line =
+                utf8(
+                        "{\"audit_record\":{\"name\":\"Query\",\"record\":\"9_x\",\"timestamp\":\"2026-11-22T10:15:30Z\","
+                                + "\"connection_id\":42,\"status\":\"1064\"}}");
         AuditEvent e = ok(line);
         assertEquals(42L, e.connectionId);
         assertEquals(1064, e.status);
@@ -130,15 +149,18 @@ class PerconaJsonParserTest {
 
     @Test
     void escapedQuotesNewlinesAndUnicodeInSqltextSurvive() {
-        String sql = "INSERT INTO t VALUES ('it''s', \"q\\\"x\", 'line1\nline2\ttab', 'Grüße 日本 🎉')";
+        String sql =
+                "INSERT INTO t VALUES ('it''s', \"q\\\"x\", 'line1\nline2\ttab', 'Grüße 日本 🎉')";
         AuditEvent e = ok(PerconaLines.query("insert", sql, 0).bytes());
         assertEquals(sql, e.sqltext);
     }
 
     @Test
     void unicodeEscapesAreDecoded() {
-        byte[] line = utf8("{\"audit_record\":{\"name\":\"Query\",\"record\":\"1_x\",\"timestamp\":\"2026-11-22T10:15:30Z\","
-                + "\"sqltext\":\"SELECT '\\u00e9\\ud83c\\udf89'\"}}");
+        byte[] line =
+                utf8(
+                        "{\"audit_record\":{\"name\":\"Query\",\"record\":\"1_x\",\"timestamp\":\"2026-11-22T10:15:30Z\","
+                                + "\"sqltext\":\"SELECT '\\u00e9\\ud83c\\udf89'\"}}");
         assertEquals("SELECT 'é🎉'", ok(line).sqltext);
     }
 
@@ -147,12 +169,16 @@ class PerconaJsonParserTest {
         char[] big = new char[5 * 1024 * 1024];
         Arrays.fill(big, 'x');
         String sql = "SELECT '" + new String(big) + "'";
-        assertEquals(sql.length(), ok(PerconaLines.query("select", sql, 0).bytes()).sqltext.length());
+        assertEquals(
+                sql.length(), ok(PerconaLines.query("select", sql, 0).bytes()).sqltext.length());
     }
 
     @Test
     void missingOptionalFieldsStayNull() {
-        AuditEvent e = ok(utf8("{\"audit_record\":{\"name\":\"Query\",\"record\":\"1_x\",\"timestamp\":\"2026-11-22T10:15:30Z\"}}"));
+        AuditEvent e =
+                ok(
+                        utf8(
+                                "{\"audit_record\":{\"name\":\"Query\",\"record\":\"1_x\",\"timestamp\":\"2026-11-22T10:15:30Z\"}}"));
         assertNull(e.commandClass);
         assertNull(e.status);
         assertNull(e.connectionId);
@@ -162,62 +188,87 @@ class PerconaJsonParserTest {
 
     @Test
     void unknownFieldsGoToExtraNestedOnesAsJson() {
-        AuditEvent e = ok(utf8("{\"audit_record\":{\"name\":\"Query\",\"record\":\"1_x\",\"timestamp\":\"2026-11-22T10:15:30Z\","
-                + "\"query_time\":0.25,\"attrs\":{\"a\":[1,2]}},\"ignored_top\":1}"));
+        AuditEvent e =
+                ok(
+                        utf8(
+                                "{\"audit_record\":{\"name\":\"Query\",\"record\":\"1_x\",\"timestamp\":\"2026-11-22T10:15:30Z\","
+                                        + "\"query_time\":0.25,\"attrs\":{\"a\":[1,2]}},\"ignored_top\":1}"));
         assertEquals("0.25", e.extra.get("query_time"));
         assertEquals("{\"a\":[1,2]}", e.extra.get("attrs"));
     }
 
     @Test
     void trailingCarriageReturnIsTolerated() {
-        byte[] line = (new String(PerconaLines.noAudit().bytes(), StandardCharsets.UTF_8) + "\r").getBytes(StandardCharsets.UTF_8);
+        byte[] line =
+                (new String(PerconaLines.noAudit().bytes(), StandardCharsets.UTF_8) + "\r")
+                        .getBytes(StandardCharsets.UTF_8);
         assertEquals("NoAudit", ok(line).eventName);
     }
 
     @Test
     void missingRequiredFieldsAreNamed() {
-        assertEquals("missing required field 'record'", failure(PerconaLines.query("select", "x", 0).without("record").bytes()));
-        assertEquals("missing required field 'name'", failure(PerconaLines.query("select", "x", 0).without("name").bytes()));
-        assertEquals("missing required field 'timestamp'", failure(PerconaLines.query("select", "x", 0).without("timestamp").bytes()));
+        assertEquals(
+                "missing required field 'record'",
+                failure(PerconaLines.query("select", "x", 0).without("record").bytes()));
+        assertEquals(
+                "missing required field 'name'",
+                failure(PerconaLines.query("select", "x", 0).without("name").bytes()));
+        assertEquals(
+                "missing required field 'timestamp'",
+                failure(PerconaLines.query("select", "x", 0).without("timestamp").bytes()));
     }
 
     @Test
     void badTimestampIsNamed() {
-        assertTrue(failure(PerconaLines.noAudit().with("timestamp", "yesterday").bytes()).contains("'yesterday'"));
+        assertTrue(
+                failure(PerconaLines.noAudit().with("timestamp", "yesterday").bytes())
+                        .contains("'yesterday'"));
     }
 
     @Test
     void nonIntegerStatusAndConnectionIdAreRejected() {
-        assertTrue(failure(PerconaLines.connect("a", 0).with("status", "ok").bytes()).startsWith("field 'status' is not an integer"));
-        assertTrue(failure(PerconaLines.connect("a", 0).with("connection_id", "c12").bytes()).startsWith("field 'connection_id'"));
+        assertTrue(
+                failure(PerconaLines.connect("a", 0).with("status", "ok").bytes())
+                        .startsWith("field 'status' is not an integer"));
+        assertTrue(
+                failure(PerconaLines.connect("a", 0).with("connection_id", "c12").bytes())
+                        .startsWith("field 'connection_id'"));
     }
 
     @Test
     void fieldTypesAreCheckedNotCoerced() {
         // 34 records with "record": 5 once became one event <server>/5 and 33 "duplicates"
-        assertEquals("field 'record' is a number, expected a string",
+        assertEquals(
+                "field 'record' is a number, expected a string",
                 failure(PerconaLines.connect("a", 0).with("record", 5).bytes()));
-        assertEquals("field 'name' is an object, expected a string",
+        assertEquals(
+                "field 'name' is an object, expected a string",
                 failure(PerconaLines.connect("a", 0).with("name", Map.of("x", 1)).bytes()));
-        assertEquals("field 'user' is an array, expected a string",
+        assertEquals(
+                "field 'user' is an array, expected a string",
                 failure(PerconaLines.connect("a", 0).with("user", List.of("root")).bytes()));
-        assertEquals("field 'timestamp' is a number, expected a string",
+        assertEquals(
+                "field 'timestamp' is a number, expected a string",
                 failure(PerconaLines.connect("a", 0).with("timestamp", 1763806530).bytes()));
-        assertEquals("field 'status' is a boolean, expected an integer",
+        assertEquals(
+                "field 'status' is a boolean, expected an integer",
                 failure(PerconaLines.connect("a", 0).with("status", true).bytes()));
-        assertEquals("field 'connection_id' is an object, expected an integer",
+        assertEquals(
+                "field 'connection_id' is an object, expected an integer",
                 failure(PerconaLines.connect("a", 0).with("connection_id", Map.of()).bytes()));
-        assertEquals("field 'sqltext' is a number, expected a string",
+        assertEquals(
+                "field 'sqltext' is a number, expected a string",
                 failure(PerconaLines.query("select", "SELECT 1", 0).with("sqltext", 1).bytes()));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "{\"audit_record\":{\"name\":\"Query\"",               // truncated
-        "{\"audit_record\":{\"name\":\"Query\",}}",            // trailing comma
-        "audit_record name=Query",                             // not JSON
-        "{\"audit_record\":{\"name\":\"Q\\x\"}}",             // bad escape
-    })
+    @ValueSource(
+            strings = {
+                "{\"audit_record\":{\"name\":\"Query\"", // truncated
+                "{\"audit_record\":{\"name\":\"Query\",}}", // trailing comma
+                "audit_record name=Query", // not JSON
+                "{\"audit_record\":{\"name\":\"Q\\x\"}}", // bad escape
+            })
     void invalidJsonIsAFailureWithAReason(String line) {
         String reason = failure(utf8(line));
         assertTrue(reason.startsWith("invalid JSON") || reason.equals("not a JSON object"), reason);
@@ -226,10 +277,17 @@ class PerconaJsonParserTest {
     @Test
     void structuralProblemsAreNamed() {
         assertEquals("not a JSON object", failure(utf8("[1,2]")));
-        assertEquals("'audit_record' is not a JSON object", failure(utf8("{\"audit_record\":\"x\"}")));
-        assertEquals("not a Percona audit record: no 'audit_record' object", failure(utf8("{\"other\":{}}")));
-        assertEquals("trailing content after the JSON object",
-                failure(utf8(new String(PerconaLines.noAudit().bytes(), StandardCharsets.UTF_8) + " {}")));
+        assertEquals(
+                "'audit_record' is not a JSON object", failure(utf8("{\"audit_record\":\"x\"}")));
+        assertEquals(
+                "not a Percona audit record: no 'audit_record' object",
+                failure(utf8("{\"other\":{}}")));
+        assertEquals(
+                "trailing content after the JSON object",
+                failure(
+                        utf8(
+                                new String(PerconaLines.noAudit().bytes(), StandardCharsets.UTF_8)
+                                        + " {}")));
     }
 
     @Test

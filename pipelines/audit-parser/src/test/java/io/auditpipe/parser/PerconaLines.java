@@ -2,7 +2,6 @@ package io.auditpipe.parser;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -19,7 +18,8 @@ final class PerconaLines {
     static final String T0_PERCONA_57 = "2026-11-22T10:15:30 UTC";
     static final String T0_PERCONA_80 = "2026-11-22T10:15:30Z";
     static final SourceDescriptor DB01 =
-            new SourceDescriptor("db-01", PerconaJsonParser.FORMAT, "/var/lib/mysql/audit.log", "rsyslog");
+            new SourceDescriptor(
+                    "db-01", PerconaJsonParser.FORMAT, "/var/lib/mysql/audit.log", "rsyslog");
 
     private final Map<String, Object> fields = new LinkedHashMap<>();
 
@@ -31,7 +31,8 @@ final class PerconaLines {
 
     static PerconaLines audit() {
         return new PerconaLines("Audit", 1)
-                .with("mysql_version", "8.0.36-28").with("startup_optionsi", "--port=3306")
+                .with("mysql_version", "8.0.36-28")
+                .with("startup_optionsi", "--port=3306")
                 .with("os_version", "x86_64-Linux");
     }
 
@@ -40,25 +41,48 @@ final class PerconaLines {
     }
 
     static PerconaLines connect(String user, int status) {
-        return new PerconaLines("Connect", 2).with("connection_id", "12").with("status", status)
-                .with("user", user).with("priv_user", status == 0 ? user : "").with("os_login", "")
-                .with("proxy_user", "").with("host", "app-1").with("ip", "10.0.0.5").with("db", "shop");
+        return new PerconaLines("Connect", 2)
+                .with("connection_id", "12")
+                .with("status", status)
+                .with("user", user)
+                .with("priv_user", status == 0 ? user : "")
+                .with("os_login", "")
+                .with("proxy_user", "")
+                .with("host", "app-1")
+                .with("ip", "10.0.0.5")
+                .with("db", "shop");
     }
 
     static PerconaLines quit(String user) {
-        return new PerconaLines("Quit", 5).with("connection_id", "12").with("status", 0)
-                .with("user", user).with("priv_user", user).with("os_login", "")
-                .with("proxy_user", "").with("host", "app-1").with("ip", "10.0.0.5").with("db", "shop");
+        return new PerconaLines("Quit", 5)
+                .with("connection_id", "12")
+                .with("status", 0)
+                .with("user", user)
+                .with("priv_user", user)
+                .with("os_login", "")
+                .with("proxy_user", "")
+                .with("host", "app-1")
+                .with("ip", "10.0.0.5")
+                .with("db", "shop");
     }
 
     static PerconaLines changeUser(String user, int status) {
-        return connect(user, status).with("name", "Change user").with("record", "4_2026-11-22T09:00:00");
+        return connect(user, status)
+                .with("name", "Change user")
+                .with("record", "4_2026-11-22T09:00:00");
     }
 
     static PerconaLines query(String commandClass, String sql, int status) {
-        return new PerconaLines("Query", 3).with("command_class", commandClass).with("connection_id", "12")
-                .with("status", status).with("sqltext", sql).with("user", "app[app] @ app-1 [10.0.0.5]")
-                .with("host", "app-1").with("os_user", "").with("ip", "10.0.0.5").with("db", "shop");
+        return new PerconaLines("Query", 3)
+                .with("command_class", commandClass)
+                .with("connection_id", "12")
+                .with("status", status)
+                .with("sqltext", sql)
+                .with("user", "app[app] @ app-1 [10.0.0.5]")
+                .with("host", "app-1")
+                .with("os_user", "")
+                .with("ip", "10.0.0.5")
+                .with("db", "shop");
     }
 
     PerconaLines with(String field, Object value) {
@@ -85,7 +109,8 @@ final class PerconaLines {
                     } else if (f.getValue() instanceof Map) {
                         g.writeObjectFieldStart(f.getKey());
                         for (Map.Entry<?, ?> m : ((Map<?, ?>) f.getValue()).entrySet()) {
-                            g.writeStringField(String.valueOf(m.getKey()), String.valueOf(m.getValue()));
+                            g.writeStringField(
+                                    String.valueOf(m.getKey()), String.valueOf(m.getValue()));
                         }
                         g.writeEndObject();
                     } else if (f.getValue() instanceof java.util.List) {

@@ -5,13 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.reader.RecordReader;
-
 import org.junit.jupiter.api.Test;
 
 /** The reader keeps the last key it read: each record still gets what its own key says. */
 class RecordReaderTest {
     private static byte[] key(String server) {
-        return PerconaLines.utf8("{\"v\":1,\"server\":\"" + server + "\",\"format\":\"percona-json\",\"source\":\"/a/audit.log\",\"collector\":\"rsyslog\"}");
+        return PerconaLines.utf8(
+                "{\"v\":1,\"server\":\""
+                        + server
+                        + "\",\"format\":\"percona-json\",\"source\":\"/a/audit.log\",\"collector\":\"rsyslog\"}");
     }
 
     @Test

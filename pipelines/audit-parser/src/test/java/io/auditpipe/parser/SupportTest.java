@@ -1,19 +1,20 @@
 package io.auditpipe.parser;
 
-import org.junit.jupiter.api.Test;
-
-import java.nio.charset.StandardCharsets;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
 /** Event ids, source keys, timestamps, UTF-8 and account strings. */
 class SupportTest {
     @Test
     void eventIdIsServerSlashRecord() {
-        assertEquals("db-01/17_2026-11-22T09:00:00", EventIds.eventId("db-01", "17_2026-11-22T09:00:00"));
+        assertEquals(
+                "db-01/17_2026-11-22T09:00:00",
+                EventIds.eventId("db-01", "17_2026-11-22T09:00:00"));
     }
 
     @Test
@@ -30,37 +31,60 @@ class SupportTest {
 
     @Test
     void sourceKeyParses() {
-        SourceDescriptor d = SourceDescriptor.parseKey(bytes(
-                "{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\",\"source\":\"/a/audit.log\",\"collector\":\"rsyslog\",\"future\":[1]}"));
+        SourceDescriptor d =
+                SourceDescriptor.parseKey(
+                        bytes(
+                                "{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\",\"source\":\"/a/audit.log\",\"collector\":\"rsyslog\",\"future\":[1]}"));
         assertEquals(new SourceDescriptor("db-01", "percona-json", "/a/audit.log", "rsyslog"), d);
     }
 
     @Test
     void badSourceKeysAreRejectedWithReasons() {
         assertEquals("message has no key; expected the source descriptor JSON", keyError(null));
-        assertEquals("message key has no 'server'", keyError("{\"v\":1,\"format\":\"percona-json\"}"));
+        assertEquals(
+                "message key has no 'server'", keyError("{\"v\":1,\"format\":\"percona-json\"}"));
         assertEquals("message key has no 'format'", keyError("{\"v\":1,\"server\":\"a\"}"));
-        assertTrue(keyError("{\"v\":2,\"server\":\"a\",\"format\":\"f\"}").contains("version 2 is not supported"));
+        assertTrue(
+                keyError("{\"v\":2,\"server\":\"a\",\"format\":\"f\"}")
+                        .contains("version 2 is not supported"));
         assertTrue(keyError("db-01").startsWith("message key is not valid JSON"));
         assertEquals("message key is not a JSON object", keyError("[]"));
-        assertEquals("message key field 'server' is not a string", keyError("{\"v\":1,\"server\":3,\"format\":\"f\"}"));
-        assertEquals("message key field 'lost' is not an object", keyError("{\"v\":1,\"server\":\"a\",\"format\":\"f\",\"lost\":1}"));
-        assertEquals("message key field 'lost' has no 'problem'", keyError("{\"v\":1,\"server\":\"a\",\"format\":\"f\",\"lost\":{}}"));
+        assertEquals(
+                "message key field 'server' is not a string",
+                keyError("{\"v\":1,\"server\":3,\"format\":\"f\"}"));
+        assertEquals(
+                "message key field 'lost' is not an object",
+                keyError("{\"v\":1,\"server\":\"a\",\"format\":\"f\",\"lost\":1}"));
+        assertEquals(
+                "message key field 'lost' has no 'problem'",
+                keyError("{\"v\":1,\"server\":\"a\",\"format\":\"f\",\"lost\":{}}"));
     }
 
     @Test
     void aReportOfLostLinesSaysWhyAndFromWhere() {
-        SourceDescriptor d = SourceDescriptor.parseKey(bytes("{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\","
-                + "\"lost\":{\"problem\":\"rotated-away\",\"file\":\"/a/audit.log.02\"}}"));
+        SourceDescriptor d =
+                SourceDescriptor.parseKey(
+                        bytes(
+                                "{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\","
+                                        + "\"lost\":{\"problem\":\"rotated-away\",\"file\":\"/a/audit.log.02\"}}"));
         assertEquals(SourceDescriptor.LostLines.ROTATED_AWAY, d.lost().problem);
-        assertTrue(d.lost().describe().contains("rotated away from the disk while it was down"), d.lost().describe());
-        assertTrue(d.lost().describe().endsWith("shipping went on from the start of /a/audit.log.02"), d.lost().describe());
-        assertEquals(null, SourceDescriptor.parseKey(bytes("{\"v\":1,\"server\":\"a\",\"format\":\"f\"}")).lost());
+        assertTrue(
+                d.lost().describe().contains("rotated away from the disk while it was down"),
+                d.lost().describe());
+        assertTrue(
+                d.lost().describe().endsWith("shipping went on from the start of /a/audit.log.02"),
+                d.lost().describe());
+        assertEquals(
+                null,
+                SourceDescriptor.parseKey(bytes("{\"v\":1,\"server\":\"a\",\"format\":\"f\"}"))
+                        .lost());
     }
 
     private static String keyError(String key) {
-        return assertThrows(SourceDescriptor.InvalidSourceKeyException.class,
-                () -> SourceDescriptor.parseKey(key == null ? null : bytes(key))).getMessage();
+        return assertThrows(
+                        SourceDescriptor.InvalidSourceKeyException.class,
+                        () -> SourceDescriptor.parseKey(key == null ? null : bytes(key)))
+                .getMessage();
     }
 
     @Test
@@ -71,7 +95,9 @@ class SupportTest {
         assertEquals(t, AuditTimestamps.parseEpochMillis("2026-11-28 10:15:30"));
         assertEquals(t, AuditTimestamps.parseEpochMillis("2026-11-28T12:15:30+02:00"));
         assertEquals(t + 250, AuditTimestamps.parseEpochMillis("2026-11-28T10:15:30.250Z"));
-        assertThrows(IllegalArgumentException.class, () -> AuditTimestamps.parseEpochMillis("28/11/2026"));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> AuditTimestamps.parseEpochMillis("28/11/2026"));
         assertThrows(IllegalArgumentException.class, () -> AuditTimestamps.parseEpochMillis(""));
     }
 
@@ -81,9 +107,19 @@ class SupportTest {
         assertEquals(-1, Utf8.firstInvalidByte(bytes("Grüße 日本 🎉")));
         assertEquals(2, Utf8.firstInvalidByte(new byte[] {'a', 'b', (byte) 0xff}));
         assertEquals(0, Utf8.firstInvalidByte(new byte[] {(byte) 0xc0, (byte) 0x80}), "overlong");
-        assertEquals(0, Utf8.firstInvalidByte(new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80}), "surrogate");
-        assertEquals(1, Utf8.firstInvalidByte(new byte[] {'a', (byte) 0xe6, (byte) 0x97}), "truncated at the end");
-        assertEquals(0, Utf8.firstInvalidByte(new byte[] {(byte) 0xf4, (byte) 0x90, (byte) 0x80, (byte) 0x80}), "above U+10FFFF");
+        assertEquals(
+                0,
+                Utf8.firstInvalidByte(new byte[] {(byte) 0xed, (byte) 0xa0, (byte) 0x80}),
+                "surrogate");
+        assertEquals(
+                1,
+                Utf8.firstInvalidByte(new byte[] {'a', (byte) 0xe6, (byte) 0x97}),
+                "truncated at the end");
+        assertEquals(
+                0,
+                Utf8.firstInvalidByte(
+                        new byte[] {(byte) 0xf4, (byte) 0x90, (byte) 0x80, (byte) 0x80}),
+                "above U+10FFFF");
     }
 
     @Test

@@ -11,23 +11,27 @@ import io.auditpipe.flink.alerts.FailedLoginsPerOrigin;
 import io.auditpipe.flink.alerts.RecordGaps;
 import io.auditpipe.flink.alerts.SequenceStarts;
 import io.auditpipe.flink.alerts.UnauthorizedAccess;
+import io.auditpipe.flink.baselines.BaselineEvent;
+import io.auditpipe.flink.baselines.BaselineSettings;
+import io.auditpipe.flink.baselines.PrincipalBaselines;
+import io.auditpipe.flink.baselines.ProfileSeeds;
 import io.auditpipe.flink.chain.ChainEvents;
 import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.chain.ChainKeys;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
-import io.auditpipe.flink.functions.PreCountStats;
-import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
-import io.auditpipe.flink.functions.FloorWatermarks;
 import io.auditpipe.flink.functions.EmitRollupRow;
 import io.auditpipe.flink.functions.EmitStatsRow;
+import io.auditpipe.flink.functions.FloorWatermarks;
+import io.auditpipe.flink.functions.HourlyCounts;
 import io.auditpipe.flink.functions.IsEvidence;
+import io.auditpipe.flink.functions.PreCountStats;
 import io.auditpipe.flink.functions.SplitDeadLetters;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.functions.TooLateForStats;
-import io.auditpipe.flink.functions.HourlyCounts;
 import io.auditpipe.flink.functions.TrustedEventTimeWatermarks;
+import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
@@ -36,42 +40,36 @@ import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsRow;
-import io.auditpipe.flink.baselines.BaselineEvent;
-import io.auditpipe.flink.baselines.BaselineSettings;
-import io.auditpipe.flink.baselines.PrincipalBaselines;
-import io.auditpipe.flink.baselines.ProfileSeeds;
-import io.auditpipe.flink.stream.StreamMessage;
-import io.auditpipe.flink.stream.StreamMessages;
 import io.auditpipe.flink.sessions.Session;
 import io.auditpipe.flink.sessions.SessionBuilder;
 import io.auditpipe.flink.sessions.SessionEvent;
+import io.auditpipe.flink.stream.StreamMessage;
+import io.auditpipe.flink.stream.StreamMessages;
 import io.auditpipe.parser.AuditEvent;
-
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.datastream.WindowedStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.OutputTag;
 
-import java.time.Duration;
-import java.util.Objects;
-import java.util.Optional;
-
 /**
- * The pipeline's graph, over the sources and sinks it is given ({@link PipelineSources},
- * {@link PipelineSinks}); {@link JobWiring} makes the real ones, tests and benchmarks pass bounded
- * and collecting ones (the structure of apache/flink-training).
+ * The pipeline's graph, over the sources and sinks it is given ({@link PipelineSources}, {@link
+ * PipelineSinks}); {@link JobWiring} makes the real ones, tests and benchmarks pass bounded and
+ * collecting ones (the structure of apache/flink-training).
  *
  * <pre>
  * records --SplitDeadLetters--> events
@@ -93,10 +91,10 @@ import java.util.Optional;
  *                         per-event rules, record gaps --> each alert id once --> alert sinks
  * </pre>
  *
- * <p>Imported history ({@link PipelineSources#history}, {@code auditpipe import}) runs the same graph
- * over a bounded source without the events sink, the sessions and the alert rules: its events are linked in a
- * chain of their own and counted in stats and rollup documents of their own (the run's name in
- * their ids), beside the live job's.
+ * <p>Imported history ({@link PipelineSources#history}, {@code auditpipe import}) runs the same
+ * graph over a bounded source without the events sink, the sessions and the alert rules: its events
+ * are linked in a chain of their own and counted in stats and rollup documents of their own (the
+ * run's name in their ids), beside the live job's.
  *
  * <p><b>Why the alert rules read the records a second time.</b> The store path goes as fast as the
  * store takes its writes; when it falls behind (a server writing faster than the store stores),
@@ -112,12 +110,21 @@ import java.util.Optional;
  * <p>Every operator has a name and a stable uid, so checkpoints survive changes to the code.
  */
 public final class AuditPipeline {
-    /** The stats' window; also how long the chain remembers an id past its minute (with the lateness). */
+    /**
+     * The stats' window; also how long the chain remembers an id past its minute (with the
+     * lateness).
+     */
     public static final Duration STATS_WINDOW = Duration.ofMinutes(1);
+
     /** Sums of (stats key, minute) one pre-counting subtask holds at most before it sends them. */
     static final int PRE_COUNT_MAX_KEYS = 10_000;
-    /** Events too late for their minute's count (past stats.allowed-lateness): dead letters of stage "stats". */
-    public static final OutputTag<StatsEvent> TOO_LATE_FOR_STATS = new OutputTag<>("too-late-for-stats") {};
+
+    /**
+     * Events too late for their minute's count (past stats.allowed-lateness): dead letters of stage
+     * "stats".
+     */
+    public static final OutputTag<StatsEvent> TOO_LATE_FOR_STATS =
+            new OutputTag<>("too-late-for-stats") {};
 
     /*
      * How long a partly filled network buffer waits before it is sent, per operator (it applies to every
@@ -139,6 +146,7 @@ public final class AuditPipeline {
     private final Configuration options;
     private final PipelineSources sources;
     private final PipelineSinks sinks;
+
     /** The job's state backend iterates a map in key order (RocksDB: docs/scaling.md "State"). */
     private boolean sortedState;
 
@@ -155,50 +163,77 @@ public final class AuditPipeline {
 
     /** Adds the pipeline's operators to {@code env}. */
     public void build(StreamExecutionEnvironment env) {
-        // Chained operators get the record itself, not a deep copy each: no function changes a record
+        // Chained operators get the record itself, not a deep copy each: no function changes a
+        // record
         // after emitting it or keeps one it received across calls (records that cross a shuffle are
         // deserialized fresh; state holds what functions build). Copying every event field by field
         // once per chained operator was the job's largest single cost (profiled 2026-11-24).
         env.getConfig().enableObjectReuse();
-        sortedState = "rocksdb".equalsIgnoreCase(env.getConfiguration().get(StateBackendOptions.STATE_BACKEND));
+        sortedState =
+                "rocksdb"
+                        .equalsIgnoreCase(
+                                env.getConfiguration().get(StateBackendOptions.STATE_BACKEND));
         WatermarkStrategy<ParsedRecord> watermarks = watermarks();
-        SingleOutputStreamOperator<ParsedRecord> read = env
-                .fromSource(sources.records(), watermarks, "audit-raw-source")
-                .uid("audit-raw-source");
+        SingleOutputStreamOperator<ParsedRecord> read =
+                env.fromSource(sources.records(), watermarks, "audit-raw-source")
+                        .uid("audit-raw-source");
         if (chain() != null) {
-            // imported history is one split read in order: a second reader would get nothing, and until
-            // it finished (at a checkpoint) its watermark would hold back every event-time timer, so the
+            // imported history is one split read in order: a second reader would get nothing, and
+            // until
+            // it finished (at a checkpoint) its watermark would hold back every event-time timer,
+            // so the
             // chain would remember every id read meanwhile and forget them a minute at a time
             read.setParallelism(1);
         }
-        SingleOutputStreamOperator<IngestedEvent> events = read
-                .process(new SplitDeadLetters())
-                .name("split-dead-letters").uid("split-dead-letters");
+        SingleOutputStreamOperator<IngestedEvent> events =
+                read.process(new SplitDeadLetters())
+                        .name("split-dead-letters")
+                        .uid("split-dead-letters");
         if (chain() != null) {
-            events.setParallelism(1); // chained to the one reader: no hand-over (serialized) between them
+            events.setParallelism(
+                    1); // chained to the one reader: no hand-over (serialized) between them
         }
         SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
         sessions(firstCopies);
         baselines(firstCopies);
-        sources.recordsForAlerts().ifPresent(forAlerts -> {
-            DataStream<ParsedRecord> records = env.fromSource(forAlerts, watermarks, "audit-raw-source-for-alerts")
-                    .uid("audit-raw-source-for-alerts");
-            alerts(records.flatMap(new AlertInputs.EventsOfRecords()).name("events-for-alerts").uid("events-for-alerts"),
-                    records.flatMap(new AlertInputs.DeadLetteredNumbersOfRecords())
-                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
-        });
+        sources.recordsForAlerts()
+                .ifPresent(
+                        forAlerts -> {
+                            DataStream<ParsedRecord> records =
+                                    env.fromSource(
+                                                    forAlerts,
+                                                    watermarks,
+                                                    "audit-raw-source-for-alerts")
+                                            .uid("audit-raw-source-for-alerts");
+                            alerts(
+                                    records.flatMap(new AlertInputs.EventsOfRecords())
+                                            .name("events-for-alerts")
+                                            .uid("events-for-alerts"),
+                                    records.flatMap(new AlertInputs.DeadLetteredNumbersOfRecords())
+                                            .name("dead-lettered-numbers")
+                                            .uid("dead-lettered-numbers"));
+                        });
         if (sources.alertsShareRecords()) {
-            alerts(events.map(e -> e.event, TypeInformation.of(AuditEvent.class)).name("events-for-alerts").uid("events-for-alerts"),
-                    events.getSideOutput(SplitDeadLetters.DEAD_LETTERS).flatMap(new AlertInputs.DeadLetteredNumbers())
-                            .name("dead-lettered-numbers").uid("dead-lettered-numbers"));
+            alerts(
+                    events.map(e -> e.event, TypeInformation.of(AuditEvent.class))
+                            .name("events-for-alerts")
+                            .uid("events-for-alerts"),
+                    events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
+                            .flatMap(new AlertInputs.DeadLetteredNumbers())
+                            .name("dead-lettered-numbers")
+                            .uid("dead-lettered-numbers"));
         }
-        deadLetters(events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
-                .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
-                .union(stats.getSideOutput(TOO_LATE_FOR_STATS)
-                        .map(new TooLateForStats()).name("too-late-for-stats").uid("too-late-for-stats")
-                        .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)));
+        deadLetters(
+                events.getSideOutput(SplitDeadLetters.DEAD_LETTERS)
+                        .union(firstCopies.getSideOutput(ChainEvents.COLLISIONS))
+                        .union(
+                                stats.getSideOutput(TOO_LATE_FOR_STATS)
+                                        .map(new TooLateForStats())
+                                        .name("too-late-for-stats")
+                                        .uid("too-late-for-stats")
+                                        .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)));
     }
 
     /** The imported chain the records are linked in; null for the live job. */
@@ -206,16 +241,22 @@ public final class AuditPipeline {
         return sources.chain().orElse(null);
     }
 
-    /** The chain's key files, checked here, where the job is built, so that a bad one stops it with its reason. */
+    /**
+     * The chain's key files, checked here, where the job is built, so that a bad one stops it with
+     * its reason.
+     */
     private ChainKeys chainKeys() {
-        return new ChainKeys(options.getOptional(JobOptions.CHAIN_SIGNING_KEY_FILE).orElse(null),
-                options.getOptional(JobOptions.CHAIN_LINK_KEY_FILE).orElse(null)).checked();
+        return new ChainKeys(
+                        options.getOptional(JobOptions.CHAIN_SIGNING_KEY_FILE).orElse(null),
+                        options.getOptional(JobOptions.CHAIN_LINK_KEY_FILE).orElse(null))
+                .checked();
     }
 
     /**
-     * Event time from the records' own timestamps. Live, trusted ones move the watermark, which trails
-     * the newest by the out-of-orderness. Imported history's follows the earliest time still to come in
-     * its files ({@link FloorWatermarks}): no record of a bounded input is late, whatever its order.
+     * Event time from the records' own timestamps. Live, trusted ones move the watermark, which
+     * trails the newest by the out-of-orderness. Imported history's follows the earliest time still
+     * to come in its files ({@link FloorWatermarks}): no record of a bounded input is late,
+     * whatever its order.
      */
     private WatermarkStrategy<ParsedRecord> watermarks() {
         if (chain() != null) {
@@ -223,129 +264,257 @@ public final class AuditPipeline {
                     .withTimestampAssigner((record, unused) -> record.eventTimeMillis());
         }
         Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
-        return WatermarkStrategy
-                .<ParsedRecord>forGenerator(context -> new TrustedEventTimeWatermarks(outOfOrderness))
+        return WatermarkStrategy.<ParsedRecord>forGenerator(
+                        context -> new TrustedEventTimeWatermarks(outOfOrderness))
                 .withTimestampAssigner((record, kafkaTimestamp) -> record.eventTimeMillis())
                 .withIdleness(options.get(JobOptions.WATERMARK_IDLENESS));
     }
 
-    /** The first copy of each event, linked into its server's chain, to the store and the archive; the chain's heads. */
-    private SingleOutputStreamOperator<IngestedEvent> storedEvents(DataStream<IngestedEvent> events) {
-        // imported history: one server read by one reader, so its records are already where keyBy would
-        // send them (a single subtask), and the chain runs in the reader's thread without a hand-over
-        KeyedStream<IngestedEvent, String> byServer = chain() != null
-                ? DataStreamUtils.reinterpretAsKeyedStream(events, new ServerOfEvent())
-                : events.keyBy(new ServerOfEvent());
-        SingleOutputStreamOperator<IngestedEvent> firstCopies = byServer
-                .transform("first-copies-in-chain", TypeInformation.of(IngestedEvent.class), new WriteBackOperator<>(
-                        new ChainEvents(STATS_WINDOW, options.get(JobOptions.STATS_ALLOWED_LATENESS),
-                        options.get(JobOptions.CHAIN_HEAD_INTERVAL), chain(), chainKeys(), sortedState)))
-                .uid("first-copies-in-chain")
-                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS); // its own outputs: the lag, the collisions (an import's archive)
+    /**
+     * The first copy of each event, linked into its server's chain, to the store and the archive;
+     * the chain's heads.
+     */
+    private SingleOutputStreamOperator<IngestedEvent> storedEvents(
+            DataStream<IngestedEvent> events) {
+        // imported history: one server read by one reader, so its records are already where keyBy
+        // would
+        // send them (a single subtask), and the chain runs in the reader's thread without a
+        // hand-over
+        KeyedStream<IngestedEvent, String> byServer =
+                chain() != null
+                        ? DataStreamUtils.reinterpretAsKeyedStream(events, new ServerOfEvent())
+                        : events.keyBy(new ServerOfEvent());
+        SingleOutputStreamOperator<IngestedEvent> firstCopies =
+                byServer.transform(
+                                "first-copies-in-chain",
+                                TypeInformation.of(IngestedEvent.class),
+                                new WriteBackOperator<>(
+                                        new ChainEvents(
+                                                STATS_WINDOW,
+                                                options.get(JobOptions.STATS_ALLOWED_LATENESS),
+                                                options.get(JobOptions.CHAIN_HEAD_INTERVAL),
+                                                chain(),
+                                                chainKeys(),
+                                                sortedState)))
+                        .uid("first-copies-in-chain")
+                        .setBufferTimeout(
+                                UNHURRIED_BUFFER_TIMEOUT_MS); // its own outputs: the lag, the
+        // collisions (an import's archive)
         if (chain() != null) {
             firstCopies.setParallelism(1);
         }
-        sinks.events().ifPresent(s -> firstCopies.sinkTo(s).name("store-events").uid("store-events"));
-        sinks.stream().ifPresent(stream -> firstCopies
-                .flatMap(new StreamMessages.OfEvents(stream.settings()), TypeInformation.of(StreamMessage.class))
-                .name("stream-event-messages").uid("stream-event-messages")
-                .sinkTo(stream.sinkFor().apply("events")).name("stream-events").uid("stream-events"));
-        firstCopies.filter(new IsEvidence()).name("evidence-kinds").uid("evidence-kinds")
-                .sinkTo(sinks.evidence()).name("store-evidence").uid("store-evidence");
+        sinks.events()
+                .ifPresent(s -> firstCopies.sinkTo(s).name("store-events").uid("store-events"));
+        sinks.stream()
+                .ifPresent(
+                        stream ->
+                                firstCopies
+                                        .flatMap(
+                                                new StreamMessages.OfEvents(stream.settings()),
+                                                TypeInformation.of(StreamMessage.class))
+                                        .name("stream-event-messages")
+                                        .uid("stream-event-messages")
+                                        .sinkTo(stream.sinkFor().apply("events"))
+                                        .name("stream-events")
+                                        .uid("stream-events"));
+        firstCopies
+                .filter(new IsEvidence())
+                .name("evidence-kinds")
+                .uid("evidence-kinds")
+                .sinkTo(sinks.evidence())
+                .name("store-evidence")
+                .uid("store-evidence");
         DataStream<ChainHead> heads = firstCopies.getSideOutput(ChainEvents.HEADS);
         heads.sinkTo(sinks.chainHeads()).name("store-chain-heads").uid("store-chain-heads");
         sinks.servers().ifPresent(s -> heads.sinkTo(s).name("store-servers").uid("store-servers"));
-        sinks.kafkaLag().ifPresent(s -> heads.sinkTo(s).setParallelism(1).name("kafka-lag").uid("kafka-lag"));
-        sinks.archive().ifPresent(archive -> {
-            // live: chained to the chain, reading the document it built (IngestedEvent.document), with no
-            // hand-over: 13% less of the job's CPU per event and 21% more events/s alone, at parallelism 2
-            // (bench/README.md "The archive chained to the chain"). Imported history: a thread of its own,
-            // since there the reader and the chain share one thread and the archive takes the second core
-            var archived = firstCopies.sinkTo(archive.events()).name("archive-events").uid("archive-events");
-            if (chain() != null) archived.disableChaining();
-            heads.sinkTo(archive.chainHeads()).name("archive-chain-heads").uid("archive-chain-heads");
-        });
+        sinks.kafkaLag()
+                .ifPresent(
+                        s -> heads.sinkTo(s).setParallelism(1).name("kafka-lag").uid("kafka-lag"));
+        sinks.archive()
+                .ifPresent(
+                        archive -> {
+                            // live: chained to the chain, reading the document it built
+                            // (IngestedEvent.document), with no
+                            // hand-over: 13% less of the job's CPU per event and 21% more events/s
+                            // alone, at parallelism 2
+                            // (bench/README.md "The archive chained to the chain"). Imported
+                            // history: a thread of its own,
+                            // since there the reader and the chain share one thread and the archive
+                            // takes the second core
+                            var archived =
+                                    firstCopies
+                                            .sinkTo(archive.events())
+                                            .name("archive-events")
+                                            .uid("archive-events");
+                            if (chain() != null) archived.disableChaining();
+                            heads.sinkTo(archive.chainHeads())
+                                    .name("archive-chain-heads")
+                                    .uid("archive-chain-heads");
+                        });
         return firstCopies;
     }
 
-    /** Each connection's session from the stored events (their first copies: each record once), upserted as it goes. */
+    /**
+     * Each connection's session from the stored events (their first copies: each record once),
+     * upserted as it goes.
+     */
     private void sessions(DataStream<IngestedEvent> firstCopies) {
-        sinks.sessions().ifPresent(sink -> firstCopies
-                .flatMap((IngestedEvent ie, org.apache.flink.util.Collector<SessionEvent> out) -> {
-                    SessionEvent e = SessionEvent.of(ie.event);
-                    if (e != null) out.collect(e);
-                }, TypeInformation.of(SessionEvent.class)).name("session-fields").uid("session-fields")
-                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
-                .keyBy(SessionEvent::key)
-                .transform("sessions", TypeInformation.of(Session.class), new WriteBackOperator<>(new SessionBuilder(
-                        options.get(JobOptions.SESSIONS_IDLE_TIMEOUT).toMillis(), options.get(JobOptions.SESSIONS_REFRESH).toMillis(),
-                        options.get(JobOptions.SESSIONS_MAX_TABLES)))).uid("sessions")
-                .sinkTo(sink).name("store-sessions").uid("store-sessions"));
+        sinks.sessions()
+                .ifPresent(
+                        sink ->
+                                firstCopies
+                                        .flatMap(
+                                                (IngestedEvent ie,
+                                                        org.apache.flink.util.Collector<
+                                                                        SessionEvent>
+                                                                out) -> {
+                                                    SessionEvent e = SessionEvent.of(ie.event);
+                                                    if (e != null) out.collect(e);
+                                                },
+                                                TypeInformation.of(SessionEvent.class))
+                                        .name("session-fields")
+                                        .uid("session-fields")
+                                        .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
+                                        .keyBy(SessionEvent::key)
+                                        .transform(
+                                                "sessions",
+                                                TypeInformation.of(Session.class),
+                                                new WriteBackOperator<>(
+                                                        new SessionBuilder(
+                                                                options.get(
+                                                                                JobOptions
+                                                                                        .SESSIONS_IDLE_TIMEOUT)
+                                                                        .toMillis(),
+                                                                options.get(
+                                                                                JobOptions
+                                                                                        .SESSIONS_REFRESH)
+                                                                        .toMillis(),
+                                                                options.get(
+                                                                        JobOptions
+                                                                                .SESSIONS_MAX_TABLES))))
+                                        .uid("sessions")
+                                        .sinkTo(sink)
+                                        .name("store-sessions")
+                                        .uid("store-sessions"));
     }
 
     /**
-     * Each principal's learned baseline from the stored events (first copies: each record counted once)
-     * and the alerts raised against it (docs/alerts.md "Learned baselines"), to the alert sinks through
-     * writers of their own: joined with the rules' alerts, these (from the store path) would hold the
-     * rules' back at each checkpoint's barrier alignment while the store is slow. Imported history
-     * learns the same baselines without judging and writes them to the store at its end, where the
-     * live job finds the seed of a principal it has no state of.
+     * Each principal's learned baseline from the stored events (first copies: each record counted
+     * once) and the alerts raised against it (docs/alerts.md "Learned baselines"), to the alert
+     * sinks through writers of their own: joined with the rules' alerts, these (from the store
+     * path) would hold the rules' back at each checkpoint's barrier alignment while the store is
+     * slow. Imported history learns the same baselines without judging and writes them to the store
+     * at its end, where the live job finds the seed of a principal it has no state of.
      */
     private void baselines(DataStream<IngestedEvent> firstCopies) {
         boolean history = chain() != null;
         Optional<PipelineSinks.Baselines> stored = sinks.baselines();
-        if (!options.get(JobOptions.BASELINES_ENABLED) || (history ? stored.isEmpty() : sinks.alerts().isEmpty())) return;
+        if (!options.get(JobOptions.BASELINES_ENABLED)
+                || (history ? stored.isEmpty() : sinks.alerts().isEmpty())) return;
         ComplianceSettings compliance = JobOptions.compliance(options);
         BaselineSettings settings = BaselineSettings.fromOptions(options, compliance);
         ProfileSeeds seeds = stored.map(PipelineSinks.Baselines::seeds).orElse(null);
-        SingleOutputStreamOperator<Alert> alerts = firstCopies
-                .flatMap((IngestedEvent ie, org.apache.flink.util.Collector<BaselineEvent> out) -> {
-                    // a record whose own time is far ahead of its arrival would teach a principal an hour,
-                    // or end its learning, from a clock that is wrong: stored, not learned
-                    if (!ie.eventTimeTrusted) return;
-                    BaselineEvent e = BaselineEvent.of(ie.event, compliance);
-                    if (e != null) out.collect(e);
-                }, TypeInformation.of(BaselineEvent.class)).name("baseline-fields").uid("baseline-fields")
-                .keyBy(BaselineEvent::key)
-                .transform("alert-learned-baselines", TypeInformation.of(Alert.class), new WriteBackOperator<>(
-                        history ? PrincipalBaselines.learningOnly(settings, seeds) : new PrincipalBaselines(settings, seeds)))
-                .uid("alert-learned-baselines")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        SingleOutputStreamOperator<Alert> alerts =
+                firstCopies
+                        .flatMap(
+                                (IngestedEvent ie,
+                                        org.apache.flink.util.Collector<BaselineEvent> out) -> {
+                                    // a record whose own time is far ahead of its arrival would
+                                    // teach a principal an hour,
+                                    // or end its learning, from a clock that is wrong: stored, not
+                                    // learned
+                                    if (!ie.eventTimeTrusted) return;
+                                    BaselineEvent e = BaselineEvent.of(ie.event, compliance);
+                                    if (e != null) out.collect(e);
+                                },
+                                TypeInformation.of(BaselineEvent.class))
+                        .name("baseline-fields")
+                        .uid("baseline-fields")
+                        .keyBy(BaselineEvent::key)
+                        .transform(
+                                "alert-learned-baselines",
+                                TypeInformation.of(Alert.class),
+                                new WriteBackOperator<>(
+                                        history
+                                                ? PrincipalBaselines.learningOnly(settings, seeds)
+                                                : new PrincipalBaselines(settings, seeds)))
+                        .uid("alert-learned-baselines")
+                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         if (history) {
-            alerts.getSideOutput(PrincipalBaselines.PROFILES).sinkTo(stored.get().profiles())
-                    .name("store-baselines").uid("store-baselines");
+            alerts.getSideOutput(PrincipalBaselines.PROFILES)
+                    .sinkTo(stored.get().profiles())
+                    .name("store-baselines")
+                    .uid("store-baselines");
             return;
         }
-        sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-learned-alerts").uid("store-learned-alerts").disableChaining());
-        sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-learned-alerts").uid("kafka-learned-alerts"));
-        sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-learned-alerts").uid("webhook-learned-alerts"));
+        sinks.alerts()
+                .ifPresent(
+                        s ->
+                                alerts.sinkTo(s)
+                                        .name("store-learned-alerts")
+                                        .uid("store-learned-alerts")
+                                        .disableChaining());
+        sinks.alertTopic()
+                .ifPresent(
+                        s ->
+                                alerts.sinkTo(s)
+                                        .name("kafka-learned-alerts")
+                                        .uid("kafka-learned-alerts"));
+        sinks.alertWebhook()
+                .ifPresent(
+                        s ->
+                                alerts.sinkTo(s)
+                                        .name("webhook-learned-alerts")
+                                        .uid("webhook-learned-alerts"));
         streamAlerts(alerts, "learned-alerts");
     }
 
     /**
-     * One-minute event-time counts of the stored events, written early and updated by late events, and
-     * each server's hours summed from them. Imported history writes only the hours: a quarter spread
-     * thin has about one minute row per event, which the local store cannot read back in time for a
-     * panel (docs/archive.md "Imported history").
+     * One-minute event-time counts of the stored events, written early and updated by late events,
+     * and each server's hours summed from them. Imported history writes only the hours: a quarter
+     * spread thin has about one minute row per event, which the local store cannot read back in
+     * time for a panel (docs/archive.md "Imported history").
      */
     private SingleOutputStreamOperator<StatsRow> stats(DataStream<IngestedEvent> firstCopies) {
-        SingleOutputStreamOperator<StatsRow> stats = windowed(firstCopies
-                .map(StatsEvent::of, TypeInformation.of(StatsEvent.class)).name("stats-fields").uid("stats-fields") // a few fields cross the shuffle
-                .transform("stats-pre-count", TypeInformation.of(StatsEvent.class), new PreCountStats(STATS_WINDOW,
-                        chain() == null ? options.get(JobOptions.STATS_ALLOWED_LATENESS) : Duration.ZERO, // as windowed() sets it
-                        PRE_COUNT_MAX_KEYS)).uid("stats-pre-count")
-                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
-                .keyBy(new StatsKeySelector())
-                .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
-                .sideOutputLateData(TOO_LATE_FOR_STATS)
-                .aggregate(new CountEvents.OfStats(), new EmitStatsRow(chain()))
-                .name("stats-1m").uid("stats-1m")
-                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS);
+        SingleOutputStreamOperator<StatsRow> stats =
+                windowed(
+                                firstCopies
+                                        .map(StatsEvent::of, TypeInformation.of(StatsEvent.class))
+                                        .name("stats-fields")
+                                        .uid("stats-fields") // a few fields cross the shuffle
+                                        .transform(
+                                                "stats-pre-count",
+                                                TypeInformation.of(StatsEvent.class),
+                                                new PreCountStats(
+                                                        STATS_WINDOW,
+                                                        chain() == null
+                                                                ? options.get(
+                                                                        JobOptions
+                                                                                .STATS_ALLOWED_LATENESS)
+                                                                : Duration
+                                                                        .ZERO, // as windowed() sets
+                                                        // it
+                                                        PRE_COUNT_MAX_KEYS))
+                                        .uid("stats-pre-count")
+                                        .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
+                                        .keyBy(new StatsKeySelector())
+                                        .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
+                        .sideOutputLateData(TOO_LATE_FOR_STATS)
+                        .aggregate(new CountEvents.OfStats(), new EmitStatsRow(chain()))
+                        .name("stats-1m")
+                        .uid("stats-1m")
+                        .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS);
         sinks.stats().ifPresent(s -> stats.sinkTo(s).name("store-stats").uid("store-stats"));
         stats.keyBy(HourlyCounts.KEY, Types.STRING)
-                .process(chain() == null ? HourlyCounts.live(options.get(JobOptions.STATS_ALLOWED_LATENESS)) : HourlyCounts.once(chain()))
-                .name("stats-1h").uid("stats-1h")
-                .sinkTo(sinks.statsHourly()).name("store-stats-hourly").uid("store-stats-hourly");
+                .process(
+                        chain() == null
+                                ? HourlyCounts.live(options.get(JobOptions.STATS_ALLOWED_LATENESS))
+                                : HourlyCounts.once(chain()))
+                .name("stats-1h")
+                .uid("stats-1h")
+                .sinkTo(sinks.statsHourly())
+                .name("store-stats-hourly")
+                .uid("store-stats-hourly");
         return stats;
     }
 
@@ -353,95 +522,159 @@ public final class AuditPipeline {
      * Daily counts of the events a review counts over its whole period (those evidencing a control,
      * and what administrators do), by server, user, principal class, category, action and controls:
      * a UTC day's event-time window, written early and updated by late events like the stats. An
-     * event too late for its day is too late for its minute too (a day ends no earlier than its last
-     * minute), so the stats' dead letter already names it; the window drops it without a second one.
+     * event too late for its day is too late for its minute too (a day ends no earlier than its
+     * last minute), so the stats' dead letter already names it; the window drops it without a
+     * second one.
      */
     private void rollups(DataStream<IngestedEvent> firstCopies) {
-        windowed(firstCopies
-                .filter(e -> RollupKey.counts(e.event)).name("rollup-events").uid("rollup-events")
-                .map(RollupKey::of, TypeInformation.of(RollupKey.class)).name("rollup-fields").uid("rollup-fields")
-                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
-                .keyBy(new RollupKey.Itself())
-                .window(TumblingEventTimeWindows.of(RollupRow.WINDOW)))
+        windowed(
+                        firstCopies
+                                .filter(e -> RollupKey.counts(e.event))
+                                .name("rollup-events")
+                                .uid("rollup-events")
+                                .map(RollupKey::of, TypeInformation.of(RollupKey.class))
+                                .name("rollup-fields")
+                                .uid("rollup-fields")
+                                .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
+                                .keyBy(new RollupKey.Itself())
+                                .window(TumblingEventTimeWindows.of(RollupRow.WINDOW)))
                 .aggregate(new CountEvents<>(), new EmitRollupRow(chain()))
-                .name("rollups-1d").uid("rollups-1d")
-                .sinkTo(sinks.rollups()).name("store-rollups").uid("store-rollups");
+                .name("rollups-1d")
+                .uid("rollups-1d")
+                .sinkTo(sinks.rollups())
+                .name("store-rollups")
+                .uid("store-rollups");
     }
 
     /**
      * The counts' windows: live, written early and again as late events arrive up to the allowed
      * lateness (each write the full count, an upsert); imported history's written once, when the
      * watermark passes the window's end, which is when none of the window's records is left to read
-     * ({@link #watermarks}): every record is counted, and each row can be an insert, which the local
-     * store takes far faster than an upsert (docs/archive.md "Imported history").
+     * ({@link #watermarks}): every record is counted, and each row can be an insert, which the
+     * local store takes far faster than an upsert (docs/archive.md "Imported history").
      */
     private <T, K> WindowedStream<T, K, TimeWindow> windowed(WindowedStream<T, K, TimeWindow> w) {
         if (chain() != null) return w.trigger(EventTimeTrigger.create());
         return w.allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
-                .trigger(new EarlyFiringEventTimeTrigger(options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)));
+                .trigger(
+                        new EarlyFiringEventTimeTrigger(
+                                options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)));
     }
 
     /**
-     * The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once, and
-     * the alerts' sinks; {@code deadLettered}: the numbers of Percona records whose lines became dead
-     * letters, which the gap rule classifies by.
+     * The alert rules (docs/alerts.md) over every event the alert source reads, each alert id once,
+     * and the alerts' sinks; {@code deadLettered}: the numbers of Percona records whose lines
+     * became dead letters, which the gap rule classifies by.
      */
-    private void alerts(DataStream<AuditEvent> enriched, DataStream<RecordGaps.Numbered> deadLettered) {
+    private void alerts(
+            DataStream<AuditEvent> enriched, DataStream<RecordGaps.Numbered> deadLettered) {
         AlertSettings settings = AlertSettings.fromOptions(options);
-        DataStream<AuditEvent> logins = enriched.filter(new AlertInputs.IsLogin()).name("logins").uid("logins");
-        DataStream<Alert> perAccount = logins
-                .keyBy(new AlertInputs.ServerAndUser())
-                .process(new FailedLoginsPerAccount(settings))
-                .name("alert-logins-per-account").uid("alert-logins-per-account")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
-        DataStream<Alert> perOrigin = logins
-                .filter(new AlertInputs.IsFailedLoginWithOrigin()).name("failed-logins-with-origin").uid("failed-logins-with-origin")
-                .keyBy(new AlertInputs.ServerAndOrigin())
-                .process(new FailedLoginsPerOrigin(settings))
-                .name("alert-logins-per-origin").uid("alert-logins-per-origin")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
-        DataStream<Alert> unauthorized = enriched
-                .flatMap(new AlertInputs.ViolationsPerClass()).name("access-violations").uid("access-violations")
-                .keyBy(new AlertInputs.ServerUserAndClass())
-                .process(new UnauthorizedAccess(settings))
-                .name("alert-unauthorized-access").uid("alert-unauthorized-access")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
-        DataStream<Alert> perEvent = enriched.flatMap(new EventRules(settings)).name("alert-event-rules").uid("alert-event-rules")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
-        SingleOutputStreamOperator<Alert> gaps = enriched
-                .flatMap(new AlertInputs.NumberedRecords()).name("records-in-a-sequence").uid("records-in-a-sequence")
-                .union(deadLettered)
-                .keyBy(new AlertInputs.RecordSequence())
-                .transform("alert-record-gaps", TypeInformation.of(Alert.class), new WriteBackOperator<>(new RecordGaps(settings)))
-                .uid("alert-record-gaps")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS); // its alerts, and the notices of a sequence's start
-        DataStream<Alert> starts = gaps.getSideOutput(RecordGaps.NOTICES)
-                .keyBy(new AlertInputs.NoticeServer())
-                .process(new SequenceStarts())
-                .name("alert-sequence-starts").uid("alert-sequence-starts")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
-        DataStream<Alert> alerts = perAccount.union(perOrigin, unauthorized, perEvent, gaps, starts)
-                .keyBy(new AlertInputs.AlertId())
-                .process(new AlertsOnce())
-                .name("each-alert-once").uid("each-alert-once")
-                .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
-        // a task of its own: a store that stops answering holds back this writer, not the topic's and the webhook's
-        sinks.alerts().ifPresent(s -> alerts.sinkTo(s).name("store-alerts").uid("store-alerts").disableChaining());
-        sinks.alertTopic().ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
-        sinks.alertWebhook().ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
+        DataStream<AuditEvent> logins =
+                enriched.filter(new AlertInputs.IsLogin()).name("logins").uid("logins");
+        DataStream<Alert> perAccount =
+                logins.keyBy(new AlertInputs.ServerAndUser())
+                        .process(new FailedLoginsPerAccount(settings))
+                        .name("alert-logins-per-account")
+                        .uid("alert-logins-per-account")
+                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        DataStream<Alert> perOrigin =
+                logins.filter(new AlertInputs.IsFailedLoginWithOrigin())
+                        .name("failed-logins-with-origin")
+                        .uid("failed-logins-with-origin")
+                        .keyBy(new AlertInputs.ServerAndOrigin())
+                        .process(new FailedLoginsPerOrigin(settings))
+                        .name("alert-logins-per-origin")
+                        .uid("alert-logins-per-origin")
+                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        DataStream<Alert> unauthorized =
+                enriched.flatMap(new AlertInputs.ViolationsPerClass())
+                        .name("access-violations")
+                        .uid("access-violations")
+                        .keyBy(new AlertInputs.ServerUserAndClass())
+                        .process(new UnauthorizedAccess(settings))
+                        .name("alert-unauthorized-access")
+                        .uid("alert-unauthorized-access")
+                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        DataStream<Alert> perEvent =
+                enriched.flatMap(new EventRules(settings))
+                        .name("alert-event-rules")
+                        .uid("alert-event-rules")
+                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        SingleOutputStreamOperator<Alert> gaps =
+                enriched.flatMap(new AlertInputs.NumberedRecords())
+                        .name("records-in-a-sequence")
+                        .uid("records-in-a-sequence")
+                        .union(deadLettered)
+                        .keyBy(new AlertInputs.RecordSequence())
+                        .transform(
+                                "alert-record-gaps",
+                                TypeInformation.of(Alert.class),
+                                new WriteBackOperator<>(new RecordGaps(settings)))
+                        .uid("alert-record-gaps")
+                        .setBufferTimeout(
+                                ALERTS_BUFFER_TIMEOUT_MS); // its alerts, and the notices of a
+        // sequence's start
+        DataStream<Alert> starts =
+                gaps.getSideOutput(RecordGaps.NOTICES)
+                        .keyBy(new AlertInputs.NoticeServer())
+                        .process(new SequenceStarts())
+                        .name("alert-sequence-starts")
+                        .uid("alert-sequence-starts")
+                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        DataStream<Alert> alerts =
+                perAccount
+                        .union(perOrigin, unauthorized, perEvent, gaps, starts)
+                        .keyBy(new AlertInputs.AlertId())
+                        .process(new AlertsOnce())
+                        .name("each-alert-once")
+                        .uid("each-alert-once")
+                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+        // a task of its own: a store that stops answering holds back this writer, not the topic's
+        // and the webhook's
+        sinks.alerts()
+                .ifPresent(
+                        s ->
+                                alerts.sinkTo(s)
+                                        .name("store-alerts")
+                                        .uid("store-alerts")
+                                        .disableChaining());
+        sinks.alertTopic()
+                .ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
+        sinks.alertWebhook()
+                .ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
         streamAlerts(alerts, "alerts");
     }
 
-    /** The alerts in the stream's formats that carry them (OCSF, ECS), through a transactional writer of their own. */
+    /**
+     * The alerts in the stream's formats that carry them (OCSF, ECS), through a transactional
+     * writer of their own.
+     */
     private void streamAlerts(DataStream<Alert> alerts, String name) {
-        sinks.stream().filter(stream -> stream.settings().streamsAlerts()).ifPresent(stream -> alerts
-                .flatMap(new StreamMessages.OfAlerts(stream.settings()), TypeInformation.of(StreamMessage.class))
-                .name("stream-" + name + "-messages").uid("stream-" + name + "-messages")
-                .sinkTo(stream.sinkFor().apply(name)).name("stream-" + name).uid("stream-" + name));
+        sinks.stream()
+                .filter(stream -> stream.settings().streamsAlerts())
+                .ifPresent(
+                        stream ->
+                                alerts.flatMap(
+                                                new StreamMessages.OfAlerts(stream.settings()),
+                                                TypeInformation.of(StreamMessage.class))
+                                        .name("stream-" + name + "-messages")
+                                        .uid("stream-" + name + "-messages")
+                                        .sinkTo(stream.sinkFor().apply(name))
+                                        .name("stream-" + name)
+                                        .uid("stream-" + name));
     }
 
     private void deadLetters(DataStream<DeadLetter> deadLetters) {
-        deadLetters.sinkTo(sinks.deadLetters()).name("store-dead-letters").uid("store-dead-letters");
-        sinks.deadLetterTopic().ifPresent(s -> deadLetters.sinkTo(s).name("kafka-dead-letters").uid("kafka-dead-letters"));
+        deadLetters
+                .sinkTo(sinks.deadLetters())
+                .name("store-dead-letters")
+                .uid("store-dead-letters");
+        sinks.deadLetterTopic()
+                .ifPresent(
+                        s ->
+                                deadLetters
+                                        .sinkTo(s)
+                                        .name("kafka-dead-letters")
+                                        .uid("kafka-dead-letters"));
     }
 }

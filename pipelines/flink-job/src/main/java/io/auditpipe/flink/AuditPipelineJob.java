@@ -1,19 +1,17 @@
 package io.auditpipe.flink;
 
 import io.auditpipe.flink.options.JobOptions;
-
+import java.nio.file.Path;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
-import java.nio.file.Path;
-
 /**
  * The job's entry point: reads its options ({@code --config job.properties}, docs/job-options.md),
- * and runs {@link AuditPipeline} over the real sources and sinks ({@link JobWiring}).
- * {@code --check-options} validates the options without running; {@code --print-options} prints
- * their reference; {@code --print-contract} prints what the CLI and the docs know of the job
+ * and runs {@link AuditPipeline} over the real sources and sinks ({@link JobWiring}). {@code
+ * --check-options} validates the options without running; {@code --print-options} prints their
+ * reference; {@code --print-contract} prints what the CLI and the docs know of the job
  * (schemas/job-contract.json, {@link JobContract}).
  */
 public final class AuditPipelineJob {
@@ -36,8 +34,9 @@ public final class AuditPipelineJob {
             }
         }
         if (config == null) {
-            System.err.println("usage: AuditPipelineJob --config <job.properties> [--check-options] | --print-options"
-                    + " | --print-contract");
+            System.err.println(
+                    "usage: AuditPipelineJob --config <job.properties> [--check-options] | --print-options"
+                            + " | --print-contract");
             System.exit(2);
         }
         JobOptions.Loaded loaded;
@@ -48,19 +47,29 @@ public final class AuditPipelineJob {
             System.exit(2);
             return;
         }
-        if (checkOnly) {  // the deployment's options, validated without running (tests/e2e/test_deployment_job_options.py)
+        if (checkOnly) { // the deployment's options, validated without running
+            // (tests/e2e/test_deployment_job_options.py)
             System.out.println(config + ": the job's options are valid");
             return;
         }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(loaded.flink);
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.getExecutionEnvironment(loaded.flink);
         configureCheckpointing(env, loaded.job);
-        new AuditPipeline(loaded.job, JobWiring.sources(loaded.job), JobWiring.sinks(loaded.job)).execute(env);
+        new AuditPipeline(loaded.job, JobWiring.sources(loaded.job), JobWiring.sinks(loaded.job))
+                .execute(env);
     }
 
-    /** Checkpointing as the job needs it: exactly-once state (the window counts), retained checkpoints. */
-    public static void configureCheckpointing(StreamExecutionEnvironment env, Configuration options) {
-        env.enableCheckpointing(options.get(JobOptions.CHECKPOINT_INTERVAL).toMillis(), CheckpointingMode.EXACTLY_ONCE);
-        env.getCheckpointConfig().setExternalizedCheckpointRetention(
-                ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+    /**
+     * Checkpointing as the job needs it: exactly-once state (the window counts), retained
+     * checkpoints.
+     */
+    public static void configureCheckpointing(
+            StreamExecutionEnvironment env, Configuration options) {
+        env.enableCheckpointing(
+                options.get(JobOptions.CHECKPOINT_INTERVAL).toMillis(),
+                CheckpointingMode.EXACTLY_ONCE);
+        env.getCheckpointConfig()
+                .setExternalizedCheckpointRetention(
+                        ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
     }
 }

@@ -10,19 +10,24 @@ import io.auditpipe.flink.lag.KafkaLagReporter;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.ParsedRecord;
-import io.auditpipe.flink.sink.StoreProfileSeeds;
 import io.auditpipe.flink.sink.AlertKafkaSerializer;
 import io.auditpipe.flink.sink.CountedSink;
 import io.auditpipe.flink.sink.DeadLetterKafkaSerializer;
 import io.auditpipe.flink.sink.MongoBulkSink;
 import io.auditpipe.flink.sink.MongoSinkSettings;
 import io.auditpipe.flink.sink.StoreDocuments;
+import io.auditpipe.flink.sink.StoreProfileSeeds;
 import io.auditpipe.flink.sink.WebhookSink;
 import io.auditpipe.flink.stream.StreamFormat;
 import io.auditpipe.flink.stream.StreamMessage;
 import io.auditpipe.flink.stream.StreamMessages;
 import io.auditpipe.flink.stream.StreamSerializer;
-
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
@@ -33,14 +38,10 @@ import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
-import java.time.Duration;
-import java.util.EnumMap;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Properties;
-
-/** The real sources and sinks, from the job's options: Kafka, the store (MongoDB or FerretDB), the archive, the webhook. */
+/**
+ * The real sources and sinks, from the job's options: Kafka, the store (MongoDB or FerretDB), the
+ * archive, the webhook.
+ */
 public final class JobWiring {
     private JobWiring() {}
 
@@ -53,7 +54,10 @@ public final class JobWiring {
      */
     static final int EVENT_BATCHES_IN_FLIGHT = 2;
 
-    /** Largest dead-letter document in the store: BSON allows 16 MiB, and the document needs some room. */
+    /**
+     * Largest dead-letter document in the store: BSON allows 16 MiB, and the document needs some
+     * room.
+     */
     public static final int STORE_MAX_DEAD_LETTER_BYTES = 15 * 1024 * 1024;
 
     public static PipelineSources sources(Configuration options) {
@@ -75,64 +79,161 @@ public final class JobWiring {
 
     private static PipelineSinks sinks(Configuration options, boolean history) {
         int deadLetterMessageBytes = options.get(JobOptions.DEAD_LETTER_MAX_MESSAGE_BYTES);
-        int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
         // store rejections go to the dead-letter topic too, like every other dead letter
         String deadLetterTopic = options.get(JobOptions.KAFKA_DEAD_LETTER_TOPIC);
         Map<String, String> rejectionProducer = kafkaClient(options);
         rejectionProducer.put("max.request.size", String.valueOf(deadLetterMessageBytes));
-        PipelineSinks.Builder sinks = PipelineSinks.builder()
-                // a duplicate _id here is the event stored already: collisions are the events writer's to report
-                .evidence(new MongoBulkSink<>(store(options, history, JobOptions.EVIDENCE_COLLECTION)
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::eventInsert))
-                // imported history's hours and days are written once each (AuditPipeline.windowed): inserts
-                .statsHourly(new MongoBulkSink<>(store(options, history, JobOptions.STATS_HOURLY_COLLECTION)
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
-                        history ? StoreDocuments::hourInsert : StoreDocuments::hourUpsert))
-                .rollups(new MongoBulkSink<>(store(options, history, JobOptions.ROLLUPS_COLLECTION)
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
-                        history ? StoreDocuments::rollupInsert : StoreDocuments::rollupUpsert))
-                .deadLetters(counted(history, new MongoBulkSink<>(store(options, history, JobOptions.DEAD_LETTER_COLLECTION),
-                        dl -> StoreDocuments.deadLetterInsert(dl, deadLetterDocumentBytes))))
-                .deadLetterTopic(KafkaSink.<DeadLetter>builder()
-                        .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
-                        .setRecordSerializer(new DeadLetterKafkaSerializer(deadLetterTopic, deadLetterMessageBytes))
-                        .setKafkaProducerConfig(producer(rejectionProducer))
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                        .build())
-                .chainHeads(new MongoBulkSink<>(store(options, history, JobOptions.CHAIN_HEADS_COLLECTION), StoreDocuments::chainHeadInsert));
+        PipelineSinks.Builder sinks = PipelineSinks.builder();
+        storeAndArchive(
+                sinks,
+                options,
+                history,
+                deadLetterTopic,
+                rejectionProducer,
+                deadLetterMessageBytes);
+        if (history) {
+            return sinks.history().build();
+        }
+        live(sinks, options, deadLetterTopic, rejectionProducer);
+        outsideTheStore(sinks, options);
+        return sinks.build();
+    }
+
+    /**
+     * What live shipping and imported history both write: the store's evidence, counts, dead
+     * letters, heads, baselines and the archive.
+     */
+    private static void storeAndArchive(
+            PipelineSinks.Builder sinks,
+            Configuration options,
+            boolean history,
+            String deadLetterTopic,
+            Map<String, String> rejectionProducer,
+            int deadLetterMessageBytes) {
+        int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
+        sinks
+                // a duplicate _id here is the event stored already: collisions are the
+                // events writer's to report
+                .evidence(
+                        new MongoBulkSink<>(
+                                store(options, history, JobOptions.EVIDENCE_COLLECTION)
+                                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
+                                StoreDocuments::eventInsert))
+                // imported history's hours and days are written once each
+                // (AuditPipeline.windowed): inserts
+                .statsHourly(
+                        new MongoBulkSink<>(
+                                store(options, history, JobOptions.STATS_HOURLY_COLLECTION)
+                                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
+                                history ? StoreDocuments::hourInsert : StoreDocuments::hourUpsert))
+                .rollups(
+                        new MongoBulkSink<>(
+                                store(options, history, JobOptions.ROLLUPS_COLLECTION)
+                                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
+                                history
+                                        ? StoreDocuments::rollupInsert
+                                        : StoreDocuments::rollupUpsert))
+                .deadLetters(
+                        counted(
+                                history,
+                                new MongoBulkSink<>(
+                                        store(options, history, JobOptions.DEAD_LETTER_COLLECTION),
+                                        dl ->
+                                                StoreDocuments.deadLetterInsert(
+                                                        dl, deadLetterDocumentBytes))))
+                .deadLetterTopic(
+                        KafkaSink.<DeadLetter>builder()
+                                .setBootstrapServers(
+                                        options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                                .setRecordSerializer(
+                                        new DeadLetterKafkaSerializer(
+                                                deadLetterTopic, deadLetterMessageBytes))
+                                .setKafkaProducerConfig(producer(rejectionProducer))
+                                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                                .build())
+                .chainHeads(
+                        new MongoBulkSink<>(
+                                store(options, history, JobOptions.CHAIN_HEADS_COLLECTION),
+                                StoreDocuments::chainHeadInsert));
         if (options.contains(JobOptions.ARCHIVE_PATH)) {
             String archive = options.get(JobOptions.ARCHIVE_PATH);
             sinks.archive(EventArchive.events(archive), EventArchive.chainHeads(archive));
         }
-        MongoSinkSettings baselines = MongoSinkSettings.forProfiles(options, options.get(JobOptions.BASELINES_COLLECTION));
-        sinks.baselines(new MongoBulkSink<>(history ? baselines.withRejections(ImportCounters::rejected) : baselines,
+        MongoSinkSettings baselines =
+                MongoSinkSettings.forProfiles(
+                        options, options.get(JobOptions.BASELINES_COLLECTION));
+        sinks.baselines(
+                new MongoBulkSink<>(
+                        history ? baselines.withRejections(ImportCounters::rejected) : baselines,
                         StoreDocuments::baselineUpsert),
-                new StoreProfileSeeds(MongoSinkSettings.profilesUri(options), options.get(JobOptions.STORE_DATABASE),
+                new StoreProfileSeeds(
+                        MongoSinkSettings.profilesUri(options),
+                        options.get(JobOptions.STORE_DATABASE),
                         options.get(JobOptions.BASELINES_COLLECTION)));
-        if (history) {
-            return sinks.history().build();
-        }
-        sinks.stats(new MongoBulkSink<>(store(options, JobOptions.STATS_COLLECTION)
-                .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::statsUpsert));
-        sinks.events(new MongoBulkSink<>(store(options, JobOptions.EVENTS_COLLECTION)
-                        .withDigestField(EventDocument.LINE_DIGEST_FIELD)
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer)
-                        .withBatchesInFlight(EVENT_BATCHES_IN_FLIGHT), StoreDocuments::eventInsert))
-                .alerts(new MongoBulkSink<>(store(options, JobOptions.ALERTS_COLLECTION).withFlushInterval(
-                        alertFlushInterval(options)), StoreDocuments::alertInsert))
-                .alertTopic(KafkaSink.<Alert>builder()
-                        .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
-                        .setRecordSerializer(new AlertKafkaSerializer(options.get(JobOptions.KAFKA_ALERTS_TOPIC)))
-                        .setKafkaProducerConfig(producer(kafkaClient(options)))
-                        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                        .build())
-                .servers(new MongoBulkSink<>(store(options, JobOptions.SERVERS_COLLECTION), StoreDocuments::serverUpsert))
-                .sessions(new MongoBulkSink<>(MongoSinkSettings.forProfiles(options, options.get(JobOptions.SESSIONS_COLLECTION))
-                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer), StoreDocuments::sessionUpsert));
+    }
+
+    /**
+     * What only live shipping writes: the capped events, the minute counts, the alerts, the servers
+     * and the sessions.
+     */
+    private static void live(
+            PipelineSinks.Builder sinks,
+            Configuration options,
+            String deadLetterTopic,
+            Map<String, String> rejectionProducer) {
+        sinks.stats(
+                new MongoBulkSink<>(
+                        store(options, JobOptions.STATS_COLLECTION)
+                                .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
+                        StoreDocuments::statsUpsert));
+        sinks.events(
+                        new MongoBulkSink<>(
+                                store(options, JobOptions.EVENTS_COLLECTION)
+                                        .withDigestField(EventDocument.LINE_DIGEST_FIELD)
+                                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer)
+                                        .withBatchesInFlight(EVENT_BATCHES_IN_FLIGHT),
+                                StoreDocuments::eventInsert))
+                .alerts(
+                        new MongoBulkSink<>(
+                                store(options, JobOptions.ALERTS_COLLECTION)
+                                        .withFlushInterval(alertFlushInterval(options)),
+                                StoreDocuments::alertInsert))
+                .alertTopic(
+                        KafkaSink.<Alert>builder()
+                                .setBootstrapServers(
+                                        options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                                .setRecordSerializer(
+                                        new AlertKafkaSerializer(
+                                                options.get(JobOptions.KAFKA_ALERTS_TOPIC)))
+                                .setKafkaProducerConfig(producer(kafkaClient(options)))
+                                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                                .build())
+                .servers(
+                        new MongoBulkSink<>(
+                                store(options, JobOptions.SERVERS_COLLECTION),
+                                StoreDocuments::serverUpsert))
+                .sessions(
+                        new MongoBulkSink<>(
+                                MongoSinkSettings.forProfiles(
+                                                options,
+                                                options.get(JobOptions.SESSIONS_COLLECTION))
+                                        .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
+                                StoreDocuments::sessionUpsert));
+    }
+
+    /**
+     * The live job's sinks beyond the store: the alerts' webhook, the event stream and the lag
+     * sampler.
+     */
+    private static void outsideTheStore(PipelineSinks.Builder sinks, Configuration options) {
         if (options.contains(JobOptions.ALERT_WEBHOOK_URL)) {
-            sinks.alertWebhook(new WebhookSink(options.get(JobOptions.ALERT_WEBHOOK_URL), options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
-                    options.get(JobOptions.ALERT_WEBHOOK_RETRIES), options.get(JobOptions.ALERT_WEBHOOK_QUEUE),
-                    options.getOptional(JobOptions.ALERT_WEBHOOK_SECRET).orElse(null)));
+            sinks.alertWebhook(
+                    new WebhookSink(
+                            options.get(JobOptions.ALERT_WEBHOOK_URL),
+                            options.get(JobOptions.ALERT_WEBHOOK_TIMEOUT),
+                            options.get(JobOptions.ALERT_WEBHOOK_RETRIES),
+                            options.get(JobOptions.ALERT_WEBHOOK_QUEUE),
+                            options.getOptional(JobOptions.ALERT_WEBHOOK_SECRET).orElse(null)));
         }
         List<StreamFormat> formats = StreamFormat.parse(options.get(JobOptions.STREAM_FORMATS));
         if (!formats.isEmpty()) {
@@ -142,36 +243,50 @@ public final class JobWiring {
             topics.put(StreamFormat.ECS, options.get(JobOptions.KAFKA_ECS_TOPIC));
             String prefix = options.get(JobOptions.STREAM_TRANSACTIONAL_ID_PREFIX);
             List<String> written = formats.stream().map(topics::get).toList();
-            sinks.stream(new StreamMessages.Settings(formats, topics, JobWiring.class.getPackage().getImplementationVersion() != null
-                    ? JobWiring.class.getPackage().getImplementationVersion() : "dev"),
+            sinks.stream(
+                    new StreamMessages.Settings(
+                            formats,
+                            topics,
+                            JobWiring.class.getPackage().getImplementationVersion() != null
+                                    ? JobWiring.class.getPackage().getImplementationVersion()
+                                    : "dev"),
                     name -> streamSink(options, prefix + name, written));
         }
         if (!options.get(JobOptions.KAFKA_LAG_INTERVAL).isZero()) {
-            sinks.kafkaLag(new KafkaLagReporter<ChainHead>(kafkaClient(options), options.get(JobOptions.KAFKA_RAW_TOPIC),
-                    options.get(JobOptions.KAFKA_GROUP_ID), options.get(JobOptions.STORE_URI), options.get(JobOptions.STORE_DATABASE),
-                    options.get(JobOptions.KAFKA_LAG_COLLECTION), options.get(JobOptions.KAFKA_LAG_INTERVAL)));
+            sinks.kafkaLag(
+                    new KafkaLagReporter<ChainHead>(
+                            kafkaClient(options),
+                            options.get(JobOptions.KAFKA_RAW_TOPIC),
+                            options.get(JobOptions.KAFKA_GROUP_ID),
+                            options.get(JobOptions.STORE_URI),
+                            options.get(JobOptions.STORE_DATABASE),
+                            options.get(JobOptions.KAFKA_LAG_COLLECTION),
+                            options.get(JobOptions.KAFKA_LAG_INTERVAL)));
         }
-        return sinks.build();
     }
 
     /**
      * How long a transaction of the stream may stay open: the broker's default limit
      * (transaction.max.timeout.ms, 15 minutes). A transaction is committed when the checkpoint that
      * closed it completes; a job down longer than this after a checkpoint loses that checkpoint's
-     * messages from the stream (the broker aborts them), never the events in the store (docs/stream.md).
+     * messages from the stream (the broker aborts them), never the events in the store
+     * (docs/stream.md).
      */
     static final String STREAM_TRANSACTION_TIMEOUT_MS = "900000";
 
     /**
-     * A sink of the event stream: exactly once, in Kafka transactions committed with the checkpoints,
-     * their ids beginning with {@code prefix} and reused (the POOLING strategy: a few ids per writer,
-     * not one per checkpoint, which the broker would keep for a week each).
+     * A sink of the event stream: exactly once, in Kafka transactions committed with the
+     * checkpoints, their ids beginning with {@code prefix} and reused (the POOLING strategy: a few
+     * ids per writer, not one per checkpoint, which the broker would keep for a week each).
      */
-    static KafkaSink<StreamMessage> streamSink(Configuration options, String prefix, List<String> topics) {
+    static KafkaSink<StreamMessage> streamSink(
+            Configuration options, String prefix, List<String> topics) {
         Map<String, String> client = kafkaClient(options);
         client.put("transaction.timeout.ms", STREAM_TRANSACTION_TIMEOUT_MS);
-        // the largest message and Kafka's record framing (the CLI gives the topics the same room: limits.py)
-        client.put("max.request.size", String.valueOf(StreamMessages.MAX_MESSAGE_BYTES + 64 * 1024));
+        // the largest message and Kafka's record framing (the CLI gives the topics the same room:
+        // limits.py)
+        client.put(
+                "max.request.size", String.valueOf(StreamMessages.MAX_MESSAGE_BYTES + 64 * 1024));
         return KafkaSink.<StreamMessage>builder()
                 .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
                 .setRecordSerializer(new StreamSerializer(topics))
@@ -182,10 +297,17 @@ public final class JobWiring {
                 .build();
     }
 
-    /** The store path's source: the raw topic from the job's consumer group, offsets committed on each checkpoint. */
+    /**
+     * The store path's source: the raw topic from the job's consumer group, offsets committed on
+     * each checkpoint.
+     */
     public static KafkaSource<ParsedRecord> kafkaSource(Configuration options) {
-        return kafkaSourceBuilder(options).setDeserializer(new AuditRecordDeserializer(
-                options.get(JobOptions.EVENT_TIME_MAX_AHEAD), JobOptions.compliance(options))).build();
+        return kafkaSourceBuilder(options)
+                .setDeserializer(
+                        new AuditRecordDeserializer(
+                                options.get(JobOptions.EVENT_TIME_MAX_AHEAD),
+                                JobOptions.compliance(options)))
+                .build();
     }
 
     /**
@@ -195,30 +317,35 @@ public final class JobWiring {
      */
     public static KafkaSource<ParsedRecord> alertKafkaSource(Configuration options) {
         return kafkaSourceBuilder(options)
-                .setDeserializer(AuditRecordDeserializer.forAlerts(options.get(JobOptions.EVENT_TIME_MAX_AHEAD),
-                        JobOptions.compliance(options)))
+                .setDeserializer(
+                        AuditRecordDeserializer.forAlerts(
+                                options.get(JobOptions.EVENT_TIME_MAX_AHEAD),
+                                JobOptions.compliance(options)))
                 .setClientIdPrefix(options.get(JobOptions.KAFKA_GROUP_ID) + "-alerts")
                 .setProperty("commit.offsets.on.checkpoint", "false")
                 .build();
     }
 
     private static KafkaSourceBuilder<ParsedRecord> kafkaSourceBuilder(Configuration options) {
-        KafkaSourceBuilder<ParsedRecord> builder = KafkaSource.<ParsedRecord>builder()
-                .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
-                .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
-                .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
-                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-                .setProperty("partition.discovery.interval.ms", "60000")
-                .setProperty("fetch.max.wait.ms", JobOptions.SOURCE_FETCH_MAX_WAIT_MS);
+        KafkaSourceBuilder<ParsedRecord> builder =
+                KafkaSource.<ParsedRecord>builder()
+                        .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                        .setTopics(options.get(JobOptions.KAFKA_RAW_TOPIC))
+                        .setGroupId(options.get(JobOptions.KAFKA_GROUP_ID))
+                        .setStartingOffsets(
+                                OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                        .setProperty("partition.discovery.interval.ms", "60000")
+                        .setProperty("fetch.max.wait.ms", JobOptions.SOURCE_FETCH_MAX_WAIT_MS);
         JobOptions.kafkaClientProperties(options).forEach(builder::setProperty);
         return builder;
     }
 
     /**
-     * The alerts' writers wait at most this long with a partly filled batch: alerts are few, so a batch of
-     * them costs the store next to nothing, and an alert's promise (visible within a second) is tighter than
-     * an event's. A timer is set by the write that starts a batch ({@code FlushTimer}), so with
-     * {@code sink.flush-interval} (500 ms) every lone alert waited the whole of it.
+     * The alerts' writers wait at most this long with a partly filled batch: alerts are few, so a
+     * batch of them costs the store next to nothing, and an alert's promise (visible within a
+     * second) is tighter than an event's. A timer is set by the write that starts a batch ({@code
+     * FlushTimer}), so with {@code sink.flush-interval} (500 ms) every lone alert waited the whole
+     * of it.
      */
     static final Duration ALERT_FLUSH_INTERVAL = Duration.ofMillis(100);
 
@@ -228,18 +355,27 @@ public final class JobWiring {
         return configured.compareTo(ALERT_FLUSH_INTERVAL) < 0 ? configured : ALERT_FLUSH_INTERVAL;
     }
 
-    private static MongoSinkSettings store(Configuration options, org.apache.flink.configuration.ConfigOption<String> collection) {
+    private static MongoSinkSettings store(
+            Configuration options, org.apache.flink.configuration.ConfigOption<String> collection) {
         return MongoSinkSettings.forCollection(options, options.get(collection));
     }
 
-    /** Imported history's writers also count what the store refuses, for the import's summary ({@link ImportCounters}). */
-    private static MongoSinkSettings store(Configuration options, boolean history,
-                                           org.apache.flink.configuration.ConfigOption<String> collection) {
+    /**
+     * Imported history's writers also count what the store refuses, for the import's summary
+     * ({@link ImportCounters}).
+     */
+    private static MongoSinkSettings store(
+            Configuration options,
+            boolean history,
+            org.apache.flink.configuration.ConfigOption<String> collection) {
         MongoSinkSettings settings = store(options, collection);
         return history ? settings.withRejections(ImportCounters::rejected) : settings;
     }
 
-    /** Imported history counts each dead letter as it goes to the store, by stage and reason ({@link ImportCounters}). */
+    /**
+     * Imported history counts each dead letter as it goes to the store, by stage and reason ({@link
+     * ImportCounters}).
+     */
     private static Sink<DeadLetter> counted(boolean history, Sink<DeadLetter> deadLetters) {
         return history ? new CountedSink<>(deadLetters, ImportCounters::deadLetter) : deadLetters;
     }

@@ -1,24 +1,22 @@
 package io.auditpipe.flink;
 
 import io.auditpipe.flink.alerts.Alert;
-import io.auditpipe.flink.chain.ChainHead;
-import io.auditpipe.flink.records.DeadLetter;
-import io.auditpipe.flink.records.IngestedEvent;
-import io.auditpipe.flink.records.RollupRow;
-import io.auditpipe.flink.records.HourRow;
-import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.flink.baselines.Profile;
 import io.auditpipe.flink.baselines.ProfileSeeds;
+import io.auditpipe.flink.chain.ChainHead;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.HourRow;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.RollupRow;
+import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.flink.sessions.Session;
 import io.auditpipe.flink.stream.StreamMessage;
 import io.auditpipe.flink.stream.StreamMessages;
-
-import org.apache.flink.api.connector.sink2.Sink;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
+import org.apache.flink.api.connector.sink2.Sink;
 
 /**
  * Where the pipeline writes, as one value. The store's seven outputs are required (a test that does
@@ -47,16 +45,22 @@ public record PipelineSinks(
         Optional<EventStream> stream) {
 
     /**
-     * The event stream (docs/stream.md): its formats and topics, and a sink for each operator that writes
-     * to it, by the operator's name: each writes in Kafka transactions of its own (their ids begin with it).
+     * The event stream (docs/stream.md): its formats and topics, and a sink for each operator that
+     * writes to it, by the operator's name: each writes in Kafka transactions of its own (their ids
+     * begin with it).
      */
-    public record EventStream(StreamMessages.Settings settings, Function<String, Sink<StreamMessage>> sinkFor) {}
+    public record EventStream(
+            StreamMessages.Settings settings, Function<String, Sink<StreamMessage>> sinkFor) {}
 
-    /** The archive's two outputs (docs/archive.md): events as Parquet, chain heads in its manifest. */
+    /**
+     * The archive's two outputs (docs/archive.md): events as Parquet, chain heads in its manifest.
+     */
     public record Archive(Sink<IngestedEvent> events, Sink<ChainHead> chainHeads) {}
 
-    /** The principals' stored baselines (docs/alerts.md "Learned baselines"): where imported history writes them, and
-     * where the live job looks up the seed of a principal it has no state of. */
+    /**
+     * The principals' stored baselines (docs/alerts.md "Learned baselines"): where imported history
+     * writes them, and where the live job looks up the seed of a principal it has no state of.
+     */
     public record Baselines(Sink<Profile> profiles, ProfileSeeds seeds) {}
 
     public static Builder builder() {
@@ -85,45 +89,108 @@ public record PipelineSinks(
 
         private Builder() {}
 
-        /** The sinks of imported history: events, alerts and one-minute counts are neither required nor allowed. */
+        /**
+         * The sinks of imported history: events, alerts and one-minute counts are neither required
+         * nor allowed.
+         */
         public Builder history() {
             history = true;
             return this;
         }
 
         /** Every stored event: the first copy of each, linked into its server's chain. */
-        public Builder events(Sink<IngestedEvent> s) { events = s; return this; }
+        public Builder events(Sink<IngestedEvent> s) {
+            events = s;
+            return this;
+        }
+
         /** The stored events that are evidence of some kind (EvidenceKind), the same documents. */
-        public Builder evidence(Sink<IngestedEvent> s) { evidence = s; return this; }
+        public Builder evidence(Sink<IngestedEvent> s) {
+            evidence = s;
+            return this;
+        }
+
         /** The one-minute counts (not of imported history). */
-        public Builder stats(Sink<StatsRow> s) { stats = s; return this; }
+        public Builder stats(Sink<StatsRow> s) {
+            stats = s;
+            return this;
+        }
+
         /** Each server's counts per hour. */
-        public Builder statsHourly(Sink<HourRow> s) { statsHourly = s; return this; }
+        public Builder statsHourly(Sink<HourRow> s) {
+            statsHourly = s;
+            return this;
+        }
+
         /** The daily rollups. */
-        public Builder rollups(Sink<RollupRow> s) { rollups = s; return this; }
+        public Builder rollups(Sink<RollupRow> s) {
+            rollups = s;
+            return this;
+        }
+
         /** Dead letters in the store. */
-        public Builder deadLetters(Sink<DeadLetter> s) { deadLetters = s; return this; }
+        public Builder deadLetters(Sink<DeadLetter> s) {
+            deadLetters = s;
+            return this;
+        }
+
         /** Alerts in the store. */
-        public Builder alerts(Sink<Alert> s) { alerts = s; return this; }
+        public Builder alerts(Sink<Alert> s) {
+            alerts = s;
+            return this;
+        }
+
         /** Chain heads in the store. */
-        public Builder chainHeads(Sink<ChainHead> s) { chainHeads = s; return this; }
+        public Builder chainHeads(Sink<ChainHead> s) {
+            chainHeads = s;
+            return this;
+        }
+
         /** Optional: dead letters on a topic. */
-        public Builder deadLetterTopic(Sink<DeadLetter> s) { deadLetterTopic = s; return this; }
+        public Builder deadLetterTopic(Sink<DeadLetter> s) {
+            deadLetterTopic = s;
+            return this;
+        }
+
         /** Optional: alerts on a topic. */
-        public Builder alertTopic(Sink<Alert> s) { alertTopic = s; return this; }
+        public Builder alertTopic(Sink<Alert> s) {
+            alertTopic = s;
+            return this;
+        }
+
         /** Optional: alerts to a webhook. */
-        public Builder alertWebhook(Sink<Alert> s) { alertWebhook = s; return this; }
+        public Builder alertWebhook(Sink<Alert> s) {
+            alertWebhook = s;
+            return this;
+        }
+
         /** Optional: each chain head updates its server's entry in the servers collection. */
-        public Builder servers(Sink<ChainHead> s) { servers = s; return this; }
-        /** Optional: samples the job's consumer lag into the store, driven by the chain heads (one subtask). */
-        public Builder kafkaLag(Sink<ChainHead> s) { kafkaLag = s; return this; }
+        public Builder servers(Sink<ChainHead> s) {
+            servers = s;
+            return this;
+        }
+
+        /**
+         * Optional: samples the job's consumer lag into the store, driven by the chain heads (one
+         * subtask).
+         */
+        public Builder kafkaLag(Sink<ChainHead> s) {
+            kafkaLag = s;
+            return this;
+        }
+
         /** Optional: the sessions (not of imported history). */
-        public Builder sessions(Sink<Session> s) { sessions = s; return this; }
+        public Builder sessions(Sink<Session> s) {
+            sessions = s;
+            return this;
+        }
+
         /** Optional: the stored baselines, written by imported history, the live job's seeds. */
         public Builder baselines(Sink<Profile> profiles, ProfileSeeds seeds) {
             baselines = new Baselines(profiles, seeds);
             return this;
         }
+
         /** Optional: the archive. */
         public Builder archive(Sink<IngestedEvent> archivedEvents, Sink<ChainHead> archivedHeads) {
             archive = new Archive(archivedEvents, archivedHeads);
@@ -131,17 +198,26 @@ public record PipelineSinks(
         }
 
         /** Optional: the event stream (not of imported history). */
-        public Builder stream(StreamMessages.Settings settings, Function<String, Sink<StreamMessage>> sinkFor) {
+        public Builder stream(
+                StreamMessages.Settings settings, Function<String, Sink<StreamMessage>> sinkFor) {
             stream = new EventStream(settings, sinkFor);
             return this;
         }
 
-        /** @throws IllegalStateException naming each required sink not given */
+        /**
+         * @throws IllegalStateException naming each required sink not given
+         */
         public PipelineSinks build() {
             List<String> missing = new ArrayList<>();
-            if (history && (events != null || alerts != null || stats != null || sessions != null || stream != null)) {
-                throw new IllegalStateException("imported history has no events sink, no alerts, no one-minute counts, no sessions"
-                        + " and no event stream");
+            if (history
+                    && (events != null
+                            || alerts != null
+                            || stats != null
+                            || sessions != null
+                            || stream != null)) {
+                throw new IllegalStateException(
+                        "imported history has no events sink, no alerts, no one-minute counts, no sessions"
+                                + " and no event stream");
             }
             if (events == null && !history) missing.add("events");
             if (evidence == null) missing.add("evidence");
@@ -151,15 +227,30 @@ public record PipelineSinks(
             if (deadLetters == null) missing.add("deadLetters");
             if (alerts == null && !history) missing.add("alerts");
             if (chainHeads == null) missing.add("chainHeads");
-            if (archive != null && (archive.events() == null || archive.chainHeads() == null)) missing.add("archive's two sinks");
+            if (archive != null && (archive.events() == null || archive.chainHeads() == null))
+                missing.add("archive's two sinks");
             if (!missing.isEmpty()) {
-                throw new IllegalStateException("the pipeline's sinks lack " + String.join(", ", missing));
+                throw new IllegalStateException(
+                        "the pipeline's sinks lack " + String.join(", ", missing));
             }
-            return new PipelineSinks(Optional.ofNullable(events), evidence, Optional.ofNullable(stats), statsHourly, rollups, deadLetters,
-                    Optional.ofNullable(alerts), chainHeads, Optional.ofNullable(deadLetterTopic),
-                    Optional.ofNullable(alertTopic), Optional.ofNullable(alertWebhook), Optional.ofNullable(servers),
-                    Optional.ofNullable(kafkaLag), Optional.ofNullable(sessions), Optional.ofNullable(baselines),
-                    Optional.ofNullable(archive), Optional.ofNullable(stream));
+            return new PipelineSinks(
+                    Optional.ofNullable(events),
+                    evidence,
+                    Optional.ofNullable(stats),
+                    statsHourly,
+                    rollups,
+                    deadLetters,
+                    Optional.ofNullable(alerts),
+                    chainHeads,
+                    Optional.ofNullable(deadLetterTopic),
+                    Optional.ofNullable(alertTopic),
+                    Optional.ofNullable(alertWebhook),
+                    Optional.ofNullable(servers),
+                    Optional.ofNullable(kafkaLag),
+                    Optional.ofNullable(sessions),
+                    Optional.ofNullable(baselines),
+                    Optional.ofNullable(archive),
+                    Optional.ofNullable(stream));
         }
     }
 }

@@ -1,15 +1,16 @@
 package io.auditpipe.flink;
 
-import io.auditpipe.flink.options.JobOptions;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.auditpipe.flink.options.JobOptions;
+import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 import org.junit.jupiter.api.Test;
 
-import java.time.Duration;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
-/** The alerts' writers flush a partly filled batch sooner than the others, never later than configured. */
+/**
+ * The alerts' writers flush a partly filled batch sooner than the others, never later than
+ * configured.
+ */
 class AlertFlushIntervalTest {
     @Test
     void alertsWaitAtMostTheShorterOfTheirsAndTheConfiguredInterval() {

@@ -1,19 +1,19 @@
 package io.auditpipe.flink;
 
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
 
 /** A test sink that keeps what it receives, by name, in this JVM (the MiniCluster runs here). */
 class CollectingSink<T> implements Sink<T> {
     private static final long serialVersionUID = 1L;
-    private static final Map<String, ConcurrentLinkedQueue<Object>> RESULTS = new ConcurrentHashMap<>();
+    private static final Map<String, ConcurrentLinkedQueue<Object>> RESULTS =
+            new ConcurrentHashMap<>();
 
     private final String name;
 
@@ -24,7 +24,8 @@ class CollectingSink<T> implements Sink<T> {
 
     @SuppressWarnings("unchecked")
     List<T> received() {
-        return new ArrayList<>((ConcurrentLinkedQueue<T>) (ConcurrentLinkedQueue<?>) RESULTS.get(name));
+        return new ArrayList<>(
+                (ConcurrentLinkedQueue<T>) (ConcurrentLinkedQueue<?>) RESULTS.get(name));
     }
 
     @Override

@@ -1,13 +1,12 @@
 package io.auditpipe.flink;
 
-import org.apache.flink.configuration.Configuration;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.nio.file.Path;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
+import org.apache.flink.configuration.Configuration;
+import org.junit.jupiter.api.Test;
 
 /** The import's embedded Flink: its surface is the local stack's, its other settings its own. */
 class ImportJobTest {
@@ -20,13 +19,20 @@ class ImportJobTest {
         stack.setString("web.submit.enable", "false");
         stack.setString("state.backend.type", "rocksdb");
         Map<String, String> flink = ImportJob.flinkSettings(stack, Path.of("/tmp/import")).toMap();
-        for (String key : new String[] {"rest.address", "rest.bind-address", "jobmanager.bind-host",
-                "taskmanager.bind-host", "taskmanager.host"}) {
+        for (String key :
+                new String[] {
+                    "rest.address",
+                    "rest.bind-address",
+                    "jobmanager.bind-host",
+                    "taskmanager.bind-host",
+                    "taskmanager.host"
+                }) {
             assertEquals("127.0.0.1", flink.get(key), key);
         }
         assertEquals("true", flink.get("security.ssl.rest.enabled"));
         assertEquals("false", flink.get("web.submit.enable"));
-        assertEquals("0", flink.get("rest.bind-port"), "a port of its own, beside a running stack's");
+        assertEquals(
+                "0", flink.get("rest.bind-port"), "a port of its own, beside a running stack's");
         assertFalse(flink.containsKey("rest.port"));
         assertFalse(flink.containsKey("state.backend.type"));
     }

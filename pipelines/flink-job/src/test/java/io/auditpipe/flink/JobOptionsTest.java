@@ -1,19 +1,21 @@
 package io.auditpipe.flink;
 
-import io.auditpipe.flink.options.JobOptions;
-
-import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-import java.util.Map;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.auditpipe.flink.options.JobOptions;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
 class JobOptionsTest {
     private static final Map<String, String> REQUIRED =
-            Map.of("kafka.bootstrap-servers", "127.0.0.1:9092", "store.uri", "mongodb://127.0.0.1:27017/");
+            Map.of(
+                    "kafka.bootstrap-servers",
+                    "127.0.0.1:9092",
+                    "store.uri",
+                    "mongodb://127.0.0.1:27017/");
 
     private static Map<String, String> with(String k, String v) {
         java.util.Map<String, String> m = new java.util.TreeMap<>(REQUIRED);
@@ -38,26 +40,37 @@ class JobOptionsTest {
 
     @Test
     void unknownKeyIsNamed() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> JobOptions.load(with("sink.batchsize", "10"), "job.properties"));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> JobOptions.load(with("sink.batchsize", "10"), "job.properties"));
         assertTrue(e.getMessage().contains("unknown option 'sink.batchsize'"), e.getMessage());
         assertTrue(e.getMessage().contains("job.properties"));
     }
 
     @Test
     void badValueIsNamed() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> JobOptions.load(with("checkpoint.interval", "often"), "test"));
-        assertTrue(e.getMessage().contains("option 'checkpoint.interval' has a bad value 'often'"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> JobOptions.load(with("sink.batch-size", "0"), "test"));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> JobOptions.load(with("checkpoint.interval", "often"), "test"));
+        assertTrue(
+                e.getMessage().contains("option 'checkpoint.interval' has a bad value 'often'"),
+                e.getMessage());
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> JobOptions.load(with("sink.batch-size", "0"), "test"));
         assertTrue(e.getMessage().contains("'sink.batch-size' must be positive"), e.getMessage());
     }
 
     @Test
     void requiredOptionsAreNamed() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> JobOptions.load(Map.of(), "test"));
-        assertTrue(e.getMessage().contains("'kafka.bootstrap-servers' is required"), e.getMessage());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class, () -> JobOptions.load(Map.of(), "test"));
+        assertTrue(
+                e.getMessage().contains("'kafka.bootstrap-servers' is required"), e.getMessage());
         assertTrue(e.getMessage().contains("'store.uri' is required"), e.getMessage());
     }
 
@@ -71,7 +84,8 @@ class JobOptionsTest {
     void committedReferenceIsUpToDate() throws Exception {
         java.nio.file.Path doc = java.nio.file.Path.of("../../docs/job-options.md");
         String text = java.nio.file.Files.readString(doc);
-        assertTrue(text.endsWith(JobOptions.markdownReference()),
+        assertTrue(
+                text.endsWith(JobOptions.markdownReference()),
                 "docs/job-options.md is stale: regenerate it with AuditPipelineJob --print-options");
     }
 }

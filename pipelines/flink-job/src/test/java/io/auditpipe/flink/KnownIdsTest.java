@@ -6,14 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.auditpipe.flink.history.KnownIds;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The known-ids file as `auditpipe import` writes it (cli/auditpipe/archive/history.py
@@ -21,17 +19,24 @@ import java.util.List;
  * break, a carriage return or a non-ASCII character is known whole.
  */
 class KnownIdsTest {
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     @Test
     void everyIdIsKnownWholeWhateverItHolds() throws IOException {
         Path file = dir.resolve("known-ids.txt");
         // json.dumps of "db-01/7_2026", "db-01/8\n_x", "db-01/9\r_y" and "db-01/10_é\u2028"
-        Files.write(file, List.of("\"db-01/7_2026\"", "\"db-01/8\\n_x\"", "\"db-01/9\\r_y\"", "\"db-01/10_\\u00e9\\u2028\"", ""));
+        Files.write(
+                file,
+                List.of(
+                        "\"db-01/7_2026\"",
+                        "\"db-01/8\\n_x\"",
+                        "\"db-01/9\\r_y\"",
+                        "\"db-01/10_\\u00e9\\u2028\"",
+                        ""));
         KnownIds known = KnownIds.read(file);
         assertEquals(4, known.size());
-        for (String id : List.of("db-01/7_2026", "db-01/8\n_x", "db-01/9\r_y", "db-01/10_é\u2028")) {
+        for (String id :
+                List.of("db-01/7_2026", "db-01/8\n_x", "db-01/9\r_y", "db-01/10_é\u2028")) {
             assertTrue(known.contains(id), id);
         }
         assertFalse(known.contains("db-01/8"));

@@ -1,11 +1,16 @@
 package io.auditpipe.flink;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.auditpipe.flink.functions.PreCountStats;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.parser.AuditEvent;
-
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -14,13 +19,6 @@ import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@link PreCountStats}: sums per stats key and minute, sent before every watermark and checkpoint
@@ -35,7 +33,9 @@ class PreCountStatsTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        harness = new OneInputStreamOperatorTestHarness<>(new PreCountStats(AuditPipeline.STATS_WINDOW, LATENESS, 4));
+        harness =
+                new OneInputStreamOperatorTestHarness<>(
+                        new PreCountStats(AuditPipeline.STATS_WINDOW, LATENESS, 4));
         harness.open();
     }
 
@@ -52,10 +52,18 @@ class PreCountStatsTest {
         e.eventName = "Query";
         e.commandClass = "select";
         e.eventTimeMillis = at;
-        harness.processElement(new StreamRecord<>(StatsEvent.of(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, seq, at), "d")), at));
+        harness.processElement(
+                new StreamRecord<>(
+                        StatsEvent.of(
+                                new IngestedEvent(
+                                        e, new KafkaOrigin("audit.raw", 0, seq, at), "d")),
+                        at));
     }
 
-    /** What came out: "user@minute x count" for records, "W<time>" for watermarks, "idle"/"active", in order. */
+    /**
+     * What came out: "user@minute x count" for records, "W<time>" for watermarks, "idle"/"active",
+     * in order.
+     */
     private List<String> out() {
         List<String> seen = new ArrayList<>();
         for (Object o : harness.getOutput()) {
@@ -64,8 +72,14 @@ class PreCountStatsTest {
             } else if (o instanceof WatermarkStatus s) {
                 seen.add(s.isIdle() ? "idle" : "active");
             } else {
-                @SuppressWarnings("unchecked") StreamRecord<StatsEvent> r = (StreamRecord<StatsEvent>) o;
-                seen.add(r.getValue().key.user + "@" + (r.getTimestamp() - T0) / 60_000 + "x" + r.getValue().count);
+                @SuppressWarnings("unchecked")
+                StreamRecord<StatsEvent> r = (StreamRecord<StatsEvent>) o;
+                seen.add(
+                        r.getValue().key.user
+                                + "@"
+                                + (r.getTimestamp() - T0) / 60_000
+                                + "x"
+                                + r.getValue().count);
             }
         }
         harness.getOutput().clear();
@@ -82,7 +96,8 @@ class PreCountStatsTest {
         List<String> first = out();
         assertEquals(4, first.size());
         assertTrue(first.containsAll(List.of("app@0x5", "app@1x1", "ops@0x1")), first.toString());
-        assertEquals("W10000", first.get(3), "every sum before the watermark that could make it late");
+        assertEquals(
+                "W10000", first.get(3), "every sum before the watermark that could make it late");
     }
 
     @Test
@@ -106,7 +121,9 @@ class PreCountStatsTest {
         event("app", T0 + 2_000);
         harness.processWatermarkStatus(WatermarkStatus.ACTIVE);
         harness.processWatermark(T0 + 20_000);
-        assertEquals(List.of("app@0x2", "W20000"), out(),
+        assertEquals(
+                List.of("app@0x2", "W20000"),
+                out(),
                 "no status: the windows' watermark stays the lowest of every subtask's, this one's too,"
                         + " so a sum on time here is on time there");
     }
@@ -116,9 +133,14 @@ class PreCountStatsTest {
         event("app", T0);
         event("app", T0 + 1);
         harness.prepareSnapshotPreBarrier(1L);
-        assertEquals(List.of("app@0x2"), out(), "sent before the barrier: counted in the checkpoint before it");
+        assertEquals(
+                List.of("app@0x2"),
+                out(),
+                "sent before the barrier: counted in the checkpoint before it");
         OperatorSubtaskState snapshot = harness.snapshot(1L, 1L);
-        assertEquals(0, snapshot.getManagedKeyedState().size() + snapshot.getManagedOperatorState().size(),
+        assertEquals(
+                0,
+                snapshot.getManagedKeyedState().size() + snapshot.getManagedOperatorState().size(),
                 "no state of its own");
         event("a", T0);
         event("b", T0);

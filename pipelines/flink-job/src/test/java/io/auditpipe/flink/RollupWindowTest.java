@@ -1,5 +1,10 @@
 package io.auditpipe.flink;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.model.UpdateOneModel;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitRollupRow;
@@ -9,8 +14,11 @@ import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.parser.AuditEvent;
-
-import com.mongodb.client.model.UpdateOneModel;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -25,21 +33,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.time.Duration;
-import java.time.Instant;
-import java.util.Date;
-import java.util.List;
-import java.util.stream.Collectors;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
- * The daily rollups' window as the job configures it (a tumbling event-time UTC day, the early-firing
- * trigger, the stats' allowed lateness), in a keyed harness: early firings write the day's full count,
- * a late event within the lateness updates its day, and state and timers drop back to zero when the
- * day can no longer change. Also which events are counted, and the stored row.
+ * The daily rollups' window as the job configures it (a tumbling event-time UTC day, the
+ * early-firing trigger, the stats' allowed lateness), in a keyed harness: early firings write the
+ * day's full count, a late event within the lateness updates its day, and state and timers drop
+ * back to zero when the day can no longer change. Also which events are counted, and the stored
+ * row.
  */
 class RollupWindowTest {
     private static final long DAY = Instant.parse("2026-11-22T00:00:00Z").toEpochMilli();
@@ -51,13 +50,20 @@ class RollupWindowTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        WindowOperatorBuilder<RollupKey, RollupKey, TimeWindow> builder = new WindowOperatorBuilder<>(
-                TumblingEventTimeWindows.of(RollupRow.WINDOW), new EarlyFiringEventTimeTrigger(EARLY),
-                new ExecutionConfig(), TypeInformation.of(RollupKey.class), new RollupKey.Itself(),
-                TypeInformation.of(RollupKey.class));
+        WindowOperatorBuilder<RollupKey, RollupKey, TimeWindow> builder =
+                new WindowOperatorBuilder<>(
+                        TumblingEventTimeWindows.of(RollupRow.WINDOW),
+                        new EarlyFiringEventTimeTrigger(EARLY),
+                        new ExecutionConfig(),
+                        TypeInformation.of(RollupKey.class),
+                        new RollupKey.Itself(),
+                        TypeInformation.of(RollupKey.class));
         builder.allowedLateness(LATENESS);
-        OneInputStreamOperator<RollupKey, RollupRow> op = builder.aggregate(new CountEvents<>(), new EmitRollupRow(), Types.LONG);
-        harness = new KeyedOneInputStreamOperatorTestHarness<>(op, new RollupKey.Itself(), TypeInformation.of(RollupKey.class));
+        OneInputStreamOperator<RollupKey, RollupRow> op =
+                builder.aggregate(new CountEvents<>(), new EmitRollupRow(), Types.LONG);
+        harness =
+                new KeyedOneInputStreamOperatorTestHarness<>(
+                        op, new RollupKey.Itself(), TypeInformation.of(RollupKey.class));
         harness.setProcessingTime(0);
         harness.open();
     }
@@ -82,11 +88,18 @@ class RollupWindowTest {
     private void admin(long at) throws Exception {
         AuditEvent e = event("administrator", List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS"));
         e.eventTimeMillis = at;
-        harness.processElement(new StreamRecord<>(RollupKey.of(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, 1, at), "d")), at));
+        harness.processElement(
+                new StreamRecord<>(
+                        RollupKey.of(
+                                new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, 1, at), "d")),
+                        at));
     }
 
     private List<Long> counts() {
-        List<Long> out = harness.extractOutputValues().stream().map(r -> r.count).collect(Collectors.toList());
+        List<Long> out =
+                harness.extractOutputValues().stream()
+                        .map(r -> r.count)
+                        .collect(Collectors.toList());
         harness.getOutput().clear();
         return out;
     }
@@ -100,7 +113,8 @@ class RollupWindowTest {
     }
 
     @Test
-    void aDayIsWrittenEarlyWithItsFullCountAndUpdatedByLateEventsUntilItsStateIsGone() throws Exception {
+    void aDayIsWrittenEarlyWithItsFullCountAndUpdatedByLateEventsUntilItsStateIsGone()
+            throws Exception {
         admin(DAY + 3_600_000);
         admin(DAY + 7_200_000);
         assertEquals(List.of(), counts(), "nothing before the early-fire interval");
@@ -116,7 +130,10 @@ class RollupWindowTest {
 
         harness.processWatermark(DAY_END + LATENESS.toMillis());
         counts();
-        assertEquals(0, harness.numKeyedStateEntries(), "the day's count is dropped once it can no longer change");
+        assertEquals(
+                0,
+                harness.numKeyedStateEntries(),
+                "the day's count is dropped once it can no longer change");
         assertEquals(0, harness.numEventTimeTimers());
         assertEquals(0, harness.numProcessingTimeTimers());
         admin(DAY + 120_000); // too late: the stats' dead letter names it (AuditPipeline.rollups)
@@ -127,35 +144,67 @@ class RollupWindowTest {
 
     @Test
     void theStoredRowBoundsItsDayAndListsTheControls() {
-        RollupKey k = RollupKey.of(new IngestedEvent(event("administrator", List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS")),
-                new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
-        UpdateOneModel<Document> upsert = (UpdateOneModel<Document>) StoreDocuments.rollupUpsert(new RollupRow(k, DAY, 7));
+        RollupKey k =
+                RollupKey.of(
+                        new IngestedEvent(
+                                event(
+                                        "administrator",
+                                        List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS")),
+                                new KafkaOrigin("audit.raw", 0, 1, DAY),
+                                "d"));
+        UpdateOneModel<Document> upsert =
+                (UpdateOneModel<Document>) StoreDocuments.rollupUpsert(new RollupRow(k, DAY, 7));
         Document set = StoreDocumentsTest.written(upsert);
         assertEquals(new Date(DAY), set.get("day"));
         assertEquals(new Date(DAY + 86_400_000L), set.get("day_end"));
         assertEquals(List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS"), set.get("controls"));
         assertEquals(7L, set.get("events"));
-        assertTrue(((String) ((Document) upsert.getFilter()).get("_id")).startsWith(DAY + "|db-01|"));
+        assertTrue(
+                ((String) ((Document) upsert.getFilter()).get("_id")).startsWith(DAY + "|db-01|"));
         assertTrue(upsert.getOptions().isUpsert());
         // a field the event lacks is left out of the row; no user name makes two keys one id
         AuditEvent anonymous = event("administrator", List.of());
         anonymous.user = null;
-        RollupKey none = RollupKey.of(new IngestedEvent(anonymous, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
-        Document row = (Document) ((Document) ((UpdateOneModel<Document>) StoreDocuments.rollupUpsert(
-                new RollupRow(none, DAY, 1))).getUpdate()).get("$set");
+        RollupKey none =
+                RollupKey.of(
+                        new IngestedEvent(anonymous, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
+        Document row =
+                (Document)
+                        ((Document)
+                                        ((UpdateOneModel<Document>)
+                                                        StoreDocuments.rollupUpsert(
+                                                                new RollupRow(none, DAY, 1)))
+                                                .getUpdate())
+                                .get("$set");
         assertFalse(row.containsKey("user"));
         AuditEvent empty = event("administrator", List.of());
         empty.user = "";
-        RollupKey blank = RollupKey.of(new IngestedEvent(empty, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
+        RollupKey blank =
+                RollupKey.of(
+                        new IngestedEvent(empty, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
         AuditEvent piped = event("administrator", List.of());
         piped.user = "dba_bob|administrator";
         piped.principalClass = "administration";
         piped.category = "set_global";
         piped.action = null;
-        RollupKey shifted = RollupKey.of(new IngestedEvent(piped, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
-        RollupKey plain = RollupKey.of(new IngestedEvent(event("administrator", List.of()),
-                new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
-        assertEquals(4, new java.util.HashSet<>(List.of(none.idText(), blank.idText(), shifted.idText(), plain.idText())).size(),
+        RollupKey shifted =
+                RollupKey.of(
+                        new IngestedEvent(piped, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
+        RollupKey plain =
+                RollupKey.of(
+                        new IngestedEvent(
+                                event("administrator", List.of()),
+                                new KafkaOrigin("audit.raw", 0, 1, DAY),
+                                "d"));
+        assertEquals(
+                4,
+                new java.util.HashSet<>(
+                                List.of(
+                                        none.idText(),
+                                        blank.idText(),
+                                        shifted.idText(),
+                                        plain.idText()))
+                        .size(),
                 "no user, an empty one, and one with the old separator in it: four keys, four ids");
     }
 }

@@ -1,5 +1,8 @@
 package io.auditpipe.flink;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitStatsRow;
@@ -10,7 +13,9 @@ import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsKey;
 import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.parser.AuditEvent;
-
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -24,19 +29,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.time.Duration;
-import java.util.List;
-import java.util.stream.Collectors;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
- * The one-minute stats window as the job configures it (tumbling event-time minute, the early-firing
- * trigger, allowed lateness, late events to the side output), in a keyed harness: early firings
- * emit full counts, late events within the lateness update their minute (one firing per early-fire
- * interval, and at the latest when the minute's state is dropped), later ones go to the side
- * output, and state and timers drop back to zero when the minute can no longer change.
+ * The one-minute stats window as the job configures it (tumbling event-time minute, the
+ * early-firing trigger, allowed lateness, late events to the side output), in a keyed harness:
+ * early firings emit full counts, late events within the lateness update their minute (one firing
+ * per early-fire interval, and at the latest when the minute's state is dropped), later ones go to
+ * the side output, and state and timers drop back to zero when the minute can no longer change.
  */
 class StatsWindowTest {
     private static final long T0 = Fixtures.T0.toEpochMilli();
@@ -49,14 +47,21 @@ class StatsWindowTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        WindowOperatorBuilder<StatsEvent, StatsKey, TimeWindow> builder = new WindowOperatorBuilder<>(
-                TumblingEventTimeWindows.of(AuditPipeline.STATS_WINDOW), new EarlyFiringEventTimeTrigger(EARLY),
-                new ExecutionConfig(), TypeInformation.of(StatsEvent.class), new StatsKeySelector(),
-                TypeInformation.of(StatsKey.class));
+        WindowOperatorBuilder<StatsEvent, StatsKey, TimeWindow> builder =
+                new WindowOperatorBuilder<>(
+                        TumblingEventTimeWindows.of(AuditPipeline.STATS_WINDOW),
+                        new EarlyFiringEventTimeTrigger(EARLY),
+                        new ExecutionConfig(),
+                        TypeInformation.of(StatsEvent.class),
+                        new StatsKeySelector(),
+                        TypeInformation.of(StatsKey.class));
         builder.allowedLateness(LATENESS);
         builder.sideOutputLateData(AuditPipeline.TOO_LATE_FOR_STATS);
-        OneInputStreamOperator<StatsEvent, StatsRow> op = builder.aggregate(new CountEvents.OfStats(), new EmitStatsRow(), Types.LONG);
-        harness = new KeyedOneInputStreamOperatorTestHarness<>(op, new StatsKeySelector(), TypeInformation.of(StatsKey.class));
+        OneInputStreamOperator<StatsEvent, StatsRow> op =
+                builder.aggregate(new CountEvents.OfStats(), new EmitStatsRow(), Types.LONG);
+        harness =
+                new KeyedOneInputStreamOperatorTestHarness<>(
+                        op, new StatsKeySelector(), TypeInformation.of(StatsKey.class));
         harness.setProcessingTime(0);
         harness.open();
     }
@@ -75,11 +80,19 @@ class StatsWindowTest {
         e.commandClass = "select";
         e.status = 0;
         e.eventTimeMillis = at;
-        harness.processElement(new StreamRecord<>(StatsEvent.of(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, seq, at), "d")), at));
+        harness.processElement(
+                new StreamRecord<>(
+                        StatsEvent.of(
+                                new IngestedEvent(
+                                        e, new KafkaOrigin("audit.raw", 0, seq, at), "d")),
+                        at));
     }
 
     private List<Long> counts() {
-        List<Long> out = harness.extractOutputValues().stream().map(r -> r.count).collect(Collectors.toList());
+        List<Long> out =
+                harness.extractOutputValues().stream()
+                        .map(r -> r.count)
+                        .collect(Collectors.toList());
         harness.getOutput().clear();
         return out;
     }
@@ -113,8 +126,9 @@ class StatsWindowTest {
         event(T0 + 6_000);
         harness.setProcessingTime(2 * EARLY.toMillis());
         assertEquals(List.of(52L), counts());
-        assertTrue(harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS) == null
-                || harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS).isEmpty());
+        assertTrue(
+                harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS) == null
+                        || harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS).isEmpty());
     }
 
     @Test
@@ -123,7 +137,8 @@ class StatsWindowTest {
         harness.processWatermark(MINUTE_END);
         assertEquals(List.of(1L), counts());
         harness.processWatermark(MINUTE_END + LATENESS.toMillis() - 1);
-        event(T0 + 5_000); // late by almost the whole lateness: the watermark passes it before the timer
+        event(T0 + 5_000); // late by almost the whole lateness: the watermark passes it
+        // before the timer
         harness.processWatermark(MINUTE_END + LATENESS.toMillis());
         assertEquals(List.of(2L), counts(), "counted before the state went");
         assertEquals(0, harness.numKeyedStateEntries(), "window state dropped back to zero");
@@ -139,9 +154,15 @@ class StatsWindowTest {
         assertEquals(List.of(1L), counts());
         assertEquals(0, harness.numKeyedStateEntries(), "window state dropped back to zero");
         assertEquals(0, harness.numEventTimeTimers(), "event-time timers dropped back to zero");
-        assertEquals(0, harness.numProcessingTimeTimers(), "processing-time timers dropped back to zero");
+        assertEquals(
+                0,
+                harness.numProcessingTimeTimers(),
+                "processing-time timers dropped back to zero");
         event(T0 + 2_000);
         assertEquals(List.of(), counts(), "not counted");
-        assertEquals(1, harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS).size(), "reported as too late");
+        assertEquals(
+                1,
+                harness.getSideOutput(AuditPipeline.TOO_LATE_FOR_STATS).size(),
+                "reported as too late");
     }
 }

@@ -6,7 +6,6 @@ import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.Framing;
 import io.auditpipe.parser.ParseResult;
 import io.auditpipe.parser.SourceDescriptor;
-
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,10 +14,10 @@ import java.util.List;
 
 /**
  * Parsing alone, per format: each file's records framed as the collector frames them, then parsed
- * over and over (a JIT warm-up first) by the parser the job uses; then parsed and enriched (taxonomy,
- * tables, classification, masking of the event and its original, control tags: what the job's source
- * does), with the classification of auditpipe.yaml. Prints records/s per format for each, one core
- * (one thread). Used by bench/pipeline_bench.py; not a test.
+ * over and over (a JIT warm-up first) by the parser the job uses; then parsed and enriched
+ * (taxonomy, tables, classification, masking of the event and its original, control tags: what the
+ * job's source does), with the classification of auditpipe.yaml. Prints records/s per format for
+ * each, one core (one thread). Used by bench/pipeline_bench.py; not a test.
  *
  * <p>Arguments: pairs of format and file.
  */
@@ -33,7 +32,8 @@ public final class ParserThroughputBenchmark {
             run(records, source, 2_000_000_000L); // warm-up
             long[] counts = run(records, source, 4_000_000_000L);
             double perSecond = counts[0] / (counts[2] / 1e9);
-            System.out.printf("parse_%s_records_per_s=%.0f%nparse_%s_records=%d%nparse_%s_failed=%d%n",
+            System.out.printf(
+                    "parse_%s_records_per_s=%.0f%nparse_%s_records=%d%nparse_%s_failed=%d%n",
                     format, perSecond, format, records.size(), format, counts[1]);
             try (Enricher enricher = new Enricher(DEMO)) {
                 runEnriched(records, source, enricher, 2_000_000_000L); // warm-up
@@ -44,17 +44,22 @@ public final class ParserThroughputBenchmark {
     }
 
     /** The classification of auditpipe.yaml (the demo's). */
-    static final ComplianceSettings DEMO = ComplianceSettings.fromProperties(java.util.Map.of(
-            "compliance.data-class.pci_cardholder.tables", "shop.cards",
-            "compliance.data-class.pci_cardholder.allowed-principals", "svc_payments,app",
-            "compliance.data-class.hipaa_ephi.tables", "clinic.patients",
-            "compliance.data-class.hipaa_ephi.allowed-principals", "nurse_*,dr_*",
-            "compliance.principals.administrators", "root,dba_*",
-            "compliance.principals.service-accounts", "app,batch,svc_*",
-            "compliance.masking.pattern.us_ssn", "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])"));
+    static final ComplianceSettings DEMO =
+            ComplianceSettings.fromProperties(
+                    java.util.Map.of(
+                            "compliance.data-class.pci_cardholder.tables", "shop.cards",
+                            "compliance.data-class.pci_cardholder.allowed-principals",
+                                    "svc_payments,app",
+                            "compliance.data-class.hipaa_ephi.tables", "clinic.patients",
+                            "compliance.data-class.hipaa_ephi.allowed-principals", "nurse_*,dr_*",
+                            "compliance.principals.administrators", "root,dba_*",
+                            "compliance.principals.service-accounts", "app,batch,svc_*",
+                            "compliance.masking.pattern.us_ssn",
+                                    "(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])"));
 
     /** Parse, enrich and mask the original, as the job's source does: {parsed, failed, elapsed}. */
-    private static long[] runEnriched(List<byte[]> records, SourceDescriptor source, Enricher enricher, long nanos) {
+    private static long[] runEnriched(
+            List<byte[]> records, SourceDescriptor source, Enricher enricher, long nanos) {
         long parsed = 0, failed = 0, start = System.nanoTime(), elapsed;
         do {
             for (byte[] r : records) {
@@ -69,7 +74,7 @@ public final class ParserThroughputBenchmark {
             }
             elapsed = System.nanoTime() - start;
         } while (elapsed < nanos);
-        return new long[]{parsed, failed, elapsed};
+        return new long[] {parsed, failed, elapsed};
     }
 
     private static List<byte[]> frame(Path file, String format) throws Exception {
@@ -82,7 +87,9 @@ public final class ParserThroughputBenchmark {
         return out;
     }
 
-    /** Parses the records round after round for at least {@code nanos}: {parsed, failed, elapsed}. */
+    /**
+     * Parses the records round after round for at least {@code nanos}: {parsed, failed, elapsed}.
+     */
     private static long[] run(List<byte[]> records, SourceDescriptor source, long nanos) {
         long parsed = 0, failed = 0, start = System.nanoTime(), elapsed;
         do {
@@ -93,6 +100,6 @@ public final class ParserThroughputBenchmark {
             }
             elapsed = System.nanoTime() - start;
         } while (elapsed < nanos);
-        return new long[]{parsed, failed, elapsed};
+        return new long[] {parsed, failed, elapsed};
     }
 }

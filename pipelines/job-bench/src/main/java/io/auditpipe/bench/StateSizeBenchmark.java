@@ -2,7 +2,9 @@ package io.auditpipe.bench;
 
 import io.auditpipe.flink.baselines.Profile;
 import io.auditpipe.flink.sessions.Session;
-
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -10,22 +12,20 @@ import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.Arrays;
-
 /**
- * The keyed state of the learned baselines ({@code PrincipalBaselines}: per principal a {@link Profile} and
- * its forget timer) and of the sessions ({@code SessionBuilder}: per open connection a {@link Session},
- * its timer and two counters), in the bytes the job's own serializers write them: what a checkpoint holds
- * per principal and per open connection, key and timer included, and what that comes to for a fleet.
- * Each state is serialized with the serializer Flink makes of its type (a POJO's), as the state backends
- * do. Prints {@code name=value} lines; used by bench/pipeline_bench.py; not a test.
+ * The keyed state of the learned baselines ({@code PrincipalBaselines}: per principal a {@link
+ * Profile} and its forget timer) and of the sessions ({@code SessionBuilder}: per open connection a
+ * {@link Session}, its timer and two counters), in the bytes the job's own serializers write them:
+ * what a checkpoint holds per principal and per open connection, key and timer included, and what
+ * that comes to for a fleet. Each state is serialized with the serializer Flink makes of its type
+ * (a POJO's), as the state backends do. Prints {@code name=value} lines; used by
+ * bench/pipeline_bench.py; not a test.
  *
  * <p>Shapes: a service account (every hour of the day worked, 5 classified objects, no origins); an
- * administrator (10 hours, 10 objects, 20 origins); the bound (500 objects and 50 origins, the defaults of
- * {@code alerts.baselines.max-objects} and {@code max-origins}); a session of 8 tables, 2 data classes and
- * 5 statement categories, and one at the 50 tables of {@code sessions.max-tables}.
+ * administrator (10 hours, 10 objects, 20 origins); the bound (500 objects and 50 origins, the
+ * defaults of {@code alerts.baselines.max-objects} and {@code max-origins}); a session of 8 tables,
+ * 2 data classes and 5 statement categories, and one at the 50 tables of {@code
+ * sessions.max-tables}.
  *
  * <p>Arguments: servers, principals per server, open connections per server (default 50 10000 500).
  */
@@ -39,10 +39,13 @@ public final class StateSizeBenchmark {
         int servers = args.length > 0 ? Integer.parseInt(args[0]) : 50;
         int principals = args.length > 1 ? Integer.parseInt(args[1]) : 10_000;
         int connections = args.length > 2 ? Integer.parseInt(args[2]) : 500;
-        TypeSerializer<Profile> profiles = TypeInformation.of(Profile.class).createSerializer(new SerializerConfigImpl());
-        TypeSerializer<Session> sessions = TypeInformation.of(Session.class).createSerializer(new SerializerConfigImpl());
+        TypeSerializer<Profile> profiles =
+                TypeInformation.of(Profile.class).createSerializer(new SerializerConfigImpl());
+        TypeSerializer<Session> sessions =
+                TypeInformation.of(Session.class).createSerializer(new SerializerConfigImpl());
 
-        // per principal: the key (server NUL user), the profile and the forget timer (key, timestamp)
+        // per principal: the key (server NUL user), the profile and the forget timer (key,
+        // timestamp)
         long service = principalBytes(profiles, profile("svc_payments", 24, 5, 0));
         long admin = principalBytes(profiles, profile("dba_alice", 10, 10, 20));
         long bound = principalBytes(profiles, profile("svc_payments", 24, 500, 50));
@@ -51,17 +54,22 @@ public final class StateSizeBenchmark {
         long session = connectionBytes(sessions, session(8));
         long sessionBound = connectionBytes(sessions, session(50));
 
-        System.out.printf("state_principal_service_bytes=%d%nstate_principal_admin_bytes=%d%n"
-                + "state_principal_bound_bytes=%d%nstate_session_bytes=%d%nstate_session_bound_bytes=%d%n",
+        System.out.printf(
+                "state_principal_service_bytes=%d%nstate_principal_admin_bytes=%d%n"
+                        + "state_principal_bound_bytes=%d%nstate_session_bytes=%d%nstate_session_bound_bytes=%d%n",
                 service, admin, bound, session, sessionBound);
         long fleetPrincipals = (long) servers * principals;
         long fleetConnections = (long) servers * connections;
-        System.out.printf("state_fleet=%d servers x %d principals, %d open connections each%n", servers, principals,
-                connections);
-        System.out.printf("state_fleet_baselines_bytes=%d%nstate_fleet_baselines_bound_bytes=%d%n"
-                + "state_fleet_sessions_bytes=%d%nstate_fleet_sessions_bound_bytes=%d%n",
-                fleetPrincipals * (service + admin) / 2, fleetPrincipals * bound,
-                fleetConnections * session, fleetConnections * sessionBound);
+        System.out.printf(
+                "state_fleet=%d servers x %d principals, %d open connections each%n",
+                servers, principals, connections);
+        System.out.printf(
+                "state_fleet_baselines_bytes=%d%nstate_fleet_baselines_bound_bytes=%d%n"
+                        + "state_fleet_sessions_bytes=%d%nstate_fleet_sessions_bound_bytes=%d%n",
+                fleetPrincipals * (service + admin) / 2,
+                fleetPrincipals * bound,
+                fleetConnections * session,
+                fleetConnections * sessionBound);
     }
 
     static Profile profile(String user, int hoursOfDay, int objects, int origins) {
@@ -70,7 +78,8 @@ public final class StateSizeBenchmark {
         p.user = user;
         p.sinceMillis = T - 40L * 86_400_000L;
         p.lastMillis = T;
-        for (int i = 0; i < objects; i++) p.objects.add(i % 2 == 0 ? "shop.table_" + i : "data_class_" + i);
+        for (int i = 0; i < objects; i++)
+            p.objects.add(i % 2 == 0 ? "shop.table_" + i : "data_class_" + i);
         for (int h = 0; h < hoursOfDay; h++) {
             p.activeDays[h] = 30;
             p.lastActiveDay[h] = T / 86_400_000L + 1;
@@ -104,7 +113,8 @@ public final class StateSizeBenchmark {
         s.lastMillis = T + 60_000;
         s.records = 1_234;
         s.failures = 2;
-        for (String c : Arrays.asList("select", "insert", "update", "begin", "commit")) s.categories.put(c, 200L);
+        for (String c : Arrays.asList("select", "insert", "update", "begin", "commit"))
+            s.categories.put(c, 200L);
         s.tables = new ArrayList<>();
         for (int i = 0; i < tables; i++) s.tables.add("shop.table_" + i);
         s.dataClasses = new ArrayList<>(Arrays.asList("pci_cardholder", "hipaa_ephi"));
@@ -121,7 +131,8 @@ public final class StateSizeBenchmark {
     static long connectionBytes(TypeSerializer<Session> serializer, Session s) throws IOException {
         long key = bytes(StringSerializer.INSTANCE, s.server + "/" + s.connectionId);
         long aLong = bytes(LongSerializer.INSTANCE, 0L);
-        // four states under the key (session, timer, emitted records, emitted at) and the timer itself
+        // four states under the key (session, timer, emitted records, emitted at) and the timer
+        // itself
         return 4 * key + bytes(serializer, s) + 3 * aLong + key + aLong;
     }
 

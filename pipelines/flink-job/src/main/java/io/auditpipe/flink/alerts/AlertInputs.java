@@ -3,13 +3,15 @@ package io.auditpipe.flink.alerts;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.parser.AuditEvent;
-
 import org.apache.flink.api.common.functions.FilterFunction;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.util.Collector;
 
-/** What each alert rule reads and how it is keyed: the filters, projections and key selectors before the rules. */
+/**
+ * What each alert rule reads and how it is keyed: the filters, projections and key selectors before
+ * the rules.
+ */
 public final class AlertInputs {
     private AlertInputs() {}
 
@@ -53,8 +55,12 @@ public final class AlertInputs {
         }
     }
 
-    /** One event per data class a principal touched without being allowed to ({@link UnauthorizedAccess}). */
-    public static final class ViolationsPerClass implements FlatMapFunction<AuditEvent, AuditEvent> {
+    /**
+     * One event per data class a principal touched without being allowed to ({@link
+     * UnauthorizedAccess}).
+     */
+    public static final class ViolationsPerClass
+            implements FlatMapFunction<AuditEvent, AuditEvent> {
         @Override
         public void flatMap(AuditEvent e, Collector<AuditEvent> out) {
             if (e.user != null) UnauthorizedAccess.perClass(e, out);
@@ -70,7 +76,8 @@ public final class AlertInputs {
     }
 
     /** Records in a server's own sequence, as the few fields the gap rule reads. */
-    public static final class NumberedRecords implements FlatMapFunction<AuditEvent, RecordGaps.Numbered> {
+    public static final class NumberedRecords
+            implements FlatMapFunction<AuditEvent, RecordGaps.Numbered> {
         @Override
         public void flatMap(AuditEvent e, Collector<RecordGaps.Numbered> out) {
             RecordGaps.Numbered r = RecordGaps.numbered(e);
@@ -78,8 +85,12 @@ public final class AlertInputs {
         }
     }
 
-    /** The Percona record numbers whose lines became dead letters, of a source's records ({@link RecordGaps#deadLettered}). */
-    public static final class DeadLetteredNumbersOfRecords implements FlatMapFunction<ParsedRecord, RecordGaps.Numbered> {
+    /**
+     * The Percona record numbers whose lines became dead letters, of a source's records ({@link
+     * RecordGaps#deadLettered}).
+     */
+    public static final class DeadLetteredNumbersOfRecords
+            implements FlatMapFunction<ParsedRecord, RecordGaps.Numbered> {
         @Override
         public void flatMap(ParsedRecord r, Collector<RecordGaps.Numbered> out) {
             if (r.deadLetter != null) {
@@ -89,8 +100,11 @@ public final class AlertInputs {
         }
     }
 
-    /** The Percona record numbers whose lines became dead letters ({@link RecordGaps#deadLettered}). */
-    public static final class DeadLetteredNumbers implements FlatMapFunction<DeadLetter, RecordGaps.Numbered> {
+    /**
+     * The Percona record numbers whose lines became dead letters ({@link RecordGaps#deadLettered}).
+     */
+    public static final class DeadLetteredNumbers
+            implements FlatMapFunction<DeadLetter, RecordGaps.Numbered> {
         @Override
         public void flatMap(DeadLetter d, Collector<RecordGaps.Numbered> out) {
             RecordGaps.Numbered n = RecordGaps.deadLettered(d);
@@ -114,7 +128,7 @@ public final class AlertInputs {
         }
     }
 
-        /** {@link AlertsOnce}' key: the alert id. */
+    /** {@link AlertsOnce}' key: the alert id. */
     public static final class AlertId implements KeySelector<Alert, String> {
         @Override
         public String getKey(Alert a) {

@@ -2,12 +2,12 @@ package io.auditpipe.flink.alerts;
 
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.flink.options.JobOptions;
-
+import java.io.Serializable;
 import org.apache.flink.configuration.Configuration;
 
-import java.io.Serializable;
-
-/** The alert rules' thresholds and windows (job options {@code alerts.*}), and the change windows. */
+/**
+ * The alert rules' thresholds and windows (job options {@code alerts.*}), and the change windows.
+ */
 public final class AlertSettings implements Serializable {
     private static final long serialVersionUID = 1L;
 
@@ -29,8 +29,10 @@ public final class AlertSettings implements Serializable {
         s.sprayAccounts = o.get(JobOptions.ALERT_SPRAY_ACCOUNTS);
         s.sprayWindowMillis = o.get(JobOptions.ALERT_SPRAY_WINDOW).toMillis();
         s.loginAfterFailures = o.get(JobOptions.ALERT_LOGIN_AFTER_FAILURES);
-        s.loginAfterFailuresWindowMillis = o.get(JobOptions.ALERT_LOGIN_AFTER_FAILURES_WINDOW).toMillis();
-        s.unauthorizedAccessWindowMillis = o.get(JobOptions.ALERT_UNAUTHORIZED_ACCESS_WINDOW).toMillis();
+        s.loginAfterFailuresWindowMillis =
+                o.get(JobOptions.ALERT_LOGIN_AFTER_FAILURES_WINDOW).toMillis();
+        s.unauthorizedAccessWindowMillis =
+                o.get(JobOptions.ALERT_UNAUTHORIZED_ACCESS_WINDOW).toMillis();
         s.allowedLatenessMillis = o.get(JobOptions.ALERT_ALLOWED_LATENESS).toMillis();
         s.recordGapGraceMillis = o.get(JobOptions.ALERT_RECORD_GAP_GRACE).toMillis();
         s.compliance = JobOptions.compliance(o);

@@ -1,7 +1,8 @@
 package io.auditpipe.flink.alerts;
 
 import io.auditpipe.parser.AuditEvent;
-
+import java.util.List;
+import java.util.TreeSet;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -9,13 +10,10 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
-import java.util.List;
-import java.util.TreeSet;
-
 /**
  * {@code password_spray}: failed logins from one origin (its ip, else its host) on one server for
- * {@code sprayAccounts} distinct accounts within {@code sprayWindow} of event time (key: server
- * and origin). One alert per episode, as {@link FailedLoginsPerAccount} does for brute force, and
+ * {@code sprayAccounts} distinct accounts within {@code sprayWindow} of event time (key: server and
+ * origin). One alert per episode, as {@link FailedLoginsPerAccount} does for brute force, and
  * evaluated on arrival the same way.
  */
 public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEvent, Alert> {
@@ -30,7 +28,9 @@ public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEve
         this.settings = settings;
     }
 
-    /** Where a login came from: the ip when the record has one, else the host; null when neither. */
+    /**
+     * Where a login came from: the ip when the record has one, else the host; null when neither.
+     */
     public static String origin(AuditEvent e) {
         if (e.ip != null && !e.ip.isEmpty()) return e.ip;
         if (e.host != null && !e.host.isEmpty()) return e.host;
@@ -39,7 +39,11 @@ public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEve
 
     @Override
     public void open(OpenContext context) {
-        failures = getRuntimeContext().getState(new ValueStateDescriptor<>("failed-logins-by-origin", TimedEntries.class));
+        failures =
+                getRuntimeContext()
+                        .getState(
+                                new ValueStateDescriptor<>(
+                                        "failed-logins-by-origin", TimedEntries.class));
         tooLate = getRuntimeContext().getMetricGroup().counter("loginsTooLateForAlerts");
     }
 
@@ -66,19 +70,44 @@ public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEve
                 List<String> ids = s.idsIn(w);
                 TreeSet<String> accounts = new TreeSet<>(s.subjects.subList(w.first, w.last + 1));
                 String origin = origin(e);
-                out.collect(Alert.of(PASSWORD_SPRAY, Alert.HIGH, PASSWORD_SPRAY + "/" + e.server + "/" + origin + "/" + first,
-                                e.server, origin,
-                                "failed logins from " + origin + " on " + e.server + " for " + accounts.size()
-                                        + " accounts within " + FailedLoginsPerAccount.seconds(last - first) + ": "
-                                        + String.join(", ", accounts.size() > 10 ? List.copyOf(accounts).subList(0, 10) : accounts)
-                                        + (accounts.size() > 10 ? ", ..." : ""))
-                        .withEvidence(ids, first, last).withControls(e.controls));
+                out.collect(
+                        Alert.of(
+                                        PASSWORD_SPRAY,
+                                        Alert.HIGH,
+                                        PASSWORD_SPRAY
+                                                + "/"
+                                                + e.server
+                                                + "/"
+                                                + origin
+                                                + "/"
+                                                + first,
+                                        e.server,
+                                        origin,
+                                        "failed logins from "
+                                                + origin
+                                                + " on "
+                                                + e.server
+                                                + " for "
+                                                + accounts.size()
+                                                + " accounts within "
+                                                + FailedLoginsPerAccount.seconds(last - first)
+                                                + ": "
+                                                + String.join(
+                                                        ", ",
+                                                        accounts.size() > 10
+                                                                ? List.copyOf(accounts)
+                                                                        .subList(0, 10)
+                                                                : accounts)
+                                                + (accounts.size() > 10 ? ", ..." : ""))
+                                .withEvidence(ids, first, last)
+                                .withControls(e.controls));
                 s.suppressUntil = last + window;
             }
         }
         s.pruneBefore(s.maxTime() - window - settings.allowedLatenessMillis);
         failures.update(s);
-        ctx.timerService().registerEventTimeTimer(s.maxTime() + window + settings.allowedLatenessMillis);
+        ctx.timerService()
+                .registerEventTimeTimer(s.maxTime() + window + settings.allowedLatenessMillis);
     }
 
     @Override

@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The recent events of one key, in event-time order (ties by event id, so the order does not
- * depend on arrival): the state of the login rules. Each entry has a time, the event id and a
- * subject (the account, for the per-origin rule).
+ * The recent events of one key, in event-time order (ties by event id, so the order does not depend
+ * on arrival): the state of the login rules. Each entry has a time, the event id and a subject (the
+ * account, for the per-origin rule).
  */
 public class TimedEntries implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -17,8 +17,13 @@ public class TimedEntries implements Serializable {
     public List<Long> times = new ArrayList<>();
     public List<String> ids = new ArrayList<>();
     public List<String> subjects = new ArrayList<>();
-    /** Event time before which entries belong to an episode already alerted on (Long.MIN_VALUE: none). */
+
+    /**
+     * Event time before which entries belong to an episode already alerted on (Long.MIN_VALUE:
+     * none).
+     */
     public long suppressUntil = Long.MIN_VALUE;
+
     /** For login_after_failures: failures at or before this time were already reported. */
     public long consumedUpTo = Long.MIN_VALUE;
 
@@ -35,7 +40,9 @@ public class TimedEntries implements Serializable {
     /** Inserts in (time, id) order; false when the id is already there. */
     public boolean add(long time, String id, String subject) {
         int i = times.size();
-        while (i > 0 && (times.get(i - 1) > time || (times.get(i - 1) == time && ids.get(i - 1).compareTo(id) > 0))) i--;
+        while (i > 0
+                && (times.get(i - 1) > time
+                        || (times.get(i - 1) == time && ids.get(i - 1).compareTo(id) > 0))) i--;
         if (i > 0 && times.get(i - 1) == time && ids.get(i - 1).equals(id)) return false;
         times.add(i, time);
         ids.add(i, id);
@@ -72,8 +79,8 @@ public class TimedEntries implements Serializable {
     }
 
     /**
-     * Of the windows of {@code length} that start at an entry and contain {@code time}, the one with
-     * the most entries (or distinct subjects, when {@code bySubject}); the earliest on a tie.
+     * Of the windows of {@code length} that start at an entry and contain {@code time}, the one
+     * with the most entries (or distinct subjects, when {@code bySubject}); the earliest on a tie.
      */
     public Window busiestWindowAround(long time, long length, boolean bySubject) {
         Window best = null;

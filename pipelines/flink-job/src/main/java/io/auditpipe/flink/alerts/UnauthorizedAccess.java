@@ -1,23 +1,21 @@
 package io.auditpipe.flink.alerts;
 
 import io.auditpipe.parser.AuditEvent;
-
+import java.time.Instant;
+import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
-import java.time.Instant;
-import java.util.List;
-
 /**
- * {@code unauthorized_data_access}: a principal touched a data class it is not allowed for
- * (the event's {@code access_violations}). Keyed by server, user and data class; one alert per
- * window of {@code unauthorizedAccessWindow} (aligned to the epoch, event time), on the first such
- * access in it: a service account reading a table in a loop raises one alert every window, not one
- * per statement. The id holds the window's start, so a replay gives the same id. The input is one
- * event per violated class ({@link #perClass}).
+ * {@code unauthorized_data_access}: a principal touched a data class it is not allowed for (the
+ * event's {@code access_violations}). Keyed by server, user and data class; one alert per window of
+ * {@code unauthorizedAccessWindow} (aligned to the epoch, event time), on the first such access in
+ * it: a service account reading a table in a loop raises one alert every window, not one per
+ * statement. The id holds the window's start, so a replay gives the same id. The input is one event
+ * per violated class ({@link #perClass}).
  */
 public class UnauthorizedAccess extends KeyedProcessFunction<String, AuditEvent, Alert> {
     private static final long serialVersionUID = 1L;
@@ -46,9 +44,19 @@ public class UnauthorizedAccess extends KeyedProcessFunction<String, AuditEvent,
 
     private static AuditEvent shallowCopy(AuditEvent e) {
         AuditEvent c = new AuditEvent();
-        c.id = e.id; c.server = e.server; c.user = e.user; c.host = e.host; c.ip = e.ip;
-        c.eventTimeMillis = e.eventTimeMillis; c.sqltext = e.sqltext; c.action = e.action; c.category = e.category;
-        c.tables = e.tables; c.dataClasses = e.dataClasses; c.controls = e.controls; c.principalClass = e.principalClass;
+        c.id = e.id;
+        c.server = e.server;
+        c.user = e.user;
+        c.host = e.host;
+        c.ip = e.ip;
+        c.eventTimeMillis = e.eventTimeMillis;
+        c.sqltext = e.sqltext;
+        c.action = e.action;
+        c.category = e.category;
+        c.tables = e.tables;
+        c.dataClasses = e.dataClasses;
+        c.controls = e.controls;
+        c.principalClass = e.principalClass;
         return c;
     }
 
@@ -58,7 +66,9 @@ public class UnauthorizedAccess extends KeyedProcessFunction<String, AuditEvent,
 
     @Override
     public void open(OpenContext context) {
-        alertedWindow = getRuntimeContext().getState(new ValueStateDescriptor<>("alerted-window", Long.class));
+        alertedWindow =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("alerted-window", Long.class));
     }
 
     @Override
@@ -68,22 +78,44 @@ public class UnauthorizedAccess extends KeyedProcessFunction<String, AuditEvent,
         Long alerted = alertedWindow.value();
         if (alerted != null && alerted == start) return;
         String dataClass = e.accessViolations.get(0);
-        out.collect(Alert.of(RULE, Alert.HIGH, RULE + "/" + e.server + "/" + e.user + "/" + dataClass + "/" + start,
-                        e.server, EventRules.principal(e),
-                        EventRules.principal(e) + " (" + e.principalClass + ") touched " + dataClass + " data ("
-                                + String.join(", ", e.tables) + ") on " + e.server + " and is not allowed to; first time in the window from "
-                                + Instant.ofEpochMilli(start) + ": " + EventRules.statement(e))
-                .withEvidence(List.of(e.id), e.eventTimeMillis, e.eventTimeMillis).withControls(e.controls));
+        out.collect(
+                Alert.of(
+                                RULE,
+                                Alert.HIGH,
+                                RULE + "/" + e.server + "/" + e.user + "/" + dataClass + "/"
+                                        + start,
+                                e.server,
+                                EventRules.principal(e),
+                                EventRules.principal(e)
+                                        + " ("
+                                        + e.principalClass
+                                        + ") touched "
+                                        + dataClass
+                                        + " data ("
+                                        + String.join(", ", e.tables)
+                                        + ") on "
+                                        + e.server
+                                        + " and is not allowed to; first time in the window from "
+                                        + Instant.ofEpochMilli(start)
+                                        + ": "
+                                        + EventRules.statement(e))
+                        .withEvidence(List.of(e.id), e.eventTimeMillis, e.eventTimeMillis)
+                        .withControls(e.controls));
         if (alerted == null || start > alerted) {
             alertedWindow.update(start);
-            ctx.timerService().registerEventTimeTimer(start + length + settings.allowedLatenessMillis);
+            ctx.timerService()
+                    .registerEventTimeTimer(start + length + settings.allowedLatenessMillis);
         }
     }
 
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Alert> out) throws Exception {
         Long alerted = alertedWindow.value();
-        if (alerted != null && alerted + settings.unauthorizedAccessWindowMillis + settings.allowedLatenessMillis <= timestamp) {
+        if (alerted != null
+                && alerted
+                                + settings.unauthorizedAccessWindowMillis
+                                + settings.allowedLatenessMillis
+                        <= timestamp) {
             alertedWindow.clear();
         }
     }

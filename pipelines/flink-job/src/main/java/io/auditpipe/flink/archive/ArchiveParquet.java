@@ -1,11 +1,15 @@
 package io.auditpipe.flink.archive;
 
+import io.auditpipe.flink.chain.EventChain;
 import io.auditpipe.flink.document.CanonicalForm;
 import io.auditpipe.flink.document.EventDocument;
-import io.auditpipe.flink.chain.EventChain;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.sink.StoreDocuments;
-
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.formats.parquet.ParquetWriterFactory;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.conf.ParquetConfiguration;
@@ -22,12 +26,6 @@ import org.apache.parquet.schema.Type;
 import org.apache.parquet.schema.Types;
 import org.bson.Document;
 
-import java.util.ArrayList;
-import java.util.Date;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-
 /**
  * Archived events as Parquet (docs/archive.md): one row per stored event, one column per field of
  * the event document (schemas/audit-event.schema.json), with the same names, so that the saved
@@ -39,29 +37,63 @@ import java.util.Map;
 public final class ArchiveParquet {
     private ArchiveParquet() {}
 
-    enum Kind { STRING, TIMESTAMP, INT64, INT32, BOOLEAN, STRING_LIST, JSON_OBJECT, INGEST }
+    enum Kind {
+        STRING,
+        TIMESTAMP,
+        INT64,
+        INT32,
+        BOOLEAN,
+        STRING_LIST,
+        JSON_OBJECT,
+        INGEST
+    }
 
     /** The columns, in file order: the event document's fields. */
-    static final List<Map.Entry<String, Kind>> COLUMNS = List.of(
-            Map.entry("_id", Kind.STRING), Map.entry("server", Kind.STRING), Map.entry("format", Kind.STRING),
-            Map.entry("source_file", Kind.STRING), Map.entry("collector", Kind.STRING),
-            Map.entry("record_id", Kind.STRING), Map.entry("event_time", Kind.TIMESTAMP),
-            Map.entry("event_name", Kind.STRING), Map.entry("command_class", Kind.STRING),
-            Map.entry("connection_id", Kind.INT64), Map.entry("status", Kind.INT32), Map.entry("sqltext", Kind.STRING),
-            Map.entry("user", Kind.STRING), Map.entry("user_raw", Kind.STRING), Map.entry("priv_user", Kind.STRING),
-            Map.entry("os_user", Kind.STRING), Map.entry("os_login", Kind.STRING), Map.entry("proxy_user", Kind.STRING),
-            Map.entry("host", Kind.STRING), Map.entry("ip", Kind.STRING), Map.entry("db", Kind.STRING),
-            Map.entry("auth_outcome", Kind.STRING), Map.entry("outcome", Kind.STRING),
-            Map.entry("extra", Kind.JSON_OBJECT), Map.entry("category", Kind.STRING), Map.entry("action", Kind.STRING),
-            Map.entry("tables", Kind.STRING_LIST), Map.entry("tables_error", Kind.STRING),
-            Map.entry("data_classes", Kind.STRING_LIST), Map.entry("principal_class", Kind.STRING),
-            Map.entry("access_violations", Kind.STRING_LIST), Map.entry("in_change_window", Kind.BOOLEAN),
-            Map.entry("after_hours", Kind.BOOLEAN), Map.entry("controls", Kind.STRING_LIST),
-            Map.entry("masked", Kind.STRING_LIST), Map.entry("line_sha256", Kind.STRING),
-            Map.entry("original", Kind.STRING), Map.entry("event_time_trusted", Kind.BOOLEAN),
-            Map.entry("ingest", Kind.INGEST), Map.entry(EventDocument.CHAIN_FIELD, Kind.STRING),
-            Map.entry(EventDocument.SEQ_FIELD, Kind.INT64),
-            Map.entry(EventDocument.DIGEST_FIELD, Kind.STRING), Map.entry(EventDocument.MAC_FIELD, Kind.STRING));
+    static final List<Map.Entry<String, Kind>> COLUMNS =
+            List.of(
+                    Map.entry("_id", Kind.STRING),
+                    Map.entry("server", Kind.STRING),
+                    Map.entry("format", Kind.STRING),
+                    Map.entry("source_file", Kind.STRING),
+                    Map.entry("collector", Kind.STRING),
+                    Map.entry("record_id", Kind.STRING),
+                    Map.entry("event_time", Kind.TIMESTAMP),
+                    Map.entry("event_name", Kind.STRING),
+                    Map.entry("command_class", Kind.STRING),
+                    Map.entry("connection_id", Kind.INT64),
+                    Map.entry("status", Kind.INT32),
+                    Map.entry("sqltext", Kind.STRING),
+                    Map.entry("user", Kind.STRING),
+                    Map.entry("user_raw", Kind.STRING),
+                    Map.entry("priv_user", Kind.STRING),
+                    Map.entry("os_user", Kind.STRING),
+                    Map.entry("os_login", Kind.STRING),
+                    Map.entry("proxy_user", Kind.STRING),
+                    Map.entry("host", Kind.STRING),
+                    Map.entry("ip", Kind.STRING),
+                    Map.entry("db", Kind.STRING),
+                    Map.entry("auth_outcome", Kind.STRING),
+                    Map.entry("outcome", Kind.STRING),
+                    Map.entry("extra", Kind.JSON_OBJECT),
+                    Map.entry("category", Kind.STRING),
+                    Map.entry("action", Kind.STRING),
+                    Map.entry("tables", Kind.STRING_LIST),
+                    Map.entry("tables_error", Kind.STRING),
+                    Map.entry("data_classes", Kind.STRING_LIST),
+                    Map.entry("principal_class", Kind.STRING),
+                    Map.entry("access_violations", Kind.STRING_LIST),
+                    Map.entry("in_change_window", Kind.BOOLEAN),
+                    Map.entry("after_hours", Kind.BOOLEAN),
+                    Map.entry("controls", Kind.STRING_LIST),
+                    Map.entry("masked", Kind.STRING_LIST),
+                    Map.entry("line_sha256", Kind.STRING),
+                    Map.entry("original", Kind.STRING),
+                    Map.entry("event_time_trusted", Kind.BOOLEAN),
+                    Map.entry("ingest", Kind.INGEST),
+                    Map.entry(EventDocument.CHAIN_FIELD, Kind.STRING),
+                    Map.entry(EventDocument.SEQ_FIELD, Kind.INT64),
+                    Map.entry(EventDocument.DIGEST_FIELD, Kind.STRING),
+                    Map.entry(EventDocument.MAC_FIELD, Kind.STRING));
 
     public static final MessageType SCHEMA = schema();
 
@@ -69,29 +101,46 @@ public final class ArchiveParquet {
         List<Type> fields = new ArrayList<>();
         for (Map.Entry<String, Kind> c : COLUMNS) {
             String name = c.getKey();
-            fields.add(switch (c.getValue()) {
-                case STRING, JSON_OBJECT -> Types.optional(PrimitiveTypeName.BINARY)
-                        .as(LogicalTypeAnnotation.stringType()).named(name);
-                case TIMESTAMP -> timestamp(name);
-                case INT64 -> Types.optional(PrimitiveTypeName.INT64).named(name);
-                case INT32 -> Types.optional(PrimitiveTypeName.INT32).named(name);
-                case BOOLEAN -> Types.optional(PrimitiveTypeName.BOOLEAN).named(name);
-                case STRING_LIST -> Types.optionalList().optionalElement(PrimitiveTypeName.BINARY)
-                        .as(LogicalTypeAnnotation.stringType()).named(name);
-                case INGEST -> Types.optionalGroup()
-                        .addField(Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named("topic"))
-                        .addField(Types.optional(PrimitiveTypeName.INT32).named("partition"))
-                        .addField(Types.optional(PrimitiveTypeName.INT64).named("offset"))
-                        .addField(timestamp("timestamp"))
-                        .named(name);
-            });
+            fields.add(
+                    switch (c.getValue()) {
+                        case STRING, JSON_OBJECT ->
+                                Types.optional(PrimitiveTypeName.BINARY)
+                                        .as(LogicalTypeAnnotation.stringType())
+                                        .named(name);
+                        case TIMESTAMP -> timestamp(name);
+                        case INT64 -> Types.optional(PrimitiveTypeName.INT64).named(name);
+                        case INT32 -> Types.optional(PrimitiveTypeName.INT32).named(name);
+                        case BOOLEAN -> Types.optional(PrimitiveTypeName.BOOLEAN).named(name);
+                        case STRING_LIST ->
+                                Types.optionalList()
+                                        .optionalElement(PrimitiveTypeName.BINARY)
+                                        .as(LogicalTypeAnnotation.stringType())
+                                        .named(name);
+                        case INGEST ->
+                                Types.optionalGroup()
+                                        .addField(
+                                                Types.optional(PrimitiveTypeName.BINARY)
+                                                        .as(LogicalTypeAnnotation.stringType())
+                                                        .named("topic"))
+                                        .addField(
+                                                Types.optional(PrimitiveTypeName.INT32)
+                                                        .named("partition"))
+                                        .addField(
+                                                Types.optional(PrimitiveTypeName.INT64)
+                                                        .named("offset"))
+                                        .addField(timestamp("timestamp"))
+                                        .named(name);
+                    });
         }
         return new MessageType("audit_event", fields);
     }
 
     private static Type timestamp(String name) {
         return Types.optional(PrimitiveTypeName.INT64)
-                .as(LogicalTypeAnnotation.timestampType(true, LogicalTypeAnnotation.TimeUnit.MILLIS)).named(name);
+                .as(
+                        LogicalTypeAnnotation.timestampType(
+                                true, LogicalTypeAnnotation.TimeUnit.MILLIS))
+                .named(name);
     }
 
     /**
@@ -100,33 +149,57 @@ public final class ArchiveParquet {
      * its hash lookups (Binary.hashCode/equals) were a quarter of the chain subtask's time in a
      * profile of a 200,000-record run (2026-11-24). Snappy still compresses them.
      */
-    static final List<String> WITHOUT_DICTIONARY = List.of("_id", "record_id", "event_time", "sqltext", "extra",
-            "line_sha256", "original", "ingest.offset", "ingest.timestamp", EventDocument.SEQ_FIELD, EventDocument.DIGEST_FIELD,
-            EventDocument.MAC_FIELD);
+    static final List<String> WITHOUT_DICTIONARY =
+            List.of(
+                    "_id",
+                    "record_id",
+                    "event_time",
+                    "sqltext",
+                    "extra",
+                    "line_sha256",
+                    "original",
+                    "ingest.offset",
+                    "ingest.timestamp",
+                    EventDocument.SEQ_FIELD,
+                    EventDocument.DIGEST_FIELD,
+                    EventDocument.MAC_FIELD);
 
     /**
      * Columns no reader filters on, whose minimum and maximum (kept per row group and page for each
      * column unless turned off) help nothing: comparing values with the page's bounds was 8.5% of
-     * the archive writer's samples in a profile of an 800,000-event import, 4.4% with these columns'
-     * turned off (2026-11-26). The time, server, chain and sequence columns keep theirs: DuckDB skips
-     * row groups by them.
+     * the archive writer's samples in a profile of an 800,000-event import, 4.4% with these
+     * columns' turned off (2026-11-26). The time, server, chain and sequence columns keep theirs:
+     * DuckDB skips row groups by them.
      */
-    static final List<String> WITHOUT_STATISTICS = List.of("_id", "record_id", "sqltext", "extra", "line_sha256",
-            "original", EventDocument.DIGEST_FIELD, EventDocument.MAC_FIELD);
+    static final List<String> WITHOUT_STATISTICS =
+            List.of(
+                    "_id",
+                    "record_id",
+                    "sqltext",
+                    "extra",
+                    "line_sha256",
+                    "original",
+                    EventDocument.DIGEST_FIELD,
+                    EventDocument.MAC_FIELD);
 
     /** The bulk-writer factory for Flink's FileSink. */
     public static ParquetWriterFactory<IngestedEvent> writerFactory() {
-        return new ParquetWriterFactory<>(out -> {
-            Builder builder = new Builder(out).withCompressionCodec(CompressionCodecName.SNAPPY)
-                    .withSizeStatisticsEnabled(false); // sizes of the byte arrays per page: read by no reader here
-            for (String column : WITHOUT_DICTIONARY) {
-                builder = builder.withDictionaryEncoding(column, false);
-            }
-            for (String column : WITHOUT_STATISTICS) {
-                builder = builder.withStatisticsEnabled(column, false);
-            }
-            return builder.build();
-        });
+        return new ParquetWriterFactory<>(
+                out -> {
+                    Builder builder =
+                            new Builder(out)
+                                    .withCompressionCodec(CompressionCodecName.SNAPPY)
+                                    .withSizeStatisticsEnabled(
+                                            false); // sizes of the byte arrays per page: read by no
+                    // reader here
+                    for (String column : WITHOUT_DICTIONARY) {
+                        builder = builder.withDictionaryEncoding(column, false);
+                    }
+                    for (String column : WITHOUT_STATISTICS) {
+                        builder = builder.withStatisticsEnabled(column, false);
+                    }
+                    return builder.build();
+                });
     }
 
     private static final class Builder extends ParquetWriter.Builder<IngestedEvent, Builder> {
@@ -189,7 +262,8 @@ public final class ArchiveParquet {
             out.startField(name, i);
             switch (COLUMNS.get(i).getValue()) {
                 case STRING -> out.addBinary(Binary.fromString((String) v));
-                case JSON_OBJECT -> out.addBinary(Binary.fromString(CanonicalForm.of(toDocument(v))));
+                case JSON_OBJECT ->
+                        out.addBinary(Binary.fromString(CanonicalForm.of(toDocument(v))));
                 case TIMESTAMP -> out.addLong(((Date) v).getTime());
                 case INT64 -> out.addLong(((Number) v).longValue());
                 case INT32 -> out.addInteger(((Number) v).intValue());

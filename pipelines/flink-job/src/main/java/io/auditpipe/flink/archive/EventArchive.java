@@ -3,7 +3,12 @@ package io.auditpipe.flink.archive;
 import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.sink.StoreDocuments;
-
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import org.apache.flink.api.common.serialization.Encoder;
 import org.apache.flink.connector.file.sink.FileSink;
 import org.apache.flink.core.fs.Path;
@@ -14,13 +19,6 @@ import org.apache.flink.streaming.api.functions.sink.filesystem.bucketassigners.
 import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
-
-import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 
 /**
  * The archive (docs/archive.md): the job's second, long-lived copy of every stored event, and the
@@ -38,14 +36,19 @@ import java.time.format.DateTimeFormatter;
 public final class EventArchive {
     private EventArchive() {}
 
-    private static final DateTimeFormatter DAY = DateTimeFormatter.ISO_LOCAL_DATE.withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter DAY =
+            DateTimeFormatter.ISO_LOCAL_DATE.withZone(ZoneOffset.UTC);
 
     /** The events' Parquet sink under {@code <base>/events}. */
     public static FileSink<IngestedEvent> events(String base) {
         return FileSink.forBulkFormat(new Path(base, "events"), ArchiveParquet.writerFactory())
                 .withBucketAssigner(new ServerAndDay())
                 .withRollingPolicy(OnCheckpointRollingPolicy.build())
-                .withOutputFileConfig(OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(".parquet").build())
+                .withOutputFileConfig(
+                        OutputFileConfig.builder()
+                                .withPartPrefix("part")
+                                .withPartSuffix(".parquet")
+                                .build())
                 .build();
     }
 
@@ -54,16 +57,27 @@ public final class EventArchive {
         return FileSink.forRowFormat(new Path(base, "manifest/chain-heads"), new HeadLines())
                 .withBucketAssigner(new HeadServer())
                 .withRollingPolicy(OnCheckpointRollingPolicy.build())
-                .withOutputFileConfig(OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(".jsonl").build())
+                .withOutputFileConfig(
+                        OutputFileConfig.builder()
+                                .withPartPrefix("part")
+                                .withPartSuffix(".jsonl")
+                                .build())
                 .build();
     }
 
-    /** A server name as a directory name: letters, digits, '.', '_' and '-' kept, anything else %XX. */
+    /**
+     * A server name as a directory name: letters, digits, '.', '_' and '-' kept, anything else %XX.
+     */
     public static String pathSafe(String server) {
         StringBuilder out = new StringBuilder();
         for (byte b : server.getBytes(StandardCharsets.UTF_8)) {
             char c = (char) (b & 0xFF);
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') {
+            if ((c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9')
+                    || c == '.'
+                    || c == '_'
+                    || c == '-') {
                 out.append(c);
             } else {
                 out.append('%').append(String.format("%02X", b & 0xFF));
@@ -77,7 +91,10 @@ public final class EventArchive {
 
         @Override
         public String getBucketId(IngestedEvent e, Context context) {
-            return "server=" + pathSafe(e.event.server) + "/date=" + DAY.format(Instant.ofEpochMilli(e.event.eventTimeMillis));
+            return "server="
+                    + pathSafe(e.event.server)
+                    + "/date="
+                    + DAY.format(Instant.ofEpochMilli(e.event.eventTimeMillis));
         }
 
         @Override
@@ -102,7 +119,8 @@ public final class EventArchive {
 
     static final class HeadLines implements Encoder<ChainHead> {
         private static final long serialVersionUID = 1L;
-        private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
+        private static final JsonWriterSettings JSON =
+                JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
         @Override
         public void encode(ChainHead h, OutputStream out) throws IOException {

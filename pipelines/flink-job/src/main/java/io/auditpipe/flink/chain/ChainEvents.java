@@ -4,9 +4,12 @@ import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
-import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.parser.RecordNumbers;
-
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -21,54 +24,48 @@ import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.Map;
-
 /**
  * Keyed by server: passes the first copy of each event, and links it into the server's chain
  * ({@link EventChain}) before anything stores or archives it.
  *
  * <p><b>First copies.</b> Collectors and brokers re-send lines (a collector restart re-reads lines
  * since its last saved position; a broker failover can make an idempotent producer re-send a
- * batch). A copy is dropped here, so that the stats count each event id once and the chain links
- * it once. A copy whose line differs from the first one's ({@code line_sha256}) is no copy: it is
- * an id collision (two sources under one server name, a server reusing record ids), sent to
- * {@link #COLLISIONS} as a dead letter; the store keeps the first record. An id is remembered
- * until the watermark passes the end of its minute plus the stats' allowed lateness (then the
- * window would not count a copy anyway), in a map keyed by ({@link RememberedId}) that time and
- * the id's 128-bit hash, whose value is a 64-bit fingerprint of the first line's digest. A copy
- * has its original's time, so it is looked up under the same key; a collision is found when its
- * record falls in the same minute as the first one (always for the formats whose record id holds
- * the time).
+ * batch). A copy is dropped here, so that the stats count each event id once and the chain links it
+ * once. A copy whose line differs from the first one's ({@code line_sha256}) is no copy: it is an
+ * id collision (two sources under one server name, a server reusing record ids), sent to {@link
+ * #COLLISIONS} as a dead letter; the store keeps the first record. An id is remembered until the
+ * watermark passes the end of its minute plus the stats' allowed lateness (then the window would
+ * not count a copy anyway), in a map keyed by ({@link RememberedId}) that time and the id's 128-bit
+ * hash, whose value is a 64-bit fingerprint of the first line's digest. A copy has its original's
+ * time, so it is looked up under the same key; a collision is found when its record falls in the
+ * same minute as the first one (always for the formats whose record id holds the time).
  *
- * <p><b>Numbered records.</b> Percona's records carry a number in a sequence ({@link RecordNumbers});
- * the chain remembers those as runs of numbers per sequence ({@link NumberedRuns}), a few per server
- * whatever the rate, instead of an entry per id: a copy is a number inside a run whose record's
- * time lies within the run's. Those runs are at most {@link NumberedRuns#MAX_RUNS} per server; a
- * number that would start one more is remembered by its id in the map, as other formats' are.
+ * <p><b>Numbered records.</b> Percona's records carry a number in a sequence ({@link
+ * RecordNumbers}); the chain remembers those as runs of numbers per sequence ({@link
+ * NumberedRuns}), a few per server whatever the rate, instead of an entry per id: a copy is a
+ * number inside a run whose record's time lies within the run's. Those runs are at most {@link
+ * NumberedRuns#MAX_RUNS} per server; a number that would start one more is remembered by its id in
+ * the map, as other formats' are.
  *
  * <p><b>State per event, for the RocksDB backend.</b> An event looks its id up in the map (a
  * RocksDB lookup of a few dozen bytes), so that an incremental checkpoint holds the entries added
  * since the last one, not every id remembered. What an event changes is kept in memory and written
- * into state once per checkpoint ({@link WriteBackOperator}: run it there): the server's
- * {@link ChainTip}, its {@link NumberedRuns}, and the ids passed since the last checkpoint ({@link PassedIds}),
- * added in one write batch. Forgetting iterates the map: on RocksDB, whose
- * entries come in key order (the time to forget first), it stops at the first id not yet due
- * ({@code sortedState}); on the heap backend it reads them all.
+ * into state once per checkpoint ({@link WriteBackOperator}: run it there): the server's {@link
+ * ChainTip}, its {@link NumberedRuns}, and the ids passed since the last checkpoint ({@link
+ * PassedIds}), added in one write batch. Forgetting iterates the map: on RocksDB, whose entries
+ * come in key order (the time to forget first), it stops at the first id not yet due ({@code
+ * sortedState}); on the heap backend it reads them all.
  *
  * <p><b>Why keyed by server, and why that is deterministic.</b> A server's lines arrive on one
- * Kafka partition (the key is the source, and configuration allows one source per server), read
- * by one source subtask and sent here over one channel, so the order of a server's records here
- * is the partition's order, on every replay. Restored from a checkpoint, the chain continues
- * from the checkpointed link over the same records in the same order, and so gives every event
- * the link it had before: a document stored before a crash and replayed after it is the same
- * document (its insert is a duplicate key, ignored).
+ * Kafka partition (the key is the source, and configuration allows one source per server), read by
+ * one source subtask and sent here over one channel, so the order of a server's records here is the
+ * partition's order, on every replay. Restored from a checkpoint, the chain continues from the
+ * checkpointed link over the same records in the same order, and so gives every event the link it
+ * had before: a document stored before a crash and replayed after it is the same document (its
+ * insert is a duplicate key, ignored).
  *
- * <p><b>Heads.</b> At most once per head interval (processing time), a server whose chain grew
- * gets a {@link ChainHead} on {@link #HEADS}: the anchors that {@code auditpipe verify} checks
+ * <p><b>Heads.</b> At most once per head interval (processing time), a server whose chain grew gets
+ * a {@link ChainHead} on {@link #HEADS}: the anchors that {@code auditpipe verify} checks
  * recomputed digests against.
  *
  * <p><b>Imported history.</b> Given a chain name ({@code auditpipe import}'s run), every event is
@@ -88,34 +85,67 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     /** Records whose id belongs to a different, earlier line: dead letters of stage "store". */
     public static final OutputTag<DeadLetter> COLLISIONS = new OutputTag<>("id-collisions") {};
+
     /** Where each server's chain stood, at most once per head interval. */
     public static final OutputTag<ChainHead> HEADS = new OutputTag<>("chain-heads") {};
 
-    /** The watermark at the end of a bounded input: an imported chain's last head is written then. */
+    /**
+     * The watermark at the end of a bounded input: an imported chain's last head is written then.
+     */
     static final long END_OF_INPUT = Long.MAX_VALUE;
 
     private final long windowMillis;
     private final long allowedLatenessMillis;
     private final long headIntervalMillis;
+
     /** The imported chain every event is linked in, null for the live chain. */
     private final String chain;
-    /** The files of the key that signs the heads and the key that authenticates the links; read where the operator runs. */
+
+    /**
+     * The files of the key that signs the heads and the key that authenticates the links; read
+     * where the operator runs.
+     */
     private final ChainKeys keys;
-    /** Whether the state backend iterates a map in key order (RocksDB): forgetting then reads only what is due. */
+
+    /**
+     * Whether the state backend iterates a map in key order (RocksDB): forgetting then reads only
+     * what is due.
+     */
     private final boolean sortedState;
 
-    /** The ids this server's chain still remembers: (time to forget, id hash) -> the first line's fingerprint. */
+    /**
+     * The ids this server's chain still remembers: (time to forget, id hash) -> the first line's
+     * fingerprint.
+     */
     private transient MapState<RememberedId, Long> remembered;
-    /** The numbered records this server's chain still remembers, as of the last checkpoint ({@link #runs} holds them since). */
+
+    /**
+     * The numbered records this server's chain still remembers, as of the last checkpoint ({@link
+     * #runs} holds them since).
+     */
     private transient ValueState<NumberedRuns> numbered;
-    /** The numbered runs of the servers seen since the last checkpoint, written into {@link #numbered} before the next one. */
+
+    /**
+     * The numbered runs of the servers seen since the last checkpoint, written into {@link
+     * #numbered} before the next one.
+     */
     private transient Map<String, NumberedRuns> runs;
+
     /** Where the chain stands, as of the last checkpoint ({@link #tips} holds it since). */
     private transient ValueState<ChainTip> tip;
-    /** The tips of the servers seen since the last checkpoint, written into {@link #tip} before the next one. */
+
+    /**
+     * The tips of the servers seen since the last checkpoint, written into {@link #tip} before the
+     * next one.
+     */
     private transient Map<String, ChainTip> tips;
-    /** The ids each server's chain passed since the last checkpoint, added to {@link #remembered} before the next one. */
+
+    /**
+     * The ids each server's chain passed since the last checkpoint, added to {@link #remembered}
+     * before the next one.
+     */
     private transient Map<String, PassedIds> added;
+
     private transient ValueState<Long> lastHeadSeq;
     private transient FirstCopies.IdHasher ids;
     private transient EventChain.Linker linker;
@@ -125,7 +155,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private transient HeadSigner signer;
     private transient LinkKey linkKey;
 
-    // what former layouts kept, read once per server after a restore from their checkpoints, moved over and cleared
+    // what former layouts kept, read once per server after a restore from their checkpoints, moved
+    // over and cleared
     private transient ValueState<FirstCopies> formerFirstCopies;
     private transient MapState<String, Tuple2<Long, String>> formerFirstCopyMap;
     private transient ValueState<Long> formerSeq;
@@ -138,11 +169,18 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         this(window, allowedLateness, headInterval, null, ChainKeys.NONE, false);
     }
 
-    /** {@code chain}: the imported chain to link every event in (null: the server's live chain);
-     *  {@code keys}: the key that signs the heads and the one that authenticates the links; {@code sortedState}:
-     *  the state backend iterates a map in key order (RocksDB). */
-    public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval, String chain,
-                       ChainKeys keys, boolean sortedState) {
+    /**
+     * {@code chain}: the imported chain to link every event in (null: the server's live chain);
+     * {@code keys}: the key that signs the heads and the one that authenticates the links; {@code
+     * sortedState}: the state backend iterates a map in key order (RocksDB).
+     */
+    public ChainEvents(
+            Duration window,
+            Duration allowedLateness,
+            Duration headInterval,
+            String chain,
+            ChainKeys keys,
+            boolean sortedState) {
         this.windowMillis = window.toMillis();
         this.allowedLatenessMillis = allowedLateness.toMillis();
         this.headIntervalMillis = headInterval.toMillis();
@@ -153,21 +191,52 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     @Override
     public void open(OpenContext openContext) {
-        remembered = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies-by-time",
-                RememberedId.Serializer.INSTANCE, LongSerializer.INSTANCE));
-        tip = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-tip", ChainTip.Serializer.INSTANCE));
-        numbered = getRuntimeContext().getState(new ValueStateDescriptor<>("first-copies-numbered",
-                NumberedRuns.Serializer.INSTANCE));
-        lastHeadSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-head-seq", Types.LONG));
-        formerFirstCopies = getRuntimeContext().getState(new ValueStateDescriptor<>("first-copies-hashed",
-                FirstCopies.Serializer.INSTANCE));
-        formerFirstCopyMap = getRuntimeContext().getMapState(new MapStateDescriptor<>("first-copies", Types.STRING,
-                Types.TUPLE(Types.LONG, Types.STRING)));
-        formerSeq = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
-        formerDigest = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
-        formerEventId = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
-        formerEventTime = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-last-event-time", Types.LONG));
-        formerHeadDueAt = getRuntimeContext().getState(new ValueStateDescriptor<>("chain-head-due-at", Types.LONG));
+        remembered =
+                getRuntimeContext()
+                        .getMapState(
+                                new MapStateDescriptor<>(
+                                        "first-copies-by-time",
+                                        RememberedId.Serializer.INSTANCE,
+                                        LongSerializer.INSTANCE));
+        tip =
+                getRuntimeContext()
+                        .getState(
+                                new ValueStateDescriptor<>(
+                                        "chain-tip", ChainTip.Serializer.INSTANCE));
+        numbered =
+                getRuntimeContext()
+                        .getState(
+                                new ValueStateDescriptor<>(
+                                        "first-copies-numbered", NumberedRuns.Serializer.INSTANCE));
+        lastHeadSeq =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("chain-last-head-seq", Types.LONG));
+        formerFirstCopies =
+                getRuntimeContext()
+                        .getState(
+                                new ValueStateDescriptor<>(
+                                        "first-copies-hashed", FirstCopies.Serializer.INSTANCE));
+        formerFirstCopyMap =
+                getRuntimeContext()
+                        .getMapState(
+                                new MapStateDescriptor<>(
+                                        "first-copies",
+                                        Types.STRING,
+                                        Types.TUPLE(Types.LONG, Types.STRING)));
+        formerSeq =
+                getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
+        formerDigest =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
+        formerEventId =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
+        formerEventTime =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("chain-last-event-time", Types.LONG));
+        formerHeadDueAt =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("chain-head-due-at", Types.LONG));
         tips = new HashMap<>();
         runs = new HashMap<>();
         added = new HashMap<>();
@@ -181,7 +250,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     }
 
     @Override
-    public void processElement(IngestedEvent e, Context ctx, Collector<IngestedEvent> out) throws Exception {
+    public void processElement(IngestedEvent e, Context ctx, Collector<IngestedEvent> out)
+            throws Exception {
         ChainTip t = tipOf(ctx.getCurrentKey());
         long eventTime = ctx.timestamp() == null ? e.event.eventTimeMillis : ctx.timestamp();
         long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
@@ -191,8 +261,11 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             String startup = RecordNumbers.startup(e.event);
             NumberedRuns r = runsOf(ctx.getCurrentKey(), t);
             int seen = r.seen(startup, number, e.event.eventTimeMillis);
-            boolean byId = seen == NumberedRuns.NOT_SEEN && ctx.timerService().currentWatermark() < r.mapUntil;
-            if (byId && seenById(e, ctx, forgetAt)) return; // counted, or sent to the collisions, there
+            boolean byId =
+                    seen == NumberedRuns.NOT_SEEN
+                            && ctx.timerService().currentWatermark() < r.mapUntil;
+            if (byId && seenById(e, ctx, forgetAt))
+                return; // counted, or sent to the collisions, there
             if (seen == NumberedRuns.COPY) {
                 repeats.inc();
                 return;
@@ -202,7 +275,11 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
                 ctx.output(COLLISIONS, collision(e));
                 return;
             }
-            if (!r.add(startup, number, e.event.eventTimeMillis, forgetAt)) { // past the bound: by its id
+            if (!r.add(
+                    startup,
+                    number,
+                    e.event.eventTimeMillis,
+                    forgetAt)) { // past the bound: by its id
                 if (!byId) ids.hash(e.event.id);
                 rememberId(e, ctx.getCurrentKey(), forgetAt);
                 r.mapUntil = Math.max(r.mapUntil, forgetAt);
@@ -218,12 +295,15 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
         if (chain != null) {
             e.chain = chain;
-            if (t.seq == 0) ctx.timerService().registerEventTimeTimer(END_OF_INPUT); // the last head
+            if (t.seq == 0)
+                ctx.timerService().registerEventTimeTimer(END_OF_INPUT); // the last head
         }
         e.chainSeq = t.seq + 1;
-        org.bson.Document document = EventDocument.of(e); // without chain fields: the digest is not set yet
+        org.bson.Document document =
+                EventDocument.of(e); // without chain fields: the digest is not set yet
         e.chainDigest = linker.link(t.digest == null ? "" : t.digest, document);
-        document.append(EventDocument.SEQ_FIELD, e.chainSeq).append(EventDocument.DIGEST_FIELD, e.chainDigest);
+        document.append(EventDocument.SEQ_FIELD, e.chainSeq)
+                .append(EventDocument.DIGEST_FIELD, e.chainDigest);
         if (linkKey != null) {
             e.chainMac = linkKey.mac(e.chainSeq, e.chainDigest);
             document.append(EventDocument.MAC_FIELD, e.chainMac);
@@ -243,19 +323,23 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     /**
      * Whether the chain remembers this event's id (in memory since the last checkpoint, or in the
-     * map), counting it as a copy or sending it to the collisions if so. Leaves its hash in {@link #ids}.
+     * map), counting it as a copy or sending it to the collisions if so. Leaves its hash in {@link
+     * #ids}.
      */
     private boolean seenById(IngestedEvent e, Context ctx, long forgetAt) throws Exception {
         ids.hash(e.event.id);
         long line = ids.line(e.lineSha256);
         PassedIds recent = added.get(ctx.getCurrentKey());
-        long first = recent == null ? FirstCopies.NOT_SEEN : recent.lineOf(forgetAt, ids.high, ids.low);
+        long first =
+                recent == null ? FirstCopies.NOT_SEEN : recent.lineOf(forgetAt, ids.high, ids.low);
         if (first == FirstCopies.NOT_SEEN) {
             Long stored = remembered.get(new RememberedId(forgetAt, ids.high, ids.low));
             if (stored != null) first = stored;
         }
         if (first == FirstCopies.NOT_SEEN) return false;
-        if (first == FirstCopies.UNKNOWN_LINE || line == FirstCopies.UNKNOWN_LINE || first == line) {
+        if (first == FirstCopies.UNKNOWN_LINE
+                || line == FirstCopies.UNKNOWN_LINE
+                || first == line) {
             repeats.inc();
         } else {
             collisions.inc();
@@ -266,11 +350,13 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     /** Remembers the id whose hash {@link #ids} holds, with its line, until {@code forgetAt}. */
     private void rememberId(IngestedEvent e, String server, long forgetAt) {
-        added.computeIfAbsent(server, k -> new PassedIds()).add(forgetAt, ids.high, ids.low, ids.line(e.lineSha256));
+        added.computeIfAbsent(server, k -> new PassedIds())
+                .add(forgetAt, ids.high, ids.low, ids.line(e.lineSha256));
     }
 
     @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<IngestedEvent> out) throws Exception {
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<IngestedEvent> out)
+            throws Exception {
         ChainTip t = tipOf(ctx.getCurrentKey());
         if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
             t.headDueAt = ChainTip.NONE;
@@ -280,7 +366,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         if (timestamp == END_OF_INPUT) {
             writeHead(ctx, t, ctx.timerService().currentProcessingTime());
         }
-        // everything due by the watermark at once: the timers of the minutes it passed with it find none
+        // everything due by the watermark at once: the timers of the minutes it passed with it find
+        // none
         long due = Math.max(timestamp, ctx.timerService().currentWatermark());
         PassedIds recent = added.get(ctx.getCurrentKey());
         if (recent != null) recent.forgetUpTo(due);
@@ -299,7 +386,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         if (r == null) r = numbered.value();
         if (r != null) {
             r.forgetUpTo(due);
-            if (r.mapUntil == Long.MAX_VALUE) r.mapUntil = latestForget(recent); // once, after a restore
+            if (r.mapUntil == Long.MAX_VALUE)
+                r.mapUntil = latestForget(recent); // once, after a restore
             runs.put(ctx.getCurrentKey(), r);
         }
         if (t.seq == 0) { // only ids moved over from a former layout's state, no link yet
@@ -310,7 +398,10 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         }
     }
 
-    /** The latest time to forget of the ids remembered in the map or since the last checkpoint; Long.MIN_VALUE if none. */
+    /**
+     * The latest time to forget of the ids remembered in the map or since the last checkpoint;
+     * Long.MIN_VALUE if none.
+     */
     private long latestForget(PassedIds recent) throws Exception {
         long latest = recent == null ? Long.MIN_VALUE : recent.latestForget();
         for (RememberedId id : remembered.keys()) latest = Math.max(latest, id.forgetAt);
@@ -336,7 +427,10 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         return r;
     }
 
-    /** The server's tip: from memory since the last checkpoint, else from state (or moved over, or new). */
+    /**
+     * The server's tip: from memory since the last checkpoint, else from state (or moved over, or
+     * new).
+     */
     private ChainTip tipOf(String server) throws Exception {
         ChainTip t = tips.get(server);
         if (t == null) {
@@ -371,7 +465,14 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     private void writeHead(OnTimerContext ctx, ChainTip t, long recordedAt) throws Exception {
         Long written = lastHeadSeq.value();
         if (t.seq > 0 && (written == null || t.seq > written)) { // written: the previous head's seq
-            ChainHead head = new ChainHead(ctx.getCurrentKey(), t.seq, t.digest, t.lastEventId, t.lastEventTime, recordedAt);
+            ChainHead head =
+                    new ChainHead(
+                            ctx.getCurrentKey(),
+                            t.seq,
+                            t.digest,
+                            t.lastEventId,
+                            t.lastEventTime,
+                            recordedAt);
             head.chain = chain;
             head.previousSeq = written;
             if (signer != null) signer.sign(head);
@@ -381,9 +482,9 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
     }
 
     /**
-     * A server without a tip: a new one, or one restored from a checkpoint of a former layout, whose
-     * chain position and remembered ids (in either of two former layouts) are moved over here and
-     * cleared there.
+     * A server without a tip: a new one, or one restored from a checkpoint of a former layout,
+     * whose chain position and remembered ids (in either of two former layouts) are moved over here
+     * and cleared there.
      */
     private ChainTip movedOver() throws Exception {
         ChainTip t = new ChainTip();
@@ -394,7 +495,8 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             t.lastEventId = formerEventId.value();
             Long time = formerEventTime.value();
             t.lastEventTime = time == null ? 0 : time;
-            Long headDue = formerHeadDueAt.value(); // its processing-time timer is restored with the state
+            Long headDue =
+                    formerHeadDueAt.value(); // its processing-time timer is restored with the state
             t.headDueAt = headDue == null ? ChainTip.NONE : headDue;
             formerSeq.clear();
             formerDigest.clear();
@@ -404,7 +506,9 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         }
         FirstCopies former = formerFirstCopies.value();
         if (former != null) {
-            former.forEach((high, low, line, forgetAt) -> remembered.put(new RememberedId(forgetAt, high, low), line));
+            former.forEach(
+                    (high, low, line, forgetAt) ->
+                            remembered.put(new RememberedId(forgetAt, high, low), line));
             formerFirstCopies.clear();
         }
         Iterator<Map.Entry<String, Tuple2<Long, String>>> formerMap = formerFirstCopyMap.iterator();
@@ -412,7 +516,9 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             while (formerMap.hasNext()) {
                 Map.Entry<String, Tuple2<Long, String>> entry = formerMap.next();
                 ids.hash(entry.getKey());
-                remembered.put(new RememberedId(entry.getValue().f0, ids.high, ids.low), ids.line(entry.getValue().f1));
+                remembered.put(
+                        new RememberedId(entry.getValue().f0, ids.high, ids.low),
+                        ids.line(entry.getValue().f1));
             }
             formerFirstCopyMap.clear();
         }
@@ -422,11 +528,20 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     static DeadLetter collision(IngestedEvent e) {
         byte[] document = EventDocument.of(e).toJson().getBytes(StandardCharsets.UTF_8);
-        DeadLetter d = DeadLetter.of(DeadLetter.STAGE_STORE, "id collision: a different record with id " + e.event.id
-                + " came first (the stored event " + e.event.id + " has another line_sha256; this one's is " + e.lineSha256
-                + "). Two sources share a server name, or the server reused a record id; this record is kept here, not"
-                + " stored as an event",
-                null, document, e.origin);
+        DeadLetter d =
+                DeadLetter.of(
+                        DeadLetter.STAGE_STORE,
+                        "id collision: a different record with id "
+                                + e.event.id
+                                + " came first (the stored event "
+                                + e.event.id
+                                + " has another line_sha256; this one's is "
+                                + e.lineSha256
+                                + "). Two sources share a server name, or the server reused a record id; this record is kept here, not"
+                                + " stored as an event",
+                        null,
+                        document,
+                        e.origin);
         d.id = EventDocument.collisionId(e.event.id, e.lineSha256);
         d.server = e.event.server;
         d.format = e.event.format;

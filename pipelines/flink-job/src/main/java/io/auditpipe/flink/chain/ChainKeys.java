@@ -5,8 +5,8 @@ import java.nio.file.Path;
 
 /**
  * The chain's keys, as files read where the chain's tasks run (docs/security.md): the Ed25519 pair
- * that signs the heads ({@link HeadSigner}) and the key that authenticates each link ({@link LinkKey}).
- * Either may be null: heads unsigned, links without a MAC.
+ * that signs the heads ({@link HeadSigner}) and the key that authenticates each link ({@link
+ * LinkKey}). Either may be null: heads unsigned, links without a MAC.
  */
 public record ChainKeys(String signingKeyFile, String linkKeyFile) implements Serializable {
     public static final ChainKeys NONE = new ChainKeys(null, null);

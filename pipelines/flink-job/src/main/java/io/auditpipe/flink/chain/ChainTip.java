@@ -1,5 +1,6 @@
 package io.auditpipe.flink.chain;
 
+import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
@@ -7,12 +8,10 @@ import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
 
-import java.io.IOException;
-
 /**
  * Where one server's chain stands ({@link ChainEvents}): its last link, the event it linked, when
- * the next head is due and the last time-to-forget timer set. One state value read and written
- * once per event: on RocksDB each state access is a lookup or a write of its own.
+ * the next head is due and the last time-to-forget timer set. One state value read and written once
+ * per event: on RocksDB each state access is a lookup or a write of its own.
  */
 public final class ChainTip {
     /** {@link #headDueAt} and {@link #forgetTimerAt} when none is set. */

@@ -1,19 +1,17 @@
 package io.auditpipe.flink.chain;
 
 import io.auditpipe.flink.document.CanonicalForm;
-
-import org.bson.Document;
-
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import org.bson.Document;
 
 /**
- * The tamper-evidence chain (docs/archive.md): per server, every stored event carries
- * {@code chain_seq} (1, 2, 3, ... in the order the job received the server's records) and
- * {@code chain_digest} = SHA-256 of (previous digest in hex, a newline, the event's canonical
- * form, {@link CanonicalForm}). The first link's previous digest is the empty string.
+ * The tamper-evidence chain (docs/archive.md): per server, every stored event carries {@code
+ * chain_seq} (1, 2, 3, ... in the order the job received the server's records) and {@code
+ * chain_digest} = SHA-256 of (previous digest in hex, a newline, the event's canonical form, {@link
+ * CanonicalForm}). The first link's previous digest is the empty string.
  */
 public final class EventChain {
     private EventChain() {}

@@ -1,45 +1,45 @@
 package io.auditpipe.flink.chain;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-
 /**
  * The event ids one server's chain has passed and still remembers ({@link ChainEvents}), each with
  * a fingerprint of its first line and when to forget it: 32 bytes per id in open-addressing tables
  * of longs kept at most 3/4 full (43-64 bytes of heap per id), and 32 bytes per id in a checkpoint.
  *
- * <p><b>Why not a {@code MapState<String, ...>}.</b> It would take about 260 bytes of
- * heap per id (a hash-map node, the id string, a tuple, a boxed long and the 64-character digest),
- * about 110 bytes per id in every checkpoint, and, on the heap state backend, a deep copy of the
- * whole map at the first access after each checkpoint (copy-on-write of a state value). State holds
- * the ids of (1 minute + the stats' allowed lateness) of events: at 10,000 events/s and 15 minutes
- * of lateness, 9.6 million ids, about 2.5 GB of heap (FirstCopiesFootprint, pipelines/job-bench).
+ * <p><b>Why not a {@code MapState<String, ...>}.</b> It would take about 260 bytes of heap per id
+ * (a hash-map node, the id string, a tuple, a boxed long and the 64-character digest), about 110
+ * bytes per id in every checkpoint, and, on the heap state backend, a deep copy of the whole map at
+ * the first access after each checkpoint (copy-on-write of a state value). State holds the ids of
+ * (1 minute + the stats' allowed lateness) of events: at 10,000 events/s and 15 minutes of
+ * lateness, 9.6 million ids, about 2.5 GB of heap (FirstCopiesFootprint, pipelines/job-bench).
  *
- * <p><b>Identity by a 128-bit hash of the id.</b> An id is the first 128 bits of the SHA-256 of
- * its UTF-8 bytes. Two different ids remembered at once share those bits with a probability of
- * about n / 2^128 per event (n ids remembered: 10^7 at 10,000 events/s), about 3 in 10^32: no
- * such coincidence is expected in the life of any fleet. The first line is kept as a 64-bit
- * fingerprint of its {@code line_sha256} (its first 64 bits), enough to tell a copy (the same
- * line) from a collision (another line under the same id); 0 stands for an unknown digest.
+ * <p><b>Identity by a 128-bit hash of the id.</b> An id is the first 128 bits of the SHA-256 of its
+ * UTF-8 bytes. Two different ids remembered at once share those bits with a probability of about n
+ * / 2^128 per event (n ids remembered: 10^7 at 10,000 events/s), about 3 in 10^32: no such
+ * coincidence is expected in the life of any fleet. The first line is kept as a 64-bit fingerprint
+ * of its {@code line_sha256} (its first 64 bits), enough to tell a copy (the same line) from a
+ * collision (another line under the same id); 0 stands for an unknown digest.
  *
  * <p><b>Copy-on-write friendly.</b> Entries go into a small mutable {@code delta} table; when it
  * holds a quarter of the {@code frozen} one (at least 4,096 entries) the two are merged into a new
  * frozen table, which is never changed afterwards. {@link Serializer#copy(FirstCopies)}, which the
  * heap state backend calls at the first access after a checkpoint began, shares the frozen table
- * and copies only the delta. Forgetting (once a minute, on the event-time timer) rebuilds the frozen
- * table without the expired entries.
+ * and copies only the delta. Forgetting (once a minute, on the event-time timer) rebuilds the
+ * frozen table without the expired entries.
  */
 public final class FirstCopies {
     /** What {@link #lineOf} answers for an id not remembered. */
     public static final long NOT_SEEN = Long.MIN_VALUE;
+
     /** The line fingerprint of an event without a {@code line_sha256}. */
     public static final long UNKNOWN_LINE = 0L;
 
@@ -65,7 +65,10 @@ public final class FirstCopies {
         return line != NOT_SEEN ? line : frozen.lineOf(idHigh, idLow);
     }
 
-    /** Remembers an id not remembered yet (callers check {@link #lineOf} first) until {@code forgetAt}. */
+    /**
+     * Remembers an id not remembered yet (callers check {@link #lineOf} first) until {@code
+     * forgetAt}.
+     */
     public void add(long idHigh, long idLow, long line, long forgetAt) {
         delta = delta.with(idHigh, idLow, line, forgetAt);
         if (delta.size >= Math.max(MIN_DELTA, frozen.size / 4)) {
@@ -100,7 +103,8 @@ public final class FirstCopies {
         for (Table t : new Table[] {frozen, delta}) {
             long[] s = t.slots;
             for (int at = 0; at < s.length; at += FIELDS) {
-                if (s[at] != 0 || s[at + 1] != 0) visitor.visit(s[at], s[at + 1], s[at + 2], s[at + 3]);
+                if (s[at] != 0 || s[at + 1] != 0)
+                    visitor.visit(s[at], s[at + 1], s[at + 2], s[at + 3]);
             }
         }
     }
@@ -129,7 +133,10 @@ public final class FirstCopies {
             if (high == 0 && low == 0) low = 1; // (0, 0) marks an empty slot
         }
 
-        /** A 64-bit fingerprint of a line's {@code line_sha256}: its first 16 hex digits, or a hash of other text. */
+        /**
+         * A 64-bit fingerprint of a line's {@code line_sha256}: its first 16 hex digits, or a hash
+         * of other text.
+         */
         public long line(String lineSha256) {
             if (lineSha256 == null) return UNKNOWN_LINE;
             long fp;
@@ -155,20 +162,25 @@ public final class FirstCopies {
         }
     }
 
-    // ---- the tables ------------------------------------------------------------------------------
+    // ---- the tables
+    // ------------------------------------------------------------------------------
 
     /**
-     * Open addressing with linear probing; a slot is {@link #FIELDS} longs, empty when both id halves
-     * are 0. Any capacity (not only powers of two): a slot is chosen by multiplying the id's high
-     * 32 bits of its low half by the capacity, so a merged table is sized to be 3/4 full.
+     * Open addressing with linear probing; a slot is {@link #FIELDS} longs, empty when both id
+     * halves are 0. Any capacity (not only powers of two): a slot is chosen by multiplying the id's
+     * high 32 bits of its low half by the capacity, so a merged table is sized to be 3/4 full.
      */
     static final class Table {
-        /** Shared by every empty table that merging leaves: never put into ({@link #with} copies it). */
+        /**
+         * Shared by every empty table that merging leaves: never put into ({@link #with} copies
+         * it).
+         */
         static final Table EMPTY = new Table(1);
 
         final long[] slots;
         final int capacity;
         int size;
+
         /** The earliest time to forget of the entries (Long.MAX_VALUE: none). */
         long earliestForget = Long.MAX_VALUE;
 
@@ -199,7 +211,10 @@ public final class FirstCopies {
             }
         }
 
-        /** As {@link #lineOf(long, long)}, for an entry with this time to forget too (another may share the id). */
+        /**
+         * As {@link #lineOf(long, long)}, for an entry with this time to forget too (another may
+         * share the id).
+         */
         long lineOf(long high, long low, long forgetAt) {
             if (size == 0) return NOT_SEEN;
             for (int i = home(low); ; i = i + 1 == capacity ? 0 : i + 1) {
@@ -211,7 +226,10 @@ public final class FirstCopies {
             }
         }
 
-        /** Puts into this table, or into a larger copy once it is 3/4 full or {@link #EMPTY} (returned). */
+        /**
+         * Puts into this table, or into a larger copy once it is 3/4 full or {@link #EMPTY}
+         * (returned).
+         */
         Table with(long high, long low, long line, long forgetAt) {
             Table t = this;
             if (this == EMPTY || (size + 1) * 4L > capacity * 3L) {
@@ -262,7 +280,9 @@ public final class FirstCopies {
             return (int) Math.min(Integer.MAX_VALUE / FIELDS, (n * 4L + 2) / 3 + 1);
         }
 
-        /** A new table with the entries of both to be kept after {@code forgottenUpTo}, 3/4 full. */
+        /**
+         * A new table with the entries of both to be kept after {@code forgottenUpTo}, 3/4 full.
+         */
         static Table merged(Table a, Table b, long forgottenUpTo) {
             int n = kept(a, forgottenUpTo) + kept(b, forgottenUpTo);
             if (n == 0) return EMPTY;
@@ -277,7 +297,8 @@ public final class FirstCopies {
         }
     }
 
-    // ---- state serialization ---------------------------------------------------------------------
+    // ---- state serialization
+    // ---------------------------------------------------------------------
 
     /** Writes the entries (4 longs each); {@link #copy(FirstCopies)} shares the frozen table. */
     public static final class Serializer extends TypeSerializerSingleton<FirstCopies> {

@@ -25,21 +25,22 @@ import java.util.regex.Pattern;
  * only the public key.
  *
  * <p>The key file (option {@code chain.signing-key-file}) holds two PEM blocks: the private key
- * (PKCS#8, {@code PRIVATE KEY}) and its public key (X.509 SubjectPublicKeyInfo, {@code PUBLIC KEY});
- * the signer checks at load that they belong together. A head's {@code key_id} is the first 16 hex
- * digits of the SHA-256 of the public key's DER form, so that verify can tell a head signed by
- * another key (a rotated one) from a forged signature.
+ * (PKCS#8, {@code PRIVATE KEY}) and its public key (X.509 SubjectPublicKeyInfo, {@code PUBLIC
+ * KEY}); the signer checks at load that they belong together. A head's {@code key_id} is the first
+ * 16 hex digits of the SHA-256 of the public key's DER form, so that verify can tell a head signed
+ * by another key (a rotated one) from a forged signature.
  *
  * <p>What is signed ({@link #signedBytes}): each field as a netstring ({@code <byte length>:<UTF-8
  * bytes>,}), in this order: the tag {@code auditpipe-chain-head/1}, server, chain ("" for the live
- * chain), seq, previous head's seq ("" for a chain's first head), digest, last event id, last
- * event time and recorded-at time (epoch milliseconds). Length prefixes make the encoding
- * unambiguous whatever the fields hold. cli/auditpipe/evidence/signing.py builds the same bytes.
+ * chain), seq, previous head's seq ("" for a chain's first head), digest, last event id, last event
+ * time and recorded-at time (epoch milliseconds). Length prefixes make the encoding unambiguous
+ * whatever the fields hold. cli/auditpipe/evidence/signing.py builds the same bytes.
  */
 public final class HeadSigner {
     public static final String TAG = "auditpipe-chain-head/1";
-    private static final Pattern PEM = Pattern.compile(
-            "-----BEGIN ([A-Z ]+)-----\\s*([A-Za-z0-9+/=\\s]+?)\\s*-----END \\1-----");
+    private static final Pattern PEM =
+            Pattern.compile(
+                    "-----BEGIN ([A-Z ]+)-----\\s*([A-Za-z0-9+/=\\s]+?)\\s*-----END \\1-----");
 
     private final PrivateKey privateKey;
     private final String keyId;
@@ -54,7 +55,8 @@ public final class HeadSigner {
         check.initVerify(publicKey);
         check.update(probe);
         if (!check.verify(sign(probe))) {
-            throw new GeneralSecurityException("the public key in the file is not the private key's");
+            throw new GeneralSecurityException(
+                    "the public key in the file is not the private key's");
         }
     }
 
@@ -64,7 +66,8 @@ public final class HeadSigner {
         try {
             text = Files.readString(file, StandardCharsets.US_ASCII);
         } catch (IOException e) {
-            throw new IllegalArgumentException("chain.signing-key-file: cannot read " + file + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "chain.signing-key-file: cannot read " + file + ": " + e.getMessage(), e);
         }
         byte[] privateDer = null;
         byte[] publicDer = null;
@@ -75,20 +78,30 @@ public final class HeadSigner {
             if (m.group(1).equals("PUBLIC KEY")) publicDer = der;
         }
         if (privateDer == null || publicDer == null) {
-            throw new IllegalArgumentException("chain.signing-key-file: " + file + " must hold an Ed25519 key as two PEM"
-                    + " blocks, PRIVATE KEY (PKCS#8) and PUBLIC KEY (auditpipe makes one: docs/security.md)");
+            throw new IllegalArgumentException(
+                    "chain.signing-key-file: "
+                            + file
+                            + " must hold an Ed25519 key as two PEM"
+                            + " blocks, PRIVATE KEY (PKCS#8) and PUBLIC KEY (auditpipe makes one: docs/security.md)");
         }
         try {
             KeyFactory keys = KeyFactory.getInstance("Ed25519");
-            return new HeadSigner(keys.generatePrivate(new PKCS8EncodedKeySpec(privateDer)),
+            return new HeadSigner(
+                    keys.generatePrivate(new PKCS8EncodedKeySpec(privateDer)),
                     keys.generatePublic(new X509EncodedKeySpec(publicDer)));
         } catch (GeneralSecurityException e) {
-            throw new IllegalArgumentException("chain.signing-key-file: " + file + " holds no usable Ed25519 key pair: "
-                    + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "chain.signing-key-file: "
+                            + file
+                            + " holds no usable Ed25519 key pair: "
+                            + e.getMessage(),
+                    e);
         }
     }
 
-    /** The first 16 hex digits of the SHA-256 of the public key's DER (SubjectPublicKeyInfo) form. */
+    /**
+     * The first 16 hex digits of the SHA-256 of the public key's DER (SubjectPublicKeyInfo) form.
+     */
     public static String keyId(PublicKey publicKey) {
         try {
             byte[] hash = MessageDigest.getInstance("SHA-256").digest(publicKey.getEncoded());
@@ -121,10 +134,18 @@ public final class HeadSigner {
     /** The bytes a head's signature covers (see the class comment). */
     public static byte[] signedBytes(ChainHead h) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(256);
-        for (String field : new String[] {TAG, h.server, h.chain == null ? "" : h.chain, Long.toString(h.seq),
-                h.previousSeq == null ? "" : Long.toString(h.previousSeq), h.digest,
-                h.lastEventId == null ? "" : h.lastEventId, Long.toString(h.lastEventTimeMillis),
-                Long.toString(h.recordedAtMillis)}) {
+        for (String field :
+                new String[] {
+                    TAG,
+                    h.server,
+                    h.chain == null ? "" : h.chain,
+                    Long.toString(h.seq),
+                    h.previousSeq == null ? "" : Long.toString(h.previousSeq),
+                    h.digest,
+                    h.lastEventId == null ? "" : h.lastEventId,
+                    Long.toString(h.lastEventTimeMillis),
+                    Long.toString(h.recordedAtMillis)
+                }) {
             byte[] bytes = field.getBytes(StandardCharsets.UTF_8);
             out.writeBytes(Integer.toString(bytes.length).getBytes(StandardCharsets.US_ASCII));
             out.write(':');

@@ -1,27 +1,26 @@
 package io.auditpipe.flink.chain;
 
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
-import java.io.IOException;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.Map;
-
 /**
  * The numbered records one server's chain passed and still remembers ({@link ChainEvents}), as runs
- * of consecutive numbers per sequence ({@link io.auditpipe.parser.RecordNumbers}: Percona's
- * {@code <n>_<startup time>}), instead of an entry per id.
+ * of consecutive numbers per sequence ({@link io.auditpipe.parser.RecordNumbers}: Percona's {@code
+ * <n>_<startup time>}), instead of an entry per id.
  *
  * <p><b>Why.</b> A server's numbered records arrive in order, save for a few: lines written to a
- * rotated file after the collector closed it, lines re-sent after a collector restart. In order,
- * a number extends the sequence's last run, so the state is a few runs per server whatever the
- * event rate, and a checkpoint writes one small value per server that had events, not an entry per
- * event. A number out of order starts a run of its own, which merges with its neighbours as the
- * numbers between arrive.
+ * rotated file after the collector closed it, lines re-sent after a collector restart. In order, a
+ * number extends the sequence's last run, so the state is a few runs per server whatever the event
+ * rate, and a checkpoint writes one small value per server that had events, not an entry per event.
+ * A number out of order starts a run of its own, which merges with its neighbours as the numbers
+ * between arrive.
  *
  * <p><b>Copies and collisions.</b> A number inside a run is a copy when its record's time lies
  * within the times of the run's records, which a copy's always does (the same line has the same
@@ -30,8 +29,8 @@ import java.util.Map;
  * same number passes for a copy: the line itself is not kept (two logs under one server name share
  * a startup time only by chance, and configuration allows one source per server).
  *
- * <p><b>Forgetting.</b> A run is remembered until the latest time to forget of its numbers, as an id
- * is ({@link ChainEvents}): the run still growing is kept as long as its sequence goes on.
+ * <p><b>Forgetting.</b> A run is remembered until the latest time to forget of its numbers, as an
+ * id is ({@link ChainEvents}): the run still growing is kept as long as its sequence goes on.
  *
  * <p><b>Bounded.</b> At most {@link #MAX_RUNS} runs per server: a number that would start one more
  * is not taken ({@link #add} answers false) and the chain remembers its id as it does other
@@ -41,13 +40,17 @@ import java.util.Map;
 public final class NumberedRuns {
     /** What {@link #seen} answers. */
     public static final int NOT_SEEN = 0, COPY = 1, COLLISION = 2;
+
     /** The runs one server keeps at most, over all its sequences: 40 bytes each. */
     static final int MAX_RUNS = 4096;
+
     static final int FIELDS = 5; // first number, last number, earliest time, latest time, forget at
 
     /** Per sequence (its startup time), its runs ordered by their first number. */
     private final Map<String, Runs> sequences;
+
     private int runCount;
+
     /**
      * Until when (the watermark) a number outside the runs may be remembered by its id in the
      * chain's map instead: Long.MIN_VALUE for never, Long.MAX_VALUE until the map is found empty.
@@ -63,7 +66,10 @@ public final class NumberedRuns {
         for (Runs r : sequences.values()) runCount += r.n;
     }
 
-    /** Whether this number of this sequence was passed, and if so, whether a record of this time is its copy. */
+    /**
+     * Whether this number of this sequence was passed, and if so, whether a record of this time is
+     * its copy.
+     */
     public int seen(String startup, long number, long time) {
         Runs r = sequences.get(startup);
         if (r == null) return NOT_SEEN;
@@ -73,8 +79,8 @@ public final class NumberedRuns {
     }
 
     /**
-     * Remembers a number not seen yet (callers check {@link #seen} first) until at least
-     * {@code forgetAt}; false, remembering nothing, when it would start a run past {@link #MAX_RUNS}.
+     * Remembers a number not seen yet (callers check {@link #seen} first) until at least {@code
+     * forgetAt}; false, remembering nothing, when it would start a run past {@link #MAX_RUNS}.
      */
     public boolean add(String startup, long number, long time, long forgetAt) {
         Runs r = sequences.get(startup);
@@ -88,7 +94,11 @@ public final class NumberedRuns {
         boolean extendsAfter = i + 1 < r.n && r.at(i + 1, 0) == number + 1;
         if (extendsBefore && extendsAfter) { // fills the one gap between two runs: they become one
             r.set(i, 1, r.at(i + 1, 1));
-            r.widen(i, Math.min(time, r.at(i + 1, 2)), Math.max(time, r.at(i + 1, 3)), Math.max(forgetAt, r.at(i + 1, 4)));
+            r.widen(
+                    i,
+                    Math.min(time, r.at(i + 1, 2)),
+                    Math.max(time, r.at(i + 1, 3)),
+                    Math.max(forgetAt, r.at(i + 1, 4)));
             r.remove(i + 1);
             runCount--;
         } else if (extendsBefore) {
@@ -155,14 +165,18 @@ public final class NumberedRuns {
             if (forgetAt > r[at + 4]) r[at + 4] = forgetAt;
         }
 
-        /** The last run whose first number is at most {@code number}, -1 if none; the last run first (numbers come in order). */
+        /**
+         * The last run whose first number is at most {@code number}, -1 if none; the last run first
+         * (numbers come in order).
+         */
         int runAtOrBefore(long number) {
             if (n == 0) return -1;
             if (r[(n - 1) * FIELDS] <= number) return n - 1;
             int lo = 0, hi = n - 2; // the answer is in [-1, n - 2]
             while (lo <= hi) {
                 int mid = (lo + hi) >>> 1;
-                if (r[mid * FIELDS] <= number) lo = mid + 1; else hi = mid - 1;
+                if (r[mid * FIELDS] <= number) lo = mid + 1;
+                else hi = mid - 1;
             }
             return hi;
         }
@@ -200,7 +214,8 @@ public final class NumberedRuns {
         }
     }
 
-    // ---- state serialization ---------------------------------------------------------------------
+    // ---- state serialization
+    // ---------------------------------------------------------------------
 
     /** Writes {@link #mapUntil}, then per sequence its startup time and its runs (5 longs each). */
     public static final class Serializer extends TypeSerializerSingleton<NumberedRuns> {
@@ -220,7 +235,8 @@ public final class NumberedRuns {
         @Override
         public NumberedRuns copy(NumberedRuns from) {
             Map<String, Runs> sequences = new HashMap<>(from.sequences.size() * 2 + 1);
-            for (Map.Entry<String, Runs> e : from.sequences.entrySet()) sequences.put(e.getKey(), e.getValue().copy());
+            for (Map.Entry<String, Runs> e : from.sequences.entrySet())
+                sequences.put(e.getKey(), e.getValue().copy());
             NumberedRuns copy = new NumberedRuns(sequences);
             copy.mapUntil = from.mapUntil;
             return copy;
@@ -266,7 +282,8 @@ public final class NumberedRuns {
         }
 
         @Override
-        public NumberedRuns deserialize(NumberedRuns reuse, DataInputView source) throws IOException {
+        public NumberedRuns deserialize(NumberedRuns reuse, DataInputView source)
+                throws IOException {
             return deserialize(source);
         }
 
@@ -282,7 +299,8 @@ public final class NumberedRuns {
     }
 
     /** The serializer has no parameters: version 1 of this layout. */
-    public static final class SerializerSnapshot extends SimpleTypeSerializerSnapshot<NumberedRuns> {
+    public static final class SerializerSnapshot
+            extends SimpleTypeSerializerSnapshot<NumberedRuns> {
         public SerializerSnapshot() {
             super(() -> Serializer.INSTANCE);
         }

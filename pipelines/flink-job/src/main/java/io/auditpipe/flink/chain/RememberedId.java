@@ -1,12 +1,11 @@
 package io.auditpipe.flink.chain;
 
+import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-
-import java.io.IOException;
 
 /**
  * One event id that a server's chain remembers ({@link ChainEvents}): when to forget it, then the
@@ -31,7 +30,10 @@ public final class RememberedId {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof RememberedId r && r.forgetAt == forgetAt && r.high == high && r.low == low;
+        return o instanceof RememberedId r
+                && r.forgetAt == forgetAt
+                && r.high == high
+                && r.low == low;
     }
 
     @Override
@@ -88,7 +90,8 @@ public final class RememberedId {
         }
 
         @Override
-        public RememberedId deserialize(RememberedId reuse, DataInputView source) throws IOException {
+        public RememberedId deserialize(RememberedId reuse, DataInputView source)
+                throws IOException {
             return deserialize(source);
         }
 
@@ -104,7 +107,8 @@ public final class RememberedId {
     }
 
     /** The serializer has no parameters: version 1 of this layout. */
-    public static final class SerializerSnapshot extends SimpleTypeSerializerSnapshot<RememberedId> {
+    public static final class SerializerSnapshot
+            extends SimpleTypeSerializerSnapshot<RememberedId> {
         public SerializerSnapshot() {
             super(() -> Serializer.INSTANCE);
         }

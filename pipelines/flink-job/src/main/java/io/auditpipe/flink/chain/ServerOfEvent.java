@@ -1,7 +1,6 @@
 package io.auditpipe.flink.chain;
 
 import io.auditpipe.flink.records.IngestedEvent;
-
 import org.apache.flink.api.java.functions.KeySelector;
 
 /** Keys events by their server: one chain per server ({@link ChainEvents}). */

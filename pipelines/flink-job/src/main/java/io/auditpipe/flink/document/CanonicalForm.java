@@ -1,36 +1,41 @@
 package io.auditpipe.flink.document;
 
 import io.auditpipe.parser.ByteScan;
-
-import org.bson.Document;
-
 import java.nio.charset.StandardCharsets;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.bson.Document;
 
 /**
  * The canonical form of an event document: what its chain link's digest covers (docs/archive.md).
  * It is the stored document without the two chain fields, as JSON with object keys sorted, no
- * whitespace, times as integer milliseconds since the epoch, and strings escaped as Python's
- * {@code json.dumps(..., ensure_ascii=False)} escapes them, so that {@code auditpipe verify}
- * (cli/auditpipe/evidence/chain.py) recomputes the same bytes from a document read back from the store or a
- * row of the archive. This class is the one definition on the job's side; the Python side is tested
- * against it (EventChainTest's vectors are in tests/unit/test_chain.py).
+ * whitespace, times as integer milliseconds since the epoch, and strings escaped as Python's {@code
+ * json.dumps(..., ensure_ascii=False)} escapes them, so that {@code auditpipe verify}
+ * (cli/auditpipe/evidence/chain.py) recomputes the same bytes from a document read back from the
+ * store or a row of the archive. This class is the one definition on the job's side; the Python
+ * side is tested against it (EventChainTest's vectors are in tests/unit/test_chain.py).
  *
  * <p>Written into a growing UTF-8 buffer that an instance keeps (one per operator instance; not
  * thread-safe). The writer is on the chain's hot path, so: the sorted order of an object's keys is
  * remembered per shape (the keys in the map's own order; a server's events come in a few shapes,
  * {@link EventDocument#of}), with each key already written; a short string is written a char at a
  * time while it is plain ASCII; a longer one is encoded by the JDK (an intrinsic for ASCII) and
- * copied up to the first byte to escape, found eight bytes at a time (ByteScan). EventChainTest
- * and CanonicalFormPropertyTest compare it with a plain writer of the same form.
+ * copied up to the first byte to escape, found eight bytes at a time (ByteScan). EventChainTest and
+ * CanonicalFormPropertyTest compare it with a plain writer of the same form.
  */
 public final class CanonicalForm {
-    /** Shapes remembered at most; past it the memory starts again (a document of ever new keys stays correct, only slower). */
+    /**
+     * Shapes remembered at most; past it the memory starts again (a document of ever new keys stays
+     * correct, only slower).
+     */
     static final int MAX_SHAPES = 256;
-    /** Strings up to this long are written a char at a time while plain ASCII (no encoding, no copy). */
+
+    /**
+     * Strings up to this long are written a char at a time while plain ASCII (no encoding, no
+     * copy).
+     */
     static final int SHORT_STRING = 32;
 
     private byte[] buf = new byte[4096];
@@ -44,7 +49,9 @@ public final class CanonicalForm {
         return new String(c.buf, 0, c.len, StandardCharsets.UTF_8);
     }
 
-    /** Writes {@code event}'s canonical form into this instance's buffer, replacing what it held. */
+    /**
+     * Writes {@code event}'s canonical form into this instance's buffer, replacing what it held.
+     */
     public void writeDocument(Map<?, ?> event) {
         len = 0;
         writeObject(event, true);
@@ -62,7 +69,13 @@ public final class CanonicalForm {
 
     private void ensure(long more) {
         if (len + more > buf.length) {
-            buf = java.util.Arrays.copyOf(buf, (int) Math.min(Integer.MAX_VALUE - 8, Math.max(buf.length * 2L, len + more)));
+            buf =
+                    java.util.Arrays.copyOf(
+                            buf,
+                            (int)
+                                    Math.min(
+                                            Integer.MAX_VALUE - 8,
+                                            Math.max(buf.length * 2L, len + more)));
         }
     }
 
@@ -76,7 +89,10 @@ public final class CanonicalForm {
             ascii("null");
         } else if (v instanceof String s) {
             writeString(s);
-        } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+        } else if (v instanceof Integer
+                || v instanceof Long
+                || v instanceof Short
+                || v instanceof Byte) {
             writeLong(((Number) v).longValue());
         } else if (v instanceof Boolean b) {
             ascii(b ? "true" : "false");
@@ -149,7 +165,9 @@ public final class CanonicalForm {
         buf[len++] = '}';
     }
 
-    /** The shape of {@code keys[0..n)}: their sorted positions and how each is written, remembered. */
+    /**
+     * The shape of {@code keys[0..n)}: their sorted positions and how each is written, remembered.
+     */
     private KeyOrder keyOrder(String[] keys, int n, int shape) {
         KeyOrder first = orders.get(shape);
         for (KeyOrder o = first; o != null; o = o.next) {
@@ -180,10 +198,10 @@ public final class CanonicalForm {
     }
 
     /**
-     * A JSON string as Python's json.dumps(ensure_ascii=False) writes it, in UTF-8: only the
-     * quote, the backslash and control characters are escaped. A lone surrogate becomes '?', as
-     * Java's own UTF-8 encoder makes it (it is the encoder: the escaping works on its bytes, and
-     * no byte of a multi-byte sequence is below 0x80).
+     * A JSON string as Python's json.dumps(ensure_ascii=False) writes it, in UTF-8: only the quote,
+     * the backslash and control characters are escaped. A lone surrogate becomes '?', as Java's own
+     * UTF-8 encoder makes it (it is the encoder: the escaping works on its bytes, and no byte of a
+     * multi-byte sequence is below 0x80).
      */
     private void writeString(String s) {
         int chars = s.length();
@@ -207,12 +225,17 @@ public final class CanonicalForm {
         writeEncoded(s);
     }
 
-    /** Any string: encoded by the JDK, copied up to the first byte to escape, the rest byte by byte. */
+    /**
+     * Any string: encoded by the JDK, copied up to the first byte to escape, the rest byte by byte.
+     */
     private void writeEncoded(String s) {
         byte[] u = s.getBytes(StandardCharsets.UTF_8);
         int n = u.length;
         int plain = plainPrefix(u);
-        ensure(plain == n ? n + 2L : plain + 6L * (n - plain) + 2); // an escaped control character: 6 bytes
+        ensure(
+                plain == n
+                        ? n + 2L
+                        : plain + 6L * (n - plain) + 2); // an escaped control character: 6 bytes
         byte[] b = buf;
         int at = len;
         b[at++] = '"';
@@ -246,13 +269,18 @@ public final class CanonicalForm {
         len = at;
     }
 
-    /** How many bytes from the start need no escaping (a control character, a quote or a backslash does). */
+    /**
+     * How many bytes from the start need no escaping (a control character, a quote or a backslash
+     * does).
+     */
     static int plainPrefix(byte[] u) {
         int i = 0;
         int n = u.length;
         for (; i + 8 <= n; i += 8) {
             long w = ByteScan.wordAt(u, i);
-            if (ByteScan.anyByteBelow(w, 0x20) || ByteScan.anyByteIs(w, '"') || ByteScan.anyByteIs(w, '\\')) break;
+            if (ByteScan.anyByteBelow(w, 0x20)
+                    || ByteScan.anyByteIs(w, '"')
+                    || ByteScan.anyByteIs(w, '\\')) break;
         }
         for (; i < n; i++) {
             byte c = u[i];
@@ -266,7 +294,8 @@ public final class CanonicalForm {
         boolean matches(String[] other, int n) {
             if (keys.length != n) return false;
             for (int i = 0; i < n; i++) {
-                if (!keys[i].equals(other[i])) return false; // the same literal: equals answers at ==
+                if (!keys[i].equals(other[i]))
+                    return false; // the same literal: equals answers at ==
             }
             return true;
         }

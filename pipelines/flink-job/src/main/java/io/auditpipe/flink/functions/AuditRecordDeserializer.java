@@ -1,20 +1,18 @@
 package io.auditpipe.flink.functions;
 
+import io.auditpipe.enrich.ComplianceSettings;
+import io.auditpipe.enrich.Enricher;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
-import io.auditpipe.enrich.ComplianceSettings;
-import io.auditpipe.enrich.Enricher;
 import io.auditpipe.parser.ParseResult;
 import io.auditpipe.reader.RecordReader;
-
+import java.time.Duration;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-
-import java.time.Duration;
 
 /**
  * Turns each message of audit.raw into a {@link ParsedRecord}: the event {@link RecordReader} read
@@ -26,13 +24,16 @@ import java.time.Duration;
  */
 public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema<ParsedRecord> {
     private static final long serialVersionUID = 1L;
+
     /** Default of job option event-time.max-ahead. */
     public static final Duration DEFAULT_MAX_AHEAD = Duration.ofMinutes(5);
 
     private final long maxAheadMillis;
     private final ComplianceSettings compliance;
+
     /** False for the alert rules' source: events without their stored original and its digest. */
     private final boolean withOriginal;
+
     private transient RecordReader reader;
 
     public AuditRecordDeserializer() {
@@ -43,7 +44,8 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         this(maxAhead, compliance, true);
     }
 
-    private AuditRecordDeserializer(Duration maxAhead, ComplianceSettings compliance, boolean withOriginal) {
+    private AuditRecordDeserializer(
+            Duration maxAhead, ComplianceSettings compliance, boolean withOriginal) {
         this.maxAheadMillis = maxAhead.toMillis();
         this.compliance = compliance;
         this.withOriginal = withOriginal;
@@ -52,9 +54,11 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     /**
      * For the alert rules' source (AuditPipeline): the same events, parsed, enriched and masked
      * alike, without what only the store and the archive keep: the masked original record and its
-     * {@code line_sha256} (a second pass of the masker over the whole line and a SHA-256 per record).
+     * {@code line_sha256} (a second pass of the masker over the whole line and a SHA-256 per
+     * record).
      */
-    public static AuditRecordDeserializer forAlerts(Duration maxAhead, ComplianceSettings compliance) {
+    public static AuditRecordDeserializer forAlerts(
+            Duration maxAhead, ComplianceSettings compliance) {
         return new AuditRecordDeserializer(maxAhead, compliance, false);
     }
 
@@ -62,16 +66,26 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
     private transient org.apache.flink.metrics.Counter framingMessages;
 
     @Override
-    public void open(org.apache.flink.api.common.serialization.DeserializationSchema.InitializationContext context) {
+    public void open(
+            org.apache.flink.api.common.serialization.DeserializationSchema.InitializationContext
+                    context) {
         framingMessages = context.getMetricGroup().counter("framingMessages");
         reader = new RecordReader(new Enricher(compliance), withOriginal);
     }
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> message, Collector<ParsedRecord> out) {
-        ParsedRecord r = toRecord(reader().read(message.key(), message.value(), message.timestamp()), message.key(), message.value(),
-                new KafkaOrigin(message.topic(), message.partition(), message.offset(), message.timestamp()),
-                maxAheadMillis);
+        ParsedRecord r =
+                toRecord(
+                        reader().read(message.key(), message.value(), message.timestamp()),
+                        message.key(),
+                        message.value(),
+                        new KafkaOrigin(
+                                message.topic(),
+                                message.partition(),
+                                message.offset(),
+                                message.timestamp()),
+                        maxAheadMillis);
         if (r != null) {
             out.collect(r);
         } else if (framingMessages != null) {
@@ -84,17 +98,23 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         return reader;
     }
 
-    /** One enricher with the default settings per thread, for the overloads that take none (tests). */
+    /**
+     * One enricher with the default settings per thread, for the overloads that take none (tests).
+     */
     private static final ThreadLocal<Enricher> DEFAULT_ENRICHER =
             ThreadLocal.withInitial(() -> new Enricher(ComplianceSettings.defaults()));
 
-    /** {@link #parse(byte[], byte[], KafkaOrigin, long, Enricher)} with the default bound and compliance settings. */
+    /**
+     * {@link #parse(byte[], byte[], KafkaOrigin, long, Enricher)} with the default bound and
+     * compliance settings.
+     */
     public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin) {
         return parse(key, value, origin, DEFAULT_MAX_AHEAD.toMillis(), DEFAULT_ENRICHER.get());
     }
 
     /** With the default compliance settings (nothing classified, card numbers masked). */
-    public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis) {
+    public static ParsedRecord parse(
+            byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis) {
         return parse(key, value, origin, maxAheadMillis, DEFAULT_ENRICHER.get());
     }
 
@@ -102,28 +122,48 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
      * The whole decision for one message; public for tests and the offline parser. Null when the
      * message is only the file's framing, no record ({@link ParseResult#framing}).
      *
-     * <p>Event time is the record's own timestamp, trusted only up to {@code maxAheadMillis} ahead of
-     * the Kafka record's timestamp (the time the collector shipped it): a server clock far ahead, or a
-     * forged or corrupted timestamp, would otherwise move its partition's watermark and make every
-     * older event on that partition too late for its minute. An event beyond the bound is kept with
-     * its timestamp as written, flagged {@code event_time_trusted: false}, counted in the minute it was
-     * shipped and ignored by the watermarks. The bound compares two recorded times, never the clock
-     * of the moment, so a replay decides the same way.
-     * Masking: {@link RecordReader}.
+     * <p>Event time is the record's own timestamp, trusted only up to {@code maxAheadMillis} ahead
+     * of the Kafka record's timestamp (the time the collector shipped it): a server clock far
+     * ahead, or a forged or corrupted timestamp, would otherwise move its partition's watermark and
+     * make every older event on that partition too late for its minute. An event beyond the bound
+     * is kept with its timestamp as written, flagged {@code event_time_trusted: false}, counted in
+     * the minute it was shipped and ignored by the watermarks. The bound compares two recorded
+     * times, never the clock of the moment, so a replay decides the same way. Masking: {@link
+     * RecordReader}.
      */
-    public static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher) {
+    public static ParsedRecord parse(
+            byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher) {
         return parse(key, value, origin, maxAheadMillis, enricher, true);
     }
 
-    /** {@code withOriginal} false: the event without {@code original} and {@code line_sha256} ({@link #forAlerts}). */
-    static ParsedRecord parse(byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis, Enricher enricher,
-                              boolean withOriginal) {
-        return toRecord(new RecordReader(enricher, withOriginal).read(key, value, origin.timestampMillis), key, value, origin,
+    /**
+     * {@code withOriginal} false: the event without {@code original} and {@code line_sha256}
+     * ({@link #forAlerts}).
+     */
+    static ParsedRecord parse(
+            byte[] key,
+            byte[] value,
+            KafkaOrigin origin,
+            long maxAheadMillis,
+            Enricher enricher,
+            boolean withOriginal) {
+        return toRecord(
+                new RecordReader(enricher, withOriginal).read(key, value, origin.timestampMillis),
+                key,
+                value,
+                origin,
                 maxAheadMillis);
     }
 
-    /** What the reader made of a message, with where it was read from: null for the file's framing. */
-    public static ParsedRecord toRecord(RecordReader.Read read, byte[] key, byte[] value, KafkaOrigin origin, long maxAheadMillis) {
+    /**
+     * What the reader made of a message, with where it was read from: null for the file's framing.
+     */
+    public static ParsedRecord toRecord(
+            RecordReader.Read read,
+            byte[] key,
+            byte[] value,
+            KafkaOrigin origin,
+            long maxAheadMillis) {
         if (read.isFraming()) {
             return null;
         }
@@ -132,7 +172,8 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         }
         IngestedEvent event = new IngestedEvent(read.event, origin, read.lineSha256);
         event.original = read.original;
-        event.eventTimeTrusted = read.event.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
+        event.eventTimeTrusted =
+                read.event.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
         return ParsedRecord.event(event);
     }
 

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.functions;
 
+import java.time.Duration;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -7,20 +8,18 @@ import org.apache.flink.streaming.api.windowing.triggers.Trigger;
 import org.apache.flink.streaming.api.windowing.triggers.TriggerResult;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 
-import java.time.Duration;
-
 /**
  * Event-time trigger that also fires early: a processing-time timer {@code interval} after the
  * first element since the last firing. Every firing emits the window's full count (FIRE, never
- * PURGE), so the store always holds the latest count and a quiet stream's last minute is
- * written without waiting for a watermark that may never come. State is cleared with the window.
+ * PURGE), so the store always holds the latest count and a quiet stream's last minute is written
+ * without waiting for a watermark that may never come. State is cleared with the window.
  *
  * <p>Late elements (within the allowed lateness) fire the same way, {@code interval} after the
- * first since the last firing, not each at once: a server whose events arrive well behind
- * another's on the same Kafka partition (the partition's watermark) has every event late, and a
- * firing per event made the stats writer upsert each key in every batch it sent, a quarter more of
- * the store's CPU per event at 10,000 events/s (docs/architecture.md). The window's cleanup (its
- * end plus the allowed lateness) fires first when a firing is still due, so no count is lost to it
+ * first since the last firing, not each at once: a server whose events arrive well behind another's
+ * on the same Kafka partition (the partition's watermark) has every event late, and a firing per
+ * event made the stats writer upsert each key in every batch it sent, a quarter more of the store's
+ * CPU per event at 10,000 events/s (docs/architecture.md). The window's cleanup (its end plus the
+ * allowed lateness) fires first when a firing is still due, so no count is lost to it
  * (WindowOperator asks the trigger at the cleanup timer before it drops the window's state).
  */
 public class EarlyFiringEventTimeTrigger extends Trigger<Object, TimeWindow> {
@@ -35,7 +34,8 @@ public class EarlyFiringEventTimeTrigger extends Trigger<Object, TimeWindow> {
     }
 
     @Override
-    public TriggerResult onElement(Object element, long timestamp, TimeWindow window, TriggerContext ctx)
+    public TriggerResult onElement(
+            Object element, long timestamp, TimeWindow window, TriggerContext ctx)
             throws Exception {
         if (window.maxTimestamp() > ctx.getCurrentWatermark()) {
             ctx.registerEventTimeTimer(window.maxTimestamp());
@@ -50,16 +50,21 @@ public class EarlyFiringEventTimeTrigger extends Trigger<Object, TimeWindow> {
     }
 
     @Override
-    public TriggerResult onProcessingTime(long time, TimeWindow window, TriggerContext ctx) throws Exception {
+    public TriggerResult onProcessingTime(long time, TimeWindow window, TriggerContext ctx)
+            throws Exception {
         ctx.getPartitionedState(pendingTimer).clear();
         return TriggerResult.FIRE;
     }
 
     @Override
-    public TriggerResult onEventTime(long time, TimeWindow window, TriggerContext ctx) throws Exception {
+    public TriggerResult onEventTime(long time, TimeWindow window, TriggerContext ctx)
+            throws Exception {
         ValueState<Long> pending = ctx.getPartitionedState(pendingTimer);
         Long due = pending.value();
-        if (time == window.maxTimestamp()) { // the minute closes: its full count, and no early firing after it
+        if (time
+                == window
+                        .maxTimestamp()) { // the minute closes: its full count, and no early firing
+            // after it
             if (due != null) {
                 ctx.deleteProcessingTimeTimer(due);
                 pending.clear();

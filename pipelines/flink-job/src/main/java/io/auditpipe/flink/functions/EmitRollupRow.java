@@ -2,7 +2,6 @@ package io.auditpipe.flink.functions;
 
 import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
-
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
@@ -23,7 +22,8 @@ public class EmitRollupRow extends ProcessWindowFunction<Long, RollupRow, Rollup
     }
 
     @Override
-    public void process(RollupKey key, Context ctx, Iterable<Long> counts, Collector<RollupRow> out) {
+    public void process(
+            RollupKey key, Context ctx, Iterable<Long> counts, Collector<RollupRow> out) {
         for (Long count : counts) {
             RollupRow row = new RollupRow(key, ctx.window().getStart(), count);
             row.chain = chain;

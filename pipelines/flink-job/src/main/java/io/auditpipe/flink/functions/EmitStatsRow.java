@@ -2,7 +2,6 @@ package io.auditpipe.flink.functions;
 
 import io.auditpipe.flink.records.StatsKey;
 import io.auditpipe.flink.records.StatsRow;
-
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;

@@ -2,7 +2,7 @@ package io.auditpipe.flink.functions;
 
 import io.auditpipe.flink.records.HourRow;
 import io.auditpipe.flink.records.StatsRow;
-
+import java.time.Duration;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -12,8 +12,6 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
-
-import java.time.Duration;
 
 /**
  * Each server's events per hour, summed from its one-minute counts as they are written: the minute
@@ -29,8 +27,10 @@ import java.time.Duration;
  */
 public class HourlyCounts extends KeyedProcessFunction<String, StatsRow, HourRow> {
     private static final long serialVersionUID = 1L;
+
     /** A server's hour: the key of the minute rows summed together. */
-    public static final KeySelector<StatsRow, String> KEY = row -> row.key.server + "|" + HourRow.hourOf(row.windowStartMillis);
+    public static final KeySelector<StatsRow, String> KEY =
+            row -> row.key.server + "|" + HourRow.hourOf(row.windowStartMillis);
 
     private final long allowedLatenessMillis;
     private final boolean once;
@@ -56,7 +56,11 @@ public class HourlyCounts extends KeyedProcessFunction<String, StatsRow, HourRow
 
     @Override
     public void open(OpenContext openContext) {
-        minutes = getRuntimeContext().getMapState(new MapStateDescriptor<>("hour-minute-counts", Types.STRING, Types.LONG));
+        minutes =
+                getRuntimeContext()
+                        .getMapState(
+                                new MapStateDescriptor<>(
+                                        "hour-minute-counts", Types.STRING, Types.LONG));
         total = getRuntimeContext().getState(new ValueStateDescriptor<>("hour-total", Types.LONG));
     }
 
@@ -66,7 +70,8 @@ public class HourlyCounts extends KeyedProcessFunction<String, StatsRow, HourRow
         Long sum = total.value();
         if (sum == null) {
             sum = 0L;
-            ctx.timerService().registerEventTimeTimer(hour + HourRow.HOUR_MILLIS - 1 + allowedLatenessMillis);
+            ctx.timerService()
+                    .registerEventTimeTimer(hour + HourRow.HOUR_MILLIS - 1 + allowedLatenessMillis);
         }
         String minute = row.id();
         Long before = minutes.get(minute);
@@ -77,11 +82,17 @@ public class HourlyCounts extends KeyedProcessFunction<String, StatsRow, HourRow
     }
 
     @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<HourRow> out) throws Exception {
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<HourRow> out)
+            throws Exception {
         Long sum = total.value();
         if (once && sum != null) {
             String key = ctx.getCurrentKey();
-            out.collect(new HourRow(key.substring(0, key.lastIndexOf('|')), timestamp + 1 - HourRow.HOUR_MILLIS, sum, chain));
+            out.collect(
+                    new HourRow(
+                            key.substring(0, key.lastIndexOf('|')),
+                            timestamp + 1 - HourRow.HOUR_MILLIS,
+                            sum,
+                            chain));
         }
         minutes.clear();
         total.clear();

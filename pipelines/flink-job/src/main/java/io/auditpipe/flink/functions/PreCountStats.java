@@ -2,29 +2,27 @@ package io.auditpipe.flink.functions;
 
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsKey;
-
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 
-import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Objects;
-
 /**
  * Adds up the stats' events of one key and minute before they cross the shuffle to the one-minute
- * windows, so that a window's state is read and written once per key and minute in a batch, not once
- * per event: on RocksDB each of those is a lookup and a write (docs/scaling.md "State").
+ * windows, so that a window's state is read and written once per key and minute in a batch, not
+ * once per event: on RocksDB each of those is a lookup and a write (docs/scaling.md "State").
  *
  * <p>Nothing is held across a checkpoint or a watermark: the sums go out before the checkpoint's
- * barrier (so they belong to the checkpoint before it, and the operator has no state of its own) and
- * before each watermark is passed on (so every event reaches its window before the watermark that
- * could make it late, as it would have alone), and when {@code maxKeys} sums are held. A record too
- * late for its minute at the watermark this operator has seen (its minute's end plus the allowed
- * lateness passed) goes on alone, so that the window's side output still names each one.
+ * barrier (so they belong to the checkpoint before it, and the operator has no state of its own)
+ * and before each watermark is passed on (so every event reaches its window before the watermark
+ * that could make it late, as it would have alone), and when {@code maxKeys} sums are held. A
+ * record too late for its minute at the watermark this operator has seen (its minute's end plus the
+ * allowed lateness passed) goes on alone, so that the window's side output still names each one.
  *
  * <p>That needs the windows' watermark never ahead of this operator's, and so this operator never
  * tells the windows that its input is idle. An idle input would leave the windows' watermark to the
@@ -33,7 +31,8 @@ import java.util.Objects;
  * named. Nothing stalls for it: every subtask reads every reader's watermarks (the stream before it
  * is keyed by server), so all of them are idle together, and none has a watermark the others lack.
  */
-public class PreCountStats extends AbstractStreamOperator<StatsEvent> implements OneInputStreamOperator<StatsEvent, StatsEvent> {
+public class PreCountStats extends AbstractStreamOperator<StatsEvent>
+        implements OneInputStreamOperator<StatsEvent, StatsEvent> {
     private static final long serialVersionUID = 1L;
 
     private final long windowMillis;
@@ -67,7 +66,8 @@ public class PreCountStats extends AbstractStreamOperator<StatsEvent> implements
         Sum key = new Sum(e.key, windowStart);
         StatsEvent sum = sums.get(key);
         if (sum == null) {
-            StatsEvent first = new StatsEvent(); // its own: with object reuse, the record may be used again
+            StatsEvent first =
+                    new StatsEvent(); // its own: with object reuse, the record may be used again
             first.key = e.key;
             first.id = e.id;
             first.format = e.format;
@@ -88,7 +88,10 @@ public class PreCountStats extends AbstractStreamOperator<StatsEvent> implements
         super.processWatermark(mark);
     }
 
-    /** Kept from the windows: an idle input would let their watermark pass this operator's (class comment). */
+    /**
+     * Kept from the windows: an idle input would let their watermark pass this operator's (class
+     * comment).
+     */
     @Override
     public void processWatermarkStatus(WatermarkStatus status) {}
 

@@ -3,7 +3,6 @@ package io.auditpipe.flink.functions;
 import io.auditpipe.flink.records.DeadLetter;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.ParsedRecord;
-
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;

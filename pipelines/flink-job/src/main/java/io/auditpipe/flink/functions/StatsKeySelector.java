@@ -2,7 +2,6 @@ package io.auditpipe.flink.functions;
 
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsKey;
-
 import org.apache.flink.api.java.functions.KeySelector;
 
 /** Keys events by the dimensions of the one-minute stats. */

@@ -1,19 +1,17 @@
 package io.auditpipe.flink.functions;
 
 import io.auditpipe.flink.records.ParsedRecord;
-
+import java.time.Duration;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
 
-import java.time.Duration;
-
 /**
  * Bounded out-of-orderness watermarks (per Kafka partition, generated in the source) that only
- * trusted event time moves. Dead letters and events whose own time is too far ahead
- * ({@link ParsedRecord#drivesWatermark()}) are timestamped but never advance the watermark: one line
- * from the far future would otherwise make every later, correct event of its partition, from any
- * server sharing it, too late for its minute.
+ * trusted event time moves. Dead letters and events whose own time is too far ahead ({@link
+ * ParsedRecord#drivesWatermark()}) are timestamped but never advance the watermark: one line from
+ * the far future would otherwise make every later, correct event of its partition, from any server
+ * sharing it, too late for its minute.
  */
 public class TrustedEventTimeWatermarks implements WatermarkGenerator<ParsedRecord> {
     private final long outOfOrdernessMillis;

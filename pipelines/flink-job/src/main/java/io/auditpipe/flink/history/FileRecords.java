@@ -10,7 +10,6 @@ import io.auditpipe.parser.Framing;
 import io.auditpipe.parser.ParseResult;
 import io.auditpipe.parser.SourceDescriptor;
 import io.auditpipe.reader.RecordReader;
-
 import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.FilterInputStream;
@@ -27,10 +26,10 @@ import java.util.zip.GZIPInputStream;
  * One audit log file's records as the live path makes them: lines split on LF as the collectors
  * split them, framed with the format's {@link Framing} as the local collector frames them, read by
  * the job's own reader ({@link AuditRecordDeserializer#toRecord}) under the key a collector would
- * send ({@code collector: auditpipe-import}, the file as {@code source}). A name ending in
- * {@code .gz} is read through gzip. Each record's origin is {@code import:<file>}, partition 0, the
- * record's first line as offset, and the import's start as its timestamp: a dead letter's id is
- * the same whenever the file is imported again.
+ * send ({@code collector: auditpipe-import}, the file as {@code source}). A name ending in {@code
+ * .gz} is read through gzip. Each record's origin is {@code import:<file>}, partition 0, the
+ * record's first line as offset, and the import's start as its timestamp: a dead letter's id is the
+ * same whenever the file is imported again.
  */
 public final class FileRecords implements Closeable {
     /** The topic-like name of a file's records' origin. */
@@ -46,20 +45,37 @@ public final class FileRecords implements Closeable {
     private final RecordReader reader;
     private final byte[] key;
     private final long importedAtMillis;
-    /** The file's modification time: when its records were received, for a syslog time without a year. */
+
+    /**
+     * The file's modification time: when its records were received, for a syslog time without a
+     * year.
+     */
     private final long writtenMillis;
+
     private final long maxAheadMillis;
+
     /** What the key says, for {@link #nextStreamTime}'s parsing without the reader. */
     private final SourceDescriptor source;
+
     private final ArrayDeque<Framing.Framer.Record> framed = new ArrayDeque<>();
     private long lineNumber;
-    /** Lines read before {@link #next} gives up (the head of a file: a wrong format frames no record). */
+
+    /**
+     * Lines read before {@link #next} gives up (the head of a file: a wrong format frames no
+     * record).
+     */
     private long lineLimit = Long.MAX_VALUE;
+
     private boolean ended;
-    /** Records that were only the file's own framing (an XML declaration, a JSON array's brackets). */
+
+    /**
+     * Records that were only the file's own framing (an XML declaration, a JSON array's brackets).
+     */
     public long framing;
+
     /** The first line of the record {@link #nextStreamTime} gave last. */
     public long lastFirstLine;
+
     /** {@link #nextStreamTime} at the end of the file. */
     public static final long END = Long.MAX_VALUE;
 
@@ -67,7 +83,10 @@ public final class FileRecords implements Closeable {
         this.file = file;
         this.counted = new CountingStream(Files.newInputStream(file));
         InputStream raw = new BufferedInputStream(counted, 1 << 16);
-        this.in = file.getFileName().toString().endsWith(".gz") ? new GZIPInputStream(raw, 1 << 16) : raw;
+        this.in =
+                file.getFileName().toString().endsWith(".gz")
+                        ? new GZIPInputStream(raw, 1 << 16)
+                        : raw;
         this.lines = new Lines(in);
         this.framer = AuditFormats.forName(settings.format).framing().framer();
         this.reader = new RecordReader(enricher, true);
@@ -78,7 +97,8 @@ public final class FileRecords implements Closeable {
         try {
             this.source = SourceDescriptor.parseKey(key);
         } catch (SourceDescriptor.InvalidSourceKeyException e) {
-            throw new IllegalArgumentException("the import's own key does not read: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "the import's own key does not read: " + e.getMessage(), e);
         }
     }
 
@@ -92,8 +112,13 @@ public final class FileRecords implements Closeable {
         Framing.Framer.Record record;
         while ((record = nextFramed()) != null) {
             byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
-            ParsedRecord r = AuditRecordDeserializer.toRecord(reader.read(key, bytes, writtenMillis), key, bytes,
-                    new KafkaOrigin(origin(file), 0, record.firstLine, importedAtMillis), maxAheadMillis);
+            ParsedRecord r =
+                    AuditRecordDeserializer.toRecord(
+                            reader.read(key, bytes, writtenMillis),
+                            key,
+                            bytes,
+                            new KafkaOrigin(origin(file), 0, record.firstLine, importedAtMillis),
+                            maxAheadMillis);
             if (r != null) return r;
             framing++;
         }
@@ -101,19 +126,26 @@ public final class FileRecords implements Closeable {
     }
 
     /**
-     * The stream time {@link #next} would give the next record ({@link ParsedRecord#eventTimeMillis}:
-     * its own time when trusted, else the import's start, a dead letter's too), with its first line
-     * in {@link #lastFirstLine}; {@link #END} at the end of the file. Only parsed, neither enriched
-     * nor masked: a tenth of the work of {@link #next}, for {@link TimeFloors}.
+     * The stream time {@link #next} would give the next record ({@link
+     * ParsedRecord#eventTimeMillis}: its own time when trusted, else the import's start, a dead
+     * letter's too), with its first line in {@link #lastFirstLine}; {@link #END} at the end of the
+     * file. Only parsed, neither enriched nor masked: a tenth of the work of {@link #next}, for
+     * {@link TimeFloors}.
      */
     public long nextStreamTime() throws IOException {
         Framing.Framer.Record record;
         while ((record = nextFramed()) != null) {
             ParseResult parsed;
             try {
-                parsed = AuditFormats.parse(record.text.getBytes(StandardCharsets.ISO_8859_1), source, writtenMillis);
+                parsed =
+                        AuditFormats.parse(
+                                record.text.getBytes(StandardCharsets.ISO_8859_1),
+                                source,
+                                writtenMillis);
             } catch (RuntimeException e) {
-                parsed = ParseResult.failed("parser error: " + e); // RecordReader's reading of it too
+                parsed =
+                        ParseResult.failed(
+                                "parser error: " + e); // RecordReader's reading of it too
             }
             if (parsed.isFraming()) continue;
             lastFirstLine = record.firstLine;
@@ -136,7 +168,9 @@ public final class FileRecords implements Closeable {
                 framed.addAll(framer.finish());
             } else {
                 lineNumber++;
-                if (line.length > 0) framed.addAll(framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber));
+                if (line.length > 0)
+                    framed.addAll(
+                            framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber));
             }
         }
     }
@@ -146,7 +180,10 @@ public final class FileRecords implements Closeable {
         in.close();
     }
 
-    /** What every file of an import shares: the server, format and time zone, and when the import began. */
+    /**
+     * What every file of an import shares: the server, format and time zone, and when the import
+     * began.
+     */
     public static final class Settings implements java.io.Serializable {
         private static final long serialVersionUID = 1L;
         public final String server;
@@ -156,11 +193,20 @@ public final class FileRecords implements Closeable {
         public final long maxAheadMillis;
         public final ComplianceSettings compliance;
 
-        public Settings(String server, String format, String timezone, long importedAtMillis, long maxAheadMillis,
-                        ComplianceSettings compliance) {
+        public Settings(
+                String server,
+                String format,
+                String timezone,
+                long importedAtMillis,
+                long maxAheadMillis,
+                ComplianceSettings compliance) {
             if (AuditFormats.forName(format) == null) {
-                throw new IllegalArgumentException("unknown format '" + format + "' (known: "
-                        + String.join(", ", AuditFormats.names()) + ")");
+                throw new IllegalArgumentException(
+                        "unknown format '"
+                                + format
+                                + "' (known: "
+                                + String.join(", ", AuditFormats.names())
+                                + ")");
             }
             this.server = server;
             this.format = format;
@@ -170,11 +216,21 @@ public final class FileRecords implements Closeable {
             this.compliance = compliance;
         }
 
-        /** The message key a collector shipping {@code file} would send (schemas/audit-raw-key.schema.json). */
+        /**
+         * The message key a collector shipping {@code file} would send
+         * (schemas/audit-raw-key.schema.json).
+         */
         byte[] key(Path file) {
-            return ("{\"v\":1,\"server\":" + quote(server) + ",\"format\":" + quote(format) + ",\"source\":"
-                    + quote(file.toAbsolutePath().toString()) + ",\"collector\":\"auditpipe-import\",\"timezone\":"
-                    + quote(timezone) + "}").getBytes(StandardCharsets.UTF_8);
+            return ("{\"v\":1,\"server\":"
+                            + quote(server)
+                            + ",\"format\":"
+                            + quote(format)
+                            + ",\"source\":"
+                            + quote(file.toAbsolutePath().toString())
+                            + ",\"collector\":\"auditpipe-import\",\"timezone\":"
+                            + quote(timezone)
+                            + "}")
+                    .getBytes(StandardCharsets.UTF_8);
         }
     }
 
@@ -193,9 +249,11 @@ public final class FileRecords implements Closeable {
      * wrong format can be framed from the whole file), for ordering the files and telling a wrong
      * format early; a file with lines and no record among them gives a list without events.
      */
-    public static List<ParsedRecord> head(Path file, Settings settings, int n, long maxLines) throws IOException {
+    public static List<ParsedRecord> head(Path file, Settings settings, int n, long maxLines)
+            throws IOException {
         List<ParsedRecord> out = new java.util.ArrayList<>();
-        try (FileRecords records = new FileRecords(file, settings, new Enricher(settings.compliance))) {
+        try (FileRecords records =
+                new FileRecords(file, settings, new Enricher(settings.compliance))) {
             records.lineLimit = maxLines;
             ParsedRecord r;
             while (out.size() < n && (r = records.next()) != null) out.add(r);

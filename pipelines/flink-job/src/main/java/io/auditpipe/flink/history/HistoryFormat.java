@@ -2,7 +2,11 @@ package io.auditpipe.flink.history;
 
 import io.auditpipe.enrich.Enricher;
 import io.auditpipe.flink.records.ParsedRecord;
-
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.file.src.FileSourceSplit;
@@ -10,24 +14,19 @@ import org.apache.flink.connector.file.src.reader.BulkFormat;
 import org.apache.flink.connector.file.src.util.CheckpointedPosition;
 import org.apache.flink.connector.file.src.util.IteratorResultIterator;
 
-import java.io.IOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Objects;
-
 /**
- * The records of an import's files, in the order given (oldest first: a server's records then
- * reach the chain and the event-time windows in their own order, as when shipped live), read by
- * Flink's FileSource as the records of one file: the import's manifest, a file listing them
- * ({@code ImportJob} writes it; its content is not read here). A record whose id the archive or the
- * store already holds ({@link KnownIds}) is left out and counted; every other record, dead letters
- * included, goes on to the pipeline, with the earliest time of the records still to come
- * ({@link TimeFloors}; {@link ParsedRecord#laterNotBefore}), which the import's watermark follows.
+ * The records of an import's files, in the order given (oldest first: a server's records then reach
+ * the chain and the event-time windows in their own order, as when shipped live), read by Flink's
+ * FileSource as the records of one file: the import's manifest, a file listing them ({@code
+ * ImportJob} writes it; its content is not read here). A record whose id the archive or the store
+ * already holds ({@link KnownIds}) is left out and counted; every other record, dead letters
+ * included, goes on to the pipeline, with the earliest time of the records still to come ({@link
+ * TimeFloors}; {@link ParsedRecord#laterNotBefore}), which the import's watermark follows.
  *
- * <p>Records go out in batches of {@link #BATCH} (the source's hand-over to the pipeline holds a few
- * batches): memory stays bounded however long the history, and the pipeline works while the files
- * are read. The position is the number of records handed over, so that a restored reader skips them.
+ * <p>Records go out in batches of {@link #BATCH} (the source's hand-over to the pipeline holds a
+ * few batches): memory stays bounded however long the history, and the pipeline works while the
+ * files are read. The position is the number of records handed over, so that a restored reader
+ * skips them.
  */
 public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceSplit> {
     private static final long serialVersionUID = 1L;
@@ -39,10 +38,11 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
     private final TimeFloors floors;
 
     /**
-     * {@code knownIds}: the file of ids already held (one per line), or null for none; {@code floors}:
-     * the files' {@link TimeFloors#scan}, in this order.
+     * {@code knownIds}: the file of ids already held (one per line), or null for none; {@code
+     * floors}: the files' {@link TimeFloors#scan}, in this order.
      */
-    public HistoryFormat(List<String> files, FileRecords.Settings settings, String knownIds, TimeFloors floors) {
+    public HistoryFormat(
+            List<String> files, FileRecords.Settings settings, String knownIds, TimeFloors floors) {
         this.files = List.copyOf(files);
         this.settings = Objects.requireNonNull(settings, "settings");
         this.knownIds = knownIds;
@@ -50,14 +50,22 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
     }
 
     @Override
-    public BulkFormat.Reader<ParsedRecord> createReader(Configuration config, FileSourceSplit manifest) throws IOException {
-        return new Batches(new Reader(knownIds == null ? new KnownIds() : KnownIds.read(Path.of(knownIds))), 0);
+    public BulkFormat.Reader<ParsedRecord> createReader(
+            Configuration config, FileSourceSplit manifest) throws IOException {
+        return new Batches(
+                new Reader(knownIds == null ? new KnownIds() : KnownIds.read(Path.of(knownIds))),
+                0);
     }
 
     @Override
-    public BulkFormat.Reader<ParsedRecord> restoreReader(Configuration config, FileSourceSplit manifest) throws IOException {
-        Reader reader = new Reader(knownIds == null ? new KnownIds() : KnownIds.read(Path.of(knownIds)));
-        long handedOver = manifest.getReaderPosition().map(CheckpointedPosition::getRecordsAfterOffset).orElse(0L);
+    public BulkFormat.Reader<ParsedRecord> restoreReader(
+            Configuration config, FileSourceSplit manifest) throws IOException {
+        Reader reader =
+                new Reader(knownIds == null ? new KnownIds() : KnownIds.read(Path.of(knownIds)));
+        long handedOver =
+                manifest.getReaderPosition()
+                        .map(CheckpointedPosition::getRecordsAfterOffset)
+                        .orElse(0L);
         for (long i = 0; i < handedOver && reader.read() != null; i++) {
             // skipped: handed over before the checkpoint
         }
@@ -90,8 +98,9 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
             ParsedRecord r;
             while (batch.size() < BATCH && (r = reader.read()) != null) batch.add(r);
             if (batch.isEmpty()) return null;
-            IteratorResultIterator<ParsedRecord> records = new IteratorResultIterator<>(batch.iterator(),
-                    CheckpointedPosition.NO_OFFSET, handedOver);
+            IteratorResultIterator<ParsedRecord> records =
+                    new IteratorResultIterator<>(
+                            batch.iterator(), CheckpointedPosition.NO_OFFSET, handedOver);
             handedOver += batch.size();
             return records;
         }
@@ -134,8 +143,14 @@ public final class HistoryFormat implements BulkFormat<ParsedRecord, FileSourceS
                     continue;
                 }
                 ImportCounters.records.incrementAndGet();
-                r.laterNotBefore = floor.floor(r.event != null ? r.event.origin.offset : r.deadLetter.origin.offset);
-                if (r.deadLetter == null && known.size() > 0 && known.contains(r.event.event.id)) { // a first import hashes nothing
+                r.laterNotBefore =
+                        floor.floor(
+                                r.event != null
+                                        ? r.event.origin.offset
+                                        : r.deadLetter.origin.offset);
+                if (r.deadLetter == null
+                        && known.size() > 0
+                        && known.contains(r.event.event.id)) { // a first import hashes nothing
                     ImportCounters.alreadyPresent.incrementAndGet();
                     continue;
                 }

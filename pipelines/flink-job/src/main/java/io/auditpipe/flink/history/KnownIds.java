@@ -1,11 +1,9 @@
 package io.auditpipe.flink.history;
 
-import io.auditpipe.flink.chain.FirstCopies;
-
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-
+import io.auditpipe.flink.chain.FirstCopies;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,8 +12,9 @@ import java.nio.file.Path;
 
 /**
  * The ids of the server's events the archive and the store already hold (one JSON string per line,
- * written by {@code auditpipe import}), known by the 128-bit hash the chain knows ids by ({@link FirstCopies}):
- * a record whose id is among them was shipped or imported before, and is not imported again.
+ * written by {@code auditpipe import}), known by the 128-bit hash the chain knows ids by ({@link
+ * FirstCopies}): a record whose id is among them was shipped or imported before, and is not
+ * imported again.
  */
 public final class KnownIds {
     private final FirstCopies ids = new FirstCopies();
@@ -36,9 +35,12 @@ public final class KnownIds {
                 n++;
                 if (line.isEmpty()) continue;
                 try (JsonParser p = JSON.createParser(line)) {
-                    if (p.nextToken() != JsonToken.VALUE_STRING) throw new IOException(file + " line " + n + " is not a JSON string");
+                    if (p.nextToken() != JsonToken.VALUE_STRING)
+                        throw new IOException(file + " line " + n + " is not a JSON string");
                     String id = p.getText();
-                    if (p.nextToken() != null) throw new IOException(file + " line " + n + " holds more than one JSON string");
+                    if (p.nextToken() != null)
+                        throw new IOException(
+                                file + " line " + n + " holds more than one JSON string");
                     known.add(id);
                 }
             }

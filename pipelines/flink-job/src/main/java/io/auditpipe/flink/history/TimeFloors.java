@@ -13,31 +13,40 @@ import java.util.function.LongConsumer;
 
 /**
  * For each point of an import's files, in the order they are read: the earliest stream time of the
- * records from there to the end. The import's watermark follows it
- * ({@link io.auditpipe.flink.functions.FloorWatermarks}), so it never passes a record still to come:
- * a bounded input has no late record, whatever the order of its times (a clock stepped back, local
+ * records from there to the end. The import's watermark follows it ({@link
+ * io.auditpipe.flink.functions.FloorWatermarks}), so it never passes a record still to come: a
+ * bounded input has no late record, whatever the order of its times (a clock stepped back, local
  * time across a daylight-saving change, rotated files whose times overlap), and every record is
  * counted in its minute, hour and day (docs/archive.md "Imported history").
  *
- * <p>Found by reading the files once before the import ({@link #scan}: only parsed, neither enriched
- * nor masked, the files on as many threads as there are cores) and kept per block of
- * {@link #BLOCK} records: two numbers per block (the block's first line and its floor), so the whole
- * of a quarter's history takes a few kilobytes. A record's floor is its block's, which may lie a
- * block's worth of records behind the exact one; the watermark then trails by that much more, never
- * less.
+ * <p>Found by reading the files once before the import ({@link #scan}: only parsed, neither
+ * enriched nor masked, the files on as many threads as there are cores) and kept per block of
+ * {@link #BLOCK} records: two numbers per block (the block's first line and its floor), so the
+ * whole of a quarter's history takes a few kilobytes. A record's floor is its block's, which may
+ * lie a block's worth of records behind the exact one; the watermark then trails by that much more,
+ * never less.
  */
 public final class TimeFloors implements Serializable {
     private static final long serialVersionUID = 1L;
 
     /** Records per block. */
     public static final int BLOCK = 1_000;
-    /** The floor of a record the scan did not see (a file grown since): it does not move the watermark. */
+
+    /**
+     * The floor of a record the scan did not see (a file grown since): it does not move the
+     * watermark.
+     */
     public static final long UNKNOWN = Long.MIN_VALUE;
 
     /** Per file, the first line of each block's first record. */
     private final long[][] blockLines;
-    /** Per file, per block: the earliest stream time of the block's records and of every record read after them. */
+
+    /**
+     * Per file, per block: the earliest stream time of the block's records and of every record read
+     * after them.
+     */
     private final long[][] floors;
+
     /** Per file, the first line of the last record the scan read. */
     private final long[] lastLines;
 
@@ -48,17 +57,23 @@ public final class TimeFloors implements Serializable {
     }
 
     /**
-     * Reads {@code files}' record times, the files on as many threads as there are cores (each file's
-     * blocks are its own until they are joined, in the order given); {@code bytesRead} hears each
-     * file's bytes as they are read, from those threads.
+     * Reads {@code files}' record times, the files on as many threads as there are cores (each
+     * file's blocks are its own until they are joined, in the order given); {@code bytesRead} hears
+     * each file's bytes as they are read, from those threads.
      */
-    public static TimeFloors scan(List<Path> files, FileRecords.Settings settings, LongConsumer bytesRead) throws IOException {
-        int threads = Math.max(1, Math.min(files.size(), Runtime.getRuntime().availableProcessors()));
-        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "import-time-floors");
-            t.setDaemon(true);
-            return t;
-        });
+    public static TimeFloors scan(
+            List<Path> files, FileRecords.Settings settings, LongConsumer bytesRead)
+            throws IOException {
+        int threads =
+                Math.max(1, Math.min(files.size(), Runtime.getRuntime().availableProcessors()));
+        ExecutorService pool =
+                Executors.newFixedThreadPool(
+                        threads,
+                        r -> {
+                            Thread t = new Thread(r, "import-time-floors");
+                            t.setDaemon(true);
+                            return t;
+                        });
         try {
             List<Future<long[][]>> each = new ArrayList<>();
             for (Path file : files) each.add(pool.submit(() -> blocks(file, settings, bytesRead)));
@@ -76,7 +91,10 @@ public final class TimeFloors implements Serializable {
         }
     }
 
-    /** The floors of files' blocks ({@link #blocks}, in the order read): each block's earliest time joined with every later one's. */
+    /**
+     * The floors of files' blocks ({@link #blocks}, in the order read): each block's earliest time
+     * joined with every later one's.
+     */
     private static TimeFloors join(List<long[][]> files) {
         long[][] lines = new long[files.size()][];
         long[][] mins = new long[files.size()][];
@@ -97,7 +115,8 @@ public final class TimeFloors implements Serializable {
     }
 
     /** One file's blocks: {first lines, earliest times, {the last record's first line}}. */
-    private static long[][] blocks(Path file, FileRecords.Settings settings, LongConsumer bytesRead) throws IOException {
+    private static long[][] blocks(Path file, FileRecords.Settings settings, LongConsumer bytesRead)
+            throws IOException {
         List<long[]> blocks = new ArrayList<>(); // {first line, earliest time}
         long[] block = null;
         int inBlock = 0;
@@ -119,8 +138,11 @@ public final class TimeFloors implements Serializable {
             bytesRead.accept(records.bytesRead() - before);
             last = records.lastFirstLine;
         }
-        return new long[][] {blocks.stream().mapToLong(b -> b[0]).toArray(), blocks.stream().mapToLong(b -> b[1]).toArray(),
-                {last}};
+        return new long[][] {
+            blocks.stream().mapToLong(b -> b[0]).toArray(),
+            blocks.stream().mapToLong(b -> b[1]).toArray(),
+            {last}
+        };
     }
 
     /** The records of one file, read in order: each one's floor. */
@@ -142,9 +164,9 @@ public final class TimeFloors implements Serializable {
         }
 
         /**
-         * The floor of the record whose first line is {@code firstLine}: no record from it to the end of
-         * the import has an earlier stream time. {@link #UNKNOWN} for a record the scan did not read
-         * (written to the file after it).
+         * The floor of the record whose first line is {@code firstLine}: no record from it to the
+         * end of the import has an earlier stream time. {@link #UNKNOWN} for a record the scan did
+         * not read (written to the file after it).
          */
         public long floor(long firstLine) {
             if (firstLine > lastLine) return UNKNOWN;

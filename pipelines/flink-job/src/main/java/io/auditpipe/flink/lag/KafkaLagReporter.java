@@ -3,6 +3,16 @@ package io.auditpipe.flink.lag;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
@@ -16,17 +26,6 @@ import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
-import java.util.Date;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Properties;
-import java.util.TreeMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-
 /**
  * The job's own Kafka consumer lag, written to the store for the pipeline-health dashboard: every
  * {@code interval} one document {@code {_id, at, topic, group, lag, partitions: [{partition, end,
@@ -37,9 +36,9 @@ import java.util.concurrent.TimeUnit;
  * same figure {@code auditpipe status} prints (cli/auditpipe/stack/topics.py {@code consumer_lag}).
  *
  * <p>A sink with no use for its input: it runs as one subtask (the job gives it parallelism 1)
- * beside the chain heads, so it lives and dies with the job on a MiniCluster or a real cluster.
- * The sampling runs on a thread of its own and never fails the job: a sample that cannot be taken
- * or written is logged and the next one tried. Samples are observations, not evidence: a restart
+ * beside the chain heads, so it lives and dies with the job on a MiniCluster or a real cluster. The
+ * sampling runs on a thread of its own and never fails the job: a sample that cannot be taken or
+ * written is logged and the next one tried. Samples are observations, not evidence: a restart
  * neither replays nor dedups them.
  */
 public class KafkaLagReporter<T> implements Sink<T> {
@@ -55,8 +54,14 @@ public class KafkaLagReporter<T> implements Sink<T> {
     private final long intervalMillis;
 
     /** {@code kafkaClient}: bootstrap.servers and the client's security settings. */
-    public KafkaLagReporter(Map<String, String> kafkaClient, String topic, String group, String storeUri,
-                            String database, String collection, java.time.Duration interval) {
+    public KafkaLagReporter(
+            Map<String, String> kafkaClient,
+            String topic,
+            String group,
+            String storeUri,
+            String database,
+            String collection,
+            java.time.Duration interval) {
         this.kafkaClient = new HashMap<>(kafkaClient);
         this.topic = topic;
         this.group = group;
@@ -67,8 +72,7 @@ public class KafkaLagReporter<T> implements Sink<T> {
     }
 
     /** One partition's figures. */
-    public record PartitionLag(int partition, long end, long committed, long lag) {
-    }
+    public record PartitionLag(int partition, long end, long committed, long lag) {}
 
     /**
      * Lag per partition: end minus committed, never negative; a partition the group has not
@@ -78,22 +82,32 @@ public class KafkaLagReporter<T> implements Sink<T> {
         List<PartitionLag> out = new ArrayList<>();
         for (Map.Entry<Integer, Long> e : new TreeMap<>(ends).entrySet()) {
             long done = Math.max(committed.getOrDefault(e.getKey(), 0L), 0L);
-            out.add(new PartitionLag(e.getKey(), e.getValue(), done, Math.max(e.getValue() - done, 0L)));
+            out.add(
+                    new PartitionLag(
+                            e.getKey(), e.getValue(), done, Math.max(e.getValue() - done, 0L)));
         }
         return out;
     }
 
     /** The stored sample. */
-    public static Document sampleDocument(String topic, String group, long atMillis, List<PartitionLag> partitions) {
+    public static Document sampleDocument(
+            String topic, String group, long atMillis, List<PartitionLag> partitions) {
         List<Document> parts = new ArrayList<>();
         long total = 0;
         for (PartitionLag p : partitions) {
-            parts.add(new Document("partition", p.partition()).append("end", p.end())
-                    .append("committed", p.committed()).append("lag", p.lag()));
+            parts.add(
+                    new Document("partition", p.partition())
+                            .append("end", p.end())
+                            .append("committed", p.committed())
+                            .append("lag", p.lag()));
             total += p.lag();
         }
-        return new Document("_id", topic + "/" + group + "/" + atMillis).append("at", new Date(atMillis))
-                .append("topic", topic).append("group", group).append("lag", total).append("partitions", parts);
+        return new Document("_id", topic + "/" + group + "/" + atMillis)
+                .append("at", new Date(atMillis))
+                .append("topic", topic)
+                .append("group", group)
+                .append("lag", total)
+                .append("partitions", parts);
     }
 
     @Override
@@ -109,12 +123,17 @@ public class KafkaLagReporter<T> implements Sink<T> {
 
         Writer(KafkaLagReporter<T> settings) {
             this.settings = settings;
-            this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "kafka-lag-reporter");
-                t.setDaemon(true);
-                return t;
-            });
-            timer.scheduleWithFixedDelay(this::sampleQuietly, settings.intervalMillis, settings.intervalMillis,
+            this.timer =
+                    Executors.newSingleThreadScheduledExecutor(
+                            r -> {
+                                Thread t = new Thread(r, "kafka-lag-reporter");
+                                t.setDaemon(true);
+                                return t;
+                            });
+            timer.scheduleWithFixedDelay(
+                    this::sampleQuietly,
+                    settings.intervalMillis,
+                    settings.intervalMillis,
                     TimeUnit.MILLISECONDS);
         }
 
@@ -122,7 +141,11 @@ public class KafkaLagReporter<T> implements Sink<T> {
             try {
                 sample();
             } catch (Exception e) {
-                LOG.warn("kafka lag of {} on {}: no sample this time: {}", settings.group, settings.topic, e.toString());
+                LOG.warn(
+                        "kafka lag of {} on {}: no sample this time: {}",
+                        settings.group,
+                        settings.topic,
+                        e.toString());
             } catch (Throwable t) {
                 LOG.error("kafka lag reporter", t);
             }
@@ -139,26 +162,42 @@ public class KafkaLagReporter<T> implements Sink<T> {
             if (store == null) {
                 store = MongoClients.create(settings.storeUri);
             }
-            TopicDescription description = admin.describeTopics(List.of(settings.topic)).allTopicNames()
-                    .get(10, TimeUnit.SECONDS).get(settings.topic);
+            TopicDescription description =
+                    admin.describeTopics(List.of(settings.topic))
+                            .allTopicNames()
+                            .get(10, TimeUnit.SECONDS)
+                            .get(settings.topic);
             Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-            description.partitions().forEach(p -> latest.put(new TopicPartition(settings.topic, p.partition()),
-                    OffsetSpec.latest()));
+            description
+                    .partitions()
+                    .forEach(
+                            p ->
+                                    latest.put(
+                                            new TopicPartition(settings.topic, p.partition()),
+                                            OffsetSpec.latest()));
             Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> endOffsets =
                     admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
-            Map<TopicPartition, OffsetAndMetadata> committedOffsets = admin.listConsumerGroupOffsets(settings.group)
-                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committedOffsets =
+                    admin.listConsumerGroupOffsets(settings.group)
+                            .partitionsToOffsetAndMetadata()
+                            .get(10, TimeUnit.SECONDS);
             Map<Integer, Long> ends = new HashMap<>();
             endOffsets.forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
             Map<Integer, Long> committed = new HashMap<>();
-            committedOffsets.forEach((tp, om) -> {
-                if (om != null && settings.topic.equals(tp.topic())) {
-                    committed.put(tp.partition(), om.offset());
-                }
-            });
-            MongoCollection<Document> samples = store.getDatabase(settings.database).getCollection(settings.collection);
-            samples.insertOne(sampleDocument(settings.topic, settings.group, System.currentTimeMillis(),
-                    lagOf(ends, committed)));
+            committedOffsets.forEach(
+                    (tp, om) -> {
+                        if (om != null && settings.topic.equals(tp.topic())) {
+                            committed.put(tp.partition(), om.offset());
+                        }
+                    });
+            MongoCollection<Document> samples =
+                    store.getDatabase(settings.database).getCollection(settings.collection);
+            samples.insertOne(
+                    sampleDocument(
+                            settings.topic,
+                            settings.group,
+                            System.currentTimeMillis(),
+                            lagOf(ends, committed)));
         }
 
         @Override
@@ -167,8 +206,7 @@ public class KafkaLagReporter<T> implements Sink<T> {
         }
 
         @Override
-        public void flush(boolean endOfInput) {
-        }
+        public void flush(boolean endOfInput) {}
 
         @Override
         public void close() throws Exception {

@@ -14,6 +14,7 @@ public class HourRow implements Serializable {
     public String server;
     public long hourStartMillis;
     public long count;
+
     /** The import run whose events this counts (StatsRow#chain), null for the live job's. */
     public String chain;
 
@@ -26,7 +27,10 @@ public class HourRow implements Serializable {
         this.chain = chain;
     }
 
-    /** Deterministic document id: hour start (epoch ms) and server, then the chain of an import's count. */
+    /**
+     * Deterministic document id: hour start (epoch ms) and server, then the chain of an import's
+     * count.
+     */
     public String id() {
         return hourStartMillis + "|" + server + (chain == null ? "" : "|" + chain);
     }

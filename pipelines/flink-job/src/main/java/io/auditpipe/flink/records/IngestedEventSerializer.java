@@ -2,7 +2,13 @@ package io.auditpipe.flink.records;
 
 import io.auditpipe.parser.AuditEvent;
 import io.auditpipe.parser.ByteScan;
-
+import java.io.IOException;
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -14,14 +20,6 @@ import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
-
-import java.io.IOException;
-import java.lang.reflect.Type;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 
 /**
  * How an {@link IngestedEvent} crosses a shuffle (the whole event goes to its server's chain,
@@ -42,6 +40,7 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
     public static final IngestedEventSerializer INSTANCE = new IngestedEventSerializer();
 
     private static final int NULL = -1;
+
     /** A string that is not all ASCII follows as StringValue writes it. */
     private static final int NOT_ASCII = -2;
 
@@ -241,10 +240,10 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
     }
 
     /**
-     * An ASCII string as its length and bytes; null as {@link #NULL}; anything else as
-     * {@link #NOT_ASCII} and StringValue's form. The UTF-8 encoding of a string is as long as the
-     * string only if each char is ASCII or a lone surrogate (which the encoder makes a '?'): so a
-     * string of that length is ASCII unless a '?' of the bytes is not a '?' of the string.
+     * An ASCII string as its length and bytes; null as {@link #NULL}; anything else as {@link
+     * #NOT_ASCII} and StringValue's form. The UTF-8 encoding of a string is as long as the string
+     * only if each char is ASCII or a lone surrogate (which the encoder makes a '?'): so a string
+     * of that length is ASCII unless a '?' of the bytes is not a '?' of the string.
      */
     static void writeString(String s, DataOutputView out) throws IOException {
         if (s == null) {
@@ -295,10 +294,14 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         }
     }
 
-    /** Makes Flink use this serializer wherever an IngestedEvent goes (IngestedEvent's {@code @TypeInfo}). */
+    /**
+     * Makes Flink use this serializer wherever an IngestedEvent goes (IngestedEvent's
+     * {@code @TypeInfo}).
+     */
     public static final class Factory extends TypeInfoFactory<IngestedEvent> {
         @Override
-        public TypeInformation<IngestedEvent> createTypeInfo(Type t, Map<String, TypeInformation<?>> genericParameters) {
+        public TypeInformation<IngestedEvent> createTypeInfo(
+                Type t, Map<String, TypeInformation<?>> genericParameters) {
             return new Info();
         }
     }
@@ -338,7 +341,8 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         }
 
         @Override
-        public org.apache.flink.api.common.typeutils.TypeSerializer<IngestedEvent> createSerializer(SerializerConfig config) {
+        public org.apache.flink.api.common.typeutils.TypeSerializer<IngestedEvent> createSerializer(
+                SerializerConfig config) {
             return INSTANCE;
         }
 

@@ -30,7 +30,9 @@ public class KafkaOrigin implements Serializable {
     public boolean equals(Object o) {
         if (!(o instanceof KafkaOrigin)) return false;
         KafkaOrigin k = (KafkaOrigin) o;
-        return partition == k.partition && offset == k.offset && timestampMillis == k.timestampMillis
+        return partition == k.partition
+                && offset == k.offset
+                && timestampMillis == k.timestampMillis
                 && Objects.equals(topic, k.topic);
     }
 

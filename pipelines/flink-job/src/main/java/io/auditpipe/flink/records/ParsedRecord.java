@@ -8,11 +8,13 @@ public class ParsedRecord implements Serializable {
 
     public IngestedEvent event;
     public DeadLetter deadLetter;
+
     /**
-     * No record the source gives after this one has an earlier stream time ({@link #eventTimeMillis});
-     * Long.MIN_VALUE where the source cannot know (Kafka). Imported history knows it from reading its
-     * files first ({@code TimeFloors}), and its watermark follows it ({@code FloorWatermarks}). Read in
-     * the source's own thread only: it never crosses a hand-over.
+     * No record the source gives after this one has an earlier stream time ({@link
+     * #eventTimeMillis}); Long.MIN_VALUE where the source cannot know (Kafka). Imported history
+     * knows it from reading its files first ({@code TimeFloors}), and its watermark follows it
+     * ({@code FloorWatermarks}). Read in the source's own thread only: it never crosses a
+     * hand-over.
      */
     public transient long laterNotBefore = Long.MIN_VALUE;
 
@@ -32,8 +34,8 @@ public class ParsedRecord implements Serializable {
 
     /**
      * The stream timestamp: the audit record's own time when trusted, else the time it was shipped
-     * (Kafka's timestamp), which is also what dead letters get. Watermarks follow trusted event time
-     * only ({@link io.auditpipe.flink.functions.TrustedEventTimeWatermarks}).
+     * (Kafka's timestamp), which is also what dead letters get. Watermarks follow trusted event
+     * time only ({@link io.auditpipe.flink.functions.TrustedEventTimeWatermarks}).
      */
     public long eventTimeMillis() {
         return event != null ? event.streamTimeMillis() : deadLetter.origin.timestampMillis;

@@ -3,12 +3,10 @@ package io.auditpipe.flink.records;
 import io.auditpipe.enrich.ComplianceSettings;
 import io.auditpipe.parser.AuditEvent;
 import io.auditpipe.parser.Digests;
-
-import org.apache.flink.api.java.functions.KeySelector;
-
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import org.apache.flink.api.java.functions.KeySelector;
 
 /**
  * The dimensions of the daily rollups (docs/queries.md "Rollups"): server, user, principal class,
@@ -32,7 +30,8 @@ public class RollupKey implements Serializable {
 
     /** Whether the rollups count the event: it evidences a control, or an administrator did it. */
     public static boolean counts(AuditEvent e) {
-        return (e.controls != null && !e.controls.isEmpty()) || ComplianceSettings.ADMINISTRATOR.equals(e.principalClass);
+        return (e.controls != null && !e.controls.isEmpty())
+                || ComplianceSettings.ADMINISTRATOR.equals(e.principalClass);
     }
 
     public static RollupKey of(IngestedEvent ie) {
@@ -61,9 +60,12 @@ public class RollupKey implements Serializable {
     public boolean equals(Object o) {
         if (!(o instanceof RollupKey)) return false;
         RollupKey k = (RollupKey) o;
-        return Objects.equals(server, k.server) && Objects.equals(user, k.user)
-                && Objects.equals(principalClass, k.principalClass) && Objects.equals(category, k.category)
-                && Objects.equals(action, k.action) && Objects.equals(controls, k.controls);
+        return Objects.equals(server, k.server)
+                && Objects.equals(user, k.user)
+                && Objects.equals(principalClass, k.principalClass)
+                && Objects.equals(category, k.category)
+                && Objects.equals(action, k.action)
+                && Objects.equals(controls, k.controls);
     }
 
     @Override
@@ -78,13 +80,26 @@ public class RollupKey implements Serializable {
     public String idText() {
         StringBuilder b = new StringBuilder();
         for (String f : new String[] {server, user, principalClass, category, action, controls}) {
-            b.append(f == null ? -1 : f.length()).append(':').append(f == null ? "" : f).append(';');
+            b.append(f == null ? -1 : f.length())
+                    .append(':')
+                    .append(f == null ? "" : f)
+                    .append(';');
         }
         return server + "|" + Digests.sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     @Override
     public String toString() {
-        return server + "|" + user + "|" + principalClass + "|" + category + "|" + action + "|" + controls;
+        return server
+                + "|"
+                + user
+                + "|"
+                + principalClass
+                + "|"
+                + category
+                + "|"
+                + action
+                + "|"
+                + controls;
     }
 }

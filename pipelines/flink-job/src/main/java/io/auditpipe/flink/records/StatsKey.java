@@ -1,7 +1,6 @@
 package io.auditpipe.flink.records;
 
 import io.auditpipe.parser.AuditEvent;
-
 import java.io.Serializable;
 import java.util.Objects;
 
@@ -31,8 +30,11 @@ public class StatsKey implements Serializable {
     public boolean equals(Object o) {
         if (!(o instanceof StatsKey)) return false;
         StatsKey k = (StatsKey) o;
-        return status == k.status && Objects.equals(server, k.server) && Objects.equals(user, k.user)
-                && Objects.equals(eventName, k.eventName) && Objects.equals(commandClass, k.commandClass);
+        return status == k.status
+                && Objects.equals(server, k.server)
+                && Objects.equals(user, k.user)
+                && Objects.equals(eventName, k.eventName)
+                && Objects.equals(commandClass, k.commandClass);
     }
 
     @Override

@@ -13,8 +13,11 @@ public class StatsRow implements Serializable {
     public StatsKey key;
     public long windowStartMillis;
     public long count;
-    /** The import run whose events this counts (their chain), null for the live job's: its own document, so
-     *  a minute or day both hold keeps both counts (a query sums a key's documents). */
+
+    /**
+     * The import run whose events this counts (their chain), null for the live job's: its own
+     * document, so a minute or day both hold keeps both counts (a query sums a key's documents).
+     */
     public String chain;
 
     public StatsRow() {}

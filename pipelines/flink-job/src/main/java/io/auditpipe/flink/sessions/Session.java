@@ -16,13 +16,21 @@ import java.util.TreeSet;
 public class Session {
     /** How a session ended; null while it is open. */
     public static final String END_LOGOUT = "logout";
+
     public static final String END_FAILED_LOGIN = "failed_login";
     public static final String END_IDLE = "idle";
-    /** A new login on the same connection id (the server restarted and numbers connections again). */
+
+    /**
+     * A new login on the same connection id (the server restarted and numbers connections again).
+     */
     public static final String END_SUPERSEDED = "superseded";
 
-    /** {@code <server>/<connection id>/<start ms>}: the start is the login's time, else the first record's. */
+    /**
+     * {@code <server>/<connection id>/<start ms>}: the start is the login's time, else the first
+     * record's.
+     */
     public String id;
+
     public String server;
     public long connectionId;
     public String user;
@@ -30,8 +38,13 @@ public class Session {
     public String ip;
     public String osUser;
     public String db;
-    /** The login's time and outcome (success, failure); null when the records before the first one seen are not here. */
+
+    /**
+     * The login's time and outcome (success, failure); null when the records before the first one
+     * seen are not here.
+     */
     public Long loginMillis;
+
     public String loginOutcome;
     public String loginEventId;
     public long firstMillis;
@@ -40,10 +53,15 @@ public class Session {
     public String end;
     public long records;
     public long failures;
+
     /** Records by taxonomy category (schemas: EventTaxonomy's categories). */
     public Map<String, Long> categories = new TreeMap<>();
-    /** Tables touched, sorted, at most the builder's bound; {@link #moreTables} counts the others. */
+
+    /**
+     * Tables touched, sorted, at most the builder's bound; {@link #moreTables} counts the others.
+     */
     public List<String> tables = new ArrayList<>();
+
     public long moreTables;
     public List<String> dataClasses = new ArrayList<>();
     public String firstEventId;
@@ -55,7 +73,9 @@ public class Session {
         return end == null;
     }
 
-    /** Milliseconds from the start (login, else first record) to the logout, else the last record. */
+    /**
+     * Milliseconds from the start (login, else first record) to the logout, else the last record.
+     */
     public long durationMillis() {
         long start = loginMillis != null ? Math.min(loginMillis, firstMillis) : firstMillis;
         long stop = logoutMillis != null ? Math.max(logoutMillis, lastMillis) : lastMillis;

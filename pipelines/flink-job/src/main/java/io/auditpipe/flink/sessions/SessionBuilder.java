@@ -3,24 +3,23 @@ package io.auditpipe.flink.sessions;
 import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.parser.AuditEvent;
-
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
-import java.util.HashMap;
-import java.util.Map;
-import java.util.function.Consumer;
-
 /**
- * Sessions from the stored events (first copies only: each record counted once; {@link SessionEvent},
- * events without a connection id belong to none), keyed by server and connection id ({@link #key}). A login starts a session; a failed login ends it at once; a logout
- * ends it; so does an idle time with no record of it (event time: the watermark passing the last
- * record plus {@code idleMillis}), and a second login on the same connection id (a restarted server
- * numbers its connections again). Records of a connection whose login is not here (written before
- * the records the pipeline has) start a session without one.
+ * Sessions from the stored events (first copies only: each record counted once; {@link
+ * SessionEvent}, events without a connection id belong to none), keyed by server and connection id
+ * ({@link #key}). A login starts a session; a failed login ends it at once; a logout ends it; so
+ * does an idle time with no record of it (event time: the watermark passing the last record plus
+ * {@code idleMillis}), and a second login on the same connection id (a restarted server numbers its
+ * connections again). Records of a connection whose login is not here (written before the records
+ * the pipeline has) start a session without one.
  *
  * <p>Each session is emitted whole when it starts, at most every {@code refreshMillis} of its event
  * time while it changes, and when it ends, always under the same id: the newest emission is the
@@ -43,10 +42,14 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
     private final long refreshMillis;
     private final int maxTables;
     private transient ValueState<OpenSession> state;
-    /** The connections touched since the last snapshot: the open ones, and null for one that ended. */
+
+    /**
+     * The connections touched since the last snapshot: the open ones, and null for one that ended.
+     */
     private transient Map<String, OpenSession> touched;
 
-    // what the former layout kept (four values per connection), read once per connection after a restore
+    // what the former layout kept (four values per connection), read once per connection after a
+    // restore
     // from its checkpoints, moved over and cleared
     private transient ValueState<Session> formerSession;
     private transient ValueState<Long> formerTimer;
@@ -54,9 +57,15 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
     private transient ValueState<Long> formerEmittedAt;
 
     public SessionBuilder(long idleMillis, long refreshMillis, int maxTables) {
-        if (idleMillis <= 0) throw new IllegalArgumentException(JobOptions.SESSIONS_IDLE_TIMEOUT.key() + ": must be positive");
-        if (refreshMillis <= 0) throw new IllegalArgumentException(JobOptions.SESSIONS_REFRESH.key() + ": must be positive");
-        if (maxTables < 0) throw new IllegalArgumentException(JobOptions.SESSIONS_MAX_TABLES.key() + ": must not be negative");
+        if (idleMillis <= 0)
+            throw new IllegalArgumentException(
+                    JobOptions.SESSIONS_IDLE_TIMEOUT.key() + ": must be positive");
+        if (refreshMillis <= 0)
+            throw new IllegalArgumentException(
+                    JobOptions.SESSIONS_REFRESH.key() + ": must be positive");
+        if (maxTables < 0)
+            throw new IllegalArgumentException(
+                    JobOptions.SESSIONS_MAX_TABLES.key() + ": must not be negative");
         this.idleMillis = idleMillis;
         this.refreshMillis = refreshMillis;
         this.maxTables = maxTables;
@@ -69,22 +78,34 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
 
     @Override
     public void open(OpenContext context) {
-        state = getRuntimeContext().getState(new ValueStateDescriptor<>("open-session", OpenSession.class));
+        state =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("open-session", OpenSession.class));
         touched = new HashMap<>();
-        formerSession = getRuntimeContext().getState(new ValueStateDescriptor<>("session", Session.class));
-        formerTimer = getRuntimeContext().getState(new ValueStateDescriptor<>("session-timer", Long.class));
-        formerEmittedRecords = getRuntimeContext().getState(new ValueStateDescriptor<>("session-emitted-records", Long.class));
-        formerEmittedAt = getRuntimeContext().getState(new ValueStateDescriptor<>("session-emitted-at", Long.class));
+        formerSession =
+                getRuntimeContext().getState(new ValueStateDescriptor<>("session", Session.class));
+        formerTimer =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("session-timer", Long.class));
+        formerEmittedRecords =
+                getRuntimeContext()
+                        .getState(
+                                new ValueStateDescriptor<>("session-emitted-records", Long.class));
+        formerEmittedAt =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>("session-emitted-at", Long.class));
     }
 
     @Override
-    public void processElement(SessionEvent e, Context ctx, Collector<Session> out) throws Exception {
+    public void processElement(SessionEvent e, Context ctx, Collector<Session> out)
+            throws Exception {
         long t = e.eventTimeMillis;
         boolean login = e.isLogin();
         String key = ctx.getCurrentKey();
         OpenSession o = openOf(key);
         if (o != null && login && (o.session.loginMillis != null || t > o.session.firstMillis)) {
-            o.session.end = Session.END_SUPERSEDED; // the records before this login were another connection's
+            o.session.end = Session.END_SUPERSEDED; // the records before this login were another
+            // connection's
             end(key, o, ctx, out);
             o = null;
         }
@@ -106,7 +127,10 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
         schedule(o, ctx);
     }
 
-    /** The connection's open session: from memory since the last snapshot, else from state (or moved over); null if none. */
+    /**
+     * The connection's open session: from memory since the last snapshot, else from state (or moved
+     * over); null if none.
+     */
     private OpenSession openOf(String key) throws Exception {
         if (touched.containsKey(key)) return touched.get(key);
         OpenSession o = state.value();
@@ -115,7 +139,9 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
         return o;
     }
 
-    /** A session of the former layout (its four values), moved over and cleared there; null if none. */
+    /**
+     * A session of the former layout (its four values), moved over and cleared there; null if none.
+     */
     private OpenSession movedOver() throws Exception {
         Session s = formerSession.value();
         if (s == null) return null;
@@ -125,7 +151,10 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
         Long timer = formerTimer.value();
         o.emittedRecords = records == null ? -1 : records;
         o.emittedAt = at == null ? s.lastMillis : at;
-        o.timerAt = timer == null ? OpenSession.NONE : timer; // its timer is restored with the state and fires as before
+        o.timerAt =
+                timer == null
+                        ? OpenSession.NONE
+                        : timer; // its timer is restored with the state and fires as before
         formerSession.clear();
         formerTimer.clear();
         formerEmittedRecords.clear();
@@ -160,7 +189,8 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
             s.loginMillis = t;
             s.loginOutcome = e.authOutcome;
             s.loginEventId = e.id;
-            // the login says who connected; later records may name the account differently (proxies)
+            // the login says who connected; later records may name the account differently
+            // (proxies)
             s.user = e.user;
             s.host = e.host;
             s.ip = e.ip;
@@ -208,7 +238,8 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
     }
 
     @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Session> out) throws Exception {
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Session> out)
+            throws Exception {
         String key = ctx.getCurrentKey();
         OpenSession o = openOf(key);
         if (o == null) return;

@@ -17,15 +17,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>At most {@code maxInFlight} at once. With one (the default), batches are written one after
  * another, in the order they were started (a batch starts only when the one before it has
- * finished), so the latest upsert of a row is the one stored: every writer of upserts keeps one.
- * A writer of inserts only may have two: an insert by {@code _id} lands once whatever the order, and
+ * finished), so the latest upsert of a row is the one stored: every writer of upserts keeps one. A
+ * writer of inserts only may have two: an insert by {@code _id} lands once whatever the order, and
  * the store can decode one request while it commits the other (the events' writer on FerretDB:
  * {@link MongoSinkSettings#withBatchesInFlight}).
  *
- * <p>A batch's failure (its retries exhausted) is thrown in the task's thread, by the next
- * {@link #start}, by {@link #awaitIdle} or by {@link #throwIfFailed}; {@link #awaitIdle} is called
- * before every checkpoint, so no checkpoint completes while a batch it covers is unwritten. At most
- * {@code maxInFlight + 1} batches are held in memory, and a slow store still holds the task back
+ * <p>A batch's failure (its retries exhausted) is thrown in the task's thread, by the next {@link
+ * #start}, by {@link #awaitIdle} or by {@link #throwIfFailed}; {@link #awaitIdle} is called before
+ * every checkpoint, so no checkpoint completes while a batch it covers is unwritten. At most {@code
+ * maxInFlight + 1} batches are held in memory, and a slow store still holds the task back
  * (backpressure).
  */
 final class BatchInFlight implements AutoCloseable {
@@ -37,51 +37,87 @@ final class BatchInFlight implements AutoCloseable {
 
     private final ExecutorService threads;
     private final int maxInFlight;
-    /** The batches started and not yet seen finished, oldest first; touched by the task's thread only. */
+
+    /**
+     * The batches started and not yet seen finished, oldest first; touched by the task's thread
+     * only.
+     */
     private final ArrayDeque<Future<?>> inFlight = new ArrayDeque<>();
-    /** Time the task's thread waited for a batch to be written (the store holding the task back); written by the task's thread only. */
+
+    /**
+     * Time the task's thread waited for a batch to be written (the store holding the task back);
+     * written by the task's thread only.
+     */
     private volatile long waitedNanos;
-    /** Time at least one batch was being written (the store busy with this writer's batches); guarded by this. */
+
+    /**
+     * Time at least one batch was being written (the store busy with this writer's batches);
+     * guarded by this.
+     */
     private long writingNanos;
+
     private int writing;
     private long writingSince;
 
-    /** One batch at a time; {@code name} names the thread (the collection it writes to), for thread dumps and profiles. */
+    /**
+     * One batch at a time; {@code name} names the thread (the collection it writes to), for thread
+     * dumps and profiles.
+     */
     BatchInFlight(String name) {
         this(name, 1);
     }
 
     BatchInFlight(String name, int maxInFlight) {
         if (maxInFlight < 1) {
-            throw new IllegalArgumentException("batches in flight must be at least 1, not " + maxInFlight);
+            throw new IllegalArgumentException(
+                    "batches in flight must be at least 1, not " + maxInFlight);
         }
         this.maxInFlight = maxInFlight;
         AtomicInteger made = new AtomicInteger();
-        this.threads = Executors.newFixedThreadPool(maxInFlight, r -> {
-            Thread t = new Thread(r, "auditpipe store writer: " + name + (maxInFlight > 1 ? " #" + made.incrementAndGet() : ""));
-            t.setDaemon(true);
-            return t; // the task's context class loader is inherited: the driver is in the job's jar
-        });
+        this.threads =
+                Executors.newFixedThreadPool(
+                        maxInFlight,
+                        r -> {
+                            Thread t =
+                                    new Thread(
+                                            r,
+                                            "auditpipe store writer: "
+                                                    + name
+                                                    + (maxInFlight > 1
+                                                            ? " #" + made.incrementAndGet()
+                                                            : ""));
+                            t.setDaemon(true);
+                            return t; // the task's context class loader is inherited: the driver is
+                            // in the job's jar
+                        });
     }
 
-    /** Waits until fewer than the most batches allowed are in flight (throwing a failure here), then starts writing this one. */
+    /**
+     * Waits until fewer than the most batches allowed are in flight (throwing a failure here), then
+     * starts writing this one.
+     */
     void start(Write write) throws IOException, InterruptedException {
         throwIfFailed();
         while (inFlight.size() >= maxInFlight) {
             awaitOldest();
         }
-        inFlight.addLast(threads.submit(() -> {
-            writingBegins();
-            try {
-                write.run();
-            } finally {
-                writingEnds();
-            }
-            return null;
-        }));
+        inFlight.addLast(
+                threads.submit(
+                        () -> {
+                            writingBegins();
+                            try {
+                                write.run();
+                            } finally {
+                                writingEnds();
+                            }
+                            return null;
+                        }));
     }
 
-    /** Whether a batch is started and not yet seen finished (a finished one is seen by {@link #throwIfFailed}). */
+    /**
+     * Whether a batch is started and not yet seen finished (a finished one is seen by {@link
+     * #throwIfFailed}).
+     */
     boolean anyInFlight() {
         return !inFlight.isEmpty();
     }
@@ -109,15 +145,19 @@ final class BatchInFlight implements AutoCloseable {
         }
     }
 
-    /** Milliseconds the task's thread has waited, in all, for batches to be written (metric {@code storeWaitMillis}). */
+    /**
+     * Milliseconds the task's thread has waited, in all, for batches to be written (metric {@code
+     * storeWaitMillis}).
+     */
     long waitedMillis() {
         return waitedNanos / 1_000_000;
     }
 
     /**
-     * Milliseconds at least one batch was being written, in all (metric {@code storeBusyMillis}): set beside the
-     * task's running time, how much of it the store had work from this writer. What the task waited
-     * ({@link #waitedMillis}) is only the part of it the task had nothing else to do.
+     * Milliseconds at least one batch was being written, in all (metric {@code storeBusyMillis}):
+     * set beside the task's running time, how much of it the store had work from this writer. What
+     * the task waited ({@link #waitedMillis}) is only the part of it the task had nothing else to
+     * do.
      */
     synchronized long writingMillis() {
         return (writingNanos + (writing > 0 ? System.nanoTime() - writingSince : 0)) / 1_000_000;
@@ -146,7 +186,10 @@ final class BatchInFlight implements AutoCloseable {
         }
     }
 
-    /** Waits for the batch, then throws its failure as itself (an IOException, a RuntimeException, an Error). */
+    /**
+     * Waits for the batch, then throws its failure as itself (an IOException, a RuntimeException,
+     * an Error).
+     */
     private static void throwFailure(Future<?> batch) throws IOException, InterruptedException {
         try {
             batch.get();
@@ -165,7 +208,10 @@ final class BatchInFlight implements AutoCloseable {
         }
     }
 
-    /** Stops the writing threads; a batch still in flight is abandoned (the checkpoint never covered it). */
+    /**
+     * Stops the writing threads; a batch still in flight is abandoned (the checkpoint never covered
+     * it).
+     */
     @Override
     public void close() {
         threads.shutdownNow();

@@ -1,12 +1,11 @@
 package io.auditpipe.flink.sink;
 
+import java.io.IOException;
+import java.io.Serializable;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
-
-import java.io.IOException;
-import java.io.Serializable;
 
 /**
  * A sink that tells a counter of each record before another sink writes it: imported history counts
@@ -40,7 +39,8 @@ public final class CountedSink<T> implements Sink<T> {
             }
 
             @Override
-            public void writeWatermark(Watermark watermark) throws IOException, InterruptedException {
+            public void writeWatermark(Watermark watermark)
+                    throws IOException, InterruptedException {
                 writer.writeWatermark(watermark);
             }
 

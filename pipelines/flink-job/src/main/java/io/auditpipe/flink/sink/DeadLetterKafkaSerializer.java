@@ -1,11 +1,9 @@
 package io.auditpipe.flink.sink;
 
 import io.auditpipe.flink.records.DeadLetter;
-
+import java.util.Arrays;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.kafka.clients.producer.ProducerRecord;
-
-import java.util.Arrays;
 
 /**
  * Dead letters on the topic: the original key as key, the dead-letter JSON as value. Every record
@@ -15,6 +13,7 @@ import java.util.Arrays;
  */
 public class DeadLetterKafkaSerializer implements KafkaRecordSerializationSchema<DeadLetter> {
     private static final long serialVersionUID = 1L;
+
     /** Room for the record's framing and headers within the limit. */
     static final int RECORD_OVERHEAD = 1024;
 
@@ -27,12 +26,18 @@ public class DeadLetterKafkaSerializer implements KafkaRecordSerializationSchema
     }
 
     @Override
-    public ProducerRecord<byte[], byte[]> serialize(DeadLetter element, KafkaSinkContext context, Long timestamp) {
+    public ProducerRecord<byte[], byte[]> serialize(
+            DeadLetter element, KafkaSinkContext context, Long timestamp) {
         byte[] key = element.originalKey;
         if (key != null && key.length > StoreDocuments.TEXT_EXCERPT_BYTES) {
-            key = Arrays.copyOf(key, StoreDocuments.TEXT_EXCERPT_BYTES); // keys are small; a broken one is cut
+            key =
+                    Arrays.copyOf(
+                            key,
+                            StoreDocuments
+                                    .TEXT_EXCERPT_BYTES); // keys are small; a broken one is cut
         }
         int budget = maxMessageBytes - RECORD_OVERHEAD - (key == null ? 0 : key.length);
-        return new ProducerRecord<>(topic, null, timestamp, key, StoreDocuments.deadLetterJson(element, budget));
+        return new ProducerRecord<>(
+                topic, null, timestamp, key, StoreDocuments.deadLetterJson(element, budget));
     }
 }

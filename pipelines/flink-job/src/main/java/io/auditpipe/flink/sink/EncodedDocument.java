@@ -1,6 +1,9 @@
 package io.auditpipe.flink.sink;
 
 import com.mongodb.MongoClientSettings;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import org.bson.BsonBinaryReader;
 import org.bson.BsonBinaryWriter;
 import org.bson.BsonReader;
@@ -14,29 +17,27 @@ import org.bson.codecs.configuration.CodecRegistries;
 import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.io.BasicOutputBuffer;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.Map;
-
 /**
  * A store document with its BSON, encoded where the document is built (the task's thread, for
  * events: StoreDocuments.eventInsert), so that the thread writing a batch to the store only copies
- * bytes. The store waits while that thread encodes: left to the driver, encoding (codec lookups
- * per nested document, field names, strings) took about half of that thread's time with the store
- * idle, while the task's thread waited for the store most of the run (an end-to-end profile,
- * 2026-11-24). Here the store documents' value
- * types are written without the codec lookups, and ASCII strings a string at a time.
+ * bytes. The store waits while that thread encodes: left to the driver, encoding (codec lookups per
+ * nested document, field names, strings) took about half of that thread's time with the store idle,
+ * while the task's thread waited for the store most of the run (an end-to-end profile, 2026-11-24).
+ * Here the store documents' value types are written without the codec lookups, and ASCII strings a
+ * string at a time.
  *
- * <p>The bytes are what the driver itself writes for the document (its default codec for
- * Document, the id first as for any inserted document; EncodedDocumentTest compares them), so the
- * store receives the same. The map stays readable (ids, digests, rejections read it); its
- * mutators refuse, since the bytes would no longer be the document.
+ * <p>The bytes are what the driver itself writes for the document (its default codec for Document,
+ * the id first as for any inserted document; EncodedDocumentTest compares them), so the store
+ * receives the same. The map stays readable (ids, digests, rejections read it); its mutators
+ * refuse, since the bytes would no longer be the document.
  */
 final class EncodedDocument extends Document {
     private static final long serialVersionUID = 1L;
     private static final CodecRegistry DEFAULTS = MongoClientSettings.getDefaultCodecRegistry();
-    private static final org.bson.codecs.Codec<Document> DOCUMENT_CODEC = DEFAULTS.get(Document.class);
-    private static final EncoderContext AS_INSERTED = EncoderContext.builder().isEncodingCollectibleDocument(true).build();
+    private static final org.bson.codecs.Codec<Document> DOCUMENT_CODEC =
+            DEFAULTS.get(Document.class);
+    private static final EncoderContext AS_INSERTED =
+            EncoderContext.builder().isEncodingCollectibleDocument(true).build();
 
     private final byte[] bson;
 
@@ -73,7 +74,8 @@ final class EncodedDocument extends Document {
      */
     private static boolean writeDocument(BsonWriter w, Map<?, ?> m, boolean idFirst) {
         w.writeStartDocument();
-        boolean idAhead = idFirst && m.containsKey("_id"); // as the driver writes an inserted document
+        boolean idAhead =
+                idFirst && m.containsKey("_id"); // as the driver writes an inserted document
         if (idAhead) {
             w.writeName("_id");
             if (!writeValue(w, m.get("_id"))) return false;
@@ -134,7 +136,8 @@ final class EncodedDocument extends Document {
             int n = s.length();
             for (int i = 0; i < n; i++) {
                 char c = s.charAt(i);
-                if (c >= 0x80 || (checkForNul && c == 0)) return super.writeCharacters(s, checkForNul);
+                if (c >= 0x80 || (checkForNul && c == 0))
+                    return super.writeCharacters(s, checkForNul);
             }
             writeBytes(s.getBytes(StandardCharsets.ISO_8859_1), 0, n);
             writeByte(0);
@@ -142,7 +145,10 @@ final class EncodedDocument extends Document {
         }
     }
 
-    /** The driver's codecs, with {@link Codec} for documents: the registry the store writer's client uses. */
+    /**
+     * The driver's codecs, with {@link Codec} for documents: the registry the store writer's client
+     * uses.
+     */
     static CodecRegistry codecRegistry() {
         return CodecRegistries.fromRegistries(CodecRegistries.fromCodecs(new Codec()), DEFAULTS);
     }
@@ -153,7 +159,8 @@ final class EncodedDocument extends Document {
      * class), so this one stands in for Document in the writer's registry.
      */
     static final class Codec implements CollectibleCodec<Document> {
-        private final CollectibleCodec<Document> documents = (CollectibleCodec<Document>) DOCUMENT_CODEC;
+        private final CollectibleCodec<Document> documents =
+                (CollectibleCodec<Document>) DOCUMENT_CODEC;
 
         @Override
         public void encode(BsonWriter writer, Document value, EncoderContext context) {
@@ -178,7 +185,9 @@ final class EncodedDocument extends Document {
 
         @Override
         public Document generateIdIfAbsentFromDocument(Document document) {
-            return document instanceof EncodedDocument ? document : documents.generateIdIfAbsentFromDocument(document);
+            return document instanceof EncodedDocument
+                    ? document
+                    : documents.generateIdIfAbsentFromDocument(document);
         }
 
         @Override
@@ -192,10 +201,12 @@ final class EncodedDocument extends Document {
         }
     }
 
-    // ---- the map cannot change under its bytes ---------------------------------------------------
+    // ---- the map cannot change under its bytes
+    // ---------------------------------------------------
 
     private static UnsupportedOperationException unchangeable() {
-        return new UnsupportedOperationException("an EncodedDocument cannot change: its BSON is already written");
+        return new UnsupportedOperationException(
+                "an EncodedDocument cannot change: its BSON is already written");
     }
 
     @Override

@@ -5,8 +5,9 @@ import org.apache.flink.api.common.operators.ProcessingTimeService;
 /**
  * A writer's flush timer, set only while it has something to watch: a document waiting in a partly
  * filled batch, or a batch in flight whose failure should fail the task at once rather than at the
- * next record. An idle writer sets no timer, so an idle job's sinks wake no thread: a dozen sinks at
- * parallelism 2, each woken twice a second for nothing, would be a visible part of an idle stack's CPU.
+ * next record. An idle writer sets no timer, so an idle job's sinks wake no thread: a dozen sinks
+ * at parallelism 2, each woken twice a second for nothing, would be a visible part of an idle
+ * stack's CPU.
  *
  * <p>Touched by the task's thread only (writes and timers both run in its mailbox).
  */
@@ -34,12 +35,14 @@ final class FlushTimer {
             return;
         }
         set = true;
-        time.registerTimer(time.getCurrentProcessingTime() + intervalMillis, t -> {
-            set = false;
-            if (flush.flush()) {
-                watch();
-            }
-        });
+        time.registerTimer(
+                time.getCurrentProcessingTime() + intervalMillis,
+                t -> {
+                    set = false;
+                    if (flush.flush()) {
+                        watch();
+                    }
+                });
     }
 
     boolean isSet() {

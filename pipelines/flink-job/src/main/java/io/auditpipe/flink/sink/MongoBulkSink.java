@@ -1,12 +1,11 @@
 package io.auditpipe.flink.sink;
 
 import com.mongodb.client.model.WriteModel;
+import java.io.Serializable;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.bson.Document;
-
-import java.io.Serializable;
 
 /**
  * A Flink sink that writes to one MongoDB collection in unordered bulk writes (works against
@@ -40,6 +39,7 @@ public class MongoBulkSink<T> implements Sink<T> {
 
     @Override
     public SinkWriter<T> createWriter(WriterInitContext context) {
-        return new MongoBulkWriter<>(settings, toWriteModel, context.getProcessingTimeService(), context.metricGroup());
+        return new MongoBulkWriter<>(
+                settings, toWriteModel, context.getProcessingTimeService(), context.metricGroup());
     }
 }

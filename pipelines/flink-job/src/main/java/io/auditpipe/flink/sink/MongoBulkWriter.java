@@ -1,6 +1,5 @@
 package io.auditpipe.flink.sink;
 
-import io.auditpipe.flink.document.EventDocument;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoClientSettings;
@@ -11,11 +10,26 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.InsertOneModel;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReplaceOneModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
+import io.auditpipe.flink.document.EventDocument;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.metrics.Counter;
@@ -26,88 +40,90 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.bson.json.JsonMode;
-import org.bson.json.JsonWriterSettings;
 import org.bson.BSONException;
 import org.bson.BsonBinaryWriter;
 import org.bson.Document;
 import org.bson.codecs.EncoderContext;
 import org.bson.io.BasicOutputBuffer;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Properties;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.ArrayList;
-import java.util.Date;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The writer of {@link MongoBulkSink}. Records are buffered in the task's mailbox thread; each full
  * batch is written, retried and sorted out (rejections, collisions, metrics) on the writing thread
- * of {@link BatchInFlight}, one batch at a time, while the mailbox thread fills the next.
- * {@link #flush} (before every checkpoint) waits until the last batch is written.
+ * of {@link BatchInFlight}, one batch at a time, while the mailbox thread fills the next. {@link
+ * #flush} (before every checkpoint) waits until the last batch is written.
  */
 class MongoBulkWriter<T> implements SinkWriter<T> {
     private static final Logger LOG = LoggerFactory.getLogger(MongoBulkWriter.class);
     static final int DUPLICATE_KEY = 11000;
+
     /**
-     * Write errors that no retry can cure: the document itself is wrong for the store (bad value
-     * or type, invalid field name, failed validation, too large). Every other code, known or not,
+     * Write errors that no retry can cure: the document itself is wrong for the store (bad value or
+     * type, invalid field name, failed validation, too large). Every other code, known or not,
      * counts as transient and is retried; when retries run out the job fails and restarts from its
      * checkpoint. An unknown error can stop the pipeline but never loses an event.
      */
-    static final Set<Integer> PERMANENT = Set.of(
-            2,      // BadValue
-            9,      // FailedToParse
-            14,     // TypeMismatch
-            22,     // InvalidBSON
-            52,     // DollarPrefixedFieldName
-            53,     // InvalidIdField
-            55,     // InvalidDBRef
-            56,     // EmptyFieldName
-            57,     // DottedFieldName
-            121,    // DocumentValidationFailure
-            10334,  // BSONObjectTooLarge
-            17419,  // document too large for the collection
-            17280); // KeyTooLong
-    /** A rejected document is kept whole in its dead letter up to this size (BSON allows 16 MiB). */
+    static final Set<Integer> PERMANENT =
+            Set.of(
+                    2, // BadValue
+                    9, // FailedToParse
+                    14, // TypeMismatch
+                    22, // InvalidBSON
+                    52, // DollarPrefixedFieldName
+                    53, // InvalidIdField
+                    55, // InvalidDBRef
+                    56, // EmptyFieldName
+                    57, // DottedFieldName
+                    121, // DocumentValidationFailure
+                    10334, // BSONObjectTooLarge
+                    17419, // document too large for the collection
+                    17280); // KeyTooLong
+
+    /**
+     * A rejected document is kept whole in its dead letter up to this size (BSON allows 16 MiB).
+     */
     private static final int MAX_REJECTED_DOCUMENT = 12 << 20;
 
     /** What to do with one failed write of a bulk request. */
-    enum Outcome { ALREADY_STORED, CHECK_FOR_COLLISION, RETRY, REJECT }
+    enum Outcome {
+        ALREADY_STORED,
+        CHECK_FOR_COLLISION,
+        RETRY,
+        REJECT
+    }
 
     static Outcome classify(int code, WriteModel<Document> model, String digestField) {
         if (code == DUPLICATE_KEY && model instanceof InsertOneModel) {
             Document doc = ((InsertOneModel<Document>) model).getDocument();
-            return digestField != null && doc.containsKey(digestField) ? Outcome.CHECK_FOR_COLLISION : Outcome.ALREADY_STORED;
+            return digestField != null && doc.containsKey(digestField)
+                    ? Outcome.CHECK_FOR_COLLISION
+                    : Outcome.ALREADY_STORED;
         }
         if (PERMANENT.contains(code)) {
             return Outcome.REJECT;
         }
-        return Outcome.RETRY; // includes a duplicate key on an upsert (two upserts racing): the retry updates
+        return Outcome
+                .RETRY; // includes a duplicate key on an upsert (two upserts racing): the retry
+        // updates
     }
 
     /**
      * One write per upserted document and request: when a batch holds several upserts of the same
-     * {@code _id} (a stats row fired again before the flush), only the last one is kept, in its place.
-     * Two upserts of one row in an unordered request could apply in either order, and a partial
-     * failure would retry the older one after the newer had succeeded, leaving a stale count.
+     * {@code _id} (a stats row fired again before the flush), only the last one is kept, in its
+     * place. Two upserts of one row in an unordered request could apply in either order, and a
+     * partial failure would retry the older one after the newer had succeeded, leaving a stale
+     * count.
      */
     static List<WriteModel<Document>> latestUpsertPerId(List<WriteModel<Document>> models) {
         Map<Object, Integer> lastIndex = new HashMap<>();
         for (int i = 0; i < models.size(); i++) {
             if (models.get(i) instanceof UpdateOneModel) {
-                Object id = ((Document) ((UpdateOneModel<Document>) models.get(i)).getFilter()).get("_id");
+                Object id =
+                        ((Document) ((UpdateOneModel<Document>) models.get(i)).getFilter())
+                                .get("_id");
                 if (id != null) {
                     lastIndex.put(id, i);
                 }
@@ -129,12 +145,13 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         }
         return out;
     }
+
     /**
      * Upserts per request on FerretDB. FerretDB 1.24 (SQLite backend) holds a pooled SQLite
      * connection per update statement until the whole command ends; its pool has 100 connections,
      * and one update command of ~300 upserts next to any other writer deadlocks the server
-     * (reproduced: docs/store.md). 25 per request keeps two parallel writers far below that.
-     * On MongoDB the whole batch goes in one request.
+     * (reproduced: docs/store.md). 25 per request keeps two parallel writers far below that. On
+     * MongoDB the whole batch goes in one request.
      */
     static final int FERRETDB_MAX_UPDATES_PER_REQUEST = 25;
 
@@ -149,40 +166,74 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final Counter retries;
     private final Counter rejected;
     private final Counter collisions;
-    /** Batches started, by what started them: the buffer full, the flush timer, a checkpoint (or the end of input). */
+
+    /**
+     * Batches started, by what started them: the buffer full, the flush timer, a checkpoint (or the
+     * end of input).
+     */
     private final Counter fullBatches;
+
     private final Counter timerBatches;
     private final Counter checkpointBatches;
     private final int maxUpdatesPerRequest;
     private final boolean ferretDb;
+
     /** Filled by the mailbox thread only; handed over whole to {@link #batches}. */
     private List<WriteModel<Document>> buffer = new ArrayList<>();
+
     private final BatchInFlight batches;
     private volatile boolean closed;
-    /** Publishes rejections to the dead-letter topic too (null: store only); flushed before each checkpoint. */
-    private final KafkaProducer<byte[], byte[]> rejectionProducer;
-    private final int rejectionMaxBytes;
-    /** Added to by the writing threads, read by the mailbox thread only once no batch is in flight. */
-    private final List<Future<RecordMetadata>> rejectionsInFlight = java.util.Collections.synchronizedList(new ArrayList<>());
-    private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
-    MongoBulkWriter(MongoSinkSettings settings, MongoBulkSink.ToWriteModel<T> toWriteModel,
-                    ProcessingTimeService time, SinkWriterMetricGroup metrics) {
+    /**
+     * Publishes rejections to the dead-letter topic too (null: store only); flushed before each
+     * checkpoint.
+     */
+    private final KafkaProducer<byte[], byte[]> rejectionProducer;
+
+    private final int rejectionMaxBytes;
+
+    /**
+     * Added to by the writing threads, read by the mailbox thread only once no batch is in flight.
+     */
+    private final List<Future<RecordMetadata>> rejectionsInFlight =
+            java.util.Collections.synchronizedList(new ArrayList<>());
+
+    private static final JsonWriterSettings JSON =
+            JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
+
+    MongoBulkWriter(
+            MongoSinkSettings settings,
+            MongoBulkSink.ToWriteModel<T> toWriteModel,
+            ProcessingTimeService time,
+            SinkWriterMetricGroup metrics) {
         this.settings = settings;
         this.toWriteModel = toWriteModel;
         this.flushTimer = new FlushTimer(time, settings.flushIntervalMillis, this::onFlushTimer);
-        this.client = MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(settings.uri))
-                // a store that stops answering becomes a retried error, never an endless wait
-                .applyToSocketSettings(s -> s.connectTimeout(10, TimeUnit.SECONDS)
-                        .readTimeout((int) settings.requestTimeoutMillis, TimeUnit.MILLISECONDS))
-                .applyToClusterSettings(s -> s.serverSelectionTimeout(30, TimeUnit.SECONDS))
-                .codecRegistry(EncodedDocument.codecRegistry()) // documents encoded before the batch: copied, not encoded again
-                .build());
+        this.client =
+                MongoClients.create(
+                        MongoClientSettings.builder()
+                                .applyConnectionString(new ConnectionString(settings.uri))
+                                // a store that stops answering becomes a retried error, never an
+                                // endless wait
+                                .applyToSocketSettings(
+                                        s ->
+                                                s.connectTimeout(10, TimeUnit.SECONDS)
+                                                        .readTimeout(
+                                                                (int) settings.requestTimeoutMillis,
+                                                                TimeUnit.MILLISECONDS))
+                                .applyToClusterSettings(
+                                        s -> s.serverSelectionTimeout(30, TimeUnit.SECONDS))
+                                .codecRegistry(
+                                        EncodedDocument
+                                                .codecRegistry()) // documents encoded before the
+                                // batch: copied, not encoded
+                                // again
+                                .build());
         this.collection = client.getDatabase(settings.database).getCollection(settings.collection);
         this.ferretDb = isFerretDb();
         this.maxUpdatesPerRequest = ferretDb ? FERRETDB_MAX_UPDATES_PER_REQUEST : Integer.MAX_VALUE;
-        this.deadLetters = client.getDatabase(settings.database).getCollection(settings.deadLetterCollection);
+        this.deadLetters =
+                client.getDatabase(settings.database).getCollection(settings.deadLetterCollection);
         // counted by the writing threads, several at once when more than one batch is in flight
         this.written = metrics.counter("documentsWritten", new ThreadSafeSimpleCounter());
         this.duplicates = metrics.counter("duplicatesIgnored", new ThreadSafeSimpleCounter());
@@ -197,20 +248,31 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             props.putAll(settings.deadLetterProducer);
             props.put(ProducerConfig.ACKS_CONFIG, "all");
             props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-            this.rejectionMaxBytes = Integer.parseInt(settings.deadLetterProducer.getOrDefault(
-                    ProducerConfig.MAX_REQUEST_SIZE_CONFIG, String.valueOf(1 << 20)));
-            this.rejectionProducer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+            this.rejectionMaxBytes =
+                    Integer.parseInt(
+                            settings.deadLetterProducer.getOrDefault(
+                                    ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
+                                    String.valueOf(1 << 20)));
+            this.rejectionProducer =
+                    new KafkaProducer<>(
+                            props, new ByteArraySerializer(), new ByteArraySerializer());
         } else {
             this.rejectionMaxBytes = 0;
             this.rejectionProducer = null;
         }
-        // more than one batch at once on FerretDB only: a capped collection keeps the order batches arrive in,
-        // and MongoDB trims its own by that order, where the chain needs a server's links removed oldest first;
-        // the local FerretDB is trimmed by auditpipe's supervisor, which keeps that (store.chain_prefix_bound)
-        this.batches = new BatchInFlight(settings.collection, ferretDb ? settings.batchesInFlight : 1);
-        // how long the task waited for the store: what the store holds back of the operators chained before this sink
+        // more than one batch at once on FerretDB only: a capped collection keeps the order batches
+        // arrive in,
+        // and MongoDB trims its own by that order, where the chain needs a server's links removed
+        // oldest first;
+        // the local FerretDB is trimmed by auditpipe's supervisor, which keeps that
+        // (store.chain_prefix_bound)
+        this.batches =
+                new BatchInFlight(settings.collection, ferretDb ? settings.batchesInFlight : 1);
+        // how long the task waited for the store: what the store holds back of the operators
+        // chained before this sink
         metrics.gauge("storeWaitMillis", batches::waitedMillis);
-        // how long the store had a batch of this writer's: beside the task's time, how much of it the store was kept busy
+        // how long the store had a batch of this writer's: beside the task's time, how much of it
+        // the store was kept busy
         metrics.gauge("storeBusyMillis", batches::writingMillis);
     }
 
@@ -219,7 +281,10 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         try {
             Document info = client.getDatabase("admin").runCommand(new Document("buildInfo", 1));
             boolean ferret = info.containsKey("ferretdbVersion") || info.containsKey("ferretdb");
-            LOG.info("store for {} is {}", settings.collection, ferret ? "FerretDB" : "MongoDB " + info.get("version"));
+            LOG.info(
+                    "store for {} is {}",
+                    settings.collection,
+                    ferret ? "FerretDB" : "MongoDB " + info.get("version"));
             return ferret;
         } catch (MongoException e) {
             LOG.warn("buildInfo failed ({}); assuming FerretDB limits", e.getMessage());
@@ -253,7 +318,10 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         flushRejections();
     }
 
-    /** Before a checkpoint completes, every rejection of the writes it covers is on the topic (at least once). */
+    /**
+     * Before a checkpoint completes, every rejection of the writes it covers is on the topic (at
+     * least once).
+     */
     private void flushRejections() throws IOException, InterruptedException {
         if (rejectionProducer == null || rejectionsInFlight.isEmpty()) {
             return;
@@ -264,8 +332,13 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 sent.get();
             }
         } catch (ExecutionException e) {
-            throw new IOException("publishing a store rejection to " + settings.deadLetterTopic + " failed; the job"
-                    + " restarts from its last checkpoint and rejects the document again: " + e.getCause(), e.getCause());
+            throw new IOException(
+                    "publishing a store rejection to "
+                            + settings.deadLetterTopic
+                            + " failed; the job"
+                            + " restarts from its last checkpoint and rejects the document again: "
+                            + e.getCause(),
+                    e.getCause());
         }
         rejectionsInFlight.clear();
     }
@@ -281,15 +354,23 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             return json;
         }
         Document original = (Document) dead.get("original");
-        String whole = original.containsKey("document") ? ((Document) original.get("document")).toJson(JSON)
-                : String.valueOf(original.get("text"));
+        String whole =
+                original.containsKey("document")
+                        ? ((Document) original.get("document")).toJson(JSON)
+                        : String.valueOf(original.get("text"));
         Document smaller = new Document(dead);
-        smaller.put("original", new Document("text", whole.substring(0, Math.min(whole.length(), budget / 4)))
-                .append("length", original.get("length")).append("truncated", true));
+        smaller.put(
+                "original",
+                new Document("text", whole.substring(0, Math.min(whole.length(), budget / 4)))
+                        .append("length", original.get("length"))
+                        .append("truncated", true));
         return smaller.toJson(JSON).getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Starts writing the buffer as one batch once the batch before it is written, counted in {@code startedBy}. */
+    /**
+     * Starts writing the buffer as one batch once the batch before it is written, counted in {@code
+     * startedBy}.
+     */
     private void flushBuffer(Counter startedBy) throws IOException, InterruptedException {
         if (buffer.isEmpty()) {
             return;
@@ -300,17 +381,23 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         batches.start(() -> writeBatch(batch));
     }
 
-    /** On the writing thread: the batch in requests of at most {@link #maxUpdatesPerRequest} upserts. */
-    private void writeBatch(List<WriteModel<Document>> batch) throws IOException, InterruptedException {
+    /**
+     * On the writing thread: the batch in requests of at most {@link #maxUpdatesPerRequest}
+     * upserts.
+     */
+    private void writeBatch(List<WriteModel<Document>> batch)
+            throws IOException, InterruptedException {
         List<WriteModel<Document>> all = latestUpsertPerId(batch);
         boolean hasUpdates = all.get(0) instanceof UpdateOneModel;
         int chunk = hasUpdates ? maxUpdatesPerRequest : all.size();
         for (int from = 0; from < all.size(); from += chunk) {
-            writeWithRetries(new ArrayList<>(all.subList(from, Math.min(all.size(), from + chunk))));
+            writeWithRetries(
+                    new ArrayList<>(all.subList(from, Math.min(all.size(), from + chunk))));
         }
     }
 
-    private void writeWithRetries(List<WriteModel<Document>> pending) throws IOException, InterruptedException {
+    private void writeWithRetries(List<WriteModel<Document>> pending)
+            throws IOException, InterruptedException {
         long backoff = settings.retryBackoffMillis;
         int attempt = 0;
         while (!pending.isEmpty()) {
@@ -323,12 +410,19 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 try {
                     pending = sortOutErrors(pending, e);
                 } catch (MongoException lookupFailed) {
-                    failure = lookupFailed; // the collision check could not read: the whole batch again
+                    failure = lookupFailed; // the collision check could not read: the whole batch
+                    // again
                     pending = new ArrayList<>(pending);
                     attempt++;
                     if (attempt > settings.maxRetries) {
-                        throw new IOException("checking duplicates in " + settings.collection + " failed after "
-                                + settings.maxRetries + " retries: " + failure.getMessage(), failure);
+                        throw new IOException(
+                                "checking duplicates in "
+                                        + settings.collection
+                                        + " failed after "
+                                        + settings.maxRetries
+                                        + " retries: "
+                                        + failure.getMessage(),
+                                failure);
                     }
                     retries.inc();
                     Thread.sleep(backoff);
@@ -344,22 +438,39 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                     pending = rejectUnwritable(pending, e);
                     continue;
                 }
-                failure = e; // network, timeout, server selection: the whole batch again (writes are idempotent)
+                failure =
+                        e; // network, timeout, server selection: the whole batch again (writes are
+                // idempotent)
             } catch (BSONException e) {
-                // the driver could not write a document as BSON (a NUL in a field name): no retry cures it,
+                // the driver could not write a document as BSON (a NUL in a field name): no retry
+                // cures it,
                 // and failing the job would replay the record and fail again, for good
                 pending = rejectUnwritable(pending, e);
                 continue;
             }
             attempt++;
             if (attempt > settings.maxRetries) {
-                throw new IOException("writing " + pending.size() + " documents to " + settings.collection
-                        + " failed after " + settings.maxRetries + " retries; the job restarts from its last"
-                        + " checkpoint: " + failure.getMessage(), failure);
+                throw new IOException(
+                        "writing "
+                                + pending.size()
+                                + " documents to "
+                                + settings.collection
+                                + " failed after "
+                                + settings.maxRetries
+                                + " retries; the job restarts from its last"
+                                + " checkpoint: "
+                                + failure.getMessage(),
+                        failure);
             }
             retries.inc();
-            LOG.warn("bulk write to {} failed (attempt {} of {}), retrying {} documents in {} ms: {}",
-                    settings.collection, attempt, settings.maxRetries, pending.size(), backoff, failure.getMessage());
+            LOG.warn(
+                    "bulk write to {} failed (attempt {} of {}), retrying {} documents in {} ms: {}",
+                    settings.collection,
+                    attempt,
+                    settings.maxRetries,
+                    pending.size(),
+                    backoff,
+                    failure.getMessage());
             Thread.sleep(backoff);
             backoff = Math.min(backoff * 2, settings.retryMaxBackoffMillis);
         }
@@ -374,29 +485,42 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
 
     /**
      * The writes of {@code pending} whose documents cannot be written as BSON at all become dead
-     * letters (each tried alone with the collection's codecs); the others are returned to be written.
-     * If none of them is at fault, {@code cause} is thrown: it was not a document's doing.
+     * letters (each tried alone with the collection's codecs); the others are returned to be
+     * written. If none of them is at fault, {@code cause} is thrown: it was not a document's doing.
      */
-    private List<WriteModel<Document>> rejectUnwritable(List<WriteModel<Document>> pending, RuntimeException cause) {
+    private List<WriteModel<Document>> rejectUnwritable(
+            List<WriteModel<Document>> pending, RuntimeException cause) {
         List<WriteModel<Document>> rest = new ArrayList<>(pending.size());
         for (WriteModel<Document> model : pending) {
             String problem = unwritable(model);
             if (problem == null) {
                 rest.add(model);
             } else {
-                reject(model, null, "the document cannot be written as BSON for " + settings.collection + ": " + problem);
+                reject(
+                        model,
+                        null,
+                        "the document cannot be written as BSON for "
+                                + settings.collection
+                                + ": "
+                                + problem);
             }
         }
         if (rest.size() == pending.size()) throw cause;
         return rest;
     }
 
-    /** Why this write's documents cannot be encoded (a NUL shown as backslash-u0000), or null if they can. */
+    /**
+     * Why this write's documents cannot be encoded (a NUL shown as backslash-u0000), or null if
+     * they can.
+     */
     private String unwritable(WriteModel<Document> model) {
         try (BsonBinaryWriter writer = new BsonBinaryWriter(new BasicOutputBuffer())) {
             Document doc = documentOf(model);
             if (doc != null) {
-                collection.getCodecRegistry().get(Document.class).encode(writer, doc, EncoderContext.builder().build());
+                collection
+                        .getCodecRegistry()
+                        .get(Document.class)
+                        .encode(writer, doc, EncoderContext.builder().build());
             }
             if (model instanceof UpdateOneModel<Document> update && update.getUpdate() != null) {
                 update.getUpdate().toBsonDocument(Document.class, collection.getCodecRegistry());
@@ -407,8 +531,12 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         }
     }
 
-    /** Counts what succeeded, records permanent rejections and collisions, and returns the writes to retry. */
-    private List<WriteModel<Document>> sortOutErrors(List<WriteModel<Document>> pending, MongoBulkWriteException e) {
+    /**
+     * Counts what succeeded, records permanent rejections and collisions, and returns the writes to
+     * retry.
+     */
+    private List<WriteModel<Document>> sortOutErrors(
+            List<WriteModel<Document>> pending, MongoBulkWriteException e) {
         List<WriteModel<Document>> retry = new ArrayList<>();
         List<Document> maybeCollisions = new ArrayList<>();
         boolean retryAll = e.getWriteConcernError() != null;
@@ -417,11 +545,25 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             failed++;
             WriteModel<Document> model = pending.get(err.getIndex());
             switch (classify(err.getCode(), model, ferretDb ? null : settings.digestField)) {
-                case ALREADY_STORED: duplicates.inc(); break;
-                case CHECK_FOR_COLLISION: maybeCollisions.add(((InsertOneModel<Document>) model).getDocument()); break;
-                case RETRY: retry.add(model); break;
-                default: reject(model, null, "the store rejected the document for " + settings.collection + ": error "
-                        + err.getCode() + ": " + err.getMessage());
+                case ALREADY_STORED:
+                    duplicates.inc();
+                    break;
+                case CHECK_FOR_COLLISION:
+                    maybeCollisions.add(((InsertOneModel<Document>) model).getDocument());
+                    break;
+                case RETRY:
+                    retry.add(model);
+                    break;
+                default:
+                    reject(
+                            model,
+                            null,
+                            "the store rejected the document for "
+                                    + settings.collection
+                                    + ": error "
+                                    + err.getCode()
+                                    + ": "
+                                    + err.getMessage());
             }
         }
         written.inc(pending.size() - failed);
@@ -438,10 +580,10 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
      * must not vanish as "already stored": it becomes a dead letter with both digests.
      *
      * <p>MongoDB only. FerretDB 1.24 evaluates {@code _id $in} by reading the whole collection, and
-     * under write load even single {@code _id} lookups took most of a second each (a replay of a few
-     * hundred lines stalled the job past its checkpoint timeout). There, and everywhere for copies
-     * that arrive within the stats' horizon, the job's keyed check catches collisions instead
-     * ({@link io.auditpipe.flink.chain.ChainEvents}), with the same dead-letter id.
+     * under write load even single {@code _id} lookups took most of a second each (a replay of a
+     * few hundred lines stalled the job past its checkpoint timeout). There, and everywhere for
+     * copies that arrive within the stats' horizon, the job's keyed check catches collisions
+     * instead ({@link io.auditpipe.flink.chain.ChainEvents}), with the same dead-letter id.
      */
     private void checkForCollisions(List<Document> inserts) {
         Map<Object, Document> byId = new LinkedHashMap<>();
@@ -451,21 +593,36 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             Object mine = doc.get(settings.digestField);
             Object theirs = storedDigest.get(doc.get("_id"));
             if (theirs == null || mine.equals(theirs)) {
-                duplicates.inc(); // the same line again (or already trimmed by the capped collection)
+                duplicates
+                        .inc(); // the same line again (or already trimmed by the capped collection)
                 continue;
             }
             collisions.inc();
-            reject(new InsertOneModel<>(doc), EventDocument.collisionId(doc.get("_id"), mine), "id collision: a different record with id " + doc.get("_id")
-                    + " is already stored in " + settings.collection + " (stored " + settings.digestField + " " + theirs
-                    + ", this one " + mine + "). Two sources share a server name, or the server reused a record id;"
-                    + " this record is kept here, not stored as an event");
+            reject(
+                    new InsertOneModel<>(doc),
+                    EventDocument.collisionId(doc.get("_id"), mine),
+                    "id collision: a different record with id "
+                            + doc.get("_id")
+                            + " is already stored in "
+                            + settings.collection
+                            + " (stored "
+                            + settings.digestField
+                            + " "
+                            + theirs
+                            + ", this one "
+                            + mine
+                            + "). Two sources share a server name, or the server reused a record id;"
+                            + " this record is kept here, not stored as an event");
         }
     }
 
     /** The stored digests of these ids: one {@code _id $in} query, answered from the _id index. */
     private Map<Object, Object> storedDigests(java.util.Collection<Object> ids) {
         Map<Object, Object> out = new HashMap<>();
-        for (Document stored : collection.find(Filters.in("_id", ids)).projection(Projections.include(settings.digestField))) {
+        for (Document stored :
+                collection
+                        .find(Filters.in("_id", ids))
+                        .projection(Projections.include(settings.digestField))) {
             out.put(stored.get("_id"), stored.get(settings.digestField));
         }
         return out;
@@ -480,37 +637,61 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             original = new Document("text", String.valueOf(model));
         } else {
             String json = doc.toJson();
-            original = json.length() <= MAX_REJECTED_DOCUMENT ? new Document("document", doc).append("length", json.length())
-                    : new Document("text", json.substring(0, 1 << 20)).append("length", json.length()).append("truncated", true);
+            original =
+                    json.length() <= MAX_REJECTED_DOCUMENT
+                            ? new Document("document", doc).append("length", json.length())
+                            : new Document("text", json.substring(0, 1 << 20))
+                                    .append("length", json.length())
+                                    .append("truncated", true);
         }
-        Document dead = new Document("_id", deadLetterId != null ? deadLetterId : "store:" + settings.collection + ":" + id)
-                .append("stage", "store")
-                .append("reason", reason)
-                .append("original", original)
-                .append("detected_at", new Date());
+        Document dead =
+                new Document(
+                                "_id",
+                                deadLetterId != null
+                                        ? deadLetterId
+                                        : "store:" + settings.collection + ":" + id)
+                        .append("stage", "store")
+                        .append("reason", reason)
+                        .append("original", original)
+                        .append("detected_at", new Date());
         LOG.error("{} (document {})", reason, id);
         try {
             insertDeadLetter(dead);
         } catch (MongoException | BSONException ex) {
-            boolean refused = !(ex instanceof MongoException m) || PERMANENT.contains(m.getCode()) || bsonCause(ex) != null;
+            boolean refused =
+                    !(ex instanceof MongoException m)
+                            || PERMANENT.contains(m.getCode())
+                            || bsonCause(ex) != null;
             if (!refused || doc == null) {
                 throw ex; // cannot record it: fail rather than lose it
             }
-            // what the store refused in the document, it refuses in the dead letter too ($-prefixed or
-            // dotted field names on FerretDB), and what cannot be BSON cannot be inside one: keep the
+            // what the store refused in the document, it refuses in the dead letter too ($-prefixed
+            // or
+            // dotted field names on FerretDB), and what cannot be BSON cannot be inside one: keep
+            // the
             // document as JSON text instead
             String json = doc.toJson(JSON);
-            dead.put("original", new Document("text", json.length() <= MAX_REJECTED_DOCUMENT ? json
-                    : json.substring(0, 1 << 20)).append("length", json.length())
-                    .append("truncated", json.length() > MAX_REJECTED_DOCUMENT));
+            dead.put(
+                    "original",
+                    new Document(
+                                    "text",
+                                    json.length() <= MAX_REJECTED_DOCUMENT
+                                            ? json
+                                            : json.substring(0, 1 << 20))
+                            .append("length", json.length())
+                            .append("truncated", json.length() > MAX_REJECTED_DOCUMENT));
             insertDeadLetter(dead);
         }
         if (settings.rejections != null) {
             settings.rejections.rejected(reason);
         }
         if (rejectionProducer != null) {
-            rejectionsInFlight.add(rejectionProducer.send(new ProducerRecord<>(settings.deadLetterTopic,
-                    dead.getString("_id").getBytes(StandardCharsets.UTF_8), topicJson(dead, rejectionMaxBytes))));
+            rejectionsInFlight.add(
+                    rejectionProducer.send(
+                            new ProducerRecord<>(
+                                    settings.deadLetterTopic,
+                                    dead.getString("_id").getBytes(StandardCharsets.UTF_8),
+                                    topicJson(dead, rejectionMaxBytes))));
         }
     }
 
@@ -525,9 +706,12 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     }
 
     private static Document documentOf(WriteModel<Document> model) {
-        if (model instanceof InsertOneModel) return ((InsertOneModel<Document>) model).getDocument();
-        if (model instanceof ReplaceOneModel) return ((ReplaceOneModel<Document>) model).getReplacement();
-        if (model instanceof UpdateOneModel) return (Document) ((UpdateOneModel<Document>) model).getFilter();
+        if (model instanceof InsertOneModel)
+            return ((InsertOneModel<Document>) model).getDocument();
+        if (model instanceof ReplaceOneModel)
+            return ((ReplaceOneModel<Document>) model).getReplacement();
+        if (model instanceof UpdateOneModel)
+            return (Document) ((UpdateOneModel<Document>) model).getFilter();
         return null;
     }
 

@@ -1,11 +1,9 @@
 package io.auditpipe.flink.sink;
 
 import io.auditpipe.flink.options.JobOptions;
-
-import org.apache.flink.configuration.Configuration;
-
 import java.io.Serializable;
 import java.time.Duration;
+import org.apache.flink.configuration.Configuration;
 
 /** Where and how a {@link MongoBulkSink} writes. */
 public final class MongoSinkSettings implements Serializable {
@@ -14,49 +12,102 @@ public final class MongoSinkSettings implements Serializable {
     final String uri;
     final String database;
     final String collection;
+
     /** Where documents the store refuses for good are recorded (stage "store"). */
     final String deadLetterCollection;
+
     final int batchSize;
     final long flushIntervalMillis;
     final int maxRetries;
     final long retryBackoffMillis;
     final long retryMaxBackoffMillis;
-    /** Longest wait for the store's answer to one request: a store that stops answering becomes a retried error. */
+
+    /**
+     * Longest wait for the store's answer to one request: a store that stops answering becomes a
+     * retried error.
+     */
     final long requestTimeoutMillis;
+
     /**
      * A field of inserted documents holding a digest of their source (events: line_sha256), or
      * null. With it, a duplicate key is checked: same digest = a replay, another = a collision.
      */
     final String digestField;
+
     /**
      * Where rejections also go: the dead-letter topic and the Kafka producer properties to reach it
      * (bootstrap servers, security, max.request.size), or null for the store only.
      */
     final String deadLetterTopic;
+
     final java.util.Map<String, String> deadLetterProducer;
-    /** Batches written at once ({@link BatchInFlight}): 1 keeps the order of upserts; a writer of inserts only may have 2. */
+
+    /**
+     * Batches written at once ({@link BatchInFlight}): 1 keeps the order of upserts; a writer of
+     * inserts only may have 2.
+     */
     final int batchesInFlight;
-    /** Hears of each document the store refused for good (null: nobody), as its dead letter is written. */
+
+    /**
+     * Hears of each document the store refused for good (null: nobody), as its dead letter is
+     * written.
+     */
     final Rejections rejections;
 
-    /** Hears of each document a writer's store refused for good: the reason its dead letter (stage "store") gives. */
+    /**
+     * Hears of each document a writer's store refused for good: the reason its dead letter (stage
+     * "store") gives.
+     */
     @FunctionalInterface
     public interface Rejections extends Serializable {
         void rejected(String reason);
     }
 
-    public MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
-                             int batchSize, Duration flushInterval, int maxRetries,
-                             Duration retryBackoff, Duration retryMaxBackoff, String digestField) {
-        this(uri, database, collection, deadLetterCollection, batchSize, flushInterval, maxRetries, retryBackoff,
-                retryMaxBackoff, JobOptions.SINK_REQUEST_TIMEOUT.defaultValue(), digestField, null, null, 1, null);
+    public MongoSinkSettings(
+            String uri,
+            String database,
+            String collection,
+            String deadLetterCollection,
+            int batchSize,
+            Duration flushInterval,
+            int maxRetries,
+            Duration retryBackoff,
+            Duration retryMaxBackoff,
+            String digestField) {
+        this(
+                uri,
+                database,
+                collection,
+                deadLetterCollection,
+                batchSize,
+                flushInterval,
+                maxRetries,
+                retryBackoff,
+                retryMaxBackoff,
+                JobOptions.SINK_REQUEST_TIMEOUT.defaultValue(),
+                digestField,
+                null,
+                null,
+                1,
+                null);
     }
 
-    private MongoSinkSettings(String uri, String database, String collection, String deadLetterCollection,
-                              int batchSize, Duration flushInterval, int maxRetries,
-                              Duration retryBackoff, Duration retryMaxBackoff, Duration requestTimeout, String digestField,
-                              String deadLetterTopic, java.util.Map<String, String> deadLetterProducer,
-                              int batchesInFlight, Rejections rejections) {
+    private MongoSinkSettings(
+            String uri,
+            String database,
+            String collection,
+            String deadLetterCollection,
+            int batchSize,
+            Duration flushInterval,
+            int maxRetries,
+            Duration retryBackoff,
+            Duration retryMaxBackoff,
+            Duration requestTimeout,
+            String digestField,
+            String deadLetterTopic,
+            java.util.Map<String, String> deadLetterProducer,
+            int batchesInFlight,
+            Rejections rejections) {
         this.uri = uri;
         this.database = database;
         this.collection = collection;
@@ -69,7 +120,8 @@ public final class MongoSinkSettings implements Serializable {
         this.requestTimeoutMillis = requestTimeout.toMillis();
         this.digestField = digestField;
         this.deadLetterTopic = deadLetterTopic;
-        this.deadLetterProducer = deadLetterProducer == null ? null : new java.util.HashMap<>(deadLetterProducer);
+        this.deadLetterProducer =
+                deadLetterProducer == null ? null : new java.util.HashMap<>(deadLetterProducer);
         this.batchesInFlight = batchesInFlight;
         this.rejections = rejections;
     }
@@ -79,7 +131,10 @@ public final class MongoSinkSettings implements Serializable {
         return forCollection(job, collection, job.get(JobOptions.STORE_URI));
     }
 
-    /** Settings for the sessions or the baselines collection: written as {@link #profilesUri}'s user. */
+    /**
+     * Settings for the sessions or the baselines collection: written as {@link #profilesUri}'s
+     * user.
+     */
     public static MongoSinkSettings forProfiles(Configuration job, String collection) {
         return forCollection(job, collection, profilesUri(job));
     }
@@ -89,73 +144,167 @@ public final class MongoSinkSettings implements Serializable {
         return job.getOptional(JobOptions.STORE_PROFILES_URI).orElse(job.get(JobOptions.STORE_URI));
     }
 
-    private static MongoSinkSettings forCollection(Configuration job, String collection, String uri) {
-        return new MongoSinkSettings(uri, job.get(JobOptions.STORE_DATABASE), collection,
-                job.get(JobOptions.DEAD_LETTER_COLLECTION), job.get(JobOptions.SINK_BATCH_SIZE),
-                job.get(JobOptions.SINK_FLUSH_INTERVAL), job.get(JobOptions.SINK_MAX_RETRIES),
-                job.get(JobOptions.SINK_RETRY_BACKOFF), job.get(JobOptions.SINK_RETRY_MAX_BACKOFF), null)
+    private static MongoSinkSettings forCollection(
+            Configuration job, String collection, String uri) {
+        return new MongoSinkSettings(
+                        uri,
+                        job.get(JobOptions.STORE_DATABASE),
+                        collection,
+                        job.get(JobOptions.DEAD_LETTER_COLLECTION),
+                        job.get(JobOptions.SINK_BATCH_SIZE),
+                        job.get(JobOptions.SINK_FLUSH_INTERVAL),
+                        job.get(JobOptions.SINK_MAX_RETRIES),
+                        job.get(JobOptions.SINK_RETRY_BACKOFF),
+                        job.get(JobOptions.SINK_RETRY_MAX_BACKOFF),
+                        null)
                 .withRequestTimeout(job.get(JobOptions.SINK_REQUEST_TIMEOUT));
     }
 
     /** The same settings, waiting at most {@code timeout} for the store's answer to a request. */
     public MongoSinkSettings withRequestTimeout(Duration timeout) {
-        if (timeout.toMillis() < 1 || timeout.toMillis() > Integer.MAX_VALUE) { // the driver reads 0 as no timeout at all
-            throw new IllegalArgumentException("sink.request-timeout must be at least 1 ms (and under 24 days), not " + timeout);
+        if (timeout.toMillis() < 1
+                || timeout.toMillis()
+                        > Integer.MAX_VALUE) { // the driver reads 0 as no timeout at all
+            throw new IllegalArgumentException(
+                    "sink.request-timeout must be at least 1 ms (and under 24 days), not "
+                            + timeout);
         }
-        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
-                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), timeout, digestField, deadLetterTopic, deadLetterProducer,
-                batchesInFlight, rejections);
-    }
-
-    /** The same settings, checking duplicate keys of inserts against {@code field} (see {@link #digestField}). */
-    public MongoSinkSettings withDigestField(String field) {
-        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
-                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
-                field, deadLetterTopic, deadLetterProducer, batchesInFlight, rejections);
-    }
-
-    /** The same settings, also publishing rejections to {@code topic} with a producer of {@code producer} properties. */
-    public MongoSinkSettings withDeadLetterTopic(String topic, java.util.Map<String, String> producer) {
-        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
-                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
-                digestField, topic, producer, batchesInFlight, rejections);
+        return new MongoSinkSettings(
+                uri,
+                database,
+                collection,
+                deadLetterCollection,
+                batchSize,
+                Duration.ofMillis(flushIntervalMillis),
+                maxRetries,
+                Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis),
+                timeout,
+                digestField,
+                deadLetterTopic,
+                deadLetterProducer,
+                batchesInFlight,
+                rejections);
     }
 
     /**
-     * The same settings, writing up to {@code n} batches at once to FerretDB (to MongoDB, one). Only for
-     * a writer of inserts only: with more than one, two batches may be applied in either order, which
-     * an insert by {@code _id} does not mind and an upsert does (the older value could be the one
-     * stored). Not on MongoDB: its capped collection trims in arrival order, and a server's newer links
-     * removed before older ones would read as a deletion to verify; auditpipe's own trimming of the
-     * local FerretDB removes a prefix of each server's chain whatever the order (docs/archive.md).
+     * The same settings, checking duplicate keys of inserts against {@code field} (see {@link
+     * #digestField}).
+     */
+    public MongoSinkSettings withDigestField(String field) {
+        return new MongoSinkSettings(
+                uri,
+                database,
+                collection,
+                deadLetterCollection,
+                batchSize,
+                Duration.ofMillis(flushIntervalMillis),
+                maxRetries,
+                Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis),
+                Duration.ofMillis(requestTimeoutMillis),
+                field,
+                deadLetterTopic,
+                deadLetterProducer,
+                batchesInFlight,
+                rejections);
+    }
+
+    /**
+     * The same settings, also publishing rejections to {@code topic} with a producer of {@code
+     * producer} properties.
+     */
+    public MongoSinkSettings withDeadLetterTopic(
+            String topic, java.util.Map<String, String> producer) {
+        return new MongoSinkSettings(
+                uri,
+                database,
+                collection,
+                deadLetterCollection,
+                batchSize,
+                Duration.ofMillis(flushIntervalMillis),
+                maxRetries,
+                Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis),
+                Duration.ofMillis(requestTimeoutMillis),
+                digestField,
+                topic,
+                producer,
+                batchesInFlight,
+                rejections);
+    }
+
+    /**
+     * The same settings, writing up to {@code n} batches at once to FerretDB (to MongoDB, one).
+     * Only for a writer of inserts only: with more than one, two batches may be applied in either
+     * order, which an insert by {@code _id} does not mind and an upsert does (the older value could
+     * be the one stored). Not on MongoDB: its capped collection trims in arrival order, and a
+     * server's newer links removed before older ones would read as a deletion to verify;
+     * auditpipe's own trimming of the local FerretDB removes a prefix of each server's chain
+     * whatever the order (docs/archive.md).
      */
     public MongoSinkSettings withBatchesInFlight(int n) {
         if (n < 1) {
             throw new IllegalArgumentException("batches in flight must be at least 1, not " + n);
         }
-        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
-                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
-                digestField, deadLetterTopic, deadLetterProducer, n, rejections);
+        return new MongoSinkSettings(
+                uri,
+                database,
+                collection,
+                deadLetterCollection,
+                batchSize,
+                Duration.ofMillis(flushIntervalMillis),
+                maxRetries,
+                Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis),
+                Duration.ofMillis(requestTimeoutMillis),
+                digestField,
+                deadLetterTopic,
+                deadLetterProducer,
+                n,
+                rejections);
     }
 
-    /** The same settings with documents waiting at most {@code interval} in a partly filled batch. */
+    /**
+     * The same settings with documents waiting at most {@code interval} in a partly filled batch.
+     */
     public MongoSinkSettings withFlushInterval(Duration interval) {
-        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize, interval, maxRetries,
-                Duration.ofMillis(retryBackoffMillis), Duration.ofMillis(retryMaxBackoffMillis),
-                Duration.ofMillis(requestTimeoutMillis), digestField, deadLetterTopic, deadLetterProducer, batchesInFlight,
+        return new MongoSinkSettings(
+                uri,
+                database,
+                collection,
+                deadLetterCollection,
+                batchSize,
+                interval,
+                maxRetries,
+                Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis),
+                Duration.ofMillis(requestTimeoutMillis),
+                digestField,
+                deadLetterTopic,
+                deadLetterProducer,
+                batchesInFlight,
                 rejections);
     }
 
     /** The same settings, telling {@code listener} of each document the store refuses for good. */
     public MongoSinkSettings withRejections(Rejections listener) {
-        return new MongoSinkSettings(uri, database, collection, deadLetterCollection, batchSize,
-                Duration.ofMillis(flushIntervalMillis), maxRetries, Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis), Duration.ofMillis(requestTimeoutMillis),
-                digestField, deadLetterTopic, deadLetterProducer, batchesInFlight, listener);
+        return new MongoSinkSettings(
+                uri,
+                database,
+                collection,
+                deadLetterCollection,
+                batchSize,
+                Duration.ofMillis(flushIntervalMillis),
+                maxRetries,
+                Duration.ofMillis(retryBackoffMillis),
+                Duration.ofMillis(retryMaxBackoffMillis),
+                Duration.ofMillis(requestTimeoutMillis),
+                digestField,
+                deadLetterTopic,
+                deadLetterProducer,
+                batchesInFlight,
+                listener);
     }
 
     public String collection() {

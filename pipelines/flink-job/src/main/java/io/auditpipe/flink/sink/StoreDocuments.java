@@ -1,24 +1,19 @@
 package io.auditpipe.flink.sink;
 
-import io.auditpipe.enrich.Frameworks;
-import io.auditpipe.flink.alerts.AlertRule;
-import io.auditpipe.flink.document.EventDocument;
-import io.auditpipe.flink.records.DeadLetter;
-import io.auditpipe.flink.records.IngestedEvent;
-import io.auditpipe.flink.records.RollupRow;
-import io.auditpipe.flink.records.HourRow;
-import io.auditpipe.flink.records.StatsRow;
-import io.auditpipe.parser.Digests;
-import io.auditpipe.parser.Utf8;
-
 import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.WriteModel;
-import org.bson.Document;
-import org.bson.json.JsonMode;
-import org.bson.json.JsonWriterSettings;
-
+import io.auditpipe.enrich.Frameworks;
+import io.auditpipe.flink.alerts.AlertRule;
+import io.auditpipe.flink.document.EventDocument;
+import io.auditpipe.flink.records.DeadLetter;
+import io.auditpipe.flink.records.HourRow;
+import io.auditpipe.flink.records.IngestedEvent;
+import io.auditpipe.flink.records.RollupRow;
+import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.parser.Digests;
+import io.auditpipe.parser.Utf8;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -26,10 +21,13 @@ import java.util.Base64;
 import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
+import org.bson.Document;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
 
 /**
- * Where records become the store's write models: events ({@link EventDocument}), alerts, chain heads,
- * servers, stats rows and dead letters. Field names are those of schemas/*.schema.json.
+ * Where records become the store's write models: events ({@link EventDocument}), alerts, chain
+ * heads, servers, stats rows and dead letters. Field names are those of schemas/*.schema.json.
  *
  * <p>Events and dead letters are inserts with a deterministic {@code _id}: a second insert of the
  * same record fails with a duplicate key, which the sink counts and ignores. That is how replays
@@ -39,44 +37,55 @@ import java.util.List;
 public final class StoreDocuments {
     private StoreDocuments() {}
 
-    /** Longest reading copy ({@code text}) of a dead letter's original bytes; base64 keeps them all. */
+    /**
+     * Longest reading copy ({@code text}) of a dead letter's original bytes; base64 keeps them all.
+     */
     public static final int TEXT_EXCERPT_BYTES = 64 * 1024;
 
-    private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
+    private static final JsonWriterSettings JSON =
+            JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
-    /** An event as a store insert, its BSON encoded here, on the task's thread (EncodedDocument says why). */
+    /**
+     * An event as a store insert, its BSON encoded here, on the task's thread (EncodedDocument says
+     * why).
+     */
     public static WriteModel<Document> eventInsert(IngestedEvent ie) {
-        return new InsertOneModel<>(EncodedDocument.of(ie.document != null ? ie.document : EventDocument.of(ie)));
+        return new InsertOneModel<>(
+                EncodedDocument.of(ie.document != null ? ie.document : EventDocument.of(ie)));
     }
 
-    /** An alert as a store insert: its deterministic id makes a replayed alert a duplicate key, ignored. */
+    /**
+     * An alert as a store insert: its deterministic id makes a replayed alert a duplicate key,
+     * ignored.
+     */
     public static WriteModel<Document> alertInsert(io.auditpipe.flink.alerts.Alert a) {
         return new InsertOneModel<>(alert(a));
     }
 
     /** The alert document (docs/alerts.md); the same JSON goes to audit.alerts and the webhook. */
     public static Document alert(io.auditpipe.flink.alerts.Alert a) {
-        Document d = new Document("_id", a.id)
-                .append("rule", a.rule)
-                .append("severity", a.severity)
-                .append("server", a.server)
-                .append("subject", a.subject)
-                .append("summary", a.summary)
-                .append("first_event_time", new Date(a.firstEventMillis))
-                .append("last_event_time", new Date(a.lastEventMillis))
-                .append("evidence", a.evidence)
-                .append("evidence_count", a.evidenceCount)
-                .append("controls", a.controls)
-                .append("frameworks", frameworks(a.rule))
-                .append("raised_at", new Date(a.raisedAtMillis));
+        Document d =
+                new Document("_id", a.id)
+                        .append("rule", a.rule)
+                        .append("severity", a.severity)
+                        .append("server", a.server)
+                        .append("subject", a.subject)
+                        .append("summary", a.summary)
+                        .append("first_event_time", new Date(a.firstEventMillis))
+                        .append("last_event_time", new Date(a.lastEventMillis))
+                        .append("evidence", a.evidence)
+                        .append("evidence_count", a.evidenceCount)
+                        .append("controls", a.controls)
+                        .append("frameworks", frameworks(a.rule))
+                        .append("raised_at", new Date(a.raisedAtMillis));
         if (a.gapClass != null) d.append("gap_class", a.gapClass);
         return d;
     }
 
     /**
-     * A session's version as an upsert by its id. A session's fields only grow (a login, a logout, more
-     * records), so setting them replaces the version before whole; a replay from a checkpoint writes
-     * the same versions again in the same order, the newest last.
+     * A session's version as an upsert by its id. A session's fields only grow (a login, a logout,
+     * more records), so setting them replaces the version before whole; a replay from a checkpoint
+     * writes the same versions again in the same order, the newest last.
      */
     public static WriteModel<Document> sessionUpsert(io.auditpipe.flink.sessions.Session s) {
         Document fields = session(s);
@@ -143,23 +152,28 @@ public final class StoreDocuments {
         p.mean = ((Number) d.get("mean")).doubleValue();
         p.m2 = ((Number) d.get("m2")).doubleValue();
         p.origins = new ArrayList<>(d.getList("origins", String.class));
-        for (Object seen : d.getList("origins_seen", Object.class)) p.originsSeen.add(((Number) seen).longValue());
+        for (Object seen : d.getList("origins_seen", Object.class))
+            p.originsSeen.add(((Number) seen).longValue());
         p.offHoursAlerted = ((Number) d.get("off_hours_alerted")).longValue();
         return p;
     }
 
-    /** A session (schemas/session.schema.json): the newest version of it replaces the one before, by id. */
+    /**
+     * A session (schemas/session.schema.json): the newest version of it replaces the one before, by
+     * id.
+     */
     public static Document session(io.auditpipe.flink.sessions.Session s) {
         long start = s.loginMillis != null ? Math.min(s.loginMillis, s.firstMillis) : s.firstMillis;
-        Document d = new Document("_id", s.id)
-                .append("server", s.server)
-                .append("connection_id", s.connectionId)
-                .append("user", s.user)
-                .append("host", s.host)
-                .append("ip", s.ip)
-                .append("os_user", s.osUser)
-                .append("db", s.db)
-                .append("start_time", new Date(start));
+        Document d =
+                new Document("_id", s.id)
+                        .append("server", s.server)
+                        .append("connection_id", s.connectionId)
+                        .append("user", s.user)
+                        .append("host", s.host)
+                        .append("ip", s.ip)
+                        .append("os_user", s.osUser)
+                        .append("db", s.db)
+                        .append("start_time", new Date(start));
         if (s.loginMillis != null) {
             d.append("login_time", new Date(s.loginMillis))
                     .append("login_outcome", s.loginOutcome)
@@ -186,10 +200,14 @@ public final class StoreDocuments {
         for (AlertRule r : AlertRule.values()) {
             if (r.id.equals(rule)) controls = r.controls;
         }
-        return new Document(new LinkedHashMap<String, Object>(Frameworks.shared().of(rule, controls)));
+        return new Document(
+                new LinkedHashMap<String, Object>(Frameworks.shared().of(rule, controls)));
     }
 
-        /** A chain head as a store insert by its id ({@link io.auditpipe.flink.chain.ChainHead#id}), so a head written again after a replay is ignored. */
+    /**
+     * A chain head as a store insert by its id ({@link io.auditpipe.flink.chain.ChainHead#id}), so
+     * a head written again after a replay is ignored.
+     */
     public static WriteModel<Document> chainHeadInsert(io.auditpipe.flink.chain.ChainHead h) {
         return new InsertOneModel<>(chainHead(h));
     }
@@ -209,17 +227,21 @@ public final class StoreDocuments {
     }
 
     /**
-     * A server's entry in the servers collection, upserted with each of its chain heads. {@code value}
-     * repeats the name because the Grafana data source's variable queries read a field of that name
-     * and FerretDB 1.24 cannot rename a field in a pipeline. {@code $max} keeps the newest time and
-     * link when a replayed, older head arrives after a newer one.
+     * A server's entry in the servers collection, upserted with each of its chain heads. {@code
+     * value} repeats the name because the Grafana data source's variable queries read a field of
+     * that name and FerretDB 1.24 cannot rename a field in a pipeline. {@code $max} keeps the
+     * newest time and link when a replayed, older head arrives after a newer one.
      */
     public static WriteModel<Document> serverUpsert(io.auditpipe.flink.chain.ChainHead h) {
-        Document update = new Document("$set", new Document("value", h.server).append("server", h.server))
-                .append("$max", new Document("last_event_time", new Date(h.lastEventTimeMillis))
-                        .append("last_seq", h.seq)
-                        .append("updated_at", new Date(h.recordedAtMillis)));
-        return new UpdateOneModel<>(new Document("_id", h.server), update, new UpdateOptions().upsert(true));
+        Document update =
+                new Document("$set", new Document("value", h.server).append("server", h.server))
+                        .append(
+                                "$max",
+                                new Document("last_event_time", new Date(h.lastEventTimeMillis))
+                                        .append("last_seq", h.seq)
+                                        .append("updated_at", new Date(h.recordedAtMillis)));
+        return new UpdateOneModel<>(
+                new Document("_id", h.server), update, new UpdateOptions().upsert(true));
     }
 
     public static String alertJson(io.auditpipe.flink.alerts.Alert a) {
@@ -241,30 +263,37 @@ public final class StoreDocuments {
     }
 
     private static Document hourFields(HourRow row) {
-        Document set = new Document("window_start", new Date(row.hourStartMillis))
-                .append("server", row.server)
-                .append("count", row.count);
+        Document set =
+                new Document("window_start", new Date(row.hourStartMillis))
+                        .append("server", row.server)
+                        .append("count", row.count);
         if (row.chain != null) set.append("chain", row.chain);
         return set.append("updated_at", new Date());
     }
 
     /** A document's fields set by its id, the document made if it is not there. */
     private static WriteModel<Document> upsert(String id, Document fields) {
-        return new UpdateOneModel<>(new Document("_id", id), new Document("$set", fields), new UpdateOptions().upsert(true));
+        return new UpdateOneModel<>(
+                new Document("_id", id),
+                new Document("$set", fields),
+                new UpdateOptions().upsert(true));
     }
 
     /**
      * A count's fields set by its id, the document made if it is not there, and its {@code count}
-     * field raised to the value, never lowered ({@code $max}). A window's count only grows (a replay
-     * from a checkpoint counts up to the same total again), while a write can reach the store late: one
-     * sent before the store stopped answering, timed out and retried, is still carried out when the store
-     * wakes, possibly after the newer write that followed its retry (seen in the fault suite with a
-     * 20 s request timeout: a minute's count one event short). {@code $set} would take the count back.
+     * field raised to the value, never lowered ({@code $max}). A window's count only grows (a
+     * replay from a checkpoint counts up to the same total again), while a write can reach the
+     * store late: one sent before the store stopped answering, timed out and retried, is still
+     * carried out when the store wakes, possibly after the newer write that followed its retry
+     * (seen in the fault suite with a 20 s request timeout: a minute's count one event short).
+     * {@code $set} would take the count back.
      */
     private static WriteModel<Document> countUpsert(String id, Document fields, String count) {
         Document set = new Document(fields);
         Object n = set.remove(count);
-        return new UpdateOneModel<>(new Document("_id", id), new Document("$set", set).append("$max", new Document(count, n)),
+        return new UpdateOneModel<>(
+                new Document("_id", id),
+                new Document("$set", set).append("$max", new Document(count, n)),
                 new UpdateOptions().upsert(true));
     }
 
@@ -276,13 +305,14 @@ public final class StoreDocuments {
     }
 
     private static Document statsFields(StatsRow row) {
-        Document set = new Document("window_start", new Date(row.windowStartMillis))
-                .append("server", row.key.server)
-                .append("user", row.key.user)
-                .append("event_name", row.key.eventName)
-                .append("command_class", row.key.commandClass)
-                .append("status", row.key.status)
-                .append("count", row.count);
+        Document set =
+                new Document("window_start", new Date(row.windowStartMillis))
+                        .append("server", row.key.server)
+                        .append("user", row.key.user)
+                        .append("event_name", row.key.eventName)
+                        .append("command_class", row.key.commandClass)
+                        .append("status", row.key.status)
+                        .append("count", row.count);
         if (row.chain != null) set.append("chain", row.chain);
         return set.append("updated_at", new Date());
     }
@@ -301,37 +331,48 @@ public final class StoreDocuments {
     }
 
     private static Document rollupFields(RollupRow row) {
-        Document set = new Document("day", new Date(row.dayStartMillis))
-                .append("day_end", new Date(row.dayStartMillis + RollupRow.WINDOW.toMillis()))
-                .append("server", row.key.server);
+        Document set =
+                new Document("day", new Date(row.dayStartMillis))
+                        .append(
+                                "day_end",
+                                new Date(row.dayStartMillis + RollupRow.WINDOW.toMillis()))
+                        .append("server", row.key.server);
         // a field the events lack is left out, as a group by it leaves it out of the events' rows
         if (row.key.user != null) set.append("user", row.key.user);
         if (row.key.principalClass != null) set.append("principal_class", row.key.principalClass);
         if (row.key.category != null) set.append("category", row.key.category);
         if (row.key.action != null) set.append("action", row.key.action);
-        set.append("controls", row.key.controls.isEmpty() ? List.of() : List.of(row.key.controls.split(",")))
+        set.append(
+                        "controls",
+                        row.key.controls.isEmpty()
+                                ? List.of()
+                                : List.of(row.key.controls.split(",")))
                 .append("events", row.count);
         if (row.chain != null) set.append("chain", row.chain);
         return set.append("updated_at", new Date());
     }
 
-    /** A dead letter as a store insert, at most {@code maxBytes} as JSON (see {@link #deadLetter(DeadLetter, int)}). */
+    /**
+     * A dead letter as a store insert, at most {@code maxBytes} as JSON (see {@link
+     * #deadLetter(DeadLetter, int)}).
+     */
     public static WriteModel<Document> deadLetterInsert(DeadLetter dl, int maxBytes) {
         return new InsertOneModel<>(deadLetter(dl, maxBytes));
     }
 
     /**
-     * The dead-letter document, at most {@code maxBytes} long as JSON, whatever the size of the line.
+     * The dead-letter document, at most {@code maxBytes} long as JSON, whatever the size of the
+     * line.
      *
-     * <p>What a dead letter keeps of its line (docs/architecture.md, "Dead letters"): the exact bytes
-     * as base64, whole whenever they fit; a reading copy as {@code text}, at most
-     * {@link #TEXT_EXCERPT_BYTES}; and always the full length and SHA-256, so a reviewer can find
-     * the line in the server's file even when it was too large to keep whole. The collectors ship
-     * lines up to {@code max_line_size} and the limits derived from it let such a line's dead letter
-     * keep it whole; only a line larger than that (from another producer) is cut here, and then
-     * {@code original.truncated} is true and {@code original.kept_bytes} says how much is kept.
-     * A dead letter that does not fit would fail its write and, replayed from the checkpoint,
-     * stop the pipeline for good; this bound is what prevents it.
+     * <p>What a dead letter keeps of its line (docs/architecture.md, "Dead letters"): the exact
+     * bytes as base64, whole whenever they fit; a reading copy as {@code text}, at most {@link
+     * #TEXT_EXCERPT_BYTES}; and always the full length and SHA-256, so a reviewer can find the line
+     * in the server's file even when it was too large to keep whole. The collectors ship lines up
+     * to {@code max_line_size} and the limits derived from it let such a line's dead letter keep it
+     * whole; only a line larger than that (from another producer) is cut here, and then {@code
+     * original.truncated} is true and {@code original.kept_bytes} says how much is kept. A dead
+     * letter that does not fit would fail its write and, replayed from the checkpoint, stop the
+     * pipeline for good; this bound is what prevents it.
      */
     public static Document deadLetter(DeadLetter dl, int maxBytes) {
         byte[] value = dl.originalValue;
@@ -353,10 +394,11 @@ public final class StoreDocuments {
     }
 
     private static Document deadLetterKeeping(DeadLetter dl, int keep, int textBytes) {
-        Document d = new Document("_id", dl.id)
-                .append("stage", dl.stage)
-                .append("reason", dl.reason)
-                .append("original", bytes(dl.originalValue, keep, textBytes));
+        Document d =
+                new Document("_id", dl.id)
+                        .append("stage", dl.stage)
+                        .append("reason", dl.reason)
+                        .append("original", bytes(dl.originalValue, keep, textBytes));
         if (dl.originalKey != null) {
             int keyBytes = Math.min(dl.originalKey.length, textBytes);
             d.append("key", bytes(dl.originalKey, keyBytes, keyBytes));
@@ -387,11 +429,12 @@ public final class StoreDocuments {
         boolean cut = keep < b.length;
         byte[] kept = cut ? Arrays.copyOf(b, keep) : b;
         int textLength = Math.min(b.length, textBytes);
-        Document d = new Document("base64", Base64.getEncoder().encodeToString(kept))
-                .append("text", new String(b, 0, textLength, StandardCharsets.UTF_8))
-                .append("length", b.length)
-                .append("sha256", Digests.sha256Hex(b))
-                .append("valid_utf8", Utf8.firstInvalidByte(b) < 0);
+        Document d =
+                new Document("base64", Base64.getEncoder().encodeToString(kept))
+                        .append("text", new String(b, 0, textLength, StandardCharsets.UTF_8))
+                        .append("length", b.length)
+                        .append("sha256", Digests.sha256Hex(b))
+                        .append("valid_utf8", Utf8.firstInvalidByte(b) < 0);
         if (textLength < b.length) {
             d.append("text_truncated", true);
         }

@@ -1,18 +1,19 @@
 package io.auditpipe.flink.sink;
 
-import io.auditpipe.flink.baselines.Profile;
-import io.auditpipe.flink.baselines.ProfileSeeds;
-
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import io.auditpipe.flink.baselines.Profile;
+import io.auditpipe.flink.baselines.ProfileSeeds;
+import java.util.concurrent.TimeUnit;
 import org.bson.Document;
 
-import java.util.concurrent.TimeUnit;
-
-/** The stored baselines (the store's baselines collection), looked up by id: one read per principal the job has no state of. */
+/**
+ * The stored baselines (the store's baselines collection), looked up by id: one read per principal
+ * the job has no state of.
+ */
 public final class StoreProfileSeeds implements ProfileSeeds {
     private static final long serialVersionUID = 1L;
 
@@ -30,17 +31,26 @@ public final class StoreProfileSeeds implements ProfileSeeds {
 
     @Override
     public void open() {
-        client = MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(uri))
-                .applyToSocketSettings(s -> s.connectTimeout(10, TimeUnit.SECONDS).readTimeout(30, TimeUnit.SECONDS))
-                .applyToClusterSettings(s -> s.serverSelectionTimeout(10, TimeUnit.SECONDS))
-                .build());
+        client =
+                MongoClients.create(
+                        MongoClientSettings.builder()
+                                .applyConnectionString(new ConnectionString(uri))
+                                .applyToSocketSettings(
+                                        s ->
+                                                s.connectTimeout(10, TimeUnit.SECONDS)
+                                                        .readTimeout(30, TimeUnit.SECONDS))
+                                .applyToClusterSettings(
+                                        s -> s.serverSelectionTimeout(10, TimeUnit.SECONDS))
+                                .build());
         baselines = client.getDatabase(database).getCollection(collection);
     }
 
     @Override
     public Profile find(String server, String user) {
-        Document d = baselines.find(new Document("_id", StoreDocuments.baselineId(server, user))).first();
+        Document d =
+                baselines
+                        .find(new Document("_id", StoreDocuments.baselineId(server, user)))
+                        .first();
         return d == null ? null : StoreDocuments.profileOf(d);
     }
 

@@ -1,14 +1,6 @@
 package io.auditpipe.flink.sink;
 
 import io.auditpipe.flink.alerts.Alert;
-
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
-import org.apache.flink.metrics.Counter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,20 +10,26 @@ import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.metrics.Counter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * POSTs each alert as JSON (the alerts collection's document) to a webhook, on a thread of its
- * own: the pipeline only puts the alert in a bounded queue and never waits for the endpoint.
- * A POST that fails (connection error, timeout, a status other than 2xx) is retried with backoff
- * (1 s, doubling); after the last retry the alert is counted ({@code webhookFailed}) and logged.
- * When the queue is full (the endpoint is down or slow for long) a new alert is not queued
- * ({@code webhookDropped}). Either way the alert is in the alerts collection and on audit.alerts:
- * the webhook is a notification, not the record. At least once: after a restart, alerts replayed
- * from the checkpoint are POSTed again; the receiver tells them by their id (header
- * {@code X-Auditpipe-Alert-Id} and field {@code _id}). With a secret, each POST carries
- * {@link #SIGNATURE_HEADER}, signed again at each attempt: the receiver recomputes the HMAC over
- * the time and the body it got, refuses a request whose signature differs (one not from the job, or
- * changed on the way) and one whose time is more than 5 minutes from its clock (a replay).
+ * POSTs each alert as JSON (the alerts collection's document) to a webhook, on a thread of its own:
+ * the pipeline only puts the alert in a bounded queue and never waits for the endpoint. A POST that
+ * fails (connection error, timeout, a status other than 2xx) is retried with backoff (1 s,
+ * doubling); after the last retry the alert is counted ({@code webhookFailed}) and logged. When the
+ * queue is full (the endpoint is down or slow for long) a new alert is not queued ({@code
+ * webhookDropped}). Either way the alert is in the alerts collection and on audit.alerts: the
+ * webhook is a notification, not the record. At least once: after a restart, alerts replayed from
+ * the checkpoint are POSTed again; the receiver tells them by their id (header {@code
+ * X-Auditpipe-Alert-Id} and field {@code _id}). With a secret, each POST carries {@link
+ * #SIGNATURE_HEADER}, signed again at each attempt: the receiver recomputes the HMAC over the time
+ * and the body it got, refuses a request whose signature differs (one not from the job, or changed
+ * on the way) and one whose time is more than 5 minutes from its clock (a replay).
  * cli/auditpipe/stack/webhook.py signs the CLI's POSTs the same way.
  */
 public class WebhookSink implements Sink<Alert> {
@@ -39,8 +37,8 @@ public class WebhookSink implements Sink<Alert> {
     private static final Logger LOG = LoggerFactory.getLogger(WebhookSink.class);
 
     /**
-     * The header with the time of sending and the HMAC-SHA256 under the configured secret of the time,
-     * a dot and the body: {@code t=<unix seconds>,sha256=<hex>}.
+     * The header with the time of sending and the HMAC-SHA256 under the configured secret of the
+     * time, a dot and the body: {@code t=<unix seconds>,sha256=<hex>}.
      */
     public static final String SIGNATURE_HEADER = "X-Auditpipe-Signature";
 
@@ -54,7 +52,10 @@ public class WebhookSink implements Sink<Alert> {
         this(url, timeout, retries, queueSize, null);
     }
 
-    /** {@code secret}: the key each POST's body is signed with ({@link #SIGNATURE_HEADER}), or null for none. */
+    /**
+     * {@code secret}: the key each POST's body is signed with ({@link #SIGNATURE_HEADER}), or null
+     * for none.
+     */
     public WebhookSink(String url, Duration timeout, int retries, int queueSize, String secret) {
         this.url = url;
         this.timeoutMillis = timeout.toMillis();
@@ -63,13 +64,20 @@ public class WebhookSink implements Sink<Alert> {
         this.secret = secret;
     }
 
-    /** The header's value for {@code body} sent at {@code epochSeconds} ({@link #SIGNATURE_HEADER}). */
+    /**
+     * The header's value for {@code body} sent at {@code epochSeconds} ({@link #SIGNATURE_HEADER}).
+     */
     public static String signature(String secret, long epochSeconds, byte[] body) {
         try {
             javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
-            mac.init(new javax.crypto.spec.SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            mac.init(
+                    new javax.crypto.spec.SecretKeySpec(
+                            secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
             mac.update((epochSeconds + ".").getBytes(StandardCharsets.US_ASCII));
-            return "t=" + epochSeconds + ",sha256=" + java.util.HexFormat.of().formatHex(mac.doFinal(body));
+            return "t="
+                    + epochSeconds
+                    + ",sha256="
+                    + java.util.HexFormat.of().formatHex(mac.doFinal(body));
         } catch (java.security.GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
         }
@@ -77,8 +85,11 @@ public class WebhookSink implements Sink<Alert> {
 
     @Override
     public SinkWriter<Alert> createWriter(WriterInitContext context) {
-        return new Writer(context.metricGroup().counter("webhookSent"), context.metricGroup().counter("webhookFailed"),
-                context.metricGroup().counter("webhookDropped"), 1000);
+        return new Writer(
+                context.metricGroup().counter("webhookSent"),
+                context.metricGroup().counter("webhookFailed"),
+                context.metricGroup().counter("webhookDropped"),
+                1000);
     }
 
     /** The writer with its counters given (tests pass their own) and the first retry delay. */
@@ -101,7 +112,10 @@ public class WebhookSink implements Sink<Alert> {
             this.failed = failed;
             this.dropped = dropped;
             this.firstBackoffMillis = firstBackoffMillis;
-            client = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(timeoutMillis)).build();
+            client =
+                    HttpClient.newBuilder()
+                            .connectTimeout(Duration.ofMillis(timeoutMillis))
+                            .build();
             sender = new Thread(this::send, "auditpipe-alert-webhook");
             sender.setDaemon(true);
             sender.start();
@@ -111,8 +125,10 @@ public class WebhookSink implements Sink<Alert> {
         public void write(Alert alert, Context context) {
             if (!queue.offer(alert)) {
                 dropped.inc();
-                LOG.warn("webhook queue full ({} alerts): alert {} not POSTed (it is in the alerts collection and topic)",
-                        queueSize, alert.id);
+                LOG.warn(
+                        "webhook queue full ({} alerts): alert {} not POSTed (it is in the alerts collection and topic)",
+                        queueSize,
+                        alert.id);
             }
         }
 
@@ -130,20 +146,24 @@ public class WebhookSink implements Sink<Alert> {
 
         private void post(Alert alert) {
             byte[] body = StoreDocuments.alertJson(alert).getBytes(StandardCharsets.UTF_8);
-            HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(url))
-                    .timeout(Duration.ofMillis(timeoutMillis))
-                    .header("Content-Type", "application/json")
-                    .header("X-Auditpipe-Alert-Id", alert.id);
+            HttpRequest.Builder builder =
+                    HttpRequest.newBuilder(URI.create(url))
+                            .timeout(Duration.ofMillis(timeoutMillis))
+                            .header("Content-Type", "application/json")
+                            .header("X-Auditpipe-Alert-Id", alert.id);
             builder.POST(HttpRequest.BodyPublishers.ofByteArray(body));
             long backoff = firstBackoffMillis;
             for (int attempt = 0; attempt <= retries && running; attempt++) {
                 if (secret != null) {
-                    builder.setHeader(SIGNATURE_HEADER, signature(secret, System.currentTimeMillis() / 1000, body));
+                    builder.setHeader(
+                            SIGNATURE_HEADER,
+                            signature(secret, System.currentTimeMillis() / 1000, body));
                 }
                 HttpRequest request = builder.build();
                 String problem;
                 try {
-                    HttpResponse<Void> r = client.send(request, HttpResponse.BodyHandlers.discarding());
+                    HttpResponse<Void> r =
+                            client.send(request, HttpResponse.BodyHandlers.discarding());
                     if (r.statusCode() / 100 == 2) {
                         sent.inc();
                         return;
@@ -157,7 +177,11 @@ public class WebhookSink implements Sink<Alert> {
                 }
                 if (attempt == retries) {
                     failed.inc();
-                    LOG.warn("webhook POST of alert {} failed {} times, last: {}", alert.id, retries + 1, problem);
+                    LOG.warn(
+                            "webhook POST of alert {} failed {} times, last: {}",
+                            alert.id,
+                            retries + 1,
+                            problem);
                     return;
                 }
                 try {

@@ -9,13 +9,13 @@ import java.util.Map;
 
 /**
  * JSON of the values a stream message holds (maps, lists, strings, numbers, booleans, dates as
- * ISO-8601 in UTC, null), written directly as UTF-8 bytes: the BSON library's writer goes through its
- * codec registry for every value (about 15 us for a small event, measured 2026-11-29). A string is
- * read a character at a time and each one written as its bytes where it lies: ASCII that needs no
- * escape (nearly all of an audit record) one byte each, in a loop of its own, and the rest (escapes,
- * multi-byte characters) in a second; no char buffer, no runs copied between escapes, no second pass
- * to encode. The writer's frames were a seventh of the job alone's samples in a profile of
- * 2026-12-02. An unpaired surrogate is written as '?', as {@link String#getBytes} does.
+ * ISO-8601 in UTC, null), written directly as UTF-8 bytes: the BSON library's writer goes through
+ * its codec registry for every value (about 15 us for a small event, measured 2026-11-29). A string
+ * is read a character at a time and each one written as its bytes where it lies: ASCII that needs
+ * no escape (nearly all of an audit record) one byte each, in a loop of its own, and the rest
+ * (escapes, multi-byte characters) in a second; no char buffer, no runs copied between escapes, no
+ * second pass to encode. The writer's frames were a seventh of the job alone's samples in a profile
+ * of 2026-12-02. An unpaired surrogate is written as '?', as {@link String#getBytes} does.
  */
 final class Json {
     private Json() {}
@@ -77,7 +77,10 @@ final class Json {
                     value(l.get(i));
                 }
                 ch(']');
-            } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+            } else if (v instanceof Integer
+                    || v instanceof Long
+                    || v instanceof Short
+                    || v instanceof Byte) {
                 raw(Long.toString(((Number) v).longValue()));
             } else if (v instanceof Number num) {
                 double d = num.doubleValue();
@@ -85,7 +88,9 @@ final class Json {
             } else if (v instanceof Boolean bool) {
                 raw(bool ? "true" : "false");
             } else if (v instanceof Date date) {
-                string(Instant.ofEpochMilli(date.getTime()).toString()); // schemas/audit-event.schema.json's date-time
+                string(
+                        Instant.ofEpochMilli(date.getTime())
+                                .toString()); // schemas/audit-event.schema.json's date-time
             } else {
                 string(String.valueOf(v)); // nothing else reaches a message
             }
@@ -135,11 +140,14 @@ final class Json {
                 } else if (c < 0x800) {
                     b[n++] = (byte) (0xC0 | c >> 6);
                     b[n++] = (byte) (0x80 | c & 0x3F);
-                } else if (c == 0x2028 || c == 0x2029) { // valid JSON, but not inside a JavaScript string
+                } else if (c == 0x2028
+                        || c == 0x2029) { // valid JSON, but not inside a JavaScript string
                     b[n++] = '\\';
                     unicodeEscape(c);
                 } else if (Character.isSurrogate(c)) {
-                    if (Character.isHighSurrogate(c) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    if (Character.isHighSurrogate(c)
+                            && i + 1 < len
+                            && Character.isLowSurrogate(s.charAt(i + 1))) {
                         int cp = Character.toCodePoint(c, s.charAt(++i));
                         b[n++] = (byte) (0xF0 | cp >> 18);
                         b[n++] = (byte) (0x80 | cp >> 12 & 0x3F);

@@ -10,9 +10,15 @@ import java.util.Locale;
  * projection, its ECS projection with OpenTelemetry's database attributes.
  */
 public enum StreamFormat {
-    /** The stored event document, times as ISO-8601 strings (schemas/audit-event.schema.json); alerts are not repeated here (topic audit.alerts has them). */
+    /**
+     * The stored event document, times as ISO-8601 strings (schemas/audit-event.schema.json);
+     * alerts are not repeated here (topic audit.alerts has them).
+     */
     AUDITPIPE("auditpipe"),
-    /** OCSF 1.8.0: Datastore Activity (6005), Authentication (3002) for logins and logouts, Detection Finding (2004) for alerts. */
+    /**
+     * OCSF 1.8.0: Datastore Activity (6005), Authentication (3002) for logins and logouts,
+     * Detection Finding (2004) for alerts.
+     */
     OCSF("ocsf"),
     /** Elastic Common Schema with OpenTelemetry's db.* attributes; alerts as event.kind alert. */
     ECS("ecs");
@@ -23,7 +29,10 @@ public enum StreamFormat {
         this.id = id;
     }
 
-    /** The formats of a comma-separated list ("" for none); IllegalArgumentException naming an unknown one. */
+    /**
+     * The formats of a comma-separated list ("" for none); IllegalArgumentException naming an
+     * unknown one.
+     */
     public static List<StreamFormat> parse(String list) {
         List<StreamFormat> out = new ArrayList<>();
         for (String part : list.split(",")) {
@@ -34,8 +43,12 @@ public enum StreamFormat {
                 if (candidate.id.equals(name)) f = candidate;
             }
             if (f == null) {
-                throw new IllegalArgumentException("'" + part.trim() + "' is not a stream format (one of "
-                        + String.join(", ", ids()) + ")");
+                throw new IllegalArgumentException(
+                        "'"
+                                + part.trim()
+                                + "' is not a stream format (one of "
+                                + String.join(", ", ids())
+                                + ")");
             }
             if (!out.contains(f)) out.add(f);
         }

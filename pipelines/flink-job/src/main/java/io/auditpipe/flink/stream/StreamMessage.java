@@ -10,10 +10,17 @@ public class StreamMessage implements Serializable {
     public String key;
     public byte[] value;
     public long timestampMillis;
-    /** The fields the message carries cut, or leaves out, comma-separated (the header {@link #TRUNCATED_HEADER}); null for none. */
+
+    /**
+     * The fields the message carries cut, or leaves out, comma-separated (the header {@link
+     * #TRUNCATED_HEADER}); null for none.
+     */
     public String truncated;
 
-    /** The record header naming the fields a message carries cut to the stream's text limit or leaves out. */
+    /**
+     * The record header naming the fields a message carries cut to the stream's text limit or
+     * leaves out.
+     */
     public static final String TRUNCATED_HEADER = "auditpipe-truncated";
 
     public StreamMessage() {}

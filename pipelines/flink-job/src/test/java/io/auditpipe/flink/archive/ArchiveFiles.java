@@ -1,5 +1,14 @@
 package io.auditpipe.flink.archive;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 import org.apache.parquet.column.page.PageReadStore;
 import org.apache.parquet.example.data.Group;
 import org.apache.parquet.example.data.simple.convert.GroupRecordConverter;
@@ -10,24 +19,18 @@ import org.apache.parquet.io.MessageColumnIO;
 import org.apache.parquet.io.RecordReader;
 import org.apache.parquet.schema.MessageType;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeSet;
-import java.util.stream.Stream;
-
 /** Reads the archive's committed Parquet files back, for tests. */
 public final class ArchiveFiles {
     private ArchiveFiles() {}
 
     public static List<Path> committed(Path events) throws IOException {
         try (Stream<Path> files = Files.walk(events)) {
-            return files.filter(p -> p.getFileName().toString().endsWith(".parquet")
-                    && !p.getFileName().toString().startsWith(".")).sorted().toList();
+            return files.filter(
+                            p ->
+                                    p.getFileName().toString().endsWith(".parquet")
+                                            && !p.getFileName().toString().startsWith("."))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -44,7 +47,8 @@ public final class ArchiveFiles {
             MessageColumnIO io = new ColumnIOFactory().getColumnIO(schema);
             PageReadStore pages;
             while ((pages = reader.readNextRowGroup()) != null) {
-                RecordReader<Group> records = io.getRecordReader(pages, new GroupRecordConverter(schema));
+                RecordReader<Group> records =
+                        io.getRecordReader(pages, new GroupRecordConverter(schema));
                 for (long i = 0; i < pages.getRowCount(); i++) out.add(records.read());
             }
         }

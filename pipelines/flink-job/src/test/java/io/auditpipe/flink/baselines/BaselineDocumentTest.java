@@ -1,20 +1,20 @@
 package io.auditpipe.flink.baselines;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.auditpipe.flink.sink.StoreDocuments;
-
-import org.bson.Document;
-import org.junit.jupiter.api.Test;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
-/** schemas/baseline.schema.json is the one definition of a stored baseline: StoreDocuments.baseline is checked against
- * it, and what it writes reads back as the same state. */
+/**
+ * schemas/baseline.schema.json is the one definition of a stored baseline: StoreDocuments.baseline
+ * is checked against it, and what it writes reads back as the same state.
+ */
 class BaselineDocumentTest {
     static final Path SCHEMA = Path.of("../../schemas/baseline.schema.json");
 
@@ -46,13 +46,44 @@ class BaselineDocumentTest {
     @Test
     void aStoredBaselineReadsBackAsTheSameState() {
         Profile p = profile();
-        Profile back = StoreDocuments.profileOf(Document.parse(StoreDocuments.baseline(p).toJson()));
-        assertEquals(List.of(p.server, p.user, p.sinceMillis, p.lastMillis, p.objects, p.hourStart, p.hourRecords, p.hourAlerted,
-                        p.hours, p.mean, p.m2, p.origins, p.originsSeen, p.offHoursAlerted),
-                List.of(back.server, back.user, back.sinceMillis, back.lastMillis, back.objects, back.hourStart, back.hourRecords,
-                        back.hourAlerted, back.hours, back.mean, back.m2, back.origins, back.originsSeen, back.offHoursAlerted));
+        Profile back =
+                StoreDocuments.profileOf(Document.parse(StoreDocuments.baseline(p).toJson()));
+        assertEquals(
+                List.of(
+                        p.server,
+                        p.user,
+                        p.sinceMillis,
+                        p.lastMillis,
+                        p.objects,
+                        p.hourStart,
+                        p.hourRecords,
+                        p.hourAlerted,
+                        p.hours,
+                        p.mean,
+                        p.m2,
+                        p.origins,
+                        p.originsSeen,
+                        p.offHoursAlerted),
+                List.of(
+                        back.server,
+                        back.user,
+                        back.sinceMillis,
+                        back.lastMillis,
+                        back.objects,
+                        back.hourStart,
+                        back.hourRecords,
+                        back.hourAlerted,
+                        back.hours,
+                        back.mean,
+                        back.m2,
+                        back.origins,
+                        back.originsSeen,
+                        back.offHoursAlerted));
         assertArrayEquals(p.activeDays, back.activeDays);
         assertArrayEquals(p.lastActiveDay, back.lastActiveDay);
-        assertEquals(Long.MIN_VALUE, StoreDocuments.profileOf(StoreDocuments.baseline(Profile.startingAt("s", "u", 0))).hourStart);
+        assertEquals(
+                Long.MIN_VALUE,
+                StoreDocuments.profileOf(StoreDocuments.baseline(Profile.startingAt("s", "u", 0)))
+                        .hourStart);
     }
 }

@@ -1,18 +1,20 @@
 package io.auditpipe.flink.chain;
 
-import org.apache.flink.core.memory.DataInputDeserializer;
-import org.apache.flink.core.memory.DataOutputSerializer;
-import org.junit.jupiter.api.Test;
-
-import java.util.Arrays;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@link FirstCopies}: remembers and forgets exactly, survives serialization, and a copy never changes its original. */
+import java.util.Arrays;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link FirstCopies}: remembers and forgets exactly, survives serialization, and a copy never
+ * changes its original.
+ */
 class FirstCopiesTest {
     private final FirstCopies.IdHasher ids = new FirstCopies.IdHasher();
 
@@ -40,20 +42,25 @@ class FirstCopiesTest {
         for (int i = 0; i < n; i++) assertEquals(ids.line("line-" + i), lineOf(c, id(i)), id(i));
         assertEquals(FirstCopies.NOT_SEEN, lineOf(c, id(n)));
 
-        assertFalse(c.forgetUpTo(999), "nothing is due before 1,000: the tables are left as they are");
+        assertFalse(
+                c.forgetUpTo(999), "nothing is due before 1,000: the tables are left as they are");
         assertEquals(n, c.size());
         assertTrue(c.forgetUpTo(1_000));
         assertEquals(n / 2, c.size());
         assertFalse(c.forgetUpTo(1_999), "what remains is due at 2,000");
         for (int i = 0; i < n; i++) {
-            assertEquals(i < n / 2 ? FirstCopies.NOT_SEEN : ids.line("line-" + i), lineOf(c, id(i)), id(i));
+            assertEquals(
+                    i < n / 2 ? FirstCopies.NOT_SEEN : ids.line("line-" + i),
+                    lineOf(c, id(i)),
+                    id(i));
         }
         add(c, id(0), "line-0-again", 3_000); // forgotten, so new again
         assertTrue(c.forgetUpTo(2_000));
         assertEquals(1, c.size());
         assertFalse(c.forgetUpTo(2_999));
         FirstCopies restored = roundTrip(c);
-        assertFalse(restored.forgetUpTo(2_999), "a restored table knows its earliest time to forget");
+        assertFalse(
+                restored.forgetUpTo(2_999), "a restored table knows its earliest time to forget");
         assertTrue(restored.forgetUpTo(3_000));
         assertEquals(0, restored.size());
         assertEquals(ids.line("line-0-again"), lineOf(c, id(0)));
@@ -66,8 +73,14 @@ class FirstCopiesTest {
         assertEquals(0x9f86d081884c7d65L, ids.line(a), "a SHA-256's first 64 bits");
         assertNotEquals(ids.line(a), ids.line(b));
         assertEquals(FirstCopies.UNKNOWN_LINE, ids.line(null));
-        assertEquals(1L, ids.line("0000000000000000" + a.substring(16)), "0 means unknown, so a real 0 becomes 1");
-        assertEquals(1L, ids.line("8000000000000000" + a.substring(16)), "nor can a line look like NOT_SEEN");
+        assertEquals(
+                1L,
+                ids.line("0000000000000000" + a.substring(16)),
+                "0 means unknown, so a real 0 becomes 1");
+        assertEquals(
+                1L,
+                ids.line("8000000000000000" + a.substring(16)),
+                "nor can a line look like NOT_SEEN");
         assertNotEquals(ids.line("aaaa"), ids.line("bbbb"), "any other text is hashed");
     }
 
@@ -85,13 +98,16 @@ class FirstCopiesTest {
 
     @Test
     void changesToACopyNeverReachTheOriginal() throws Exception {
-        // the heap state backend copies a value at its first access after a checkpoint began and goes on
+        // the heap state backend copies a value at its first access after a checkpoint began and
+        // goes on
         // with the copy while the checkpoint writes the original: the original must not change
         FirstCopies original = new FirstCopies();
-        for (int i = 0; i < 20_000; i++) add(original, id(i), "line-" + i, i % 2 == 0 ? 1_000 : 2_000);
+        for (int i = 0; i < 20_000; i++)
+            add(original, id(i), "line-" + i, i % 2 == 0 ? 1_000 : 2_000);
         byte[] before = bytes(original);
         FirstCopies copy = FirstCopies.Serializer.INSTANCE.copy(original);
-        for (int i = 20_000; i < 60_000; i++) add(copy, id(i), "line-" + i, 3_000); // merges on the copy
+        for (int i = 20_000; i < 60_000; i++)
+            add(copy, id(i), "line-" + i, 3_000); // merges on the copy
         copy.forgetUpTo(1_000);
         assertArrayEquals(before, bytes(original));
         assertEquals(20_000, original.size());

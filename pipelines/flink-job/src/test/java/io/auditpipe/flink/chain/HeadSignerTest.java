@@ -1,13 +1,13 @@
 package io.auditpipe.flink.chain;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.auditpipe.flink.sink.StoreDocuments;
-
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
-import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
-import org.bson.Document;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,45 +18,59 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-/** {@link HeadSigner}: the bytes a signature covers (the vector tests/unit/evidence/test_integrity.py shares), and
- *  {@link ChainEvents} signing each head and naming the one before it. */
+/**
+ * {@link HeadSigner}: the bytes a signature covers (the vector
+ * tests/unit/evidence/test_integrity.py shares), and {@link ChainEvents} signing each head and
+ * naming the one before it.
+ */
 class HeadSignerTest {
     /** The same head and bytes as tests/unit/evidence/test_integrity.py's vector. */
     static ChainHead vectorHead() {
-        ChainHead h = new ChainHead("db-01", 42, "ab".repeat(32), "db-01/1700000000_7", 1_700_000_000_123L,
-                1_700_000_060_000L);
+        ChainHead h =
+                new ChainHead(
+                        "db-01",
+                        42,
+                        "ab".repeat(32),
+                        "db-01/1700000000_7",
+                        1_700_000_000_123L,
+                        1_700_000_060_000L);
         h.chain = "import-ü";
         h.previousSeq = 17L;
         return h;
     }
 
-    static final String VECTOR = "22:auditpipe-chain-head/1,5:db-01,9:import-ü,2:42,2:17,64:" + "ab".repeat(32)
-            + ",18:db-01/1700000000_7,13:1700000000123,13:1700000060000,";
+    static final String VECTOR =
+            "22:auditpipe-chain-head/1,5:db-01,9:import-ü,2:42,2:17,64:"
+                    + "ab".repeat(32)
+                    + ",18:db-01/1700000000_7,13:1700000000123,13:1700000060000,";
 
     @Test
     void signsTheFieldsAsLengthPrefixedUtf8() {
-        assertArrayEquals(VECTOR.getBytes(StandardCharsets.UTF_8), HeadSigner.signedBytes(vectorHead()));
+        assertArrayEquals(
+                VECTOR.getBytes(StandardCharsets.UTF_8), HeadSigner.signedBytes(vectorHead()));
         ChainHead first = vectorHead();
         first.chain = null;
         first.previousSeq = null;
-        assertTrue(new String(HeadSigner.signedBytes(first), StandardCharsets.UTF_8).startsWith(
-                "22:auditpipe-chain-head/1,5:db-01,0:,2:42,0:,64:"));
+        assertTrue(
+                new String(HeadSigner.signedBytes(first), StandardCharsets.UTF_8)
+                        .startsWith("22:auditpipe-chain-head/1,5:db-01,0:,2:42,0:,64:"));
     }
 
     static Path keyFile(Path dir, KeyPair pair) throws Exception {
         Path file = dir.resolve("chain-signing.pem");
         Base64.Encoder b64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
-        Files.writeString(file, "-----BEGIN PRIVATE KEY-----\n" + b64.encodeToString(pair.getPrivate().getEncoded())
-                + "\n-----END PRIVATE KEY-----\n-----BEGIN PUBLIC KEY-----\n"
-                + b64.encodeToString(pair.getPublic().getEncoded()) + "\n-----END PUBLIC KEY-----\n");
+        Files.writeString(
+                file,
+                "-----BEGIN PRIVATE KEY-----\n"
+                        + b64.encodeToString(pair.getPrivate().getEncoded())
+                        + "\n-----END PRIVATE KEY-----\n-----BEGIN PUBLIC KEY-----\n"
+                        + b64.encodeToString(pair.getPublic().getEncoded())
+                        + "\n-----END PUBLIC KEY-----\n");
         return file;
     }
 
@@ -66,12 +80,16 @@ class HeadSignerTest {
         KeyPair a = g.generateKeyPair();
         KeyPair b = g.generateKeyPair();
         Path mixed = keyFile(dir, new KeyPair(b.getPublic(), a.getPrivate()));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HeadSigner.load(mixed));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> HeadSigner.load(mixed));
         assertTrue(e.getMessage().contains("not the private key's"), e.getMessage());
         Path empty = Files.writeString(dir.resolve("empty.pem"), "nothing");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> HeadSigner.load(empty)).getMessage()
-                .contains("chain.signing-key-file"));
-        assertThrows(IllegalArgumentException.class, () -> HeadSigner.load(dir.resolve("absent.pem")));
+        assertTrue(
+                assertThrows(IllegalArgumentException.class, () -> HeadSigner.load(empty))
+                        .getMessage()
+                        .contains("chain.signing-key-file"));
+        assertThrows(
+                IllegalArgumentException.class, () -> HeadSigner.load(dir.resolve("absent.pem")));
     }
 
     @Test
@@ -79,10 +97,18 @@ class HeadSignerTest {
         KeyPair pair = KeyPairGenerator.getInstance("Ed25519").generateKeyPair();
         Path file = keyFile(dir, pair);
         Duration interval = Duration.ofMinutes(1);
-        var harness = new KeyedOneInputStreamOperatorTestHarness<>(
-                new io.auditpipe.flink.functions.WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), Duration.ofMinutes(2), interval, null,
-                        new ChainKeys(file.toString(), null), false)),
-                new ServerOfEvent(), org.apache.flink.api.common.typeinfo.Types.STRING);
+        var harness =
+                new KeyedOneInputStreamOperatorTestHarness<>(
+                        new io.auditpipe.flink.functions.WriteBackOperator<>(
+                                new ChainEvents(
+                                        Duration.ofMinutes(1),
+                                        Duration.ofMinutes(2),
+                                        interval,
+                                        null,
+                                        new ChainKeys(file.toString(), null),
+                                        false)),
+                        new ServerOfEvent(),
+                        org.apache.flink.api.common.typeinfo.Types.STRING);
         harness.open();
         harness.setProcessingTime(0);
         harness.processElement(ChainEventsTest.event("db-01/1", 1_000, 0));
@@ -90,8 +116,10 @@ class HeadSignerTest {
         harness.processElement(ChainEventsTest.event("db-01/2", 2_000, 1));
         harness.processElement(ChainEventsTest.event("db-01/3", 3_000, 2));
         harness.setProcessingTime(2 * interval.toMillis());
-        List<ChainHead> heads = harness.getSideOutput(ChainEvents.HEADS).stream().map(r -> r.getValue())
-                .collect(Collectors.toList());
+        List<ChainHead> heads =
+                harness.getSideOutput(ChainEvents.HEADS).stream()
+                        .map(r -> r.getValue())
+                        .collect(Collectors.toList());
         harness.close();
         assertEquals(List.of(1L, 3L), heads.stream().map(h -> h.seq).collect(Collectors.toList()));
         assertNull(heads.get(0).previousSeq, "a chain's first head");
@@ -107,7 +135,9 @@ class HeadSignerTest {
         edited.digest = "00".repeat(32);
         verify.initVerify(pair.getPublic());
         verify.update(HeadSigner.signedBytes(edited));
-        assertFalse(verify.verify(Base64.getDecoder().decode(edited.signature)), "a changed head no longer verifies");
+        assertFalse(
+                verify.verify(Base64.getDecoder().decode(edited.signature)),
+                "a changed head no longer verifies");
 
         Document stored = StoreDocuments.chainHead(heads.get(1));
         assertEquals(1L, stored.getLong("previous_seq"));

@@ -1,25 +1,26 @@
 package io.auditpipe.flink.chain;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
-import io.auditpipe.flink.document.EventDocument;
-import io.auditpipe.flink.functions.WriteBackOperator;
-import io.auditpipe.flink.records.IngestedEvent;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
-
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The links' MAC: the same vector is in tests/unit/evidence/test_chain.py, which the verifier must match. */
+import io.auditpipe.flink.document.EventDocument;
+import io.auditpipe.flink.functions.WriteBackOperator;
+import io.auditpipe.flink.records.IngestedEvent;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The links' MAC: the same vector is in tests/unit/evidence/test_chain.py, which the verifier must
+ * match.
+ */
 class LinkKeyTest {
     static final String KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
     static final String DIGEST = "2360ea144295777db0366420633febcc8d745d532dec04b3153e0c1c26c8457e";
@@ -39,10 +40,18 @@ class LinkKeyTest {
     void theChainGivesEachLinkItsMacInTheEventAndItsDocument(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("links.key");
         Files.writeString(file, KEY + "\n");
-        var harness = new KeyedOneInputStreamOperatorTestHarness<>(
-                new WriteBackOperator<>(new ChainEvents(Duration.ofMinutes(1), Duration.ofMinutes(2),
-                        Duration.ofMinutes(1), null, new ChainKeys(null, file.toString()), false)),
-                new ServerOfEvent(), Types.STRING);
+        var harness =
+                new KeyedOneInputStreamOperatorTestHarness<>(
+                        new WriteBackOperator<>(
+                                new ChainEvents(
+                                        Duration.ofMinutes(1),
+                                        Duration.ofMinutes(2),
+                                        Duration.ofMinutes(1),
+                                        null,
+                                        new ChainKeys(null, file.toString()),
+                                        false)),
+                        new ServerOfEvent(),
+                        Types.STRING);
         harness.open();
         harness.processElement(ChainEventsTest.event("db-01/1", 1_000, 0));
         harness.processElement(ChainEventsTest.event("db-01/2", 2_000, 1));
@@ -52,9 +61,15 @@ class LinkKeyTest {
         assertEquals(2, out.size());
         for (IngestedEvent e : out) {
             assertEquals(key.mac(e.chainSeq, e.chainDigest), e.chainMac);
-            assertEquals(e.chainMac, EventDocument.of(e).get(EventDocument.MAC_FIELD), "after a shuffle too");
-            assertEquals(EventChain.link(e.chainSeq == 1 ? "" : out.get(0).chainDigest, EventDocument.of(e)),
-                    e.chainDigest, "the digest does not cover the MAC");
+            assertEquals(
+                    e.chainMac,
+                    EventDocument.of(e).get(EventDocument.MAC_FIELD),
+                    "after a shuffle too");
+            assertEquals(
+                    EventChain.link(
+                            e.chainSeq == 1 ? "" : out.get(0).chainDigest, EventDocument.of(e)),
+                    e.chainDigest,
+                    "the digest does not cover the MAC");
         }
     }
 
@@ -62,12 +77,16 @@ class LinkKeyTest {
     void aBadKeyFileIsNamedWithItsReason(@TempDir Path dir) throws Exception {
         Path shortKey = dir.resolve("short.key");
         Files.writeString(shortKey, "abcd\n");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> LinkKey.load(shortKey)).getMessage()
-                .contains("chain.link-key-file: " + shortKey));
+        assertTrue(
+                assertThrows(IllegalArgumentException.class, () -> LinkKey.load(shortKey))
+                        .getMessage()
+                        .contains("chain.link-key-file: " + shortKey));
         Path empty = dir.resolve("empty.key");
         Files.writeString(empty, "# nothing\n");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> LinkKey.load(empty)).getMessage()
-                .contains("holds no key"));
+        assertTrue(
+                assertThrows(IllegalArgumentException.class, () -> LinkKey.load(empty))
+                        .getMessage()
+                        .contains("holds no key"));
         assertThrows(IllegalArgumentException.class, () -> LinkKey.load(dir.resolve("absent.key")));
     }
 }

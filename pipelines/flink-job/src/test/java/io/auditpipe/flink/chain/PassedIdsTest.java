@@ -1,14 +1,16 @@
 package io.auditpipe.flink.chain;
 
-import org.junit.jupiter.api.Test;
-
-import java.util.HashMap;
-import java.util.Map;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@link PassedIds}: finds an id only under its own time to forget, forgets exactly the due ones, hands every entry over. */
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link PassedIds}: finds an id only under its own time to forget, forgets exactly the due ones,
+ * hands every entry over.
+ */
 class PassedIdsTest {
     private final FirstCopies.IdHasher ids = new FirstCopies.IdHasher();
 
@@ -36,7 +38,10 @@ class PassedIdsTest {
         for (Map.Entry<RememberedId, Long> e : expected.entrySet()) {
             RememberedId k = e.getKey();
             assertEquals(e.getValue(), passed.lineOf(k.forgetAt, k.high, k.low));
-            assertEquals(FirstCopies.NOT_SEEN, passed.lineOf(k.forgetAt + 1, k.high, k.low), "another minute's id is another key");
+            assertEquals(
+                    FirstCopies.NOT_SEEN,
+                    passed.lineOf(k.forgetAt + 1, k.high, k.low),
+                    "another minute's id is another key");
         }
         // the same id under another time to forget is an entry of its own, as in the map state
         RememberedId again = key(0, 3_000);
@@ -45,7 +50,10 @@ class PassedIdsTest {
         assertEquals(line(0), passed.lineOf(1_000, again.high, again.low));
         expected.put(again, 7L);
 
-        assertEquals(expected, new HashMap<>(passed.asMap()), "every entry handed over, with its time, id and line");
+        assertEquals(
+                expected,
+                new HashMap<>(passed.asMap()),
+                "every entry handed over, with its time, id and line");
         assertEquals(expected.size(), passed.asMap().size());
 
         passed.forgetUpTo(999); // none due
@@ -67,7 +75,8 @@ class PassedIdsTest {
         passed.forgetUpTo(5_000);
         assertTrue(passed.isEmpty());
         assertTrue(passed.asMap().isEmpty());
-        // the shared empty table must not take entries: another buffer that forgot everything stays empty
+        // the shared empty table must not take entries: another buffer that forgot everything stays
+        // empty
         PassedIds other = new PassedIds();
         other.add(a.forgetAt, a.high, a.low, 1L);
         other.forgetUpTo(5_000);
@@ -77,7 +86,8 @@ class PassedIdsTest {
         }
         assertEquals(10, passed.size());
         assertTrue(other.isEmpty());
-        assertEquals(FirstCopies.NOT_SEEN, other.lineOf(6_000, key(3, 6_000).high, key(3, 6_000).low));
+        assertEquals(
+                FirstCopies.NOT_SEEN, other.lineOf(6_000, key(3, 6_000).high, key(3, 6_000).low));
         assertEquals(line(3), passed.lineOf(6_000, key(3, 6_000).high, key(3, 6_000).low));
     }
 }

@@ -1,6 +1,14 @@
 package io.auditpipe.flink.document;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.auditpipe.flink.chain.EventChain;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Example;
@@ -9,15 +17,6 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import org.bson.Document;
 
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Date;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 /**
  * The canonical form's writer (its strings copied whole unless a byte needs escaping, its key
  * orders remembered per shape) against a plain writer of the form its header defines: keys sorted
@@ -25,9 +24,29 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * reused, including maps with the same keys in another order and shapes past the memory's bound.
  */
 class CanonicalFormPropertyTest {
-    private static final List<String> KEYS = List.of("_id", "server", "event_time", "sqltext", "user", "a", "b", "Ab",
-            "aB", "z", "ingest", "extra", "chain_seq", "chain_digest", "é", "key\"q", "k\\b", "k\u0001",
-            "B", "Aa", "BB"); // "Aa" and "BB" have the same hashCode: shapes that collide
+    private static final List<String> KEYS =
+            List.of(
+                    "_id",
+                    "server",
+                    "event_time",
+                    "sqltext",
+                    "user",
+                    "a",
+                    "b",
+                    "Ab",
+                    "aB",
+                    "z",
+                    "ingest",
+                    "extra",
+                    "chain_seq",
+                    "chain_digest",
+                    "é",
+                    "key\"q",
+                    "k\\b",
+                    "k\u0001",
+                    "B",
+                    "Aa",
+                    "BB"); // "Aa" and "BB" have the same hashCode: shapes that collide
 
     @Property(tries = 300)
     void theCanonicalFormIsThePlainOne(@ForAll("documentLists") List<Document> documents) {
@@ -37,7 +56,9 @@ class CanonicalFormPropertyTest {
         for (Document d : documents) {
             String expected = plain(d, true);
             canonical.writeDocument(d);
-            assertEquals(expected, new String(canonical.buffer(), 0, canonical.length(), StandardCharsets.UTF_8));
+            assertEquals(
+                    expected,
+                    new String(canonical.buffer(), 0, canonical.length(), StandardCharsets.UTF_8));
             assertEquals(expected, CanonicalForm.of(d));
             assertEquals(digest(previous, expected), linker.link(previous, d));
             previous = digest(previous, expected);
@@ -48,9 +69,14 @@ class CanonicalFormPropertyTest {
     void shapesWithTheSameHashAreToldApart() {
         assertEquals("Aa".hashCode(), "BB".hashCode());
         CanonicalForm canonical = new CanonicalForm();
-        for (Document d : List.of(new Document("B", 1).append("Aa", 2), new Document("B", 1).append("BB", 2))) {
+        for (Document d :
+                List.of(
+                        new Document("B", 1).append("Aa", 2),
+                        new Document("B", 1).append("BB", 2))) {
             canonical.writeDocument(d); // no chain fields in these: written whole
-            assertEquals(plain(d, false), new String(canonical.buffer(), 0, canonical.length(), StandardCharsets.UTF_8));
+            assertEquals(
+                    plain(d, false),
+                    new String(canonical.buffer(), 0, canonical.length(), StandardCharsets.UTF_8));
         }
     }
 
@@ -77,14 +103,25 @@ class CanonicalFormPropertyTest {
         return text();
     }
 
-    /** Strings mostly plain, with some of everything that is escaped or multi-byte, and lone surrogates. */
+    /**
+     * Strings mostly plain, with some of everything that is escaped or multi-byte, and lone
+     * surrogates.
+     */
     private static Arbitrary<String> text() {
-        Arbitrary<Character> chars = Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(30, Arbitraries.chars().range(' ', '~')),
-                net.jqwik.api.Tuple.of(2, Arbitraries.of('"', '\\', '\n', '\t', '\r', '\b', '\f', '\u0000', '\u001f', '\u007f')),
-                net.jqwik.api.Tuple.of(2, Arbitraries.of('é', '✓', '\u0080', '\u07ff', '\u0800', '\uffff')),
-                net.jqwik.api.Tuple.of(1, Arbitraries.chars().range('\ud800', '\udfff')));
-        return Arbitraries.oneOf(chars.list().ofMaxSize(40).map(CanonicalFormPropertyTest::join),
+        Arbitrary<Character> chars =
+                Arbitraries.frequencyOf(
+                        net.jqwik.api.Tuple.of(30, Arbitraries.chars().range(' ', '~')),
+                        net.jqwik.api.Tuple.of(
+                                2,
+                                Arbitraries.of(
+                                        '"', '\\', '\n', '\t', '\r', '\b', '\f', '\u0000', '\u001f',
+                                        '\u007f')),
+                        net.jqwik.api.Tuple.of(
+                                2,
+                                Arbitraries.of('é', '✓', '\u0080', '\u07ff', '\u0800', '\uffff')),
+                        net.jqwik.api.Tuple.of(1, Arbitraries.chars().range('\ud800', '\udfff')));
+        return Arbitraries.oneOf(
+                chars.list().ofMaxSize(40).map(CanonicalFormPropertyTest::join),
                 chars.list().ofMinSize(100).ofMaxSize(400).map(CanonicalFormPropertyTest::join),
                 Arbitraries.of("𝄞 x", "a\ud834b\udd1ec", ""));
     }
@@ -96,20 +133,37 @@ class CanonicalFormPropertyTest {
     }
 
     private static Arbitrary<Document> document(int depth) {
-        Arbitrary<Object> scalar = Arbitraries.oneOf(text().map(s -> (Object) s),
-                Arbitraries.longs().map(l -> (Object) l), Arbitraries.integers().map(i -> (Object) i),
-                Arbitraries.of(true, false).map(b -> (Object) b), Arbitraries.longs().map(l -> (Object) new Date(l)),
-                Arbitraries.just(null), text().list().ofMaxSize(3).map(l -> (Object) l));
-        Arbitrary<Object> value = depth == 0 ? scalar
-                : Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(6, scalar),
-                        net.jqwik.api.Tuple.of(1, Arbitraries.lazy(() -> document(depth - 1)).map(d -> (Object) d)));
+        Arbitrary<Object> scalar =
+                Arbitraries.oneOf(
+                        text().map(s -> (Object) s),
+                        Arbitraries.longs().map(l -> (Object) l),
+                        Arbitraries.integers().map(i -> (Object) i),
+                        Arbitraries.of(true, false).map(b -> (Object) b),
+                        Arbitraries.longs().map(l -> (Object) new Date(l)),
+                        Arbitraries.just(null),
+                        text().list().ofMaxSize(3).map(l -> (Object) l));
+        Arbitrary<Object> value =
+                depth == 0
+                        ? scalar
+                        : Arbitraries.frequencyOf(
+                                net.jqwik.api.Tuple.of(6, scalar),
+                                net.jqwik.api.Tuple.of(
+                                        1,
+                                        Arbitraries.lazy(() -> document(depth - 1))
+                                                .map(d -> (Object) d)));
         // few keys, so that shapes repeat (and the same keys come in other orders)
         Arbitrary<List<String>> keys = Arbitraries.of(KEYS).list().uniqueElements().ofMaxSize(8);
-        return keys.flatMap(ks -> value.list().ofSize(ks.size()).map(vs -> {
-            Document d = new Document();
-            for (int i = 0; i < ks.size(); i++) d.append(ks.get(i), vs.get(i));
-            return d;
-        }));
+        return keys.flatMap(
+                ks ->
+                        value.list()
+                                .ofSize(ks.size())
+                                .map(
+                                        vs -> {
+                                            Document d = new Document();
+                                            for (int i = 0; i < ks.size(); i++)
+                                                d.append(ks.get(i), vs.get(i));
+                                            return d;
+                                        }));
     }
 
     private static String digest(String previous, String canonical) {
@@ -127,7 +181,8 @@ class CanonicalFormPropertyTest {
     private static String plain(Object v, boolean top) {
         if (v == null) return "null";
         if (v instanceof String s) return plainString(s);
-        if (v instanceof Integer || v instanceof Long) return Long.toString(((Number) v).longValue());
+        if (v instanceof Integer || v instanceof Long)
+            return Long.toString(((Number) v).longValue());
         if (v instanceof Boolean b) return b.toString();
         if (v instanceof Date d) return Long.toString(d.getTime());
         if (v instanceof List<?> l) {
@@ -137,7 +192,8 @@ class CanonicalFormPropertyTest {
         }
         Map<String, Object> sorted = new TreeMap<>();
         for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-            if (!(top && EventDocument.CHAIN_FIELDS.contains((String) e.getKey()))) sorted.put((String) e.getKey(), e.getValue());
+            if (!(top && EventDocument.CHAIN_FIELDS.contains((String) e.getKey())))
+                sorted.put((String) e.getKey(), e.getValue());
         }
         List<String> parts = new ArrayList<>();
         sorted.forEach((k, o) -> parts.add(plainString(k) + ":" + plain(o, false)));
@@ -158,7 +214,9 @@ class CanonicalFormPropertyTest {
                 case '\f' -> b.append("\\f");
                 default -> {
                     if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-                    else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    else if (Character.isHighSurrogate(c)
+                            && i + 1 < s.length()
+                            && Character.isLowSurrogate(s.charAt(i + 1))) {
                         b.append(c).append(s.charAt(++i));
                     } else if (Character.isSurrogate(c)) b.append('?');
                     else b.append(c);

@@ -1,13 +1,13 @@
 package io.auditpipe.flink.document;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.auditpipe.flink.archive.ArchiveParquet;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.parser.AuditEvent;
-
-import org.bson.Document;
-import org.junit.jupiter.api.Test;
-
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.nio.file.Files;
@@ -18,22 +18,22 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
 
 /**
- * schemas/audit-event.schema.json is the one definition of the event; the Java event, its
- * document (store, archive and chain) and the Parquet columns are checked against it field by
- * field. The serializer that carries the event between tasks is checked against the Java classes
+ * schemas/audit-event.schema.json is the one definition of the event; the Java event, its document
+ * (store, archive and chain) and the Parquet columns are checked against it field by field. The
+ * serializer that carries the event between tasks is checked against the Java classes
  * (IngestedEventSerializerTest), and the CLI's test oracle against the schema (tests/unit).
  */
 class EventSchemaTest {
     static final Path SCHEMA = Path.of("../../schemas/audit-event.schema.json");
 
     /** Java fields whose document name is not their snake_case name. */
-    static final Map<String, String> RENAMED = Map.of("id", "_id", "eventTimeMillis", "event_time", "origin", "ingest");
+    static final Map<String, String> RENAMED =
+            Map.of("id", "_id", "eventTimeMillis", "event_time", "origin", "ingest");
+
     /** Document fields made from others: outcome from auth_outcome and status. */
     static final List<String> DERIVED = List.of("outcome");
 
@@ -49,7 +49,9 @@ class EventSchemaTest {
     void aFullEventsDocumentHasEverySchemaFieldInItsOrderAndType() throws Exception {
         Map<String, Document> schema = properties();
         Document d = EventDocument.of(fullEvent());
-        assertEquals(new ArrayList<>(schema.keySet()), new ArrayList<>(d.keySet()),
+        assertEquals(
+                new ArrayList<>(schema.keySet()),
+                new ArrayList<>(d.keySet()),
                 "the document's fields, in order, are the schema's");
         for (Map.Entry<String, Object> f : d.entrySet()) {
             assertEquals(schemaType(schema.get(f.getKey())), javaType(f.getValue()), f.getKey());
@@ -62,21 +64,42 @@ class EventSchemaTest {
         List<String> columns = new ArrayList<>();
         ArchiveParquet.SCHEMA.getFields().forEach(t -> columns.add(t.getName()));
         assertEquals(new ArrayList<>(schema.keySet()), columns);
-        ArchiveParquet.SCHEMA.getFields().forEach(t -> {
-            String type = schemaType(schema.get(t.getName()));
-            String parquet = t.isPrimitive() ? t.asPrimitiveType().getPrimitiveTypeName().name() : "GROUP";
-            String logical = t.getLogicalTypeAnnotation() == null ? "" : t.getLogicalTypeAnnotation().toString();
-            boolean fits = switch (type) {
-                case "string" -> parquet.equals("BINARY") && logical.startsWith("STRING");
-                case "integer" -> parquet.equals("INT32") || parquet.equals("INT64");
-                case "boolean" -> parquet.equals("BOOLEAN");
-                case "date-time" -> parquet.equals("INT64") && logical.startsWith("TIMESTAMP");
-                case "array" -> parquet.equals("GROUP") && logical.startsWith("LIST");
-                case "object" -> parquet.equals("GROUP") || logical.startsWith("STRING"); // extra: its canonical JSON
-                default -> false;
-            };
-            assertTrue(fits, t.getName() + ": schema " + type + ", Parquet " + t);
-        });
+        ArchiveParquet.SCHEMA
+                .getFields()
+                .forEach(
+                        t -> {
+                            String type = schemaType(schema.get(t.getName()));
+                            String parquet =
+                                    t.isPrimitive()
+                                            ? t.asPrimitiveType().getPrimitiveTypeName().name()
+                                            : "GROUP";
+                            String logical =
+                                    t.getLogicalTypeAnnotation() == null
+                                            ? ""
+                                            : t.getLogicalTypeAnnotation().toString();
+                            boolean fits =
+                                    switch (type) {
+                                        case "string" ->
+                                                parquet.equals("BINARY")
+                                                        && logical.startsWith("STRING");
+                                        case "integer" ->
+                                                parquet.equals("INT32") || parquet.equals("INT64");
+                                        case "boolean" -> parquet.equals("BOOLEAN");
+                                        case "date-time" ->
+                                                parquet.equals("INT64")
+                                                        && logical.startsWith("TIMESTAMP");
+                                        case "array" ->
+                                                parquet.equals("GROUP")
+                                                        && logical.startsWith("LIST");
+                                        case "object" ->
+                                                parquet.equals("GROUP")
+                                                        || logical.startsWith(
+                                                                "STRING"); // extra: its canonical
+                                        // JSON
+                                        default -> false;
+                                    };
+                            assertTrue(fits, t.getName() + ": schema " + type + ", Parquet " + t);
+                        });
     }
 
     @Test
@@ -84,8 +107,10 @@ class EventSchemaTest {
         TreeSet<String> fromJava = new TreeSet<>(DERIVED);
         for (Class<?> c : List.of(AuditEvent.class, IngestedEvent.class)) {
             for (Field f : c.getDeclaredFields()) {
-                if (Modifier.isStatic(f.getModifiers()) || Modifier.isTransient(f.getModifiers())) continue;
-                if (f.getType() == AuditEvent.class) continue; // IngestedEvent.event: the fields above
+                if (Modifier.isStatic(f.getModifiers()) || Modifier.isTransient(f.getModifiers()))
+                    continue;
+                if (f.getType() == AuditEvent.class)
+                    continue; // IngestedEvent.event: the fields above
                 fromJava.add(RENAMED.getOrDefault(f.getName(), snake(f.getName())));
             }
         }
@@ -100,15 +125,30 @@ class EventSchemaTest {
         assertTrue(schema.containsKey(EventDocument.LINE_DIGEST_FIELD));
     }
 
-    /** An event with every field set (linked in an imported chain, with an untrusted time: its optional fields present). */
+    /**
+     * An event with every field set (linked in an imported chain, with an untrusted time: its
+     * optional fields present).
+     */
     static IngestedEvent fullEvent() throws Exception {
         AuditEvent e = new AuditEvent();
         for (Field f : AuditEvent.class.getDeclaredFields()) {
             if (Modifier.isStatic(f.getModifiers())) continue;
             Class<?> t = f.getType();
-            Object v = t == String.class ? "x" : t == long.class || t == Long.class ? 1L : t == Integer.class ? 1
-                    : t == Boolean.class ? Boolean.TRUE : t == List.class ? List.of("x")
-                    : t == Map.class ? new LinkedHashMap<>(Map.of("k", "v")) : null;
+            Object v =
+                    t == String.class
+                            ? "x"
+                            : t == long.class || t == Long.class
+                                    ? 1L
+                                    : t == Integer.class
+                                            ? 1
+                                            : t == Boolean.class
+                                                    ? Boolean.TRUE
+                                                    : t == List.class
+                                                            ? List.of("x")
+                                                            : t == Map.class
+                                                                    ? new LinkedHashMap<>(
+                                                                            Map.of("k", "v"))
+                                                                    : null;
             if (v == null) fail("the test cannot fill AuditEvent." + f.getName() + " of type " + t);
             f.set(e, v);
         }
@@ -123,7 +163,10 @@ class EventSchemaTest {
         return ie;
     }
 
-    /** string, integer, boolean, date-time, array or object, from a property's type, format, enum or const. */
+    /**
+     * string, integer, boolean, date-time, array or object, from a property's type, format, enum or
+     * const.
+     */
     static String schemaType(Document p) {
         if ("date-time".equals(p.getString("format"))) return "date-time";
         if (p.containsKey("type")) return p.getString("type");

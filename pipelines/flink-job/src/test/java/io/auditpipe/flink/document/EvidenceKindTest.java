@@ -1,21 +1,19 @@
 package io.auditpipe.flink.document;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.auditpipe.enrich.EventTaxonomy;
 import io.auditpipe.enrich.EvidenceKind;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.parser.AuditEvent;
-
-import org.bson.Document;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
 
 /**
  * Each evidence kind is said twice: as a test of the event (which events the job writes to the
@@ -29,13 +27,17 @@ class EvidenceKindTest {
     void eachKindsConditionOnTheDocumentSelectsTheEventsItMatches() {
         int evidence = 0;
         for (AuditEvent e : events()) {
-            Document d = EventDocument.of(new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, 1, 0L), "00"));
+            Document d =
+                    EventDocument.of(
+                            new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, 1, 0L), "00"));
             for (EvidenceKind k : EvidenceKind.values()) {
                 assertEquals(k.matches(e), holds(k.condition(), d), k.id + " on " + d.toJson());
             }
             evidence += EvidenceKind.any(e) ? 1 : 0;
         }
-        assertTrue(evidence > 0 && evidence < events().size(), "some events are evidence, some not: " + evidence);
+        assertTrue(
+                evidence > 0 && evidence < events().size(),
+                "some events are evidence, some not: " + evidence);
     }
 
     @Test
@@ -46,12 +48,16 @@ class EvidenceKindTest {
         assertTrue(EvidenceKind.CLASSIFIED_DATA.matches(e));
     }
 
-    /** Every category, with and without a login outcome, with no, an empty and a data class list. */
+    /**
+     * Every category, with and without a login outcome, with no, an empty and a data class list.
+     */
     private static List<AuditEvent> events() {
         List<AuditEvent> out = new ArrayList<>();
         for (String category : EventTaxonomy.CATEGORIES) {
-            for (String outcome : new String[] {null, AuditEvent.AUTH_SUCCESS, AuditEvent.AUTH_FAILURE}) {
-                for (List<String> classes : java.util.Arrays.asList(null, List.<String>of(), List.of("hipaa_ephi"))) {
+            for (String outcome :
+                    new String[] {null, AuditEvent.AUTH_SUCCESS, AuditEvent.AUTH_FAILURE}) {
+                for (List<String> classes :
+                        java.util.Arrays.asList(null, List.<String>of(), List.of("hipaa_ephi"))) {
                     out.add(event(category, outcome, classes));
                 }
             }
@@ -71,7 +77,10 @@ class EvidenceKindTest {
         return e;
     }
 
-    /** A one-field condition as MongoDB reads it: equality, or {$exists} on a path whose last part may be a list index. */
+    /**
+     * A one-field condition as MongoDB reads it: equality, or {$exists} on a path whose last part
+     * may be a list index.
+     */
     @SuppressWarnings("unchecked")
     private static boolean holds(Map<String, Object> condition, Document d) {
         assertEquals(1, condition.size(), "one field per kind");

@@ -1,15 +1,11 @@
 package io.auditpipe.flink.records;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.auditpipe.parser.AuditEvent;
-
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.java.typeutils.PojoTypeInfo;
-import org.apache.flink.core.memory.DataInputDeserializer;
-import org.apache.flink.core.memory.DataOutputSerializer;
-
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
@@ -18,11 +14,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import net.jqwik.api.Example;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.typeutils.PojoTypeInfo;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
 
 /**
  * IngestedEventSerializer gives back every field of IngestedEvent, its AuditEvent and KafkaOrigin:
@@ -30,8 +28,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * with strings of every kind (ASCII with '?', other text, lone surrogates, empty, null).
  */
 class IngestedEventSerializerTest {
-    private static final String[] PIECES = {"SELECT * FROM t WHERE a = ?", "?", "é", "✓", "𝄞", "\ud834", "\udd1e", "x",
-            "\"q\"\\", "\u0000", " ", "db-01", "\u00ff"};
+    private static final String[] PIECES = {
+        "SELECT * FROM t WHERE a = ?",
+        "?",
+        "é",
+        "✓",
+        "𝄞",
+        "\ud834",
+        "\udd1e",
+        "x",
+        "\"q\"\\",
+        "\u0000",
+        " ",
+        "db-01",
+        "\u00ff"
+    };
 
     @Property(tries = 500)
     void everyFieldComesBack(@ForAll long seed) throws Exception {
@@ -39,8 +50,10 @@ class IngestedEventSerializerTest {
         IngestedEvent sent = fill(IngestedEvent.class, random);
         DataOutputSerializer out = new DataOutputSerializer(64);
         IngestedEventSerializer.INSTANCE.serialize(sent, out);
-        IngestedEventSerializer.INSTANCE.serialize(sent, out); // two in a row: each read takes exactly its own bytes
-        DataInputDeserializer in = new DataInputDeserializer(out.getSharedBuffer(), 0, out.length());
+        IngestedEventSerializer.INSTANCE.serialize(
+                sent, out); // two in a row: each read takes exactly its own bytes
+        DataInputDeserializer in =
+                new DataInputDeserializer(out.getSharedBuffer(), 0, out.length());
         assertSame(sent, IngestedEventSerializer.INSTANCE.deserialize(in), "");
         assertSame(sent, IngestedEventSerializer.INSTANCE.deserialize(in), "");
         assertEquals(0, in.available());
@@ -49,9 +62,12 @@ class IngestedEventSerializerTest {
 
     @Example
     void flinkUsesItForTheEventAndForTheSourcesRecord() {
-        assertInstanceOf(IngestedEventSerializer.Info.class, TypeInformation.of(IngestedEvent.class));
+        assertInstanceOf(
+                IngestedEventSerializer.Info.class, TypeInformation.of(IngestedEvent.class));
         PojoTypeInfo<?> record = (PojoTypeInfo<?>) TypeInformation.of(ParsedRecord.class);
-        assertInstanceOf(IngestedEventSerializer.Info.class, record.getTypeAt(record.getFieldIndex("event")));
+        assertInstanceOf(
+                IngestedEventSerializer.Info.class,
+                record.getTypeAt(record.getFieldIndex("event")));
     }
 
     @Example
@@ -69,7 +85,8 @@ class IngestedEventSerializerTest {
     }
 
     /** Field by field, the serialized ones (not static, not transient), into nested records. */
-    private static void assertSame(Object sent, Object back, String path) throws IllegalAccessException {
+    private static void assertSame(Object sent, Object back, String path)
+            throws IllegalAccessException {
         if (sent == null || back == null || !isRecord(sent.getClass())) {
             assertEquals(sent, back, path);
             return;
@@ -112,7 +129,8 @@ class IngestedEventSerializerTest {
         if (isRecord(t)) return fill(t, random);
         if (t == List.class || t == Map.class) {
             var args = ((ParameterizedType) f.getGenericType()).getActualTypeArguments();
-            for (var a : args) assertEquals(String.class, a, f + ": the test fills only strings in collections");
+            for (var a : args)
+                assertEquals(String.class, a, f + ": the test fills only strings in collections");
             int n = random.nextInt(4);
             if (t == List.class) {
                 List<String> l = new ArrayList<>();
@@ -120,17 +138,22 @@ class IngestedEventSerializerTest {
                 return l;
             }
             Map<String, String> m = new LinkedHashMap<>();
-            for (int i = 0; i < n; i++) m.put(text(random), random.nextInt(4) == 0 ? null : text(random));
+            for (int i = 0; i < n; i++)
+                m.put(text(random), random.nextInt(4) == 0 ? null : text(random));
             return m;
         }
-        throw new AssertionError(f + ": a field of a type the test cannot fill; teach it (and the serializer)");
+        throw new AssertionError(
+                f + ": a field of a type the test cannot fill; teach it (and the serializer)");
     }
 
     private static String text(Random random) {
         StringBuilder b = new StringBuilder();
         int pieces = random.nextInt(6);
         for (int i = 0; i < pieces; i++) {
-            b.append(random.nextInt(3) == 0 ? PIECES[random.nextInt(PIECES.length)] : "plain ascii text " + random.nextInt());
+            b.append(
+                    random.nextInt(3) == 0
+                            ? PIECES[random.nextInt(PIECES.length)]
+                            : "plain ascii text " + random.nextInt());
         }
         return b.toString();
     }

@@ -1,11 +1,10 @@
 package io.auditpipe.flink.sessions;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.auditpipe.flink.sink.StoreDocuments;
 import io.auditpipe.parser.AuditEvent;
-
-import org.bson.Document;
-import org.junit.jupiter.api.Test;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,11 +12,13 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-/** schemas/session.schema.json is the one definition of a session's document: StoreDocuments.session is checked against it. */
+/**
+ * schemas/session.schema.json is the one definition of a session's document: StoreDocuments.session
+ * is checked against it.
+ */
 class SessionDocumentTest {
     static final Path SCHEMA = Path.of("../../schemas/session.schema.json");
 
@@ -54,19 +55,37 @@ class SessionDocumentTest {
         Document schema = Document.parse(Files.readString(SCHEMA));
         List<String> order = new ArrayList<>(schema.get("properties", Document.class).keySet());
         List<String> required = schema.getList("required", String.class);
-        List<String> states = schema.get("properties", Document.class).get("state", Document.class).getList("enum", String.class);
-        assertEquals(List.of("open", Session.END_LOGOUT, Session.END_FAILED_LOGIN, Session.END_IDLE, Session.END_SUPERSEDED),
-                states, "the schema's states are the builder's ends, and open");
-        for (Session s : List.of(session(true, Session.END_LOGOUT), session(false, null), session(true, Session.END_IDLE))) {
+        List<String> states =
+                schema.get("properties", Document.class)
+                        .get("state", Document.class)
+                        .getList("enum", String.class);
+        assertEquals(
+                List.of(
+                        "open",
+                        Session.END_LOGOUT,
+                        Session.END_FAILED_LOGIN,
+                        Session.END_IDLE,
+                        Session.END_SUPERSEDED),
+                states,
+                "the schema's states are the builder's ends, and open");
+        for (Session s :
+                List.of(
+                        session(true, Session.END_LOGOUT),
+                        session(false, null),
+                        session(true, Session.END_IDLE))) {
             Document d = StoreDocuments.session(s);
             List<String> keys = new ArrayList<>(d.keySet());
             assertTrue(order.containsAll(keys), "fields the schema does not have: " + keys);
-            assertEquals(order.stream().filter(keys::contains).toList(), keys, "in the schema's order");
+            assertEquals(
+                    order.stream().filter(keys::contains).toList(), keys, "in the schema's order");
             assertTrue(keys.containsAll(required), "required: " + required + ", has " + keys);
             assertTrue(states.contains(d.getString("state")), d.getString("state"));
         }
         Document full = StoreDocuments.session(session(true, Session.END_LOGOUT));
-        assertEquals(new ArrayList<>(order), new ArrayList<>(full.keySet()), "a session that logged in and out has every field");
+        assertEquals(
+                new ArrayList<>(order),
+                new ArrayList<>(full.keySet()),
+                "a session that logged in and out has every field");
         assertEquals(new Date(1000), full.get("start_time"));
         assertEquals(8000L, full.get("duration_ms"));
         Document open = StoreDocuments.session(session(false, null));
@@ -76,7 +95,9 @@ class SessionDocumentTest {
 
     @Test
     void aVersionIsAnUpsertOfEveryFieldButTheIdByTheId() {
-        var model = (com.mongodb.client.model.UpdateOneModel<Document>) StoreDocuments.sessionUpsert(session(true, null));
+        var model =
+                (com.mongodb.client.model.UpdateOneModel<Document>)
+                        StoreDocuments.sessionUpsert(session(true, null));
         assertEquals(new Document("_id", "db-01/5/1000"), model.getFilter());
         assertTrue(model.getOptions().isUpsert());
         Document set = ((Document) model.getUpdate()).get("$set", Document.class);

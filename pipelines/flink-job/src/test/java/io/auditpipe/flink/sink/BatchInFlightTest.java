@@ -1,7 +1,10 @@
 package io.auditpipe.flink.sink;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.util.List;
@@ -10,19 +13,22 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-/** The store writer's batches in flight: order, overlap with the task, failures, checkpoints. A test that would hang (a batch waiting for one that waits for the test) fails at its timeout. */
+/**
+ * The store writer's batches in flight: order, overlap with the task, failures, checkpoints. A test
+ * that would hang (a batch waiting for one that waits for the test) fails at its timeout.
+ */
 @Timeout(30)
 class BatchInFlightTest {
 
-    /** A batch that says it runs, waits until it may finish, and then notes {@code name} in {@code done}. */
-    private static BatchInFlight.Write runsUntil(CountDownLatch running, CountDownLatch mayFinish, List<String> done, String name) {
+    /**
+     * A batch that says it runs, waits until it may finish, and then notes {@code name} in {@code
+     * done}.
+     */
+    private static BatchInFlight.Write runsUntil(
+            CountDownLatch running, CountDownLatch mayFinish, List<String> done, String name) {
         return () -> {
             running.countDown();
             mayFinish.await();
@@ -30,7 +36,10 @@ class BatchInFlightTest {
         };
     }
 
-    /** The message of the failure {@link BatchInFlight#throwIfFailed} throws, polled every 10 ms until the writing thread has failed (null after 10 s). */
+    /**
+     * The message of the failure {@link BatchInFlight#throwIfFailed} throws, polled every 10 ms
+     * until the writing thread has failed (null after 10 s).
+     */
     private static String failureSeenByPolling(BatchInFlight batches) throws InterruptedException {
         for (int i = 0; i < 1000; i++) {
             try {
@@ -43,16 +52,21 @@ class BatchInFlightTest {
         return null;
     }
 
-    /** A thread that, 200 ms from now, notes "released" in {@code done} and lets a waiting batch finish. */
+    /**
+     * A thread that, 200 ms from now, notes "released" in {@code done} and lets a waiting batch
+     * finish.
+     */
     private static Thread releaseIn200Millis(CountDownLatch mayFinish, List<String> done) {
-        Thread releaser = new Thread(() -> {
-            try {
-                Thread.sleep(200);
-            } catch (InterruptedException ignored) {
-            }
-            done.add("released");
-            mayFinish.countDown();
-        });
+        Thread releaser =
+                new Thread(
+                        () -> {
+                            try {
+                                Thread.sleep(200);
+                            } catch (InterruptedException ignored) {
+                            }
+                            done.add("released");
+                            mayFinish.countDown();
+                        });
         releaser.start();
         return releaser;
     }
@@ -65,13 +79,21 @@ class BatchInFlightTest {
             List<String> done = new CopyOnWriteArrayList<>();
             batches.start(runsUntil(firstStarted, firstMayFinish, done, "first"));
             assertTrue(firstStarted.await(10, TimeUnit.SECONDS));
-            assertTrue(done.isEmpty(), "start returned while the first batch is still being written");
+            assertTrue(
+                    done.isEmpty(), "start returned while the first batch is still being written");
 
-            Thread releaser = releaseIn200Millis(firstMayFinish, done); // the second start must still be waiting then
+            Thread releaser =
+                    releaseIn200Millis(
+                            firstMayFinish, done); // the second start must still be waiting then
             batches.start(() -> done.add("second")); // waits for the first
             List<String> soFar = List.copyOf(done); // the second batch may be adding to it now
-            assertTrue(soFar.size() >= 2, "start returned before the first batch was written: " + soFar);
-            assertEquals(List.of("released", "first"), soFar.subList(0, 2), "the second started only after the first");
+            assertTrue(
+                    soFar.size() >= 2,
+                    "start returned before the first batch was written: " + soFar);
+            assertEquals(
+                    List.of("released", "first"),
+                    soFar.subList(0, 2),
+                    "the second started only after the first");
             batches.awaitIdle();
             assertEquals(List.of("released", "first", "second"), done);
             releaser.join();
@@ -99,7 +121,9 @@ class BatchInFlightTest {
             batches.awaitIdle();
             long writing = batches.writingMillis();
             assertTrue(writing >= 480 && writing < 5000, "writing " + writing + " ms");
-            assertTrue(batches.waitedMillis() < writing - 250, "waited " + batches.waitedMillis() + " of " + writing + " ms");
+            assertTrue(
+                    batches.waitedMillis() < writing - 250,
+                    "waited " + batches.waitedMillis() + " of " + writing + " ms");
         }
     }
 
@@ -110,11 +134,12 @@ class BatchInFlightTest {
         try (BatchInFlight batches = new BatchInFlight("test")) {
             for (int i = 0; i < 200; i++) {
                 int n = i;
-                batches.start(() -> {
-                    assertEquals(1, running.incrementAndGet(), "two batches at once");
-                    order.add(n);
-                    running.decrementAndGet();
-                });
+                batches.start(
+                        () -> {
+                            assertEquals(1, running.incrementAndGet(), "two batches at once");
+                            order.add(n);
+                            running.decrementAndGet();
+                        });
             }
             batches.awaitIdle();
         }
@@ -133,8 +158,12 @@ class BatchInFlightTest {
             List<String> done = new CopyOnWriteArrayList<>();
             batches.start(runsUntil(bothRunning, firstMayFinish, done, "first"));
             batches.start(runsUntil(bothRunning, secondMayFinish, done, "second"));
-            assertTrue(bothRunning.await(10, TimeUnit.SECONDS), "the second batch did not start while the first ran");
-            Thread releaser = releaseIn200Millis(firstMayFinish, done); // the third start must still be waiting then
+            assertTrue(
+                    bothRunning.await(10, TimeUnit.SECONDS),
+                    "the second batch did not start while the first ran");
+            Thread releaser =
+                    releaseIn200Millis(
+                            firstMayFinish, done); // the third start must still be waiting then
             batches.start(() -> done.add("third")); // waits for the oldest, the first
             assertEquals(List.of("released", "first"), List.copyOf(done).subList(0, 2));
             assertFalse(done.contains("second"), "the third waited for the second too");
@@ -153,15 +182,19 @@ class BatchInFlightTest {
         AtomicInteger finished = new AtomicInteger();
         try (BatchInFlight batches = new BatchInFlight("test", 2)) {
             for (int i = 0; i < 200; i++) {
-                batches.start(() -> {
-                    most.accumulateAndGet(running.incrementAndGet(), Math::max);
-                    Thread.sleep(1);
-                    running.decrementAndGet();
-                    finished.incrementAndGet();
-                });
+                batches.start(
+                        () -> {
+                            most.accumulateAndGet(running.incrementAndGet(), Math::max);
+                            Thread.sleep(1);
+                            running.decrementAndGet();
+                            finished.incrementAndGet();
+                        });
             }
             batches.awaitIdle();
-            assertEquals(200, finished.get(), "the checkpoint's wait returned before every batch was written");
+            assertEquals(
+                    200,
+                    finished.get(),
+                    "the checkpoint's wait returned before every batch was written");
         }
         assertEquals(2, most.get(), "at most two at once, and two did run at once");
     }
@@ -171,9 +204,10 @@ class BatchInFlightTest {
         CountDownLatch olderMayFinish = new CountDownLatch(1);
         try (BatchInFlight batches = new BatchInFlight("test", 2)) {
             batches.start(olderMayFinish::await);
-            batches.start(() -> {
-                throw new IOException("store gone");
-            });
+            batches.start(
+                    () -> {
+                        throw new IOException("store gone");
+                    });
             assertEquals("store gone", failureSeenByPolling(batches));
             olderMayFinish.countDown();
             batches.awaitIdle(); // the older one succeeded; the failure was reported once
@@ -184,18 +218,24 @@ class BatchInFlightTest {
     void aFailedBatchFailsTheNextStartAndTheCheckpointInTheTasksThread() throws Exception {
         IOException failure = new IOException("writing 1000 documents failed after 10 retries");
         try (BatchInFlight batches = new BatchInFlight("test")) {
-            batches.start(() -> {
-                throw failure;
-            });
+            batches.start(
+                    () -> {
+                        throw failure;
+                    });
             AtomicInteger ran = new AtomicInteger();
-            IOException thrown = assertThrows(IOException.class, () -> batches.start(ran::incrementAndGet));
+            IOException thrown =
+                    assertThrows(IOException.class, () -> batches.start(ran::incrementAndGet));
             assertSame(failure, thrown);
             assertEquals(0, ran.get(), "no batch is written after a failed one");
 
-            batches.start(() -> {
-                throw failure;
-            });
-            assertSame(failure, assertThrows(IOException.class, batches::awaitIdle), "the checkpoint's wait fails too");
+            batches.start(
+                    () -> {
+                        throw failure;
+                    });
+            assertSame(
+                    failure,
+                    assertThrows(IOException.class, batches::awaitIdle),
+                    "the checkpoint's wait fails too");
         }
     }
 
@@ -203,9 +243,10 @@ class BatchInFlightTest {
     void aRuntimeFailureOfTheDriverIsThrownAsItself() throws Exception {
         IllegalStateException failure = new IllegalStateException("state should be: open");
         try (BatchInFlight batches = new BatchInFlight("test")) {
-            batches.start(() -> {
-                throw failure;
-            });
+            batches.start(
+                    () -> {
+                        throw failure;
+                    });
             assertSame(failure, assertThrows(IllegalStateException.class, batches::awaitIdle));
         }
     }
@@ -219,9 +260,10 @@ class BatchInFlightTest {
             mayFinish.countDown();
             batches.awaitIdle();
 
-            batches.start(() -> {
-                throw new IOException("store gone");
-            });
+            batches.start(
+                    () -> {
+                        throw new IOException("store gone");
+                    });
             assertEquals("store gone", failureSeenByPolling(batches));
             batches.awaitIdle(); // reported once
         }
@@ -232,13 +274,16 @@ class BatchInFlightTest {
         CountDownLatch never = new CountDownLatch(1);
         CountDownLatch started = new CountDownLatch(1);
         BatchInFlight batches = new BatchInFlight("test");
-        batches.start(() -> {
-            started.countDown();
-            never.await(); // a write retrying against a store that is gone
-        });
+        batches.start(
+                () -> {
+                    started.countDown();
+                    never.await(); // a write retrying against a store that is gone
+                });
         assertTrue(started.await(10, TimeUnit.SECONDS));
         long before = System.nanoTime();
         batches.close(); // interrupts it
-        assertFalse(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - before) >= 10, "close did not hang");
+        assertFalse(
+                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - before) >= 10,
+                "close did not hang");
     }
 }

@@ -1,6 +1,12 @@
 package io.auditpipe.flink.sink;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import com.mongodb.MongoClientSettings;
+import java.util.Date;
+import java.util.List;
 import org.bson.BsonBinaryWriter;
 import org.bson.Document;
 import org.bson.codecs.Codec;
@@ -8,19 +14,18 @@ import org.bson.codecs.EncoderContext;
 import org.bson.io.BasicOutputBuffer;
 import org.junit.jupiter.api.Test;
 
-import java.util.Date;
-import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-
-/** What the store writer's registry writes for an EncodedDocument is what the driver writes for the document. */
+/**
+ * What the store writer's registry writes for an EncodedDocument is what the driver writes for the
+ * document.
+ */
 class EncodedDocumentTest {
-    private static final EncoderContext AS_INSERTED = EncoderContext.builder().isEncodingCollectibleDocument(true).build();
+    private static final EncoderContext AS_INSERTED =
+            EncoderContext.builder().isEncodingCollectibleDocument(true).build();
 
     static Document event() {
-        return new Document("server", "db-01") // the id not first: the driver writes it first, and so must this
+        return new Document(
+                        "server",
+                        "db-01") // the id not first: the driver writes it first, and so must this
                 .append("_id", "db-01/1_2026-11-22T10:00:00")
                 .append("event_time", new Date(1795860000123L))
                 .append("status", 1045)
@@ -30,7 +35,11 @@ class EncodedDocumentTest {
                 .append("extra", new Document("z", "1").append("a", "2"))
                 .append("event_time_trusted", false)
                 .append("nothing", null)
-                .append("ingest", new Document("topic", "audit.raw").append("partition", 0).append("offset", 7L));
+                .append(
+                        "ingest",
+                        new Document("topic", "audit.raw")
+                                .append("partition", 0)
+                                .append("offset", 7L));
     }
 
     private static byte[] written(Codec<Document> codec, Document d) {
@@ -43,37 +52,66 @@ class EncodedDocumentTest {
 
     @Test
     void theBytesAreTheDriversAndTheRegistryWritesThem() {
-        byte[] drivers = written(MongoClientSettings.getDefaultCodecRegistry().get(Document.class), event());
+        byte[] drivers =
+                written(MongoClientSettings.getDefaultCodecRegistry().get(Document.class), event());
         EncodedDocument encoded = (EncodedDocument) EncodedDocument.of(event());
         assertArrayEquals(drivers, encoded.bson());
         Codec<Document> writers = EncodedDocument.codecRegistry().get(Document.class);
         assertArrayEquals(drivers, written(writers, encoded), "piped");
-        assertArrayEquals(drivers, written(writers, event()), "a plain document: encoded as the driver does");
+        assertArrayEquals(
+                drivers, written(writers, event()), "a plain document: encoded as the driver does");
         assertEquals(event(), new Document(encoded)); // Document.equals wants the same class
-        assertEquals("db-01/1_2026-11-22T10:00:00", writers instanceof org.bson.codecs.CollectibleCodec<Document> c
-                ? c.getDocumentId(encoded).asString().getValue() : null);
+        assertEquals(
+                "db-01/1_2026-11-22T10:00:00",
+                writers instanceof org.bson.codecs.CollectibleCodec<Document> c
+                        ? c.getDocumentId(encoded).asString().getValue()
+                        : null);
     }
 
     @Test
     void otherShapesAreTheDriversToo() {
         Codec<Document> drivers = MongoClientSettings.getDefaultCodecRegistry().get(Document.class);
-        List<Document> shapes = List.of(
-                new Document("a", 1).append("_id", null), // a null id, still written first
-                new Document("a", List.of(List.of("x", 2), new Document("_id", 1).append("b", true))), // nested: in order
-                new Document("_id", 1).append("n", new java.util.LinkedHashMap<>(java.util.Map.of("k", 5L))), // a plain map
-                new Document("_id", new org.bson.types.ObjectId()).append("d", new java.math.BigDecimal("1.5")), // the driver's codecs
-                new Document("_id", "é").append("s", "a\ud834b").append("t", "𝄞 ✓ \u0000 end"), // not ASCII: the buffer's own way
-                new Document());
+        List<Document> shapes =
+                List.of(
+                        new Document("a", 1).append("_id", null), // a null id, still written first
+                        new Document(
+                                "a",
+                                List.of(
+                                        List.of("x", 2),
+                                        new Document("_id", 1)
+                                                .append("b", true))), // nested: in order
+                        new Document("_id", 1)
+                                .append(
+                                        "n",
+                                        new java.util.LinkedHashMap<>(
+                                                java.util.Map.of("k", 5L))), // a plain map
+                        new Document("_id", new org.bson.types.ObjectId())
+                                .append(
+                                        "d",
+                                        new java.math.BigDecimal("1.5")), // the driver's codecs
+                        new Document("_id", "é")
+                                .append("s", "a\ud834b")
+                                .append("t", "𝄞 ✓ \u0000 end"), // not ASCII: the buffer's own way
+                        new Document());
         for (Document d : shapes) {
-            assertArrayEquals(written(drivers, d), ((EncodedDocument) EncodedDocument.of(d)).bson(), d.toString());
+            assertArrayEquals(
+                    written(drivers, d),
+                    ((EncodedDocument) EncodedDocument.of(d)).bson(),
+                    d.toString());
         }
     }
 
     @Test
-    void aDocumentThatCannotBeEncodedStaysAsItIs() { // for the writer to find and make a dead letter
+    void aDocumentThatCannotBeEncodedStaysAsItIs() { // for the writer to find and make a dead
+        // letter
         Document bad = new Document("_id", 1).append("a\u0000b", "a field name with a NUL");
         assertEquals(Document.class, EncodedDocument.of(bad).getClass());
-        assertThrows(org.bson.BSONException.class, () -> written(MongoClientSettings.getDefaultCodecRegistry().get(Document.class), bad));
+        assertThrows(
+                org.bson.BSONException.class,
+                () ->
+                        written(
+                                MongoClientSettings.getDefaultCodecRegistry().get(Document.class),
+                                bad));
     }
 
     @Test
@@ -88,8 +126,15 @@ class EncodedDocumentTest {
 
     @Test
     void insideAnotherDocumentItIsWrittenAsItsMap() { // a rejected event's dead letter holds it
-        Document dead = new Document("_id", "store:x").append("original", new Document("document", (EncodedDocument) EncodedDocument.of(event())));
-        Document plain = new Document("_id", "store:x").append("original", new Document("document", event()));
+        Document dead =
+                new Document("_id", "store:x")
+                        .append(
+                                "original",
+                                new Document(
+                                        "document", (EncodedDocument) EncodedDocument.of(event())));
+        Document plain =
+                new Document("_id", "store:x")
+                        .append("original", new Document("document", event()));
         Codec<Document> writers = EncodedDocument.codecRegistry().get(Document.class);
         assertArrayEquals(written(writers, plain), written(writers, dead));
         assertEquals(plain.toJson(), dead.toJson());

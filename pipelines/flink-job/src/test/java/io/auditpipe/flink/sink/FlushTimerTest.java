@@ -1,14 +1,13 @@
 package io.auditpipe.flink.sink;
 
-import org.apache.flink.streaming.runtime.tasks.TestProcessingTimeService;
-import org.junit.jupiter.api.Test;
-
-import java.util.ArrayList;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.streaming.runtime.tasks.TestProcessingTimeService;
+import org.junit.jupiter.api.Test;
 
 /** The sinks' flush timer: set by a write, kept while something is in flight, none while idle. */
 class FlushTimerTest {
@@ -17,10 +16,14 @@ class FlushTimerTest {
         TestProcessingTimeService time = new TestProcessingTimeService();
         time.setCurrentTime(1_000);
         List<Long> fired = new ArrayList<>();
-        FlushTimer timer = new FlushTimer(time, 500, () -> {
-            fired.add(time.getCurrentProcessingTime());
-            return false;
-        });
+        FlushTimer timer =
+                new FlushTimer(
+                        time,
+                        500,
+                        () -> {
+                            fired.add(time.getCurrentProcessingTime());
+                            return false;
+                        });
         time.advance(10_000);
         assertEquals(0, time.getNumActiveTimers(), "nothing written: no timer");
 
@@ -42,10 +45,14 @@ class FlushTimerTest {
         TestProcessingTimeService time = new TestProcessingTimeService();
         int[] inFlightFor = {3};
         int[] fired = {0};
-        FlushTimer timer = new FlushTimer(time, 500, () -> {
-            fired[0]++;
-            return --inFlightFor[0] > 0;
-        });
+        FlushTimer timer =
+                new FlushTimer(
+                        time,
+                        500,
+                        () -> {
+                            fired[0]++;
+                            return --inFlightFor[0] > 0;
+                        });
         timer.watch();
         for (int i = 0; i < 10; i++) {
             time.advance(500);

@@ -1,13 +1,15 @@
 package io.auditpipe.flink.sink;
 
-import io.auditpipe.flink.options.JobOptions;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.auditpipe.flink.options.JobOptions;
 import org.apache.flink.configuration.Configuration;
 import org.junit.jupiter.api.Test;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
-/** Who writes the sessions and baselines: store.profiles-uri's user where it is given (docs/deployment.md). */
+/**
+ * Who writes the sessions and baselines: store.profiles-uri's user where it is given
+ * (docs/deployment.md).
+ */
 class MongoSinkSettingsTest {
     static final String JOB = "mongodb://job:pw@store:27017/?authSource=admin";
     static final String PROFILES = "mongodb://profiles:pw@store:27017/?authSource=admin";
@@ -20,7 +22,9 @@ class MongoSinkSettingsTest {
         assertEquals(PROFILES, MongoSinkSettings.forProfiles(options, "audit_sessions").uri);
         assertEquals(PROFILES, MongoSinkSettings.profilesUri(options));
         assertEquals(JOB, MongoSinkSettings.forCollection(options, "audit_events").uri);
-        assertEquals("audit_sessions", MongoSinkSettings.forProfiles(options, "audit_sessions").collection());
+        assertEquals(
+                "audit_sessions",
+                MongoSinkSettings.forProfiles(options, "audit_sessions").collection());
     }
 
     @Test
