@@ -6,7 +6,7 @@ import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 
 /** Where and how a {@link MongoBulkSink} writes. */
-public final class MongoSinkSettings implements Serializable {
+public final class MongoSinkSettings implements Serializable, Cloneable {
     private static final long serialVersionUID = 1L;
 
     final String uri;
@@ -17,7 +17,7 @@ public final class MongoSinkSettings implements Serializable {
     final String deadLetterCollection;
 
     final int batchSize;
-    final long flushIntervalMillis;
+    long flushIntervalMillis;
     final int maxRetries;
     final long retryBackoffMillis;
     final long retryMaxBackoffMillis;
@@ -26,33 +26,33 @@ public final class MongoSinkSettings implements Serializable {
      * Longest wait for the store's answer to one request: a store that stops answering becomes a
      * retried error.
      */
-    final long requestTimeoutMillis;
+    long requestTimeoutMillis;
 
     /**
      * A field of inserted documents holding a digest of their source (events: line_sha256), or
      * null. With it, a duplicate key is checked: same digest = a replay, another = a collision.
      */
-    final String digestField;
+    String digestField;
 
     /**
      * Where rejections also go: the dead-letter topic and the Kafka producer properties to reach it
      * (bootstrap servers, security, max.request.size), or null for the store only.
      */
-    final String deadLetterTopic;
+    String deadLetterTopic;
 
-    final java.util.Map<String, String> deadLetterProducer;
+    java.util.Map<String, String> deadLetterProducer;
 
     /**
      * Batches written at once ({@link BatchInFlight}): 1 keeps the order of upserts; a writer of
      * inserts only may have 2.
      */
-    final int batchesInFlight;
+    int batchesInFlight;
 
     /**
      * Hears of each document the store refused for good (null: nobody), as its dead letter is
      * written.
      */
-    final Rejections rejections;
+    Rejections rejections;
 
     /**
      * Hears of each document a writer's store refused for good: the reason its dead letter (stage
@@ -74,40 +74,6 @@ public final class MongoSinkSettings implements Serializable {
             Duration retryBackoff,
             Duration retryMaxBackoff,
             String digestField) {
-        this(
-                uri,
-                database,
-                collection,
-                deadLetterCollection,
-                batchSize,
-                flushInterval,
-                maxRetries,
-                retryBackoff,
-                retryMaxBackoff,
-                JobOptions.SINK_REQUEST_TIMEOUT.defaultValue(),
-                digestField,
-                null,
-                null,
-                1,
-                null);
-    }
-
-    private MongoSinkSettings(
-            String uri,
-            String database,
-            String collection,
-            String deadLetterCollection,
-            int batchSize,
-            Duration flushInterval,
-            int maxRetries,
-            Duration retryBackoff,
-            Duration retryMaxBackoff,
-            Duration requestTimeout,
-            String digestField,
-            String deadLetterTopic,
-            java.util.Map<String, String> deadLetterProducer,
-            int batchesInFlight,
-            Rejections rejections) {
         this.uri = uri;
         this.database = database;
         this.collection = collection;
@@ -117,13 +83,9 @@ public final class MongoSinkSettings implements Serializable {
         this.maxRetries = maxRetries;
         this.retryBackoffMillis = retryBackoff.toMillis();
         this.retryMaxBackoffMillis = retryMaxBackoff.toMillis();
-        this.requestTimeoutMillis = requestTimeout.toMillis();
+        this.requestTimeoutMillis = JobOptions.SINK_REQUEST_TIMEOUT.defaultValue().toMillis();
         this.digestField = digestField;
-        this.deadLetterTopic = deadLetterTopic;
-        this.deadLetterProducer =
-                deadLetterProducer == null ? null : new java.util.HashMap<>(deadLetterProducer);
-        this.batchesInFlight = batchesInFlight;
-        this.rejections = rejections;
+        this.batchesInFlight = 1;
     }
 
     /** Settings for one collection from the job options. */
@@ -169,22 +131,9 @@ public final class MongoSinkSettings implements Serializable {
                     "sink.request-timeout must be at least 1 ms (and under 24 days), not "
                             + timeout);
         }
-        return new MongoSinkSettings(
-                uri,
-                database,
-                collection,
-                deadLetterCollection,
-                batchSize,
-                Duration.ofMillis(flushIntervalMillis),
-                maxRetries,
-                Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis),
-                timeout,
-                digestField,
-                deadLetterTopic,
-                deadLetterProducer,
-                batchesInFlight,
-                rejections);
+        MongoSinkSettings s = copy();
+        s.requestTimeoutMillis = timeout.toMillis();
+        return s;
     }
 
     /**
@@ -192,22 +141,9 @@ public final class MongoSinkSettings implements Serializable {
      * #digestField}).
      */
     public MongoSinkSettings withDigestField(String field) {
-        return new MongoSinkSettings(
-                uri,
-                database,
-                collection,
-                deadLetterCollection,
-                batchSize,
-                Duration.ofMillis(flushIntervalMillis),
-                maxRetries,
-                Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis),
-                Duration.ofMillis(requestTimeoutMillis),
-                field,
-                deadLetterTopic,
-                deadLetterProducer,
-                batchesInFlight,
-                rejections);
+        MongoSinkSettings s = copy();
+        s.digestField = field;
+        return s;
     }
 
     /**
@@ -216,22 +152,10 @@ public final class MongoSinkSettings implements Serializable {
      */
     public MongoSinkSettings withDeadLetterTopic(
             String topic, java.util.Map<String, String> producer) {
-        return new MongoSinkSettings(
-                uri,
-                database,
-                collection,
-                deadLetterCollection,
-                batchSize,
-                Duration.ofMillis(flushIntervalMillis),
-                maxRetries,
-                Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis),
-                Duration.ofMillis(requestTimeoutMillis),
-                digestField,
-                topic,
-                producer,
-                batchesInFlight,
-                rejections);
+        MongoSinkSettings s = copy();
+        s.deadLetterTopic = topic;
+        s.deadLetterProducer = producer == null ? null : new java.util.HashMap<>(producer);
+        return s;
     }
 
     /**
@@ -247,67 +171,40 @@ public final class MongoSinkSettings implements Serializable {
         if (n < 1) {
             throw new IllegalArgumentException("batches in flight must be at least 1, not " + n);
         }
-        return new MongoSinkSettings(
-                uri,
-                database,
-                collection,
-                deadLetterCollection,
-                batchSize,
-                Duration.ofMillis(flushIntervalMillis),
-                maxRetries,
-                Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis),
-                Duration.ofMillis(requestTimeoutMillis),
-                digestField,
-                deadLetterTopic,
-                deadLetterProducer,
-                n,
-                rejections);
+        MongoSinkSettings s = copy();
+        s.batchesInFlight = n;
+        return s;
     }
 
     /**
      * The same settings with documents waiting at most {@code interval} in a partly filled batch.
      */
     public MongoSinkSettings withFlushInterval(Duration interval) {
-        return new MongoSinkSettings(
-                uri,
-                database,
-                collection,
-                deadLetterCollection,
-                batchSize,
-                interval,
-                maxRetries,
-                Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis),
-                Duration.ofMillis(requestTimeoutMillis),
-                digestField,
-                deadLetterTopic,
-                deadLetterProducer,
-                batchesInFlight,
-                rejections);
+        MongoSinkSettings s = copy();
+        s.flushIntervalMillis = interval.toMillis();
+        return s;
     }
 
     /** The same settings, telling {@code listener} of each document the store refuses for good. */
     public MongoSinkSettings withRejections(Rejections listener) {
-        return new MongoSinkSettings(
-                uri,
-                database,
-                collection,
-                deadLetterCollection,
-                batchSize,
-                Duration.ofMillis(flushIntervalMillis),
-                maxRetries,
-                Duration.ofMillis(retryBackoffMillis),
-                Duration.ofMillis(retryMaxBackoffMillis),
-                Duration.ofMillis(requestTimeoutMillis),
-                digestField,
-                deadLetterTopic,
-                deadLetterProducer,
-                batchesInFlight,
-                listener);
+        MongoSinkSettings s = copy();
+        s.rejections = listener;
+        return s;
     }
 
     public String collection() {
         return collection;
+    }
+
+    /**
+     * A copy for a {@code with...} method to change one setting of: the fields a {@code with...}
+     * sets are written only there, on a copy no one else holds yet.
+     */
+    private MongoSinkSettings copy() {
+        try {
+            return (MongoSinkSettings) clone();
+        } catch (CloneNotSupportedException e) {
+            throw new AssertionError(e);
+        }
     }
 }
