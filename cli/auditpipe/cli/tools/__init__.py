@@ -74,9 +74,12 @@ def cmd_config_check(app: Application) -> int:
 
 
 def cmd_config_docs(app: Application) -> int:
+    from auditpipe.cli import reference
+
     text = config.docs_markdown()
     if app.args.write:
         (paths.REPO / "docs" / "configuration.md").write_text(text)
+        (paths.REPO / "docs" / "cli.md").write_text(reference.markdown())
     else:
         print(text, end="")
     return 0
@@ -238,9 +241,10 @@ def register(sub) -> None:
             "sources, time zones, Kafka security); every error names the bad key.",
             ("./auditpipe config check", "./auditpipe --config /etc/auditpipe.yaml config check"), cmd_config_check)
     s = command(actions, "docs", "print docs/configuration.md as generated from the schema",
-                "Prints docs/configuration.md as generated from schemas/config.schema.json; --write writes it.",
+                "Prints docs/configuration.md as generated from schemas/config.schema.json; --write writes it, "
+                "and docs/cli.md, every command's --help.",
                 ("./auditpipe config docs --write",), cmd_config_docs)
-    s.add_argument("--write", action="store_true", help="write docs/configuration.md")
+    s.add_argument("--write", action="store_true", help="write docs/configuration.md and docs/cli.md")
 
     s = command(sub, "test", "install what is needed, then run the JVM and Python test suites",
                 "mvn test (parser and job unit tests), then pytest tests/ (unit tests and end-to-end tests on a real "
