@@ -14,8 +14,8 @@ WIDTH = 100
 
 def _subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
     """(name, parser) of each subcommand under ``parser``, in the order they were added, depth first."""
-    for action in parser._actions:  # noqa: SLF001 - argparse keeps its subcommands only there
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+    for action in parser._actions:  # argparse keeps its subcommands only there
+        if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
                 yield name, sub
                 yield from ((f"{name} {n}", p) for n, p in _subcommands(sub))
