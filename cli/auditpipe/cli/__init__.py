@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    app = Application(args)
+    app = Application(args, parser)
     try:
         return args.func(app)
     except UserError as e:

@@ -10,8 +10,9 @@ from auditpipe.config import Config
 
 
 class Application:
-    def __init__(self, args: argparse.Namespace):
+    def __init__(self, args: argparse.Namespace, parser: argparse.ArgumentParser | None = None):
         self.args = args
+        self.parser = parser  # the whole command line's, for what describes every command (docs/cli.md)
         self._config: Config | None = None
         progress.QUIET = bool(getattr(args, "quiet", False))
 

@@ -149,7 +149,7 @@ def test_verify_watch_refuses_what_it_cannot_honour(tmp_path):
 
 
 def test_the_test_command_passes_pytest_its_options_and_the_whole_suite_unless_a_path_is_named():
-    from auditpipe.cli.tools import pytest_arguments
+    from auditpipe.cli.tools.test import pytest_arguments
 
     suite = str(paths.REPO / "tests")
     assert pytest_arguments([]) == [suite]
