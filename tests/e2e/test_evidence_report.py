@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from auditpipe.evidence import frameworks, query, report
+from auditpipe.evidence import frameworks, query, regimes, report
 from auditpipe.tools.simulate import GRANT_PASSWORD, percona_time, simulate
 
 pytestmark = pytest.mark.e2e
@@ -49,7 +49,7 @@ def scenario(stack, tmp_path_factory):
     until = last.replace(second=0) + timedelta(minutes=2)
     out = tmp_path_factory.mktemp("reports")
     pages = {}
-    for regime in report.REGIMES:
+    for regime in regimes.REGIMES:
         f = out / f"{regime}.html"
         pdf = ["--pdf"] if regime == "sox" and shutil.which("chromium") else []
         r = stack.cli("report", regime, "--server", SERVER, "--from", iso(since), "--to", iso(until), "--out", str(f),
@@ -154,7 +154,7 @@ def test_soc2_and_nist_reports_count_each_requirement_by_its_control_tags(stack,
     m, since, until, pages = scenario
     for regime in ("soc2", "nist"):
         ev, _ = evidence_of(pages[regime].read_text(encoding="utf-8"))
-        wanted = frameworks.requirement_tags(report.REGIMES[regime].framework)
+        wanted = frameworks.requirement_tags(regimes.REGIMES[regime].framework)
         assert [(c["control"], c["tags"]) for c in ev["controls"]] == [(rid, tags) for rid, _, tags in wanted]
         for c in ev["controls"]:
             assert c["events"] == store_count(stack, since, until, controls={"$in": c["tags"]}), (regime, c)

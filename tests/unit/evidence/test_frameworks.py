@@ -5,7 +5,7 @@ soc2 and nist reports take their requirements and control tags from them."""
 from datetime import timedelta
 
 from auditpipe import contract, paths
-from auditpipe.evidence import frameworks, report
+from auditpipe.evidence import frameworks, regimes, report
 
 
 def test_the_tables_name_only_known_tags_rules_and_requirements_and_leave_nothing_unmapped():
@@ -68,7 +68,7 @@ def test_the_documented_tables_are_the_data_files():
 def test_the_soc2_and_nist_reports_show_each_requirement_with_its_tags():
     t0 = report.datetime(2026, 11, 23, 10, 0, tzinfo=report.timezone.utc)
     for key in ("soc2", "nist"):
-        regime = report.REGIMES[key]
+        regime = regimes.REGIMES[key]
         assert regime.mapped and regime.framework in frameworks.FRAMEWORKS
         assert set(regime.data_classes) == set(contract.data_classes())
         r = report.Report(regime, t0, t0 + timedelta(hours=1), None, t0)

@@ -7,7 +7,7 @@ import json
 import re
 from datetime import datetime, timedelta, timezone
 
-from auditpipe.evidence import report
+from auditpipe.evidence import regimes, report
 
 T0 = datetime(2026, 11, 23, 10, 0, tzinfo=timezone.utc)
 
@@ -30,7 +30,7 @@ def test_silences_inside_the_range_before_between_and_after():
 
 
 def sample() -> report.Report:
-    r = report.Report(report.REGIMES["pci"], T0, T0 + timedelta(hours=1), ["db-01"], T0 + timedelta(hours=2))
+    r = report.Report(regimes.REGIMES["pci"], T0, T0 + timedelta(hours=1), ["db-01"], T0 + timedelta(hours=2))
     r.controls = [{"control": c, "requirement": req, "events": i} for i, (c, req) in
                   enumerate(report.controls_of("PCI DSS v4.0"))]
     hostile = "SELECT '</script><script>alert(1)</script>' & 1"

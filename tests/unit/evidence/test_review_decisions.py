@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from auditpipe import config
 from auditpipe.errors import UserError
-from auditpipe.evidence import report, reviewer_keys, reviews
+from auditpipe.evidence import regimes, report, reviewer_keys, reviews
 from auditpipe.evidence.chain import canonical, link, verify_links
 
 NOW = datetime(2026, 11, 29, 9, 30, tzinfo=timezone.utc)
@@ -77,8 +77,8 @@ def test_a_note_is_printable_text_bounded_and_required_unless_expected():
 def test_outcomes_regimes_and_requirements_are_written_once():
     assert reviews.outcomes() == ("expected", "investigated", "escalated", "false_positive")
     schema = config.load_schema()["properties"]["review"]["properties"]["regimes"]
-    assert tuple(schema["items"]["enum"]) == tuple(report.REGIMES) == reviews.regimes()
-    assert set(reviews.REVIEW_REQUIREMENTS) <= set(report.REGIMES)
+    assert tuple(schema["items"]["enum"]) == tuple(regimes.REGIMES) == reviews.regimes()
+    assert set(reviews.REVIEW_REQUIREMENTS) <= set(regimes.REGIMES)
 
 
 def test_the_days_awaiting_review_are_the_ended_days_since_the_first_with_evidence():
@@ -230,7 +230,7 @@ def test_a_reports_review_rows_count_reviewed_days_and_decided_alerts(cfg):
     hipaa = reviews.review_section(cfg, "hipaa", NOW - timedelta(days=3), NOW, NOW, made, [], first)
     assert not hipaa["daily"] and hipaa["days_total"] == 0, "a regime not in review.regimes has no days to review"
 
-    r = report.Report(report.REGIMES["pci"], NOW - timedelta(days=3), NOW, None, NOW)
+    r = report.Report(regimes.REGIMES["pci"], NOW - timedelta(days=3), NOW, None, NOW)
     r.review_requirements, r.review = rows, section
     page = report.render_html(r)
     assert re.search(r'data-figure="control:PCI-DSS-10.4.1">1 of 3 days reviewed<', page)
@@ -247,7 +247,7 @@ def test_a_decision_that_does_not_verify_counts_for_nothing_in_a_report(cfg):
     assert (section["days_reviewed"], section["days_total"]) == (0, 3) and section["decisions"] == []
     assert section["not_counted"] == [{"_id": "decision/1", "reviewer": "alice", "item": "day:pci:2026-11-27",
                                        "why": "not signed by a reviewer's key"}]
-    r = report.Report(report.REGIMES["pci"], NOW - timedelta(days=3), NOW, None, NOW)
+    r = report.Report(regimes.REGIMES["pci"], NOW - timedelta(days=3), NOW, None, NOW)
     r.review_requirements, r.review = reviews.requirement_rows("pci", section), section
     page = report.render_html(r)
     assert re.search(r'data-figure="control:PCI-DSS-10.4.1">0 of 3 days reviewed<', page)
