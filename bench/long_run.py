@@ -107,7 +107,7 @@ class Sampler:
         self.by_operator: list[dict] = []  # (time, the newest checkpoint's state per operator), every minute
 
     def rest(self, path: str):
-        from auditpipe.stack import flink_rest
+        from auditpipe.stack.flink import flink_rest
 
         return flink_rest.call(self.cfg, path)
 

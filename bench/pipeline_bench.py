@@ -50,11 +50,11 @@ sys.path.insert(0, str(REPO / "bench"))
 import results  # noqa: E402
 
 from auditpipe import config, paths  # noqa: E402
-from auditpipe.stack.components.collector import source_key  # noqa: E402
-from auditpipe.stack.components.flink import FLINK_VERSION, FlinkJob  # noqa: E402
-from auditpipe.stack.components.kafka import KAFKA_VERSION  # noqa: E402
+from auditpipe.stack.collector.rsyslog import source_key  # noqa: E402
 from auditpipe.stack.components.store import FERRETDB_VERSION  # noqa: E402
-from auditpipe.stack.topics import end_offsets, topic_name  # noqa: E402
+from auditpipe.stack.flink.job import FLINK_VERSION, FlinkJob  # noqa: E402
+from auditpipe.stack.kafka.broker import KAFKA_VERSION  # noqa: E402
+from auditpipe.stack.kafka.topics import end_offsets, topic_name  # noqa: E402
 from auditpipe.store.client import document_count  # noqa: E402
 from auditpipe.store.ferretdb import ferretdb_sqlite_file, ferretdb_table  # noqa: E402
 from auditpipe.tools.simulate import simulate  # noqa: E402
@@ -281,7 +281,7 @@ def events_writer_metrics(cfg) -> dict | None:
 
 
 def _rest(cfg, path: str):
-    from auditpipe.stack import flink_rest
+    from auditpipe.stack.flink import flink_rest
 
     return flink_rest.call(cfg, path)
 
@@ -980,7 +980,7 @@ def measure_flood_fairness(cfg, root: Path, figures: dict, n: int) -> None:
     quiet sender's delays into Kafka alone and during the flood, and how many of its messages arrived."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from auditpipe.stack.topics import QUIET_CLIENT
+    from auditpipe.stack.kafka.topics import QUIET_CLIENT
 
     host, port = RECEIVER_LISTEN.split("://")[1].rsplit(":", 1)
     made = root / "flood" / "audit.log"

@@ -1,4 +1,4 @@
-"""The supervisor's rotation watch (stack/catchup.py ``RotationWatch``), which looks at every source's
+"""The supervisor's rotation watch (stack/collector/catchup.py ``RotationWatch``), which looks at every source's
 rotated files each second while the collector runs: its CPU a look, beside the target. Prints
 figures, asserts nothing.
 
@@ -37,7 +37,7 @@ def main() -> int:
     ap.add_argument("--descriptors", type=at_least_one, default=500)
     ap.add_argument("--looks", type=at_least_one, default=50)
     a = ap.parse_args()
-    from auditpipe.stack.catchup import RotationWatch
+    from auditpipe.stack.collector.catchup import RotationWatch
     from auditpipe.stack.supervisor import ROTATION_WATCH_EVERY
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,4 +1,4 @@
-"""A CEF reader written from CEF's rules, independently of stack/cef.py: the header's seven fields end at
+"""A CEF reader written from CEF's rules, independently of stack/alerts/cef.py: the header's seven fields end at
 unescaped pipes (escapes there: backslash and pipe), the extension's keys are the words before unescaped
 equals signs (escapes: backslash, equals sign, \\n, \\r). A value that adds a key, a bad escape or a key
 given twice fails the read."""

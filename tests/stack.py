@@ -250,7 +250,7 @@ class Stack:
         partition; none: from the beginning) up to its end offsets now."""
         from confluent_kafka import Consumer, TopicPartition
 
-        from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
+        from auditpipe.stack.kafka.topics import QUIET_CLIENT, end_offsets, topic_name
 
         topic, since = topic_name(role), since or {}
         ends = end_offsets(self.cfg.kafka_client, topic)
@@ -274,7 +274,7 @@ class Stack:
 
     def job_metric_sum(self, name: str) -> int | None:
         """The sum over all subtasks of a job metric whose name ends with ``name``; None if no vertex has it."""
-        from auditpipe.stack import flink_rest
+        from auditpipe.stack.flink import flink_rest
 
         def get(path: str):
             return flink_rest.call(self.cfg, path)
@@ -459,8 +459,8 @@ class Stack:
         checkpoint, so this says how much of the topic a checkpoint covers."""
         from confluent_kafka import Consumer, TopicPartition
 
-        from auditpipe.stack.job_settings import job_group_id
-        from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
+        from auditpipe.stack.flink.job_settings import job_group_id
+        from auditpipe.stack.kafka.topics import QUIET_CLIENT, end_offsets, topic_name
 
         topic = topic_name("raw")
         partitions = end_offsets(self.cfg.kafka_client, topic)
@@ -504,7 +504,7 @@ class Stack:
 
     def raw_offsets(self) -> dict[int, int]:
         """audit.raw's end offset per partition: where ``raw_messages_of`` counts from."""
-        from auditpipe.stack.topics import end_offsets, topic_name
+        from auditpipe.stack.kafka.topics import end_offsets, topic_name
 
         return end_offsets(self.cfg.kafka_client, topic_name("raw"))
 

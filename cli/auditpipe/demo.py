@@ -29,8 +29,10 @@ from pathlib import Path
 from auditpipe import paths, progress
 from auditpipe.config import Config, duration_seconds
 from auditpipe.errors import UserError
-from auditpipe.stack import flink_rest, job_settings, lifecycle, topics
-from auditpipe.stack.components.flink import FlinkJob
+from auditpipe.stack import lifecycle
+from auditpipe.stack.flink import flink_rest, job_settings
+from auditpipe.stack.flink.job import FlinkJob
+from auditpipe.stack.kafka import topics
 from auditpipe.store.client import document_count, mongo_client, wait_for_documents
 from auditpipe.tools.simulate import Manifest, baseline_history, manifest_path, percona_time, simulate
 
@@ -321,7 +323,7 @@ def read_ocsf_stream(cfg: Config, m: Manifest, stored: int) -> StreamRead | None
     1.8.0: how many, how many different, which classes, any invalid."""
     import json
 
-    from auditpipe.stack import stream
+    from auditpipe.stack.kafka import stream
 
     if "ocsf" not in cfg.data["stream"]["formats"]:
         return None
@@ -557,7 +559,7 @@ def run_demo(cfg: Config, duration: float, rate: float, speedup: float, timeout:
     with progress.step("waiting for the archive to hold the run"):
         result.archived = wait_for_archive(cfg, m)
     from auditpipe.evidence import verify
-    from auditpipe.stack.components.collector import recorded_gaps
+    from auditpipe.stack.collector.rsyslog import recorded_gaps
 
     with progress.step(f"verifying {cfg.demo_server}'s chain over the store and the archive"):
         result.verification = verify.verify(cfg, servers=[cfg.demo_server], in_archive=cfg.archive["enabled"],

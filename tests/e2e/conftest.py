@@ -35,7 +35,7 @@ def tls_receiver_possible() -> bool:
     import shutil
 
     from auditpipe import prereqs
-    from auditpipe.stack.components.collector import OMKAFKA_PATHS
+    from auditpipe.stack.collector.rsyslog import OMKAFKA_PATHS
 
     return any((p.parent / "lmnsd_gtls.so").exists() for p in OMKAFKA_PATHS) or (
         prereqs.is_root() and shutil.which("apt-get") is not None)

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from auditpipe.stack import limits, topics
-from auditpipe.stack.components.collector import source_key
+from auditpipe.stack import limits
+from auditpipe.stack.collector.rsyslog import source_key
+from auditpipe.stack.kafka import topics
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,8 @@ from cef_reader import parse
 from conftest import receiver_certificate, tls_receiver_possible
 
 from auditpipe import paths
-from auditpipe.stack import forwarder, verification
+from auditpipe.stack import verification
+from auditpipe.stack.alerts import forwarder
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e
@@ -122,7 +123,7 @@ def delivered_on_topic(stack) -> Counter:
     """The ids of the alerts topic's messages before the forwarder's committed offsets: what it delivered."""
     from confluent_kafka import Consumer, TopicPartition
 
-    from auditpipe.stack.topics import QUIET_CLIENT, end_offsets, topic_name
+    from auditpipe.stack.kafka.topics import QUIET_CLIENT, end_offsets, topic_name
 
     topic = topic_name("alerts")
     c = Consumer({**stack.cfg.kafka_client, "group.id": forwarder.GROUP, **QUIET_CLIENT})

@@ -251,8 +251,8 @@ def test_the_kafka_lag_panel_shows_the_jobs_own_samples(stack, scenario, shown):
     """The job samples its consumer lag every kafka.lag-interval (15 s) into the store: the panel
     shows them in time order, and once the job has committed every record (`auditpipe status`'s
     figure is 0), the next sample says 0 with the topic's end offsets."""
-    from auditpipe.stack import topics
-    from auditpipe.stack.job_settings import job_group_id
+    from auditpipe.stack.flink.job_settings import job_group_id
+    from auditpipe.stack.kafka import topics
 
     _, rows = shown["pipeline-health: Kafka lag"]
     assert rows, "no lag sample in the scenario's range: the job's kafka-lag reporter wrote none"

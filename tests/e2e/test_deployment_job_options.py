@@ -12,7 +12,7 @@ import pytest
 
 from auditpipe import config, paths, prereqs
 from auditpipe.stack import deployment
-from auditpipe.stack.components.flink import FlinkJob
+from auditpipe.stack.flink.job import FlinkJob
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from auditpipe import paths
-from auditpipe.stack.stream import OcsfCheck, read_committed
+from auditpipe.stack.kafka.stream import OcsfCheck, read_committed
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e

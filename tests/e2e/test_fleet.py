@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from conftest import FLEET, LISTEN_FLEET
 
-from auditpipe.stack.fleet import LISTED
+from auditpipe.stack.collector.fleet import LISTED
 from auditpipe.tools.simulate import ROTATION_SCHEMES, simulate
 
 pytestmark = pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""The job on a local Flink cluster (``flink.mode: cluster``, stack/components/flink_cluster.py): a
+"""The job on a local Flink cluster (``flink.mode: cluster``, stack/flink/cluster.py): a
 JobManager and two TaskManagers as JVMs of their own, the job jar submitted through the REST API
 (mutual TLS: only the stack's client key gets an answer), their own connections mutual TLS too.
 
@@ -17,7 +17,7 @@ import pytest
 from stack import running_stack
 from test_state_backend_move import ON_HEAP, move_to_rocksdb_mid_stream
 
-from auditpipe.stack import flink_rest
+from auditpipe.stack.flink import flink_rest
 
 pytestmark = pytest.mark.e2e
 
@@ -56,7 +56,7 @@ def test_status_shows_the_cluster_its_taskmanagers_and_the_job(cluster_stack):
 
 
 def test_the_clusters_own_connections_take_only_the_stacks_identity(cluster_stack):
-    """Internal SSL (stack/flink_rest.py cluster_settings, as the deployment's cluster): the JobManager's RPC
+    """Internal SSL (stack/flink/flink_rest.py cluster_settings, as the deployment's cluster): the JobManager's RPC
     port speaks TLS and completes a handshake only with the stack's certificate; without one, or in plain
     TCP, nothing gets through."""
     import socket

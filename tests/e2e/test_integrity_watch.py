@@ -19,7 +19,7 @@ import pytest
 from stack import running_stack
 
 from auditpipe.archive import reader
-from auditpipe.stack import webhook
+from auditpipe.stack.alerts import webhook
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e

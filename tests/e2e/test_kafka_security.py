@@ -57,7 +57,7 @@ def test_the_pipeline_runs_end_to_end_over_sasl(sasl_stack):
     on_topic = [d for d in sasl_stack.dead_letters_on_topic() if d.get("server") == server]
     assert len(on_topic) == 2, "the job's dead-letter producer authenticated too"
     # the event stream's transactional writer too: each stored event once on the OCSF topic, read committed
-    from auditpipe.stack.stream import read_committed
+    from auditpipe.stack.kafka.stream import read_committed
 
     ids = {f"{server}/{d['record_id']}" for d in sasl_stack.events(server)}
     got = read_committed(sasl_stack.cfg, ("ocsf",), lambda _role, key: key in ids,
@@ -93,7 +93,7 @@ def test_a_client_without_the_password_is_refused(sasl_stack):
 
 def test_scram_credentials_set_by_anyone_but_the_administrator_are_refused_by_name(sasl_stack, monkeypatch):
     from auditpipe.errors import UserError
-    from auditpipe.stack import kafka_acls
+    from auditpipe.stack.kafka import kafka_acls
 
     cfg = sasl_stack.cfg
     assert kafka_acls.ensure_scram_credentials(cfg) == [], "the administrator may"
@@ -109,25 +109,25 @@ def test_scram_credentials_set_by_anyone_but_the_administrator_are_refused_by_na
 def test_the_local_collector_refuses_scram_its_librdkafka_cannot_do(tmp_path):
     from auditpipe import config
     from auditpipe.errors import UserError
-    from auditpipe.stack.components import collector
+    from auditpipe.stack.collector import rsyslog
 
     f = tmp_path / "auditpipe.yaml"
     f.write_text("kafka: {security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: a, password_env: A, "
                  "principals: {collector: {username: c, password_env: C, sasl_mechanism: SCRAM-SHA-512}}}}\n")
-    version = collector.librdkafka_version()
+    version = rsyslog.librdkafka_version()
     assert version is not None, "rsyslog-kafka's librdkafka"
-    if version >= collector.SCRAM_LIBRDKAFKA:
-        collector.refuse_scram_it_cannot_do(config.load(f))
+    if version >= rsyslog.SCRAM_LIBRDKAFKA:
+        rsyslog.refuse_scram_it_cannot_do(config.load(f))
     else:
         with pytest.raises(UserError, match="principals.collector.sasl_mechanism: SCRAM-SHA-512 does not work"):
-            collector.refuse_scram_it_cannot_do(config.load(f))
+            rsyslog.refuse_scram_it_cannot_do(config.load(f))
 
 
 def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
     from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
     from fluentd import Fluentd, fluentd_command, security_environment
 
-    from auditpipe.stack import kafka_acls, topics
+    from auditpipe.stack.kafka import kafka_acls, topics
 
     # the deployment's collector: Fluentd (ruby-kafka) as the collector's user with SCRAM-SHA-512,
     # credentials set through the administrator as init sets them
@@ -251,7 +251,7 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     one; the forwarder reads the alerts in its group; a SIEM's user of the OCSF stream reads that topic
     alone, in groups of its prefix; none creates topics or reads another's; the administrator may do
     anything."""
-    from auditpipe.stack import kafka_acls, topics
+    from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = sasl_stack.cfg
     raw, alerts, dead = (topics.topic_name(r) for r in ("raw", "alerts", "deadletter"))
@@ -265,7 +265,7 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
         assert refused(who, create_topic) in ("TOPIC_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED")
     assert refused(cfg.kafka_client, produce(alerts)) == "", "the administrator (the CLI) may"
     # the CEF forwarder reads the alerts in its group, and does nothing else
-    from auditpipe.stack import forwarder
+    from auditpipe.stack.alerts import forwarder
 
     fwd = cfg.kafka_client_for("forwarder")
     assert fwd["sasl.username"] == "auditpipe-forwarder"
@@ -315,7 +315,7 @@ def test_a_forwarder_the_broker_refuses_names_the_refusal(sasl_stack, tmp_path):
 
     from auditpipe import config
     from auditpipe.errors import UserError
-    from auditpipe.stack import forwarder
+    from auditpipe.stack.alerts import forwarder
 
     data = yaml.safe_load(sasl_stack.cfg_file.read_text())
     principals = data["kafka"]["security"]["principals"]

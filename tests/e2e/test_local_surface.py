@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from auditpipe import paths, process
-from auditpipe.stack import flink_rest
+from auditpipe.stack.flink import flink_rest
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.e2e

@@ -51,7 +51,7 @@ def test_a_file_rotated_before_the_collector_opened_it_and_lines_written_after_i
     import os
     import signal
 
-    from auditpipe.stack.catchup import open_inodes
+    from auditpipe.stack.collector.catchup import open_inodes
 
     server = "e2e-unopened"
     scratch = tmp_path / "audit.log"
@@ -114,7 +114,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     """kill -9 of the job after a checkpoint of this run: the supervisor restarts it (nobody runs `up`),
     it restores the window state and offsets of that checkpoint, and every event is stored and counted once."""
     server = "e2e-crash"
-    from auditpipe.stack.components.flink import FlinkJob
+    from auditpipe.stack.flink.job import FlinkJob
 
     flink = FlinkJob(stack.cfg)
     result, stop = {}, threading.Event()
@@ -166,7 +166,7 @@ def test_flink_killed_mid_stream_restarts_from_checkpoint(stack):
     # the event stream (docs/stream.md) across the kill: what the job wrote before it and had not committed
     # with a checkpoint is aborted and written again, so a consumer reading committed messages gets each
     # event of the run once on each format's topic (one reading uncommitted ones may see some twice)
-    from auditpipe.stack.stream import read_committed
+    from auditpipe.stack.kafka.stream import read_committed
 
     wanted, roles = {f"{server}/{i}" for i in ids}, ("events", "ocsf", "ecs")
     got = read_committed(stack.cfg, roles, lambda role, key: key in wanted,

@@ -1,5 +1,5 @@
 """A stack whose checkpoints the heap state backend wrote moves to RocksDB by itself
-(stack/components/flink.py ``move_state``): the job restores its heap checkpoint on the heap, stops
+(stack/flink/job.py ``move_state``): the job restores its heap checkpoint on the heap, stops
 with a savepoint in Flink's canonical format and runs again from it on RocksDB, while a server
 writes. Every record is stored, counted, archived and linked once across the move.
 
@@ -16,7 +16,7 @@ import re
 import pytest
 from stack import running_stack
 
-from auditpipe.stack import flink_rest, job_settings
+from auditpipe.stack.flink import flink_rest, job_settings
 
 pytestmark = pytest.mark.e2e
 

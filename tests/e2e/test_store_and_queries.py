@@ -257,7 +257,7 @@ def test_setup_makes_what_ferretdbs_pooled_connections_or_a_leftover_say_exists(
 def test_topics_have_the_configured_partitions_and_settings(stack):
     from confluent_kafka.admin import ConfigResource
 
-    from auditpipe.stack import topics
+    from auditpipe.stack.kafka import topics
 
     client = topics.admin(stack.cfg.kafka_client)
     existing = client.list_topics(timeout=10).topics

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from auditpipe.stack import limits
-from auditpipe.stack.catchup import cut_report
+from auditpipe.stack.collector.catchup import cut_report
 from auditpipe.tools.simulate import simulate
 
 pytestmark = pytest.mark.faults

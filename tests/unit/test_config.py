@@ -4,7 +4,7 @@ import pytest
 
 from auditpipe import config, paths
 from auditpipe.errors import UserError
-from auditpipe.stack import job_settings
+from auditpipe.stack.flink import job_settings
 
 
 def write(tmp_path, text):
@@ -219,8 +219,8 @@ def test_kafka_security_reaches_every_client_and_the_password_stays_in_the_envir
                                         'username="auditpipe" password="s3\\"cr\\\\t";')
     assert java["ssl.truststore.type"] == "PEM" and java["ssl.truststore.location"] == str(ca)
 
-    from auditpipe.stack.components.collector import render_config
-    from auditpipe.stack.components.flink import FlinkJob
+    from auditpipe.stack.collector.rsyslog import render_config
+    from auditpipe.stack.flink.job import FlinkJob
 
     rsyslog = render_config(cfg, tmp_path / "work")
     assert '"sasl.mechanisms=SCRAM-SHA-512"' in rsyslog and 'broker=["k1:9093", "k2:9093"]' in rsyslog
@@ -241,8 +241,8 @@ def test_each_part_connects_as_its_own_kafka_user_and_the_broker_knows_them_all(
     collector = cfg.kafka_client_for("collector")
     assert (collector["sasl.username"], collector["sasl.password"]) == ("shipper", "s")
     assert 'username="flink" password="j"' in cfg.kafka_java_client["sasl.jaas.config"]
-    from auditpipe.stack.components.collector import render_config
-    from auditpipe.stack.components.kafka import KafkaBroker
+    from auditpipe.stack.collector.rsyslog import render_config
+    from auditpipe.stack.kafka.broker import KafkaBroker
 
     rsyslog = render_config(cfg, tmp_path / "work")
     assert '"sasl.username=shipper"' in rsyslog and '"sasl.username=admin"' not in rsyslog
@@ -269,7 +269,7 @@ def test_a_part_may_log_in_with_scram_which_the_local_broker_then_offers(tmp_pat
     java = cfg.kafka_java_client
     assert java["sasl.mechanism"] == "SCRAM-SHA-512"
     assert "ScramLoginModule required username=\"flink\"" in java["sasl.jaas.config"]
-    from auditpipe.stack.components.kafka import KafkaBroker
+    from auditpipe.stack.kafka.broker import KafkaBroker
 
     broker = KafkaBroker(cfg)._properties()
     assert "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512\n" in broker
@@ -283,7 +283,7 @@ def test_a_part_may_log_in_with_scram_which_the_local_broker_then_offers(tmp_pat
 
 
 def test_the_kafka_acls_are_what_topics_yaml_says(tmp_path):
-    from auditpipe.stack import kafka_acls, topics
+    from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = config.load(write(tmp_path, """kafka:
   security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
@@ -301,7 +301,8 @@ def test_the_kafka_acls_are_what_topics_yaml_says(tmp_path):
 
 
 def test_the_cef_forwarder_reads_the_alerts_topic_in_its_group_and_nothing_else(tmp_path):
-    from auditpipe.stack import forwarder, kafka_acls, topics
+    from auditpipe.stack.alerts import forwarder
+    from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = config.load(write(tmp_path, """kafka:
   security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
@@ -315,7 +316,7 @@ def test_the_cef_forwarder_reads_the_alerts_topic_in_its_group_and_nothing_else(
 def test_a_siems_user_of_a_stream_topic_reads_that_topic_alone(tmp_path):
     """kafka.security.principals.siem_<role>: read its stream topic in groups of its prefix; no write, no other
     topic, no transaction (docs/stream.md)."""
-    from auditpipe.stack import kafka_acls, topics
+    from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = config.load(write(tmp_path, """
 kafka: {security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: K,
@@ -350,7 +351,7 @@ def test_cef_settings_that_cannot_work_are_named(tmp_path, cef, named):
 
 
 def test_a_cef_target_and_its_defaults(tmp_path):
-    from auditpipe.stack import forwarder
+    from auditpipe.stack.alerts import forwarder
 
     assert forwarder.target(config.load(write(tmp_path, ""))) is None
     t = forwarder.target(config.load(write(tmp_path, "alerts: {cef: {target: 'tcp://[::1]:5514', hostname: fwd}}\n")))
@@ -366,7 +367,7 @@ def test_a_sources_time_zone_is_checked_and_travels_in_its_key(tmp_path):
                                       "  - {path: /l/b.log, server: b}\n"))
     import json
 
-    from auditpipe.stack.components.collector import _key_of
+    from auditpipe.stack.collector.rsyslog import _key_of
     keys = [json.loads(_key_of(s)) for s in cfg.collector_sources()]
     assert keys[0]["timezone"] == "Europe/Berlin" and keys[0]["format"] == "mariadb-audit"
     assert "timezone" not in keys[1], "UTC sources keep the key they always had"

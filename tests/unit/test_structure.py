@@ -14,7 +14,7 @@ ROOT = paths.REPO / "cli" / "auditpipe"
 
 
 def unit_of(module: str) -> str:
-    """auditpipe.stack.components.flink -> stack; auditpipe.config -> config."""
+    """auditpipe.stack.flink.job -> stack; auditpipe.config -> config."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "auditpipe"
 

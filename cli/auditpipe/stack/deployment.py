@@ -28,8 +28,9 @@ from auditpipe import progress
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.process import wait_until
-from auditpipe.stack import flink_rest, job_settings, kafka_acls, topics
-from auditpipe.stack.components.flink import FlinkJob
+from auditpipe.stack.flink import flink_rest, job_settings
+from auditpipe.stack.flink.job import FlinkJob
+from auditpipe.stack.kafka import kafka_acls, topics
 from auditpipe.store.client import is_ferretdb, mongo_client
 from auditpipe.store.collections import ensure_collections
 
@@ -239,7 +240,7 @@ FLINK_TLS_SETTINGS = "flink-tls.yaml"
 
 
 def make_flink_tls(cfg: Config) -> bool:
-    """The deployment's Flink cluster identity (stack/flink_rest.py make_identity: a self-signed key for the
+    """The deployment's Flink cluster identity (stack/flink/flink_rest.py make_identity: a self-signed key for the
     names the containers and a published port use) and its settings, REST and internal connections over
     mutual TLS (flink_rest.ssl_settings), made once beside the job's keys. Returns whether it made them."""
     from auditpipe.evidence.signing import write_secret

@@ -59,7 +59,7 @@ def status(cfg: Config) -> list[StatusRow]:
     from auditpipe.stack import tiers
 
     rows.extend(tiers.tier_rows(cfg))  # hot tier and archive: spans and warnings (docs/archive.md)
-    from auditpipe.stack import fleet
+    from auditpipe.stack.collector import fleet
 
     rows.append(fleet.servers_row(cfg))  # the sources' servers: counted, the silent ones named
     rows.append(integrity_row(cfg))
@@ -69,8 +69,8 @@ def status(cfg: Config) -> list[StatusRow]:
 
 
 def forward_row(cfg: Config) -> StatusRow:
-    """The CEF forwarder (stack/forwarder.py): alerts delivered, the last one, a failure since when."""
-    from auditpipe.stack import forwarder
+    """The CEF forwarder (stack/alerts/forwarder.py): alerts delivered, the last one, a failure since when."""
+    from auditpipe.stack.alerts import forwarder
     from auditpipe.terminal import shown
 
     target = cfg.data["alerts"]["cef"]["target"]

@@ -52,7 +52,7 @@ def write_day(cfg: Config, regime: str, day: date, servers: list[str] | None, ou
               log: Callable[[str], None]) -> Path:
     """Writes the day's report (and its PDF), then announces it to the webhook; returns the file."""
     from auditpipe.evidence import report
-    from auditpipe.stack import webhook
+    from auditpipe.stack.alerts import webhook
 
     since = datetime.combine(day, time(0), tzinfo=timezone.utc)
     until = since + timedelta(days=1)

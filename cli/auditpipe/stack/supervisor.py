@@ -23,11 +23,11 @@ It verifies the store's chains by itself every ``chain.watch_interval``, in a th
 (``IntegrityWatch``, stack/verification.py), raising a critical ``integrity`` alert for each finding.
 
 With ``alerts.cef`` set it forwards every alert to the SIEM's syslog receiver as CEF, in a thread
-(``CefForward``, stack/forwarder.py).
+(``CefForward``, stack/alerts/forwarder.py).
 
 Every ``ROTATION_WATCH_EVERY`` seconds, in another thread (``RotationWatch``), it ships what rsyslog
 will never read of the sources' rotated files: a file renamed away before rsyslog opened it, lines
-written to a rotated file after rsyslog closed it (stack/catchup.py, ``unread_rotated``).
+written to a rotated file after rsyslog closed it (stack/collector/catchup.py, ``unread_rotated``).
 
 It keeps each part's log (``<state_dir>/logs/<part>.log``, and its own) under ``LOG_CAP_BYTES``:
 every ``CAP_LOGS_EVERY`` seconds a log over it becomes ``<part>.log.1`` (replacing the one before)
@@ -306,7 +306,7 @@ class IntegrityWatch(threading.Thread):
 
 
 class CefForward(threading.Thread):
-    """Forwards the alerts topic to alerts.cef's receiver (stack/forwarder.py) when it is set, in a thread
+    """Forwards the alerts topic to alerts.cef's receiver (stack/alerts/forwarder.py) when it is set, in a thread
     of its own; the forwarder retries a receiver that is down by itself, and anything else that ends it
     (Kafka not up yet) is logged once per kind and tried again ``RETRY_EVERY`` seconds later."""
 
@@ -321,7 +321,7 @@ class CefForward(threading.Thread):
             super().start()
 
     def run(self) -> None:
-        from auditpipe.stack import forwarder
+        from auditpipe.stack.alerts import forwarder
 
         last_error = ""
         while True:
@@ -345,7 +345,7 @@ class RotationWatch(threading.Thread):
         self.cfg, self.every = cfg, every
 
     def run(self) -> None:
-        from auditpipe.stack.components.collector import RsyslogCollector, shipped_sources
+        from auditpipe.stack.collector.rsyslog import RsyslogCollector, shipped_sources
 
         collector, watch, last_error = RsyslogCollector(self.cfg), None, ""
         while True:

@@ -109,7 +109,7 @@ def run_pass(cfg: Config) -> PassResult:
     """One pass, full or incremental (``full_due``): verify the store, raise an alert for each finding,
     record the pass."""
     from auditpipe.evidence import verify
-    from auditpipe.stack import job_settings
+    from auditpipe.stack.flink import job_settings
 
     started = datetime.now(timezone.utc)
     t0 = time.monotonic()
@@ -178,7 +178,7 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
     from bson import json_util
     from confluent_kafka import Producer
 
-    from auditpipe.stack import topics
+    from auditpipe.stack.kafka import topics
 
     # as its own Kafka user (kafka.security.principals.verifier), which may only write the alerts topic;
     # without one as the job, the topic's other producer
@@ -193,12 +193,12 @@ def _send(cfg: Config, alerts: list[dict]) -> None:
 
 
 def _notify(cfg: Config, alerts: list[dict]) -> None:
-    """POSTs each alert to the configured webhook as the job's WebhookSink does (stack/webhook.py): the
+    """POSTs each alert to the configured webhook as the job's WebhookSink does (stack/alerts/webhook.py): the
     JSON body, headers X-Auditpipe-Alert-Id and, with a key, X-Auditpipe-Signature. A notification,
     not the record: one that fails after its retries is logged, never raised."""
     from bson import json_util
 
-    from auditpipe.stack import webhook
+    from auditpipe.stack.alerts import webhook
 
     if not webhook.configured(cfg, lambda m: _log(f"verification: {m}")):
         return

@@ -133,7 +133,7 @@ def test_links_after_the_newest_head_are_unanchored_once_a_head_is_overdue():
 
 def test_the_head_interval_is_the_jobs(tmp_path):
     from auditpipe import config
-    from auditpipe.stack import job_settings
+    from auditpipe.stack.flink import job_settings
 
     (tmp_path / "a.yaml").write_text("flink: {job_options: {chain.head-interval: 2s}}\n")
     assert job_settings.head_interval_seconds(config.load(tmp_path / "a.yaml")) == 2
@@ -188,7 +188,7 @@ def test_verify_shows_each_source_gap_with_its_class_and_the_collectors_recorded
 
     from auditpipe import config
     from auditpipe.evidence.verify import Verification, format_report
-    from auditpipe.stack.components.collector import gaps_file, recorded_gaps
+    from auditpipe.stack.collector.rsyslog import gaps_file, recorded_gaps
 
     (tmp_path / "a.yaml").write_text(f"state_dir: {tmp_path / 'state'}\nsources:\n"
                                      f"  - {{path: {tmp_path}/db-01/audit.log, server: db-01}}\n"

@@ -1,4 +1,4 @@
-"""The collector's catch-up plan (cli/auditpipe/stack/catchup.py) on files laid out as Percona rotates them.
+"""The collector's catch-up plan (cli/auditpipe/stack/collector/catchup.py) on files laid out as Percona rotates them.
 (Against the real rsyslog and Kafka: tests/faults/test_killed_parts.py, kill -9 during rotation.)"""
 
 import json
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditpipe.stack.catchup import (
+from auditpipe.stack.collector.catchup import (
     ResumePoint,
     cut_key,
     cut_report,
@@ -18,7 +18,7 @@ from auditpipe.stack.catchup import (
     rotated_files,
     unread_rotated,
 )
-from auditpipe.stack.components.collector import source_key
+from auditpipe.stack.collector.rsyslog import source_key
 
 
 def lines(a: int, b: int) -> list[bytes]:
@@ -120,7 +120,7 @@ def test_a_rotation_while_the_files_are_read_is_read_again_not_taken_for_a_gap(t
     """A rotation between reading the live file and its rotated files renames them all: read by the
     names listed before it, the live file's lines come again as .01 and the oldest file is missed
     (its last shipped line with it: a gap that is none)."""
-    from auditpipe.stack import catchup
+    from auditpipe.stack.collector import catchup
 
     live = layout(tmp_path)
     resume = resume_after(live, b"line 80")
@@ -176,7 +176,7 @@ def test_a_line_rsyslog_cannot_ship_whole_is_reported_the_way_rsyslog_reports_it
 
 def test_the_report_of_lost_lines_is_the_source_key_saying_lost_as_the_job_reads_it():
     from auditpipe import paths
-    from auditpipe.stack.catchup import ROTATED_AWAY, lost_key
+    from auditpipe.stack.collector.catchup import ROTATED_AWAY, lost_key
 
     key = source_key("db-01", "percona-json", "/logs/audit.log").encode()
     assert json.loads(lost_key(key, ROTATED_AWAY, Path("/logs/audit.log.09"))) == {
@@ -196,7 +196,7 @@ def test_multi_line_records_are_shipped_whole_as_rsyslog_frames_them(tmp_path):
     """XML: the declaration and <AUDIT> go with a file's first record, </AUDIT> alone at its end; the
     last record shipped is found in the files as written; rsyslog resumes at the start of a record
     (its state file's strt_offs when one was unfinished)."""
-    from auditpipe.stack.catchup import resume_point
+    from auditpipe.stack.collector.catchup import resume_point
 
     live = tmp_path / "audit.log"
     head, foot = b'<?xml version="1.0" encoding="UTF-8"?>\n<AUDIT>\n', b"</AUDIT>\n"
@@ -372,7 +372,7 @@ def test_state_files_of_another_source_in_the_same_directory_do_not_count(tmp_pa
 
 
 def test_imfile_names_a_file_by_inode_and_the_siphash_of_its_first_512_bytes():
-    from auditpipe.stack.catchup import _siphash24
+    from auditpipe.stack.collector.catchup import _siphash24
 
     # the reference vector of SipHash-2-4 (Aumasson and Bernstein, appendix A)
     assert _siphash24(bytes(range(16)), bytes(range(15))).hex() == "e545be4961ca29a1"
@@ -410,7 +410,7 @@ def test_what_the_watch_shipped_of_a_deleted_file_does_not_cover_a_later_file_wi
 def test_the_watch_ships_finished_records_only():
     """A line without its newline, and a multi-line record whose end is not written (a file's closing
     </AUDIT>, which rsyslog never sends), wait."""
-    from auditpipe.stack.catchup import _finished_records
+    from auditpipe.stack.collector.catchup import _finished_records
 
     records, used = _finished_records(b"line 1\nline 2\nline 3 still being wri", 100, "percona-json")
     assert records == [b"line 1", b"line 2"] and used == 14 and records[1].offset == 107
@@ -422,7 +422,7 @@ def test_the_watch_ships_finished_records_only():
 
 
 def test_state_files_whose_file_is_gone_are_stale_the_others_kept(tmp_path):
-    from auditpipe.stack.catchup import stale_state_files
+    from auditpipe.stack.collector.catchup import stale_state_files
 
     live, work = layout(tmp_path), tmp_path / "work"
     old = time.time() - 3600
@@ -442,7 +442,7 @@ def test_state_files_whose_file_is_gone_are_stale_the_others_kept(tmp_path):
 @pytest.mark.parametrize("memory", ['["not", "a", "map"]', '{"/logs/audit.log": 5}', '{"/logs/audit.log": {"k": "x", "j": 7}}',
                                     '{"cut short'])
 def test_a_rotation_watch_memory_of_another_shape_is_no_memory(tmp_path, memory):
-    from auditpipe.stack.catchup import RotationWatch
+    from auditpipe.stack.collector.catchup import RotationWatch
 
     f = tmp_path / "rotations-shipped.json"
     f.write_text(memory)
@@ -474,7 +474,7 @@ def test_the_catch_up_tells_the_watch_how_far_it_shipped_each_file(tmp_path):
 def test_the_rotation_watch_waits_for_a_catch_up_at_work_but_not_for_one_cut_short(tmp_path, monkeypatch):
     """A file never opened is the watch's to ship, once the collector's start says its catch-up is done;
     a catch-up said to be at work for longer than CATCH_UP_STALE_S was cut short (its process killed)."""
-    from auditpipe.stack import catchup
+    from auditpipe.stack.collector import catchup
 
     live, work = layout(tmp_path), tmp_path / "work"
     work.mkdir()
@@ -498,7 +498,7 @@ def test_the_rotation_watch_lists_rsyslogs_open_files_once_a_look_however_many_f
     </AUDIT>) are parts again at every look, each second: rsyslog's open files (a stat per descriptor,
     one per source and more) are listed twice a look, before and after the files are looked at, not
     once per such file or source."""
-    from auditpipe.stack import catchup
+    from auditpipe.stack.collector import catchup
 
     sources = []
     for server in ("db-1", "db-2"):
@@ -526,7 +526,7 @@ def test_a_file_the_server_renames_between_the_look_and_the_read_is_shipped_unde
     """The watch looks at every source's files, lists rsyslog's open files, then reads what it found: a
     rotation in between renames every kept file (.01 -> .02, the live file -> .01), and reading by the
     old name ships another file's lines in its place while its own are never shipped."""
-    from auditpipe.stack import catchup
+    from auditpipe.stack.collector import catchup
 
     live, work = layout(tmp_path), tmp_path / "work"
     work.mkdir()
@@ -555,8 +555,8 @@ def test_a_failing_catch_up_is_tried_again_and_recorded_as_a_gap_when_it_never_s
     """rsyslog already runs when the catch-up ships: a catch-up that fails is tried again from what was
     found before rsyslog started, and one that fails every time is never silent (collector-gaps.log)."""
     from auditpipe import config
-    from auditpipe.stack import catchup, limits
-    from auditpipe.stack.components import collector
+    from auditpipe.stack import limits
+    from auditpipe.stack.collector import catchup, rsyslog
 
     (tmp_path / "a.yaml").write_text(f"state_dir: {tmp_path / 'state'}\nsources:\n"
                                      f"  - {{path: {tmp_path}/db-01/audit.log, server: db-01}}\n"
@@ -574,16 +574,16 @@ def test_a_failing_catch_up_is_tried_again_and_recorded_as_a_gap_when_it_never_s
         return ["shipped"]
 
     monkeypatch.setattr(catchup, "catch_up", catch_up)
-    monkeypatch.setattr(collector, "CATCH_UP_PAUSE_S", 0)
-    part, lim = collector.RsyslogCollector(cfg), limits.from_config(cfg)
+    monkeypatch.setattr(rsyslog, "CATCH_UP_PAUSE_S", 0)
+    part, lim = rsyslog.RsyslogCollector(cfg), limits.from_config(cfg)
     assert part._catch_up("audit.raw", sources, before, lim, {}) == ["shipped"] and len(calls) == 3
-    assert collector.recorded_gaps(cfg) == {}, "a catch-up that succeeds in the end leaves no gap"
+    assert rsyslog.recorded_gaps(cfg) == {}, "a catch-up that succeeds in the end leaves no gap"
 
     calls.clear()
     with pytest.raises(RuntimeError):
         part._catch_up("audit.raw", sources, before, lim, {}, attempts=2)
     assert len(calls) == 2
-    gaps = collector.recorded_gaps(cfg)
+    gaps = rsyslog.recorded_gaps(cfg)
     assert list(gaps) == ["db-01"], "the source that had lines to catch up on, not the one never shipped"
     assert "the catch-up failed 2 times (catch-up: reading audit.raw[0] at offset 7 timed out)" in gaps["db-01"][0]["gap"]
 
@@ -591,8 +591,8 @@ def test_a_failing_catch_up_is_tried_again_and_recorded_as_a_gap_when_it_never_s
 def test_the_collector_comes_back_sooner_than_a_source_rotates_through_its_kept_files():
     """The fault suite's fastest rotation (a file every ~0.4 s, 90 kept: 36 s) outlasts every wait of the
     supervisor before it restarts a collector that keeps dying; other parts wait up to a minute."""
+    from auditpipe.stack.collector.rsyslog import RsyslogCollector
     from auditpipe.stack.components.base import Component
-    from auditpipe.stack.components.collector import RsyslogCollector
 
     assert RsyslogCollector.longest_restart_wait * 2 < 90 * 0.4 < Component.longest_restart_wait
 
@@ -601,7 +601,7 @@ def test_a_log_rotating_during_every_read_is_not_judged_but_tried_again(tmp_path
     """Files read across rotations each time are not what they held at one moment: no plan from them."""
     import pytest
 
-    from auditpipe.stack import catchup
+    from auditpipe.stack.collector import catchup
 
     live = layout(tmp_path)
     resume = resume_after(live, b"line 80")

@@ -1,4 +1,4 @@
-"""CEF messages of alerts (stack/cef.py), read back by tests/cef_reader.py (written from CEF's rules): every
+"""CEF messages of alerts (stack/alerts/cef.py), read back by tests/cef_reader.py (written from CEF's rules): every
 value comes back as it was (control characters as U+FFFD, a long one cut and ending in "…"), no value
 adds a key, and no message with its syslog header passes MAX_MESSAGE_BYTES."""
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditpipe import __version__, contract
-from auditpipe.stack import cef
+from auditpipe.stack.alerts import cef
 
 NOW = datetime(2026, 11, 29, 9, 30, 5, 123000, tzinfo=timezone.utc)
 
@@ -128,7 +128,7 @@ class _Message:
 
 
 def test_a_message_of_the_alerts_topic_that_is_no_alert_is_sent_saying_where_it_was():
-    from auditpipe.stack import forwarder
+    from auditpipe.stack.alerts import forwarder
 
     t = forwarder.Target("tcp", "siem", 514, "rfc3164", 13, "fwd-1", 5.0)
     for bad in (b"not json", b'{"rule": "brute_force"}', b"[1, 2]", b"\xff\xfe"):

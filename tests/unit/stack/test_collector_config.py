@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from auditpipe import config
-from auditpipe.stack.components.collector import render_config, source_key
+from auditpipe.stack.collector.rsyslog import render_config, source_key
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_rsyslogd_accepts_the_rendered_config(cfg, tmp_path):
 
 def test_format_auto_is_detected_from_the_file_and_said(tmp_path, capsys):
     from auditpipe.errors import UserError
-    from auditpipe.stack.components.collector import shipped_sources
+    from auditpipe.stack.collector.rsyslog import shipped_sources
 
     mdb, percona, empty = tmp_path / "server_audit.log", tmp_path / "audit.log", tmp_path / "new.log"
     mdb.write_bytes(b"20261122 19:15:00,db-host,root,localhost,3,0,CONNECT,,,0\n")

@@ -20,7 +20,7 @@ from compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_c
 from auditpipe import config, paths
 from auditpipe.errors import UserError
 from auditpipe.stack import deployment
-from auditpipe.stack.components.flink import FlinkJob
+from auditpipe.stack.flink.job import FlinkJob
 
 # run to completion; nothing waits for them to be healthy
 ONE_SHOT = {"init", "direct-init", "audit-log-dir", "load", "cli", "review"}
@@ -255,7 +255,7 @@ def test_init_writes_job_options_with_the_jobs_own_store_user(tmp_path, monkeypa
     assert {"flink.rest.address", "flink.rest.bind-address", "flink.rest.port", "flink.jobmanager.bind-host",
             "flink.web.submit.enable", "flink.security.ssl.rest.enabled",
             "flink.security.ssl.rest.authentication-enabled"} <= local_only
-    # the MiniCluster's endpoints and their mutual TLS (stack/flink_rest.py), its managed memory (RocksDB's)
+    # the MiniCluster's endpoints and their mutual TLS (stack/flink/flink_rest.py), its managed memory (RocksDB's)
     # and working folder, nothing else
     assert all(k.startswith(("flink.rest.", "flink.web.", "flink.security.ssl.", "flink.jobmanager.bind-host",
                              "flink.taskmanager.bind-host", "flink.taskmanager.host")) or k in (
@@ -460,7 +460,7 @@ def test_the_verifier_reads_and_inserts_its_alerts_and_can_change_nothing_it_ver
                        cfg.store["review_queue_collection"]: {"insert", "update", "remove"}}
     assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]
     assert deployment.STORE_USERS["verifier"].role in deployment.CUSTOM_ROLES
-    from auditpipe.stack import kafka_acls, topics
+    from auditpipe.stack.kafka import kafka_acls, topics
 
     user = f"User:{cfg.kafka['security']['principals']['verifier']['username']}"
     assert {(kind, name, op) for who, kind, name, op in kafka_acls.wanted(cfg) if who == user} == {

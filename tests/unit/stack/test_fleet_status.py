@@ -1,8 +1,8 @@
-"""`auditpipe status`'s servers row: a fleet in one line, the silent servers named (stack/fleet.py)."""
+"""`auditpipe status`'s servers row: a fleet in one line, the silent servers named (stack/collector/fleet.py)."""
 
 from datetime import datetime, timedelta, timezone
 
-from auditpipe.stack.fleet import LISTED, summary
+from auditpipe.stack.collector.fleet import LISTED, summary
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
 

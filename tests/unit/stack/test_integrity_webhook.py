@@ -17,7 +17,8 @@ from webhook_receiver import Receiver
 
 from auditpipe import config, paths
 from auditpipe.evidence.chain import Finding
-from auditpipe.stack import verification, webhook
+from auditpipe.stack import verification
+from auditpipe.stack.alerts import webhook
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The job's settings as the CLI writes them: one table (cli/auditpipe/stack/job_settings.py), every key
+"""The job's settings as the CLI writes them: one table (cli/auditpipe/stack/flink/job_settings.py), every key
 checked against the job's own contract (schemas/job-contract.json), no key written anywhere else."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from auditpipe import config, contract, paths
 from auditpipe.errors import UserError
-from auditpipe.stack import job_settings
-from auditpipe.stack.components.flink import FlinkJob
+from auditpipe.stack.flink import job_settings
+from auditpipe.stack.flink.job import FlinkJob
 
 EVERYTHING = """
 archive: {enabled: true}
@@ -176,7 +176,7 @@ def test_a_canonical_savepoint_restores_on_the_configured_backend_and_is_newest_
     in the canonical format, restored on RocksDB; once a checkpoint follows it, the checkpoint is restored."""
     import os
 
-    from auditpipe.stack.components.flink import is_savepoint, latest_checkpoint
+    from auditpipe.stack.flink.job import is_savepoint, latest_checkpoint
 
     cfg = load(tmp_path, "state_dir: " + str(tmp_path / "state"))
     checkpoints = tmp_path / "checkpoints"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from auditpipe import paths
-from auditpipe.stack.components.kafka import KAFKA_VERSION, LOG4J2, _kraft_id, storage_format_args
+from auditpipe.stack.kafka.broker import KAFKA_VERSION, LOG4J2, _kraft_id, storage_format_args
 
 LIBS = paths.REPO / ".auditpipe" / "tools" / f"kafka-{KAFKA_VERSION}" / "libs"
 

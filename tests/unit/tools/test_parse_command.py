@@ -59,7 +59,7 @@ def test_an_unknown_format_is_refused_with_the_known_ones():
 def test_the_cli_the_config_and_the_parser_know_the_same_formats():
     from auditpipe import config
     from auditpipe.formats import FORMATS
-    from auditpipe.stack.components.flink import FlinkJob
+    from auditpipe.stack.flink.job import FlinkJob
 
     schema = json.loads((paths.SCHEMAS / "config.schema.json").read_text())
     assert schema["properties"]["sources"]["items"]["properties"]["format"]["enum"] == FORMATS + ["auto"]
@@ -78,7 +78,7 @@ def test_the_collectors_frame_records_with_the_parsers_own_patterns():
 
     from auditpipe import config
     from auditpipe.formats import FRAMING
-    from auditpipe.stack.components.flink import FlinkJob
+    from auditpipe.stack.flink.job import FlinkJob
 
     runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
     r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", "--formats"],
@@ -98,7 +98,7 @@ def test_the_cli_and_the_parsers_tell_formats_by_the_same_signatures():
     (the `syslog` format, per record) hold the same patterns of a format's line."""
     from auditpipe import config
     from auditpipe.formats import _SIGNATURES
-    from auditpipe.stack.components.flink import FlinkJob
+    from auditpipe.stack.flink.job import FlinkJob
 
     runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
     r = subprocess.run(["java", "-cp", f"{paths.JOB_JAR}:{runtime}/*", "io.auditpipe.flink.ParseFile", "--formats"],
@@ -173,7 +173,7 @@ def test_without_a_format_it_detects_one_and_says_which():
 
 def test_the_java_side_refuses_bad_arguments_with_a_message_not_a_stack_trace():
     from auditpipe import config
-    from auditpipe.stack.components.flink import FlinkJob
+    from auditpipe.stack.flink.job import FlinkJob
 
     runtime = FlinkJob(config.load(paths.DEFAULT_CONFIG)).runtime_lib
     for args, message in ((["--format"], "--format needs a value"),

@@ -18,7 +18,7 @@ def run(app: Application) -> int:
     from auditpipe import paths, prereqs
     from auditpipe.archive import history
     from auditpipe.errors import UserError
-    from auditpipe.stack.components.flink import JAVA_OPENS, LOG4J2, FlinkJob
+    from auditpipe.stack.flink.job import JAVA_OPENS, LOG4J2, FlinkJob
 
     cfg, a = app.config, app.args
     groups = history.server_groups(a.server, a.files)

@@ -8,9 +8,9 @@ from auditpipe.errors import UserError
 
 
 def run(app: Application) -> int:
-    """forward: the alerts topic to the SIEM as CEF over syslog (stack/forwarder.py), until stopped or,
+    """forward: the alerts topic to the SIEM as CEF over syslog (stack/alerts/forwarder.py), until stopped or,
     with --once, up to what is on the topic now."""
-    from auditpipe.stack import forwarder
+    from auditpipe.stack.alerts import forwarder
 
     t = forwarder.target(app.config)
     if t is None:

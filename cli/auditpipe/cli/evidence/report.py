@@ -43,7 +43,8 @@ def scheduled_reports(app: Application) -> int:
     import re
     from datetime import time
 
-    from auditpipe.stack import schedule, webhook
+    from auditpipe.stack import schedule
+    from auditpipe.stack.alerts import webhook
 
     a, cfg = app.args, app.config
     if a.since or a.until or a.out:

@@ -10,8 +10,8 @@ from auditpipe.errors import UserError
 def run(app: Application) -> int:
     from auditpipe import progress
     from auditpipe.evidence import query, verify
-    from auditpipe.stack import job_settings
-    from auditpipe.stack.components.collector import recorded_gaps
+    from auditpipe.stack.collector.rsyslog import recorded_gaps
+    from auditpipe.stack.flink import job_settings
 
     a = app.args
     if a.watch:

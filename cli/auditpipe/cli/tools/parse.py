@@ -16,8 +16,8 @@ def run(app: Application) -> int:
     import tempfile
     from zoneinfo import available_timezones
 
-    from auditpipe.stack import job_settings
-    from auditpipe.stack.components.flink import FlinkJob
+    from auditpipe.stack.flink import job_settings
+    from auditpipe.stack.flink.job import FlinkJob
 
     a = app.args
     path = Path(a.file)

@@ -7,13 +7,13 @@ from auditpipe.stack.components.base import Component, StatusRow
 
 
 def all_components(cfg: Config) -> list[Component]:
-    from auditpipe.stack.components.collector import RsyslogCollector
-    from auditpipe.stack.components.flink import FlinkJob
-    from auditpipe.stack.components.kafka import KafkaBroker
+    from auditpipe.stack.collector.rsyslog import RsyslogCollector
     from auditpipe.stack.components.store import LocalStore
+    from auditpipe.stack.flink.job import FlinkJob
+    from auditpipe.stack.kafka.broker import KafkaBroker
 
     if cfg.flink["mode"] == "cluster":
-        from auditpipe.stack.components.flink_cluster import FlinkJobManager, FlinkTaskManager
+        from auditpipe.stack.flink.cluster import FlinkJobManager, FlinkTaskManager
 
         # TaskManagers first: the JobManager's start waits for the job to run on their slots
         flink = [FlinkTaskManager(cfg, n) for n in range(1, cfg.flink["taskmanagers"] + 1)] + [FlinkJobManager(cfg)]

@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  * several lines each, ended by the line the format's end pattern matches.
  *
  * <p>The collectors do the framing (rsyslog's imfile {@code endmsg.regex}, the catch-up in
- * cli/auditpipe/stack/catchup.py, Fluentd's multiline {@code format_firstline} with the start
+ * cli/auditpipe/stack/collector/catchup.py, Fluentd's multiline {@code format_firstline} with the start
  * pattern) with these same patterns, kept in cli/auditpipe/formats.py too (a test compares the
  * two). The patterns use only what POSIX extended, Java, Python and Ruby regular expressions read
  * alike: anchors, bracket expressions, {@code ?}, {@code *}, {@code {m,n}}, groups and alternation.

@@ -339,7 +339,7 @@ public final class ImportJob {
         // the
         // JobManager does), and the REST settings of the stack's MiniCluster (mutual TLS with the
         // stack's
-        // key, no jar upload: cli/auditpipe/stack/flink_rest.py, docs/security.md)
+        // key, no jar upload: cli/auditpipe/stack/flink/flink_rest.py, docs/security.md)
         for (String key : LISTENERS) {
             flink.setString(key, "127.0.0.1");
         }

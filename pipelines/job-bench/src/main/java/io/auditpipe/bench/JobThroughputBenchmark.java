@@ -169,7 +169,7 @@ public final class JobThroughputBenchmark {
                                         ComplianceSettings.defaults()))
                         .build();
         // the job's state backend, its compaction and the local stack's managed memory for it
-        // (stack/job_settings.py);
+        // (stack/flink/job_settings.py);
         // -Dauditpipe.bench.state-backend=hashmap measures the heap backend instead
         Configuration flink = new Configuration();
         flink.setString(

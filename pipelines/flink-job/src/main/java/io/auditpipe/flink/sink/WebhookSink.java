@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * #SIGNATURE_HEADER}, signed again at each attempt: the receiver recomputes the HMAC over the time
  * and the body it got, refuses a request whose signature differs (one not from the job, or changed
  * on the way) and one whose time is more than 5 minutes from its clock (a replay).
- * cli/auditpipe/stack/webhook.py signs the CLI's POSTs the same way.
+ * cli/auditpipe/stack/alerts/webhook.py signs the CLI's POSTs the same way.
  */
 public class WebhookSink implements Sink<Alert> {
     private static final long serialVersionUID = 1L;

@@ -7,7 +7,7 @@ import org.rocksdb.DBOptions;
 
 /**
  * RocksDB options Flink's configuration has no key for ({@code
- * state.backend.rocksdb.options-factory}, stack/job_settings.py): applied after the configured
+ * state.backend.rocksdb.options-factory}, stack/flink/job_settings.py): applied after the configured
  * ones.
  *
  * <p><b>A bounded MANIFEST.</b> RocksDB records every flush and compaction in its MANIFEST file and

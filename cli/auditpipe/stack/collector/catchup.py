@@ -47,7 +47,7 @@ from pathlib import Path
 
 from auditpipe import formats
 from auditpipe.errors import ComponentError
-from auditpipe.stack.topics import client_config
+from auditpipe.stack.kafka.topics import client_config
 
 SCAN_CHUNK = 20000
 PRUNE_EVERY = 60.0  # seconds between the rotation watch's removals of state files whose file is gone

@@ -8,7 +8,7 @@ flink-dist is not served here). Their JVM options come from Flink's own memory m
 the ``BashJavaUtils`` that Flink's start scripts call; one ``config.yaml`` serves them all.
 
 The job jar is uploaded through the JobManager's REST API (``POST /jars/upload``), which answers
-only the holder of the stack's client key (mutual TLS, stack/flink_rest.py), and run from
+only the holder of the stack's client key (mutual TLS, stack/flink/flink_rest.py), and run from
 there (``POST /jars/<id>/run``) with the same options file as the MiniCluster's, restoring from
 the newest retained checkpoint (``savepointPath``). Checkpoints go to the same folder in both
 modes, so ``flink.mode`` can change between runs and the job carries on where it was.
@@ -37,9 +37,9 @@ from auditpipe import prereqs, progress
 from auditpipe.config import Config
 from auditpipe.errors import ComponentError
 from auditpipe.process import wait_until
-from auditpipe.stack import flink_rest, job_settings
 from auditpipe.stack.components.base import Component, StatusRow
-from auditpipe.stack.components.flink import FLINK_VERSION, JAVA_OPENS, LOG4J2, FlinkJob, is_savepoint
+from auditpipe.stack.flink import flink_rest, job_settings
+from auditpipe.stack.flink.job import FLINK_VERSION, JAVA_OPENS, LOG4J2, FlinkJob, is_savepoint
 
 # What flink-dist bundles that no Flink artifact on Maven Central depends on (versions of Flink 2.2.0's pom)
 DIST_LIBRARIES = ("org.apache.commons:commons-lang3:3.18.0", "org.apache.commons:commons-math3:3.6.1")
@@ -104,7 +104,7 @@ def write_cluster_config(cfg: Config) -> Path:
         "heartbeat.interval": 2000,
         "heartbeat.timeout": 10000,
         # no jar upload or run through REST except by the holder of the stack's client key (the
-        # upload this module makes): REST is mutual TLS (stack/flink_rest.py); cancel likewise
+        # upload this module makes): REST is mutual TLS (stack/flink/flink_rest.py); cancel likewise
         "web.cancel.enable": "false",
         # and the JobManager's and TaskManagers' own connections (RPC, BLOB, data exchange): mutual TLS too
         **flink_rest.cluster_settings(cfg),

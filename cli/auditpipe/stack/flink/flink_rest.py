@@ -134,7 +134,7 @@ def ssl_settings(keystore: str, password: str, internal: bool) -> dict[str, str]
 
 
 def cluster_settings(cfg: Config) -> dict[str, str]:
-    """The local cluster's settings (stack/components/flink_cluster.py): REST and its internal connections
+    """The local cluster's settings (stack/flink/cluster.py): REST and its internal connections
     over mutual TLS with the stack's identity, as the deployment's cluster (stack/deployment.py)."""
     d = ensure_identity(cfg)
     return ssl_settings(str(d / KEYSTORE), (d / PASSWORD).read_text(), internal=True)

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 from auditpipe.config import Config
 from auditpipe.errors import UserError
-from auditpipe.stack import forwarder, job_settings, limits, topics
+from auditpipe.stack import limits
+from auditpipe.stack.alerts import forwarder
+from auditpipe.stack.flink import job_settings
+from auditpipe.stack.kafka import topics
 
 #: (part, consumer group): the groups a part reads in. The job's two sources use its group id
 #: (only the store path commits offsets there); the collector's catch-up assigns partitions and

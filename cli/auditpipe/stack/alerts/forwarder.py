@@ -2,7 +2,7 @@
 
 The forwarder reads the alerts topic, where every alert is (the job's rules', the continuous
 verification's integrity alerts, review_overdue), in a consumer group of its own with
-isolation.level=read_committed, turns each into a CEF message (stack/cef.py) and writes it to the
+isolation.level=read_committed, turns each into a CEF message (stack/alerts/cef.py) and writes it to the
 target over TCP or TLS. Offsets are committed only for messages written at least ``CONFIRM_AFTER``
 seconds earlier on a connection still open: syslog over TCP acknowledges nothing, but a receiver
 that went away is seen by then, and whatever was written since the last commit is written again
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from auditpipe.config import Config, duration_seconds
 from auditpipe.errors import UserError
-from auditpipe.stack import cef
+from auditpipe.stack.alerts import cef
 
 #: the forwarder's consumer group (its offsets are what it has delivered); an ACL names it
 GROUP = "auditpipe-cef-forwarder"
@@ -182,7 +182,7 @@ class Forwarder:
     def __init__(self, cfg: Config, t: Target, log=print):
         from confluent_kafka import Consumer
 
-        from auditpipe.stack.topics import QUIET_CLIENT, topic_name
+        from auditpipe.stack.kafka.topics import QUIET_CLIENT, topic_name
 
         self.cfg, self.t, self.log = cfg, t, log
         self.topic = topic_name("alerts")

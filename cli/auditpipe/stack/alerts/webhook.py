@@ -46,7 +46,7 @@ def check_signature(secret: str, header: str | None, body: bytes, now: float,
 def configured(cfg: Config, log) -> bool:
     """Whether a webhook is configured and usable (a missing variable it names is logged)."""
     from auditpipe.errors import UserError
-    from auditpipe.stack import job_settings
+    from auditpipe.stack.flink import job_settings
 
     try:
         return job_settings.webhook(cfg) is not None
@@ -61,7 +61,7 @@ def post(cfg: Config, body: bytes, headers: dict[str, str], what: str, log) -> b
     import urllib.request
 
     from auditpipe.config import duration_seconds
-    from auditpipe.stack import job_settings
+    from auditpipe.stack.flink import job_settings
 
     if not configured(cfg, log):
         return False

@@ -14,8 +14,9 @@ from pathlib import Path
 from auditpipe import paths, prereqs, progress
 from auditpipe.errors import ComponentError
 from auditpipe.process import port_open, refuse_taken_port, wait_until
-from auditpipe.stack import kafka_acls, limits, topics
+from auditpipe.stack import limits
 from auditpipe.stack.components.base import Component, StatusRow, log4j2_properties, made_from, properties_value
+from auditpipe.stack.kafka import kafka_acls, topics
 
 KAFKA_VERSION = "4.2.0"
 LOG4J2 = log4j2_properties({"kafka": "WARN", "org.apache.kafka": "WARN", "state.change.logger": "WARN"})

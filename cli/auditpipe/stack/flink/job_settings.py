@@ -17,8 +17,9 @@ from pathlib import Path
 from auditpipe import contract
 from auditpipe.config import Config, duration_seconds
 from auditpipe.errors import UserError
-from auditpipe.stack import limits, topics
+from auditpipe.stack import limits
 from auditpipe.stack.components.base import properties_value
+from auditpipe.stack.kafka import topics
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ def choose_state_backend(cfg: Config, checkpoint_dir: Path, restoring: bool, can
     """The configured state backend, or, restoring a checkpoint another one wrote, that one: a
     checkpoint restores only on the backend that wrote it; a savepoint in Flink's canonical format
     (``canonical``) restores on either, which is how the stack moves a job's state to the configured
-    one (stack/components/flink.py ``move_state``). Marks the folder with the one chosen."""
+    one (stack/flink/job.py ``move_state``). Marks the folder with the one chosen."""
     chosen = state_backend(cfg)
     if restoring and not canonical:
         written_by = checkpoints_state_backend(checkpoint_dir)
@@ -222,7 +223,7 @@ def job_properties(cfg: Config, target: Target, restore_from: Path | None = None
         if v is not None:
             entries[key] = v
     if target.local:
-        from auditpipe.stack import flink_rest
+        from auditpipe.stack.flink import flink_rest
 
         entries.update({f"flink.{k}": v for k, v in flink_rest.flink_settings(cfg).items()})
     for key, value in cfg.kafka_java_client.items():
@@ -284,7 +285,7 @@ def alert_properties(cfg: Config) -> dict[str, str]:
 
     alerts = dict(cfg.data["alerts"])
     webhook = alerts.pop("webhook", None)
-    alerts.pop("cef", None)  # the CLI's forwarder sends CEF (stack/forwarder.py), not the job
+    alerts.pop("cef", None)  # the CLI's forwarder sends CEF (stack/alerts/forwarder.py), not the job
     walk(alerts, "alerts")
     if webhook is not None:
         out.update(webhook_properties(cfg))

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from auditpipe.config import Config
-from auditpipe.stack.topics import QUIET_CLIENT, topic_name
+from auditpipe.stack.kafka.topics import QUIET_CLIENT, topic_name
 
 OCSF_VERSION = "1.8.0"
 

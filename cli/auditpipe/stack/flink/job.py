@@ -1,5 +1,5 @@
 """The Flink job, run locally in an embedded MiniCluster (web UI on 127.0.0.1:flink.rest_port);
-``flink.mode: cluster`` runs it on a local standalone cluster instead (stack/components/flink_cluster.py).
+``flink.mode: cluster`` runs it on a local standalone cluster instead (stack/flink/cluster.py).
 
 The job jar (pipelines/flink-job) is the same artifact a real cluster runs; locally it runs with
 the Flink runtime (the jar's provided dependencies, copied into tools_dir) on its classpath and
@@ -17,8 +17,9 @@ from auditpipe import paths, prereqs, progress
 from auditpipe.errors import ComponentError
 from auditpipe.evidence import signing
 from auditpipe.process import refuse_taken_port, wait_until
-from auditpipe.stack import flink_rest, job_settings, topics
 from auditpipe.stack.components.base import Component, StatusRow, log4j2_properties, made_from
+from auditpipe.stack.flink import flink_rest, job_settings
+from auditpipe.stack.kafka import topics
 
 FLINK_VERSION = "2.2.0"
 JAVA_OPENS = [
@@ -85,7 +86,7 @@ class FlinkJob(Component):
 
     @property
     def checkpoint_dir(self) -> Path:
-        """The same folder in both flink.mode's (stack/components/flink_cluster.py): either restores the other's."""
+        """The same folder in both flink.mode's (stack/flink/cluster.py): either restores the other's."""
         d = self.cfg.state_dir / "flink" / "checkpoints"
         d.mkdir(parents=True, exist_ok=True)
         return d
@@ -118,7 +119,7 @@ class FlinkJob(Component):
 
     def job_properties(self, restore_from: Path | None, target: job_settings.Target | None = None,
                        backend: str | None = None) -> str:
-        """The job's properties file (stack/job_settings.py): for the local MiniCluster, or with
+        """The job's properties file (stack/flink/job_settings.py): for the local MiniCluster, or with
         ``target`` for a Flink cluster (the deployment); ``backend``: the state backend, when not the configured one."""
         target = target or job_settings.Target(store_uri=self.cfg.store_uri, checkpoint_dir=self.checkpoint_dir.as_uri(),
                                                archive_path=self.cfg.archive_path.as_uri(), local=True,

@@ -1,5 +1,5 @@
 """An alert as ArcSight's Common Event Format (CEF 0) in a syslog message (docs/alerts.md "CEF over
-syslog"), for the SIEMs that take only that; stack/forwarder.py sends them.
+syslog"), for the SIEMs that take only that; stack/alerts/forwarder.py sends them.
 
 The header names the rule (signature id) and its description (name), the severity on CEF's 0-10
 scale; the extension uses the keys of CEF's dictionary the way database-monitoring products fill

@@ -4,7 +4,7 @@ imfile follows a file through rename-rotation (the Percona plugin renames audit.
 audit.log.01 and opens a new audit.log) and reads what is still written to the renamed file; its
 read positions persist in the work directory. What it cannot read after being down (files rotated
 meanwhile, lines its queue lost when killed) the catch-up ships at every start
-(cli/auditpipe/stack/catchup.py); a restart may re-send up to persistStateInterval lines, which the
+(cli/auditpipe/stack/collector/catchup.py); a restart may re-send up to persistStateInterval lines, which the
 store and the stats absorb by event id. What it never reads while it runs (a file renamed away
 before it opened it, lines written to a rotated file after it closed it) the supervisor's rotation
 watch ships (``rotation_watch``).
@@ -23,8 +23,10 @@ from auditpipe import formats, paths, prereqs, progress
 from auditpipe.config import FROM_HOST
 from auditpipe.errors import ComponentError, UserError
 from auditpipe.process import wait_until
-from auditpipe.stack import catchup, limits, topics
+from auditpipe.stack import limits
+from auditpipe.stack.collector import catchup
 from auditpipe.stack.components.base import Component, StatusRow
+from auditpipe.stack.kafka import topics
 
 OMKAFKA_PATHS = [Path("/usr/lib/x86_64-linux-gnu/rsyslog/omkafka.so"), Path("/usr/lib/aarch64-linux-gnu/rsyslog/omkafka.so"),
                  Path("/usr/lib/rsyslog/omkafka.so")]
@@ -327,7 +329,7 @@ class RsyslogCollector(Component):
     def status(self) -> StatusRow:
         pid = self.proc.pid()
         sources = self.cfg.collector_sources()
-        from auditpipe.stack.fleet import LISTED
+        from auditpipe.stack.collector.fleet import LISTED
 
         names = [s["server"] for s in sources]
         more = f" and {len(names) - LISTED} more" if len(names) > LISTED else ""  # a fleet: one line, not fifty

@@ -1,0 +1,1 @@
+"""Alerts leaving the stack: forwarded to a SIEM (forwarder.py) as CEF (cef.py), and webhooks (webhook.py)."""
