@@ -10,11 +10,12 @@ import java.util.regex.Pattern;
  * several lines each, ended by the line the format's end pattern matches.
  *
  * <p>The collectors do the framing (rsyslog's imfile {@code endmsg.regex}, the catch-up in
- * cli/auditpipe/stack/collector/catchup.py, Fluentd's multiline {@code format_firstline} with the start
- * pattern) with these same patterns, kept in cli/auditpipe/formats.py too (a test compares the
- * two). The patterns use only what POSIX extended, Java, Python and Ruby regular expressions read
- * alike: anchors, bracket expressions, {@code ?}, {@code *}, {@code {m,n}}, groups and alternation.
- * A record's lines are joined with LF, without the last line's newline, as imfile does.
+ * cli/auditpipe/stack/collector/catchup.py, Fluentd's multiline {@code format_firstline} with the
+ * start pattern) with these same patterns, kept in cli/auditpipe/formats.py too (a test compares
+ * the two). The patterns use only what POSIX extended, Java, Python and Ruby regular expressions
+ * read alike: anchors, bracket expressions, {@code ?}, {@code *}, {@code {m,n}}, groups and
+ * alternation. A record's lines are joined with LF, without the last line's newline, as imfile
+ * does.
  *
  * <p>The end pattern is what rsyslog, the catch-up and {@code auditpipe parse} frame by: a record
  * is shipped as soon as its last line is written (framed by its first line instead, rsyslog lost

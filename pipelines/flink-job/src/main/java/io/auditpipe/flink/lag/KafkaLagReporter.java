@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Lag is the topic's end offsets minus the offsets the job's consumer group committed, which the
  * Kafka source commits when a checkpoint completes: records not yet covered by a checkpoint, the
- * same figure {@code auditpipe status} prints (cli/auditpipe/stack/kafka/topics.py {@code consumer_lag}).
+ * same figure {@code auditpipe status} prints (cli/auditpipe/stack/kafka/topics.py {@code
+ * consumer_lag}).
  *
  * <p>A sink with no use for its input: it runs as one subtask (the job gives it parallelism 1)
  * beside the chain heads, so it lives and dies with the job on a MiniCluster or a real cluster. The

@@ -7,8 +7,8 @@ import org.rocksdb.DBOptions;
 
 /**
  * RocksDB options Flink's configuration has no key for ({@code
- * state.backend.rocksdb.options-factory}, stack/flink/job_settings.py): applied after the configured
- * ones.
+ * state.backend.rocksdb.options-factory}, stack/flink/job_settings.py): applied after the
+ * configured ones.
  *
  * <p><b>A bounded MANIFEST.</b> RocksDB records every flush and compaction in its MANIFEST file and
  * starts a new one only past {@code max_manifest_file_size}, 1 GiB by default. An incremental
