@@ -32,6 +32,11 @@ public class MongoBulkSink<T> implements Sink<T> {
     private final MongoSinkSettings settings;
     private final ToWriteModel<T> toWriteModel;
 
+    /** Where and how it writes. */
+    public MongoSinkSettings settings() {
+        return settings;
+    }
+
     public MongoBulkSink(MongoSinkSettings settings, ToWriteModel<T> toWriteModel) {
         this.settings = settings;
         this.toWriteModel = toWriteModel;

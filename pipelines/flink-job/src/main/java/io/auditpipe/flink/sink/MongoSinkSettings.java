@@ -196,6 +196,11 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
         return collection;
     }
 
+    /** The connection string it writes with (its user among them). */
+    public String uri() {
+        return uri;
+    }
+
     /**
      * A copy for a {@code with...} method to change one setting of: the fields a {@code with...}
      * sets are written only there, on a copy no one else holds yet.

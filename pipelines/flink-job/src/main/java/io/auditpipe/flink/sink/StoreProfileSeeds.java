@@ -23,6 +23,11 @@ public final class StoreProfileSeeds implements ProfileSeeds {
     private transient MongoClient client;
     private transient MongoCollection<Document> baselines;
 
+    /** The connection string the seeds are read with. */
+    public String uri() {
+        return uri;
+    }
+
     public StoreProfileSeeds(String uri, String database, String collection) {
         this.uri = uri;
         this.database = database;
