@@ -1,4 +1,4 @@
-"""`auditpipe report`: write an evidence report for a PCI DSS, HIPAA, SOX, SOC 2 or NIST SP 800-53 review ."""
+"""`auditpipe report`: write an evidence report for a PCI DSS, HIPAA, SOX, SOC 2 or NIST SP 800-53 review."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`auditpipe supervise`: The supervisor loop that `up` starts in the background and `down` stops."""
+"""`auditpipe supervise`: the supervisor loop that `up` starts in the background and `down` stops."""
 
 from __future__ import annotations
 
