@@ -72,3 +72,14 @@ def command(sub, name: str, help: str | None, description: str, examples: tuple[
                        **kwargs)
     p.set_defaults(func=func)
     return p
+
+
+def documented(sub, doc: str | None, examples: tuple[str, ...], func) -> argparse.ArgumentParser:
+    """A subcommand whose module docstring is its help, written once: "`auditpipe NAME`: HELP." on the first
+    line, the description in the paragraphs after it."""
+    if not doc:
+        raise RuntimeError("a command's help is its module docstring, which `python -OO` leaves out: run without -OO")
+    first, _, description = doc.strip().partition("\n\n")
+    head, _, help = first.partition(": ")
+    name = head.strip("`").removeprefix("auditpipe ")
+    return command(sub, name, help.removesuffix("."), description, examples, func)

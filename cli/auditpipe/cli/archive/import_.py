@@ -1,9 +1,22 @@
-"""`auditpipe import`: bring servers' existing audit logs (rotated, gzip too) into the archive and evidence."""
+"""`auditpipe import`: bring servers' existing audit logs (rotated, gzip too) into the archive and evidence.
+
+Runs each server's files through the job's own parse, enrich, mask and chain path (the same graph,
+over the files instead of Kafka, in a Flink of its own) into the archive, the evidence collection,
+the stats and the rollups: what a review over months reads (docs/archive.md "Imported history").
+Give one server's files after --server NAME (or after the command, for one server), and as many
+servers as you like, each with --server NAME FILE...: they run one after another in one Flink, which
+is faster than one import per server. Files are read oldest first whatever their order here; names
+ending in .gz are read through gzip. A record the archive or the store already holds (shipped live,
+or imported before) is not imported again; what is imported is linked in a chain of its own, which
+verify checks. Malformed records become dead letters with their reason, as live. The stack's store
+must be running. Exit codes: 0 imported, 3 imported with dead letters, 1 an import failed (importing
+again adds only the rest; the servers after it are not run), 2 bad arguments.
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 
 
 def run(app: Application) -> int:
@@ -78,24 +91,12 @@ def run(app: Application) -> int:
 def register(sub) -> None:
     from auditpipe import formats
 
-    s = command(sub, "import", "bring servers' existing audit logs (rotated, gzip too) into the archive and evidence",
-                "Runs each server's files through the job's own parse, enrich, mask and chain path (the same graph, over the "
-                "files instead of Kafka, in a Flink of its own) into the archive, the evidence collection, the "
-                "stats and the rollups: what a review over months reads (docs/archive.md \"Imported history\"). "
-                "Give one server's files after --server NAME (or after the command, for one server), and as many "
-                "servers as you like, each with --server NAME FILE...: they run one after another in one Flink, "
-                "which is faster than one import per server. "
-                "Files are read oldest first whatever their order here; names ending in .gz are read through gzip. "
-                "A record the archive or the store already holds (shipped live, or imported before) is not imported "
-                "again; what is imported is linked in a chain of its own, which verify checks. Malformed records "
-                "become dead letters with their reason, as live. The stack's store must be running. Exit codes: 0 "
-                "imported, 3 imported with dead letters, 1 an import failed (importing again adds only the rest; the "
-                "servers after it are not run), 2 bad arguments.",
-                ("./auditpipe import /var/log/mysql/audit.log.*.gz --server db-01",
-                 "./auditpipe import server_audit.log.1 server_audit.log.2 --server maria-01 --format mariadb-audit "
-                 "--timezone Europe/Berlin",
-                 "./auditpipe import --server db-01 /logs/db-01/audit.log* --server db-02 /logs/db-02/audit.log*"),
-                run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe import /var/log/mysql/audit.log.*.gz --server db-01",
+                   "./auditpipe import server_audit.log.1 server_audit.log.2 --server maria-01 --format mariadb-audit "
+                   "--timezone Europe/Berlin",
+                   "./auditpipe import --server db-01 /logs/db-01/audit.log* --server db-02 /logs/db-02/audit.log*"),
+                   run)
     s.add_argument("files", nargs="*", metavar="FILE", help="audit log files of the one server named by --server "
                    "(gzip when named .gz)")
     s.add_argument("--server", required=True, action="append", nargs="+", metavar=("NAME", "FILE"),

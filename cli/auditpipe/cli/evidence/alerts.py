@@ -1,10 +1,16 @@
-"""`auditpipe alerts`: list the alerts the job raised (brute force, spraying, privilege changes, ...)."""
+"""`auditpipe alerts`: list the alerts the job raised (brute force, spraying, privilege changes, ...).
+
+Lists alerts from the store's alerts collection, newest first: when their first evidence event
+happened, severity, rule, server and a summary; --json gives every field, with the ids of the
+evidence events (look them up with `auditpipe query --pipeline`). Rules and thresholds:
+docs/alerts.md.
+"""
 
 from __future__ import annotations
 
 from auditpipe import contract
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import add_servers, add_time_range, at_least_one, command
+from auditpipe.cli.arguments import add_servers, add_time_range, at_least_one, documented
 
 
 def run(app: Application) -> int:
@@ -18,13 +24,9 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "alerts", "list the alerts the job raised (brute force, spraying, privilege changes, ...)",
-                "Lists alerts from the store's alerts collection, newest first: when their first evidence event "
-                "happened, severity, rule, server and a summary; --json gives every field, with the ids of the "
-                "evidence events (look them up with `auditpipe query --pipeline`). Rules and thresholds: "
-                "docs/alerts.md.",
-                ("./auditpipe alerts --from 1h", "./auditpipe alerts --rule brute_force --server db-01 --json"),
-                run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe alerts --from 1h", "./auditpipe alerts --rule brute_force --server db-01 --json"),
+                   run)
     add_time_range(s, "the alerts' first events", "the beginning", "now and later")
     s.add_argument("--rule", choices=contract.alert_rules(), help="only this rule")
     s.add_argument("--severity", choices=contract.alert_severities(), help="only this severity")

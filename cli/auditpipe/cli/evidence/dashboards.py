@@ -1,9 +1,15 @@
-"""`auditpipe dashboards`: generate the Grafana dashboards (PCI DSS 10, HIPAA, SOX, pipeline health)."""
+"""`auditpipe dashboards`: generate the Grafana dashboards (PCI DSS 10, HIPAA, SOX, pipeline health).
+
+The Grafana dashboards are code (cli/auditpipe/evidence/dashboards.py): every panel runs a saved
+query of the catalog with the MongoDB data source's time-range and server macros. Without an option,
+print them; --write regenerates dashboards/grafana/*.json, which dashboards/provisioning loads into
+Grafana (docs/dashboards.md).
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 
 
 def run(app: Application) -> int:
@@ -28,12 +34,8 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    g = command(sub, "dashboards", "generate the Grafana dashboards (PCI DSS 10, HIPAA, SOX, pipeline health)",
-                "The Grafana dashboards are code (cli/auditpipe/evidence/dashboards.py): every panel runs a saved "
-                "query of the catalog with the MongoDB data source's time-range and server macros. Without an "
-                "option, print them; --write regenerates dashboards/grafana/*.json, which dashboards/provisioning "
-                "loads into Grafana (docs/dashboards.md).",
-                ("./auditpipe dashboards --check", "./auditpipe dashboards --write"),
-                run).add_mutually_exclusive_group()
+    g = documented(sub, __doc__,
+                   ("./auditpipe dashboards --check", "./auditpipe dashboards --write"),
+                   run).add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="write dashboards/grafana/*.json")
     g.add_argument("--check", action="store_true", help="exit 1 if the committed JSON differs from the code")

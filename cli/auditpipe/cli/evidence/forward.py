@@ -1,9 +1,16 @@
-"""`auditpipe forward`: send every alert to a SIEM as CEF over syslog (alerts.cef)."""
+"""`auditpipe forward`: send every alert to a SIEM as CEF over syslog (alerts.cef).
+
+Reads the alerts topic (the job's alerts, integrity and review_overdue alerts) in a consumer group
+of its own and writes each alert, as CEF, to the syslog receiver of alerts.cef over TCP or TLS; at
+least once: what the receiver may not have taken is written again, with the alert's id as
+externalId. Runs until stopped (a deployment's forward service); the local stack's supervisor does
+this by itself when alerts.cef is set. Fields and framing: docs/alerts.md "CEF over syslog".
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 from auditpipe.errors import UserError
 
 
@@ -29,13 +36,8 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "forward", "send every alert to a SIEM as CEF over syslog (alerts.cef)",
-                "Reads the alerts topic (the job's alerts, integrity and review_overdue alerts) in a consumer group "
-                "of its own and writes each alert, as CEF, to the syslog receiver of alerts.cef over TCP or TLS; "
-                "at least once: what the receiver may not have taken is written again, with the alert's id as "
-                "externalId. Runs until stopped (a deployment's forward service); the local stack's supervisor "
-                "does this by itself when alerts.cef is set. Fields and framing: docs/alerts.md \"CEF over syslog\".",
-                ("./auditpipe forward --once", "./auditpipe --config deploy/compose/auditpipe.yaml forward"),
-                run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe forward --once", "./auditpipe --config deploy/compose/auditpipe.yaml forward"),
+                   run)
     s.add_argument("--once", action="store_true",
                    help="send what is on the alerts topic now, then stop (an unreachable receiver is an error)")

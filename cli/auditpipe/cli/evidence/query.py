@@ -1,9 +1,16 @@
-"""`auditpipe query`: run a saved query of the catalog, or an ad-hoc pipeline, over every tier that holds the range."""
+"""`auditpipe query`: run a saved query of the catalog, or an ad-hoc pipeline, over every tier that holds the range.
+
+Saved queries are in schemas/queries.yaml (list them with --list; docs/queries.md): the one place
+every figure of the reports and dashboards comes from. An events query reads the archive (Parquet,
+DuckDB: every day it keeps) and the store's events not archived yet, each event once, and says on
+stderr what each tier held for the range; --archive or --store reads that tier alone. Queries of the
+other collections (stats, alerts, dead letters) read the store.
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import add_servers, add_time_range, command
+from auditpipe.cli.arguments import add_servers, add_time_range, documented
 from auditpipe.errors import UserError
 
 
@@ -33,15 +40,10 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "query", "run a saved query of the catalog, or an ad-hoc pipeline, over every tier that holds the range",
-                "Saved queries are in schemas/queries.yaml (list them with --list; docs/queries.md): the one "
-                "place every figure of the reports and dashboards comes from. An events query reads the archive "
-                "(Parquet, DuckDB: every day it keeps) and the store's events not archived yet, each event once, "
-                "and says on stderr what each tier held for the range; --archive or --store reads that tier alone. "
-                "Queries of the other collections (stats, alerts, dead letters) read the store.",
-                ("./auditpipe query --list", "./auditpipe query failed-logins --from 1h --server demo-db",
-                 "./auditpipe query events-by-control --from 2026-01-01 --to 2026-04-01",
-                 "./auditpipe query events-for-control --param control=PCI-DSS-10.2.1.4 --json"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe query --list", "./auditpipe query failed-logins --from 1h --server demo-db",
+                   "./auditpipe query events-by-control --from 2026-01-01 --to 2026-04-01",
+                   "./auditpipe query events-for-control --param control=PCI-DSS-10.2.1.4 --json"), run)
     s.add_argument("name", nargs="?", help="saved query name")
     s.add_argument("--list", action="store_true", help="list the saved queries")
     add_time_range(s, "the time range", "the beginning", "now and later")

@@ -1,11 +1,20 @@
-"""`auditpipe report`: write an evidence report for a PCI DSS, HIPAA, SOX, SOC 2 or NIST SP 800-53 review."""
+"""`auditpipe report`: write an evidence report for a PCI DSS, HIPAA, SOX, SOC 2 or NIST SP 800-53 review (one HTML file).
+
+One self-contained HTML file (no request to any network: styles, charts and data inline): each
+control of the regime with its evidence count, exceptions (failed logins and their alerts, account
+and privilege changes, access to classified data, DDL on classified tables, audit stopped and record
+gaps), coverage per server with silence periods, retention against what the regime asks, and a
+SHA-256 of the evidence. Every figure comes from the query catalog (docs/queries.md);
+docs/reports.md. soc2 and nist count each requirement by the control tags mapped to it
+(docs/compliance.md "Frameworks").
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import add_servers, add_time_range, command
+from auditpipe.cli.arguments import add_servers, add_time_range, documented
 from auditpipe.errors import UserError
 
 
@@ -68,19 +77,11 @@ def scheduled_reports(app: Application) -> int:
 def register(sub) -> None:
     from auditpipe.evidence.regimes import REGIMES
 
-    s = command(sub, "report", "write an evidence report for a PCI DSS, HIPAA, SOX, SOC 2 or NIST SP 800-53 review "
-                "(one HTML file)",
-                "One self-contained HTML file (no request to any network: styles, charts and data inline): each "
-                "control of the regime with its evidence count, exceptions (failed logins and their alerts, "
-                "account and privilege changes, access to classified data, DDL on classified tables, audit stopped "
-                "and record gaps), coverage per server with silence periods, retention against what the regime "
-                "asks, and a SHA-256 of the evidence. Every figure comes from the query catalog (docs/queries.md); "
-                "docs/reports.md. soc2 and nist count each requirement by the control tags mapped to it "
-                "(docs/compliance.md \"Frameworks\").",
-                ("./auditpipe report pci --from 7d", "./auditpipe report nist --from 30d",
-                 "./auditpipe report sox --from 2026-10-01 --to 2026-11-01 --pdf",
-                 "./auditpipe report hipaa --from 1d --server db-01 --server db-02 --out hipaa.html",
-                 "./auditpipe report pci --schedule --out-dir /srv/reports"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe report pci --from 7d", "./auditpipe report nist --from 30d",
+                   "./auditpipe report sox --from 2026-10-01 --to 2026-11-01 --pdf",
+                   "./auditpipe report hipaa --from 1d --server db-01 --server db-02 --out hipaa.html",
+                   "./auditpipe report pci --schedule --out-dir /srv/reports"), run)
     s.add_argument("regime", choices=list(REGIMES), help="which review the report is for")
     add_time_range(s, "the period", "a day before --to", "now")
     add_servers(s, "evidence")

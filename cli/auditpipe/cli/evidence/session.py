@@ -1,9 +1,15 @@
-"""`auditpipe session`: show one session and its records in order."""
+"""`auditpipe session`: show one session and its records in order.
+
+One session's fields and its records in order (statements masked as stored, control characters
+escaped), from the events collection, which holds the newest events: an older session's records are
+in the archive (docs/archive.md). ID is the session's id or its connection id (then the newest
+session of that id on SERVER).
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import at_least_one, command
+from auditpipe.cli.arguments import at_least_one, documented
 
 
 def run(app: Application) -> int:
@@ -20,13 +26,9 @@ def run(app: Application) -> int:
 def register(sub) -> None:
     from auditpipe.evidence.sessions import STATEMENTS_SHOWN
 
-    s = command(sub, "session", "show one session and its records in order",
-                "One session's fields and its records in order (statements masked as stored, control characters "
-                "escaped), from the events collection, which holds the newest events: an older session's records "
-                "are in the archive (docs/archive.md). ID is the session's id or its connection id (then the "
-                "newest session of that id on SERVER).",
-                ("./auditpipe session db-01 4711", "./auditpipe session db-01 db-01/4711/1795860000000 --json"),
-                run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe session db-01 4711", "./auditpipe session db-01 db-01/4711/1795860000000 --json"),
+                   run)
     s.add_argument("server", help="the server")
     s.add_argument("session", metavar="ID", help="the session's id, or its connection id")
     s.add_argument("--limit", type=at_least_one, default=STATEMENTS_SHOWN,

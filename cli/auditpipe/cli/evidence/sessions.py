@@ -1,9 +1,15 @@
-"""`auditpipe sessions`: list the sessions: who connected, from where, for how long, doing what."""
+"""`auditpipe sessions`: list the sessions: who connected, from where, for how long, doing what.
+
+Lists the sessions the job builds from the stored events (schemas/session.schema.json), newest
+first: each connection from its login (or its first record here) to its logout, failed login, idle
+end or last record, with its records, refused statements and the data classes it touched. Show one
+with `auditpipe session SERVER ID`.
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import add_servers, add_time_range, at_least_one, command
+from auditpipe.cli.arguments import add_servers, add_time_range, at_least_one, documented
 
 
 def run(app: Application) -> int:
@@ -19,13 +25,9 @@ def run(app: Application) -> int:
 def register(sub) -> None:
     from auditpipe.evidence.sessions import STATES
 
-    s = command(sub, "sessions", "list the sessions: who connected, from where, for how long, doing what",
-                "Lists the sessions the job builds from the stored events (schemas/session.schema.json), newest "
-                "first: each connection from its login (or its first record here) to its logout, failed login, "
-                "idle end or last record, with its records, refused statements and the data classes it touched. "
-                "Show one with `auditpipe session SERVER ID`.",
-                ("./auditpipe sessions --from 1d", "./auditpipe sessions --server db-01 --user app --state open",
-                 "./auditpipe sessions --data-class pci_cardholder --from 7d --json"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe sessions --from 1d", "./auditpipe sessions --server db-01 --user app --state open",
+                   "./auditpipe sessions --data-class pci_cardholder --from 7d --json"), run)
     add_time_range(s, "the sessions' starts", "the beginning", "now and later")
     add_servers(s, "sessions")
     s.add_argument("--user", action="append", dest="users", metavar="USER",

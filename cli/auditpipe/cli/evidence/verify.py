@@ -1,9 +1,19 @@
-"""`auditpipe verify`: recompute each server's tamper-evidence chain over the store and the archive."""
+"""`auditpipe verify`: recompute each server's tamper-evidence chain over the store and the archive.
+
+Every stored event is a link in its server's hash chain (docs/archive.md). verify recomputes the
+links from the documents in the store and the rows of the archive, checks them against the chain
+heads the job recorded every minute, and reports each broken link: EDITED, DELETED, INSERTED,
+REORDERED or HEAD_MISMATCH, with the event. Links the capped collection trimmed are not an alarm.
+Exit 0: clean; 1: findings. With --watch it verifies the store again every chain.watch_interval
+until stopped and raises a critical integrity alert for each finding, as the local stack's
+supervisor does (docs/security.md). Without --server, --from and --to it also recomputes the review
+decisions' chain in the store and its second copy (docs/reviews.md); --decisions checks that alone.
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import add_servers, add_time_range, command
+from auditpipe.cli.arguments import add_servers, add_time_range, documented
 from auditpipe.errors import UserError
 
 
@@ -59,18 +69,9 @@ def watch(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "verify", "recompute each server's tamper-evidence chain over the store and the archive",
-                "Every stored event is a link in its server's hash chain (docs/archive.md). verify recomputes "
-                "the links from the documents in the store and the rows of the archive, checks them against the "
-                "chain heads the job recorded every minute, and reports each broken link: EDITED, DELETED, "
-                "INSERTED, REORDERED or HEAD_MISMATCH, with the event. Links the capped collection trimmed are not "
-                "an alarm. Exit 0: clean; 1: findings. With --watch it verifies the store again every "
-                "chain.watch_interval until stopped and raises a critical integrity alert for each finding, "
-                "as the local stack's supervisor does (docs/security.md). Without --server, --from and --to it "
-                "also recomputes the review decisions' chain in the store and its second copy (docs/reviews.md); "
-                "--decisions checks that alone.",
-                ("./auditpipe verify", "./auditpipe verify --server db-01 --from 7d --where archive",
-                 "./auditpipe verify --decisions", "./auditpipe verify --watch"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe verify", "./auditpipe verify --server db-01 --from 7d --where archive",
+                   "./auditpipe verify --decisions", "./auditpipe verify --watch"), run)
     add_servers(s, "chain")
     add_time_range(s, "the events whose links are checked", "the first", "the last")
     s.add_argument("--where", choices=("both", "store", "archive"), default="both",

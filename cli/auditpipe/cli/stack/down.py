@@ -1,9 +1,14 @@
-"""`auditpipe down`: stop the supervisor and what `up` started (and nothing else)."""
+"""`auditpipe down`: stop the supervisor and what `up` started (and nothing else).
+
+Stops the supervisor first (so nothing is restarted), then the collector, the Flink job, the store
+and Kafka, each only if `up` started it (its pid file says so). Data, checkpoints and the archive
+stay under state_dir; `up` carries on from them.
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 
 
 def run(app: Application) -> int:
@@ -15,8 +20,5 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    command(sub, "down", "stop the supervisor and what `up` started (and nothing else)",
-            "Stops the supervisor first (so nothing is restarted), then the collector, the Flink job, the store "
-            "and Kafka, each only if `up` started it (its pid file says so). Data, checkpoints and the archive "
-            "stay under state_dir; `up` carries on from them.",
-            ("./auditpipe down",), run)
+    documented(sub, __doc__,
+               ("./auditpipe down",), run)

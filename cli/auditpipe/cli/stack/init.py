@@ -1,11 +1,19 @@
-"""`auditpipe init`: prepare an external Kafka and store (the deployment's init service)."""
+"""`auditpipe init`: prepare an external Kafka and store (the deployment's init service).
+
+What `up` prepares, for a Kafka (kafka.bootstrap_servers) and a MongoDB (store.uri or store.uri_env)
+that auditpipe does not run: the topics, the capped events collection, the other collections and
+their indexes, the ACLs of kafka.security.principals, the store users named in the environment
+(AUDITPIPE_<WHO>_STORE_USER/_PASSWORD: docs/deployment.md lists them and their roles), and with
+--job-properties the Flink job's options for a cluster and the chain heads' signing key. Safe to run
+again: what exists is kept. docker-compose.yml runs it before the job starts (docs/deployment.md).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command, positive
+from auditpipe.cli.arguments import documented, positive
 from auditpipe.errors import UserError
 
 
@@ -25,16 +33,9 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "init", "prepare an external Kafka and store (the deployment's init service)",
-                "What `up` prepares, for a Kafka (kafka.bootstrap_servers) and a MongoDB (store.uri or "
-                "store.uri_env) that auditpipe does not run: the topics, the capped events collection, the other "
-                "collections and their indexes, the ACLs of kafka.security.principals, the store users named in the "
-                "environment (AUDITPIPE_<WHO>_STORE_USER/_PASSWORD: docs/deployment.md lists them and their roles), "
-                "and with --job-properties the Flink job's options "
-                "for a cluster and the chain heads' signing key. Safe to run again: what exists is "
-                "kept. docker-compose.yml runs it before the job starts (docs/deployment.md).",
-                ("./auditpipe --config deploy/compose/auditpipe.yaml init --job-properties /flink/job.properties",),
-                run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe --config deploy/compose/auditpipe.yaml init --job-properties /flink/job.properties",),
+                   run)
     s.add_argument("--job-properties", metavar="FILE", help="write the job's options for the Flink cluster here")
     s.add_argument("--checkpoint-dir", default="file:///flink/checkpoints",
                    help="checkpoint directory every JobManager and TaskManager reaches (default %(default)s)")

@@ -1,9 +1,14 @@
-"""`auditpipe status`: pid, endpoint, health and lag of each part."""
+"""`auditpipe status`: pid, endpoint, health and lag of each part.
+
+Each part's process, endpoint, health, Kafka lag and restarts, with what to do about a part that is
+down, and the span of the hot tier and the archive. Exit status 0 if every part is healthy, 3
+otherwise.
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 
 
 def run(app: Application) -> int:
@@ -16,9 +21,6 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "status", "pid, endpoint, health and lag of each part",
-                "Each part's process, endpoint, health, Kafka lag and restarts, with what to do about a part that "
-                "is down, and the span of the hot tier and the archive. Exit status 0 if every part is healthy, "
-                "3 otherwise.",
-                ("./auditpipe status", "./auditpipe status --json"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe status", "./auditpipe status --json"), run)
     s.add_argument("--json", action="store_true", help="JSON output")

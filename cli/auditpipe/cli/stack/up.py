@@ -1,9 +1,15 @@
-"""`auditpipe up`: setup, then start Kafka, the store, the Flink job and the collector."""
+"""`auditpipe up`: setup, then start Kafka, the store, the Flink job and the collector.
+
+Installs what is missing, then starts every part as a process on 127.0.0.1 with data and logs under
+state_dir, and a supervisor that restarts any part that dies (with backoff; `status` shows
+restarts). Parts already running are left alone, so it is safe to run at any time; a stopped Flink
+job restarts from its newest checkpoint. After a change of `sources:` it ships the new files.
+"""
 
 from __future__ import annotations
 
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 
 
 def run(app: Application) -> int:
@@ -15,9 +21,5 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    command(sub, "up", "setup, then start Kafka, the store, the Flink job and the collector",
-            "Installs what is missing, then starts every part as a process on 127.0.0.1 with data and logs under "
-            "state_dir, and a supervisor that restarts any part that dies (with backoff; `status` shows "
-            "restarts). Parts already running are left alone, so it is safe to run at any time; a stopped Flink "
-            "job restarts from its newest checkpoint. After a change of `sources:` it ships the new files.",
-            ("./auditpipe up", "AUDITPIPE_CONFIG=/etc/auditpipe.yaml ./auditpipe up"), run)
+    documented(sub, __doc__,
+               ("./auditpipe up", "AUDITPIPE_CONFIG=/etc/auditpipe.yaml ./auditpipe up"), run)

@@ -1,4 +1,14 @@
-"""`auditpipe bench`: measure throughput and latency (prints figures; see bench/README.md)."""
+"""`auditpipe bench`: measure throughput and latency (prints figures; see bench/README.md).
+
+Starts a stack of its own on other ports, configured as the repository's auditpipe.yaml (what users
+run), and measures the store's bulk-insert rate, the Flink job alone (at parallelism 1 and 2, with
+the top frames of a profile, and without each of its features: the cost table), each format's
+parser, end-to-end throughput with each component's CPU per event, memory and a profile of the job,
+and latency and alert latency at 70% of the run's end-to-end rate. Prints figures beside their
+targets and the goals beside the run's ratios; asserts nothing. Every run's figures go to
+bench/results/; --tables makes bench/README.md's tables from them. About 32 minutes on 2 cores
+(--quick: 13; 2026-12-02).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +18,7 @@ from pathlib import Path
 
 from auditpipe import paths
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command, positive
+from auditpipe.cli.arguments import documented, positive
 from auditpipe.errors import UserError
 
 
@@ -62,19 +72,11 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "bench", "measure throughput and latency (prints figures; see bench/README.md)",
-                "Starts a stack of its own on other ports, configured as the repository's auditpipe.yaml (what users "
-                "run), and measures the store's bulk-insert rate, the Flink job alone (at parallelism 1 and 2, with "
-                "the top frames of a profile, and without each of its features: the cost table), each format's "
-                "parser, end-to-end throughput with each component's CPU per event, memory and a profile of the "
-                "job, and latency and alert latency at 70% of the run's end-to-end rate. Prints figures beside their "
-                "targets and the goals beside the run's ratios; asserts nothing. Every run's figures go to "
-                "bench/results/; --tables makes bench/README.md's tables from them. About 32 minutes on 2 cores "
-                "(--quick: 13; 2026-12-02).",
-                ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr",
-                 "./auditpipe bench --review --json review.json",
-                 "./auditpipe bench --long --minutes 30 --rate 3000 --json long.json",
-                 "./auditpipe bench --tables"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe bench --quick", "./auditpipe bench --json run.json --recordings /tmp/jfr",
+                   "./auditpipe bench --review --json review.json",
+                   "./auditpipe bench --long --minutes 30 --rate 3000 --json long.json",
+                   "./auditpipe bench --tables"), run)
     s.add_argument("--quick", action="store_true", help="a shorter run (40,000 records end to end, not 200,000; "
                    "with --review 400,000 events, not 4 million)")
     s.add_argument("--review", action="store_true",

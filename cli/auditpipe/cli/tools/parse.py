@@ -1,4 +1,13 @@
-"""`auditpipe parse`: parse an audit log file offline: one stored-event JSON per line."""
+"""`auditpipe parse`: parse an audit log file offline: one stored-event JSON per line.
+
+Runs FILE through the job's own reader, as the pipeline would: records are framed as the collector
+frames them (one per line, or several lines each for XML, CSV and pretty-printed JSON); each record
+that becomes an event is printed as the document the store would hold (JSON, one per line); each
+that would be a dead letter is reported on stderr with the number of its first line and the reason,
+and the exit code is then 1. Check a log before pointing the pipeline at it. Card numbers and the
+config's masking patterns are masked as the job masks them. Formats: docs/formats.md; enrichment:
+docs/compliance.md.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +16,7 @@ from pathlib import Path
 
 from auditpipe import formats, paths, prereqs
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 from auditpipe.errors import UserError
 
 
@@ -45,16 +54,9 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "parse", "parse an audit log file offline: one stored-event JSON per line",
-                "Runs FILE through the job's own reader, as the pipeline would: records are framed as the "
-                "collector frames them (one per line, or several lines each for XML, CSV and pretty-printed JSON); "
-                "each record that becomes an event is printed as the document the store would hold (JSON, one per "
-                "line); each that would be a dead letter is reported on stderr with the number of its first line "
-                "and the reason, and the exit code is then 1. Check a log before pointing the pipeline at it. Card "
-                "numbers and the config's masking patterns are masked as the job masks them. Formats: "
-                "docs/formats.md; enrichment: docs/compliance.md.",
-                ("./auditpipe parse /var/lib/mysql/audit.log", "./auditpipe parse audit.log --format percona-xml --enrich",
-                 "./auditpipe parse server_audit.log --timezone Europe/Berlin --server db-01 > events.jsonl"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe parse /var/lib/mysql/audit.log", "./auditpipe parse audit.log --format percona-xml --enrich",
+                   "./auditpipe parse server_audit.log --timezone Europe/Berlin --server db-01 > events.jsonl"), run)
     s.add_argument("file", metavar="FILE", help="the audit log file")
     s.add_argument("--format", choices=formats.FORMATS, help="its format (default: detected from its first lines, "
                    "and said)")

@@ -1,4 +1,9 @@
-"""`auditpipe simulate`: write a realistic audit log (Percona JSON, XML, CSV; MySQL Enterprise JSON), with rotation."""
+"""`auditpipe simulate`: write a realistic audit log (Percona JSON, XML, CSV; MySQL Enterprise JSON), with rotation.
+
+Writes sessions (connect, sysbench-like statements, quit), failed logins and rotations the way
+Percona's audit_log plugin does, to the demo log (which the collector ships) or --path. A manifest
+of what was written goes next to it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from pathlib import Path
 
 from auditpipe import progress
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import at_least_one, command, non_negative_int, positive
+from auditpipe.cli.arguments import at_least_one, documented, non_negative_int, positive
 from auditpipe.errors import UserError
 
 
@@ -33,12 +38,9 @@ def run(app: Application) -> int:
 
 
 def register(sub) -> None:
-    s = command(sub, "simulate", "write a realistic audit log (Percona JSON, XML, CSV; MySQL Enterprise JSON), with rotation",
-                "Writes sessions (connect, sysbench-like statements, quit), failed logins and rotations the way "
-                "Percona's audit_log plugin does, to the demo log (which the collector ships) or --path. A manifest "
-                "of what was written goes next to it.",
-                ("./auditpipe simulate --rate 500 --duration 60",
-                 "./auditpipe simulate --path /tmp/a/audit.log --style xml-new --speedup 100 --incidents"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe simulate --rate 500 --duration 60",
+                   "./auditpipe simulate --path /tmp/a/audit.log --style xml-new --speedup 100 --incidents"), run)
     s.add_argument("--path", help="log file to write (default: the demo log under state_dir)")
     s.add_argument("--rate", type=positive, default=500, help="records per second of simulated time (default 500)")
     s.add_argument("--duration", type=positive, default=60, help="seconds of simulated time (default 60)")

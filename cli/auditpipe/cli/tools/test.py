@@ -1,4 +1,8 @@
-"""`auditpipe test`: install what is needed, then run the JVM and Python test suites."""
+"""`auditpipe test`: install what is needed, then run the JVM and Python test suites.
+
+mvn test (parser and job unit tests), then pytest tests/ (unit tests and end-to-end tests on a real
+local stack of their own ports and state).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import sys
 
 from auditpipe import paths, prereqs
 from auditpipe.cli.application import Application
-from auditpipe.cli.arguments import command
+from auditpipe.cli.arguments import documented
 
 
 def run(app: Application) -> int:
@@ -49,10 +53,8 @@ def pytest_arguments(given: list[str]) -> list[str]:
 
 
 def register(sub) -> None:
-    s = command(sub, "test", "install what is needed, then run the JVM and Python test suites",
-                "mvn test (parser and job unit tests), then pytest tests/ (unit tests and end-to-end tests on a real "
-                "local stack of their own ports and state).",
-                ("./auditpipe test", "./auditpipe test --no-setup tests/unit -k chain",
-                 "./auditpipe test --no-setup -- --durations=0 -x"), run)
+    s = documented(sub, __doc__,
+                   ("./auditpipe test", "./auditpipe test --no-setup tests/unit -k chain",
+                   "./auditpipe test --no-setup -- --durations=0 -x"), run)
     s.add_argument("--no-setup", action="store_true", help="skip the install step")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="passed to pytest")
