@@ -269,16 +269,14 @@ def cost_table(runs: list[dict]) -> str:
 def runs_table(runs: list[dict]) -> str:
     if not runs:
         return "_No run of the pipeline bench in bench/results/ yet._\n"
-    lines = ["| started (UTC) | commit | run | end to end, events/s (% of the 2-writer bulk rate) | CPU per event: "
-             "all / the store's bulk | job alone per core (% of the reader) | latency p99 (at events/s) | alert p99 | "
-             "memory |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reversed(runs):
         kind = "quick" if _get(r, "run", "quick") else "end to end only" if _get(r, "run", "end_to_end_only") else "full"
         cpu = _get(r, "end_to_end", "cpu_us_per_event")
         bulk_cpu = _get(r, "store_bulk_stored_documents", "cpu_us_per_doc")
         reader = _job_vs_reader(r)
-        lines.append(" | ".join([
-            f"| {_day(r)}", _commit(r), kind,
+        rows.append([
+            _day(r), _commit(r), kind,
             f"{_n(_get(r, 'end_to_end', 'events_per_s'))} ({_n(_get(r, 'end_to_end', 'percent_of_store_bulk'), '%')})",
             f"{_n(sum(cpu.values()) if cpu else None)} / {_n(bulk_cpu)} us",
             f"{_n(_get(r, 'job_alone', 'events_per_s_per_core'))}"
@@ -286,42 +284,49 @@ def runs_table(runs: list[dict]) -> str:
             f"{_get(r, 'latency', 'p99_s') if _get(r, 'latency', 'p99_s') is not None else '-'} s "
             f"({_n(_get(r, 'latency', 'events_per_s'))})",
             f"{_get(r, 'alert_latency', 'p99_s') if _get(r, 'alert_latency', 'p99_s') is not None else '-'} s",
-            f"{_n(_get(r, 'memory_at_latency_rate_mib', 'total'), ' MiB')} |"]))
-    return "\n".join(lines) + "\n"
+            _n(_get(r, 'memory_at_latency_rate_mib', 'total'), ' MiB')])
+    return _table(["started (UTC)", "commit", "run", "end to end, events/s (% of the 2-writer bulk rate)",
+                   "CPU per event: all / the store's bulk", "job alone per core (% of the reader)",
+                   "latency p99 (at events/s)", "alert p99", "memory"], rows)
 
 
 def review_table(runs: list[dict]) -> str:
     if not runs:
         return "_No run of the review bench in bench/results/ yet._\n"
-    lines = ["| started (UTC) | commit | events | import, events/s | slowest report | largest report | slowest panel | "
-             "counts |", "|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reversed(runs):
         reports = r.get("reports") or {}
         panels = r.get("panels") or {}
         slowest = max((x.get("seconds", 0) for x in reports.values()), default=None)
         largest = max((x.get("bytes", 0) for x in reports.values()), default=None) or None
         panel = max((x.get("seconds", 0) for x in panels.values()), default=None) if isinstance(panels, dict) else None
-        lines.append(f"| {_day(r)} | {_commit(r)} | {_n(_get(r, 'run', 'events'))} | "
-                     f"{_n(_get(r, 'import', 'events_per_s'))} | {'-' if slowest is None else f'{slowest:.1f} s'} | "
-                     f"{'-' if largest is None else f'{largest / 1024:,.0f} KiB'} | "
-                     f"{'-' if panel is None else f'{panel:.2f} s'} | "
-                     f"{_long_counts(r)} |")
-    return "\n".join(lines) + "\n"
+        rows.append([_day(r), _commit(r), _n(_get(r, 'run', 'events')), _n(_get(r, 'import', 'events_per_s')),
+                     '-' if slowest is None else f'{slowest:.1f} s',
+                     '-' if largest is None else f'{largest / 1024:,.0f} KiB',
+                     '-' if panel is None else f'{panel:.2f} s', _long_counts(r)])
+    return _table(["started (UTC)", "commit", "events", "import, events/s", "slowest report", "largest report",
+                   "slowest panel", "counts"], rows)
 
 
 def long_table(runs: list[dict]) -> str:
     if not runs:
         return "_No long run in bench/results/ yet._\n"
-    lines = ["| started (UTC) | commit | rate, events/s | minutes | latency p99 of each 5 minutes after the first | "
-             "CPU per event, all components | counts |", "|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reversed(runs):
         # the first minute is the fresh job's JIT warm-up, shown on its own by the run
         p99 = [s.get("p99_s") for s in r.get("slices") or [] if (s.get("from_min") or 0) >= 1]
         shown = " / ".join("-" if v is None else f"{v:.2f}" for v in p99) + " s" if p99 else "-"
         cpu = r.get("cpu_us_per_event") or {}
-        lines.append(f"| {_day(r)} | {_commit(r)} | {_n(_get(r, 'run', 'rate'))} | {_n(_get(r, 'run', 'minutes'))} | "
-                     f"{shown} | {_n(round(sum(cpu.values()))) + ' us' if cpu else '-'} | "
-                     f"{_long_counts(r)} |")
+        rows.append([_day(r), _commit(r), _n(_get(r, 'run', 'rate')), _n(_get(r, 'run', 'minutes')), shown,
+                     _n(round(sum(cpu.values()))) + ' us' if cpu else '-', _long_counts(r)])
+    return _table(["started (UTC)", "commit", "rate, events/s", "minutes",
+                   "latency p99 of each 5 minutes after the first", "CPU per event, all components", "counts"], rows)
+
+
+def _table(columns: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table: the header, then a line a row."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -83,6 +83,19 @@ sources:
                                  + "\n".join(log.read_text(errors="replace").splitlines()[-15:]))
 
 
+
+def writing_to(log: Path, **kw):
+    """A thread writing the log ``log`` (``simulate(**kw)``, at most its ``duration``) until the
+    ``threading.Event`` it is given is set; its manifest in the dict's "m" once it is done."""
+    import threading
+
+    from auditpipe.tools.simulate import simulate
+
+    result, stop = {}, threading.Event()
+    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(log, stop=stop, **kw)))
+    writer.start()
+    return writer, stop, result
+
 class StackOfTheSession:
     """A session-scoped stack that stops after the last collected test using ``fixture`` (directly or
     through another fixture) rather than when the session ends: its Kafka, Flink and store take a share
@@ -129,6 +142,30 @@ class Stack:
         from pymongo import MongoClient
 
         return MongoClient(self.cfg.store_uri, socketTimeoutMS=120000)[self.cfg.store["database"]]
+
+    def collection(self, name: str):
+        """The store's collection that config store.<name>_collection names."""
+        return self.db()[self.cfg.store[f"{name}_collection"]]
+
+    def wait_for_heads_at(self, server: str, seq: int, *, store: bool = True, archive: bool = False,
+                          signed: bool = False) -> None:
+        """Waits until the newest chain head of ``server`` (of the signed ones, with ``signed``) names link ``seq``
+        in the store's chain heads and/or the archive's manifest."""
+        from auditpipe.archive import reader
+
+        def check():
+            tops = []
+            if store:
+                query = {"server": server} | ({"signature": {"$exists": True}} if signed else {})
+                tops.append(max([h["seq"] for h in self.collection("chain_heads").find(query)], default=0))
+            if archive:
+                tops.append(max([h["seq"] for h in reader.chain_heads(self.cfg.archive_path, server)
+                                 if not signed or "signature" in h], default=0))
+            return all(top == seq for top in tops), tops
+
+        where = " and ".join(w for w, on in (("the store", store), ("the archive's manifest", archive)) if on)
+        self.wait_for(f"{'signed ' if signed else ''}chain heads of {server} at link {seq} in {where}", check,
+                      timeout=60)
 
     def log_path(self, server: str) -> Path:
         return self.logs / server / "audit.log"
@@ -473,16 +510,8 @@ class Stack:
             c.close()
 
     def writing(self, server: str, **kw):
-        """A thread writing ``server``'s log (``simulate(**kw)``, at most its ``duration``) until the
-        ``threading.Event`` it is given is set; its manifest in the dict's "m" once it is done."""
-        import threading
-
-        from auditpipe.tools.simulate import simulate
-
-        result, stop = {}, threading.Event()
-        writer = threading.Thread(target=lambda: result.setdefault("m", simulate(self.log_path(server), stop=stop, **kw)))
-        writer.start()
-        return writer, stop, result
+        """``writing_to`` this stack's log of ``server``."""
+        return writing_to(self.log_path(server), **kw)
 
     def wait_shipped_on(self, what: str, since: int, more: int, timeout: float = 120) -> int:
         """Waits until ``more`` lines past ``since`` (a count of audit.raw's messages) are shipped."""

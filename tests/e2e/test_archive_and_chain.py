@@ -44,12 +44,7 @@ def test_the_archive_holds_the_stored_events_and_verify_finds_each_tampering(sta
 
     db = stack.db()
     events = db[stack.cfg.store["events_collection"]]
-    heads = db[stack.cfg.store["chain_heads_collection"]]
-    stack.wait_for("a chain head at the last link", lambda: (
-        (top := max([h["seq"] for h in heads.find({"server": server})], default=0)) == m.records, top), timeout=60)
-    stack.wait_for("the same head in the archive's manifest", lambda: (
-        (top := max([h["seq"] for h in reader.chain_heads(stack.cfg.archive_path, server)], default=0)) == m.records,
-        top), timeout=60)
+    stack.wait_for_heads_at(server, m.records, archive=True)
 
     alerts = db[stack.cfg.store["alerts_collection"]]
     # (raised once the watermark passes the missing record plus the rule's 30 s grace: hence a minute of traffic)
@@ -180,10 +175,7 @@ def test_an_edit_with_every_link_and_head_after_it_recomputed_in_the_store_is_na
     db = stack.db()
     events = db[stack.cfg.store["events_collection"]]
     heads = db[stack.cfg.store["chain_heads_collection"]]
-    stack.wait_for("signed chain heads at the last link, in the store and the archive's manifest", lambda: (
-        (tops := (max([h["seq"] for h in heads.find({"server": server, "signature": {"$exists": True}})], default=0),
-                  max([h["seq"] for h in reader.chain_heads(stack.cfg.archive_path, server) if "signature" in h],
-                      default=0))) == (m.records, m.records), tops), timeout=60)
+    stack.wait_for_heads_at(server, m.records, archive=True, signed=True)
     clean = stack.cli("verify", "--server", server, check=False)
     assert clean.returncode == 0 and "RESULT: the chains verify" in clean.stdout, clean.stdout
 
@@ -230,10 +222,7 @@ def test_a_correctly_linked_append_and_an_emptied_chain_are_named(stack):
     stack.assert_stored_and_counted_exactly_once(server, m)
     db = stack.db()
     events = db[stack.cfg.store["events_collection"]]
-    heads = db[stack.cfg.store["chain_heads_collection"]]
-    stack.wait_for("a signed chain head at the last link", lambda: (
-        (top := max([h["seq"] for h in heads.find({"server": server, "signature": {"$exists": True}})],
-                    default=0)) == m.records, top), timeout=60)
+    stack.wait_for_heads_at(server, m.records, signed=True)
     last = max(events.find({"server": server}), key=lambda d: d["chain_seq"])
     assert isinstance(last.get("chain_mac"), str) and len(last["chain_mac"]) == 32, last
     forged = {k: v for k, v in last.items() if k not in ("_id", "chain_mac")}

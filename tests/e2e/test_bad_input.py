@@ -100,9 +100,7 @@ def test_resent_lines_are_stored_and_counted_once(stack):
 def assert_verify_explains_one_refused_event(stack, server: str, links: int) -> None:
     """Once the chain's last head covers ``links`` events, `verify` passes and names the one event
     the store refused (found in its dead letter, not taken for a deletion)."""
-    stack.wait_for("the last chain head", lambda: (
-        (top := max([h["seq"] for h in stack.db()[stack.cfg.store["chain_heads_collection"]].find({"server": server})],
-                    default=0)) == links, top), timeout=60)
+    stack.wait_for_heads_at(server, links)
     verified = stack.cli("verify", "--server", server, "--where", "store", check=False)
     assert verified.returncode == 0, verified.stdout
     assert "1 event(s) the store refused" in verified.stdout

@@ -10,12 +10,12 @@ import json
 import shutil
 import socket
 import subprocess
-import threading
 
 import pytest
 from conftest import MTLS_PEER, mutual_tls_files, send_over_mutual_tls  # at import: tests/faults has a conftest too
 from fluentd import Fluentd, faults_mid_stream
 from fluentd import fluentd_command as find_fluentd
+from stack import writing_to
 
 from auditpipe.stack import limits
 from auditpipe.tools.simulate import simulate
@@ -94,11 +94,8 @@ def test_fluentd_restarted_and_killed_mid_rotation_loses_nothing(stack, fluentd_
     server = "e2e-fluentd-restarts"
     fluentd = Fluentd(fluentd_command, stack, server, tmp_path)
     fluentd.start()
-    result, stop = {}, threading.Event()
-    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        fluentd.log, rate=2000, duration=600, speedup=1, seed=52, rotate_on_size=2 * 1024 * 1024, rotations=200,
-        late_writes=3, stop=stop)))
-    writer.start()
+    writer, stop, result = writing_to(fluentd.log, rate=2000, duration=600, speedup=1, seed=52,
+                                      rotate_on_size=2 * 1024 * 1024, rotations=200, late_writes=3)
     try:
         try:
             # what Fluentd ships, as soon as it ships it

@@ -7,7 +7,6 @@ collection creates it uncapped), and one found uncapped is never written to."""
 
 from __future__ import annotations
 
-import threading
 import time
 import urllib.parse
 from datetime import datetime, timedelta, timezone
@@ -15,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fluentd import Fluentd, faults_mid_stream
 from fluentd import fluentd_command as find_fluentd
+from stack import writing_to
 
 from auditpipe.tools.simulate import MALFORMED_LINES, simulate
 
@@ -126,15 +126,12 @@ def test_direct_path_restarted_and_killed_mid_stream_loses_nothing(stack, fluent
     server = "e2e-direct-restarts"
     fluentd = direct_fluentd(fluentd_command, stack, server, tmp_path)
     fluentd.start()
-    result, stop = {}, threading.Event()
     # a rotation every ~4.3 s, Fluentd down 4 s per fault: at ~0.2 s Fluentd's in_tail (follow_inodes) can
     # read a rotated file from a wrong offset and lose its records while this busier Fluentd (parser and
     # record_transformer) runs, and through a restart it lost a whole file at ~1.7 s on the Kafka path: a
     # limit of Fluentd, docs/deployment.md and docs/collectors.md say so
-    writer = threading.Thread(target=lambda: result.setdefault("m", simulate(
-        fluentd.log, rate=1500, duration=600, speedup=1, seed=62, rotate_on_size=2 * 1024 * 1024, rotations=300,
-        late_writes=3, stop=stop)))
-    writer.start()
+    writer, stop, result = writing_to(fluentd.log, rate=1500, duration=600, speedup=1, seed=62,
+                                      rotate_on_size=2 * 1024 * 1024, rotations=300, late_writes=3)
     try:
         try:
             # the database is this test's alone: its collection's count is the server's (the estimate, from

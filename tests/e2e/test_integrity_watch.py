@@ -18,7 +18,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from stack import running_stack
 
-from auditpipe.archive import reader
 from auditpipe.stack.alerts import webhook
 from auditpipe.tools.simulate import simulate
 
@@ -69,9 +68,7 @@ def test_changes_to_the_store_raise_integrity_alerts_by_themselves(watched):
     db = stack.db()
     events = db[stack.cfg.store["events_collection"]]
     alerts = db[stack.cfg.store["alerts_collection"]]
-    stack.wait_for("a signed head at the last link in the archive's manifest", lambda: (
-        (top := max([h["seq"] for h in reader.chain_heads(stack.cfg.archive_path, SERVER) if "signature" in h],
-                    default=0)) == m.records, top), timeout=60)
+    stack.wait_for_heads_at(SERVER, m.records, store=False, archive=True, signed=True)
     stack.wait_for("a clean pass that verified every link", lambda: (
         f"{SERVER} to link {m.records}" in (row := integrity_row(stack))["detail"] and row["health"] == "ok", row),
         timeout=60, every=1)

@@ -658,28 +658,24 @@ def _stored_by_id(cfg: Config, events, ids: list) -> dict:
 
 def _public_keys(cfg: Config, result: Verification) -> dict | None:
     """The public keys of config chain.public_key_file by id, or None (and a note) without the file."""
-    path = cfg.public_key_file
-    if not path.exists():
-        result.notes.append(f"chain heads are not checked for signatures: no public key at {path}"
-                            " (config chain.public_key_file, docs/security.md)")
-        return None
-    try:
-        return signing.load_public_keys(path)
-    except (OSError, ValueError) as e:
-        raise UserError(f"chain.public_key_file: {e}") from None
+    return _keys(cfg.public_key_file, "chain.public_key_file", signing.load_public_keys, result,
+                 "chain heads are not checked for signatures: no public key")
 
 
 def _link_keys(cfg: Config, result: Verification) -> list[bytes] | None:
     """The keys of config chain.link_key_file, or None (and a note) without the file."""
-    path = cfg.link_key_file
+    return _keys(cfg.link_key_file, "chain.link_key_file", signing.load_link_keys, result,
+                 "links are not checked for their MAC: no link key")
+
+
+def _keys(path, option: str, load, result: Verification, missing: str):
     if not path.exists():
-        result.notes.append(f"links are not checked for their MAC: no link key at {path}"
-                            " (config chain.link_key_file, docs/security.md)")
+        result.notes.append(f"{missing} at {path} (config {option}, docs/security.md)")
         return None
     try:
-        return signing.load_link_keys(path)
+        return load(path)
     except (OSError, ValueError) as e:
-        raise UserError(f"chain.link_key_file: {e}") from None
+        raise UserError(f"{option}: {e}") from None
 
 
 def _removed_heads(result: Verification, present: dict, signed_settled: dict, previous: dict) -> None:

@@ -42,6 +42,16 @@ def _store(key: str) -> Callable[[Config, Target], str]:
     return lambda cfg, t: cfg.store[key]
 
 
+#: the store's collections the job is told of, as its options name them (store.collection.<name>)
+STORE_COLLECTIONS = ("events", "evidence", "stats", "stats-hourly", "rollups", "dead-letters", "alerts", "chain-heads",
+                     "servers", "sessions", "baselines", "kafka-lag")
+
+
+def _collection_key(name: str) -> str:
+    """The configuration's key of the collection the job's option store.collection.<name> names."""
+    return ("dead_letter" if name == "dead-letters" else name.replace("-", "_")) + "_collection"
+
+
 # (job option, its value from the configuration and the target; None: not set, the job's default holds)
 OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("kafka.bootstrap-servers", lambda cfg, t: cfg.kafka_bootstrap),
@@ -57,18 +67,7 @@ OPTIONS: tuple[tuple[str, Callable[[Config, Target], str | None]], ...] = (
     ("store.uri", lambda cfg, t: t.store_uri),
     ("store.profiles-uri", lambda cfg, t: t.profiles_uri),
     ("store.database", _store("database")),
-    ("store.collection.events", _store("events_collection")),
-    ("store.collection.evidence", _store("evidence_collection")),
-    ("store.collection.stats", _store("stats_collection")),
-    ("store.collection.stats-hourly", _store("stats_hourly_collection")),
-    ("store.collection.rollups", _store("rollups_collection")),
-    ("store.collection.dead-letters", _store("dead_letter_collection")),
-    ("store.collection.alerts", _store("alerts_collection")),
-    ("store.collection.chain-heads", _store("chain_heads_collection")),
-    ("store.collection.servers", _store("servers_collection")),
-    ("store.collection.sessions", _store("sessions_collection")),
-    ("store.collection.baselines", _store("baselines_collection")),
-    ("store.collection.kafka-lag", _store("kafka_lag_collection")),
+    *((f"store.collection.{name}", _store(_collection_key(name))) for name in STORE_COLLECTIONS),
     ("checkpoint.interval", lambda cfg, t: _millis(cfg.flink["checkpoint_interval"])),
     ("archive.path", lambda cfg, t: t.archive_path if cfg.archive["enabled"] else None),
     ("chain.signing-key-file", lambda cfg, t: t.signing_key_file),
