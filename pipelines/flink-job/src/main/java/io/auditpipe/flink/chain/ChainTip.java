@@ -1,9 +1,9 @@
 package io.auditpipe.flink.chain;
 
+import io.auditpipe.flink.records.MutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -25,14 +25,9 @@ public final class ChainTip {
     public long forgetTimerAt = NONE;
 
     /** Writes the fields in order; strings as Flink's {@code StringValue} does (null allowed). */
-    public static final class Serializer extends TypeSerializerSingleton<ChainTip> {
+    public static final class Serializer extends MutableSerializer<ChainTip> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
-
-        @Override
-        public boolean isImmutableType() {
-            return false;
-        }
 
         @Override
         public ChainTip createInstance() {
@@ -49,16 +44,6 @@ public final class ChainTip {
             t.headDueAt = from.headDueAt;
             t.forgetTimerAt = from.forgetTimerAt;
             return t;
-        }
-
-        @Override
-        public ChainTip copy(ChainTip from, ChainTip reuse) {
-            return copy(from);
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -81,16 +66,6 @@ public final class ChainTip {
             t.headDueAt = source.readLong();
             t.forgetTimerAt = source.readLong();
             return t;
-        }
-
-        @Override
-        public ChainTip deserialize(ChainTip reuse, DataInputView source) throws IOException {
-            return deserialize(source);
-        }
-
-        @Override
-        public void copy(DataInputView source, DataOutputView target) throws IOException {
-            serialize(deserialize(source), target);
         }
 
         @Override

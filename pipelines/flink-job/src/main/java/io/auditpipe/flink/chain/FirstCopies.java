@@ -1,12 +1,12 @@
 package io.auditpipe.flink.chain;
 
+import io.auditpipe.flink.records.MutableSerializer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -301,14 +301,9 @@ public final class FirstCopies {
     // ---------------------------------------------------------------------
 
     /** Writes the entries (4 longs each); {@link #copy(FirstCopies)} shares the frozen table. */
-    public static final class Serializer extends TypeSerializerSingleton<FirstCopies> {
+    public static final class Serializer extends MutableSerializer<FirstCopies> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
-
-        @Override
-        public boolean isImmutableType() {
-            return false;
-        }
 
         @Override
         public FirstCopies createInstance() {
@@ -318,16 +313,6 @@ public final class FirstCopies {
         @Override
         public FirstCopies copy(FirstCopies from) {
             return new FirstCopies(from.frozen, from.delta.copy());
-        }
-
-        @Override
-        public FirstCopies copy(FirstCopies from, FirstCopies reuse) {
-            return copy(from);
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -354,11 +339,6 @@ public final class FirstCopies {
                 t.put(source.readLong(), source.readLong(), source.readLong(), source.readLong());
             }
             return new FirstCopies(t, new Table(FIRST_DELTA_CAPACITY));
-        }
-
-        @Override
-        public FirstCopies deserialize(FirstCopies reuse, DataInputView source) throws IOException {
-            return deserialize(source);
         }
 
         @Override

@@ -1,12 +1,12 @@
 package io.auditpipe.flink.chain;
 
+import io.auditpipe.flink.records.MutableSerializer;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -218,14 +218,9 @@ public final class NumberedRuns {
     // ---------------------------------------------------------------------
 
     /** Writes {@link #mapUntil}, then per sequence its startup time and its runs (5 longs each). */
-    public static final class Serializer extends TypeSerializerSingleton<NumberedRuns> {
+    public static final class Serializer extends MutableSerializer<NumberedRuns> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
-
-        @Override
-        public boolean isImmutableType() {
-            return false;
-        }
 
         @Override
         public NumberedRuns createInstance() {
@@ -240,16 +235,6 @@ public final class NumberedRuns {
             NumberedRuns copy = new NumberedRuns(sequences);
             copy.mapUntil = from.mapUntil;
             return copy;
-        }
-
-        @Override
-        public NumberedRuns copy(NumberedRuns from, NumberedRuns reuse) {
-            return copy(from);
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -279,17 +264,6 @@ public final class NumberedRuns {
             NumberedRuns runs = new NumberedRuns(map);
             runs.mapUntil = mapUntil;
             return runs;
-        }
-
-        @Override
-        public NumberedRuns deserialize(NumberedRuns reuse, DataInputView source)
-                throws IOException {
-            return deserialize(source);
-        }
-
-        @Override
-        public void copy(DataInputView source, DataOutputView target) throws IOException {
-            serialize(deserialize(source), target);
         }
 
         @Override

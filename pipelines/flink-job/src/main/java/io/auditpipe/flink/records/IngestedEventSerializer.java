@@ -14,7 +14,6 @@ import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -35,7 +34,7 @@ import org.apache.flink.types.StringValue;
  * IngestedEventSerializerTest fills every field of the three classes by reflection, so a field
  * added to them and not here fails it.
  */
-public final class IngestedEventSerializer extends TypeSerializerSingleton<IngestedEvent> {
+public final class IngestedEventSerializer extends MutableSerializer<IngestedEvent> {
     private static final long serialVersionUID = 1L;
     public static final IngestedEventSerializer INSTANCE = new IngestedEventSerializer();
 
@@ -43,11 +42,6 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
 
     /** A string that is not all ASCII follows as StringValue writes it. */
     private static final int NOT_ASCII = -2;
-
-    @Override
-    public boolean isImmutableType() {
-        return false;
-    }
 
     @Override
     public IngestedEvent createInstance() {
@@ -64,16 +58,6 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         } catch (IOException e) {
             throw new IllegalStateException("copying " + from, e); // in memory: cannot happen
         }
-    }
-
-    @Override
-    public IngestedEvent copy(IngestedEvent from, IngestedEvent reuse) {
-        return copy(from);
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
     }
 
     @Override
@@ -111,11 +95,6 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         r.chainDigest = readString(in);
         r.chainMac = readString(in);
         return r;
-    }
-
-    @Override
-    public IngestedEvent deserialize(IngestedEvent reuse, DataInputView in) throws IOException {
-        return deserialize(in);
     }
 
     private static void writeEvent(AuditEvent e, DataOutputView out) throws IOException {
@@ -275,11 +254,6 @@ public final class IngestedEventSerializer extends TypeSerializerSingleton<Inges
         byte[] b = new byte[n];
         in.readFully(b);
         return new String(b, StandardCharsets.ISO_8859_1); // ASCII: the one-byte-per-char copy
-    }
-
-    @Override
-    public void copy(DataInputView source, DataOutputView target) throws IOException {
-        serialize(deserialize(source), target);
     }
 
     @Override
