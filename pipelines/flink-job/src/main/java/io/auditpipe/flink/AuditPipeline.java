@@ -21,8 +21,7 @@ import io.auditpipe.flink.chain.ChainKeys;
 import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
-import io.auditpipe.flink.functions.EmitRollupRow;
-import io.auditpipe.flink.functions.EmitStatsRow;
+import io.auditpipe.flink.functions.EmitCountRow;
 import io.auditpipe.flink.functions.FloorWatermarks;
 import io.auditpipe.flink.functions.HourlyCounts;
 import io.auditpipe.flink.functions.IsEvidence;
@@ -500,7 +499,7 @@ public final class AuditPipeline {
                                         .keyBy(new StatsKeySelector())
                                         .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
                         .sideOutputLateData(TOO_LATE_FOR_STATS)
-                        .aggregate(new CountEvents.OfStats(), new EmitStatsRow(chain()))
+                        .aggregate(new CountEvents.OfStats(), new EmitCountRow.OfStats(chain()))
                         .name("stats-1m")
                         .uid("stats-1m")
                         .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS);
@@ -538,7 +537,7 @@ public final class AuditPipeline {
                                 .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
                                 .keyBy(new RollupKey.Itself())
                                 .window(TumblingEventTimeWindows.of(RollupRow.WINDOW)))
-                .aggregate(new CountEvents<>(), new EmitRollupRow(chain()))
+                .aggregate(new CountEvents<>(), new EmitCountRow.OfRollups(chain()))
                 .name("rollups-1d")
                 .uid("rollups-1d")
                 .sinkTo(sinks.rollups())

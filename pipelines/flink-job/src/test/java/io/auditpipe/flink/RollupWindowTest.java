@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.mongodb.client.model.UpdateOneModel;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
-import io.auditpipe.flink.functions.EmitRollupRow;
+import io.auditpipe.flink.functions.EmitCountRow;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.RollupKey;
@@ -60,7 +60,8 @@ class RollupWindowTest {
                         TypeInformation.of(RollupKey.class));
         builder.allowedLateness(LATENESS);
         OneInputStreamOperator<RollupKey, RollupRow> op =
-                builder.aggregate(new CountEvents<>(), new EmitRollupRow(), Types.LONG);
+                builder.aggregate(
+                        new CountEvents<>(), new EmitCountRow.OfRollups(null), Types.LONG);
         harness =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         op, new RollupKey.Itself(), TypeInformation.of(RollupKey.class));

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
-import io.auditpipe.flink.functions.EmitStatsRow;
+import io.auditpipe.flink.functions.EmitCountRow;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
@@ -58,7 +58,8 @@ class StatsWindowTest {
         builder.allowedLateness(LATENESS);
         builder.sideOutputLateData(AuditPipeline.TOO_LATE_FOR_STATS);
         OneInputStreamOperator<StatsEvent, StatsRow> op =
-                builder.aggregate(new CountEvents.OfStats(), new EmitStatsRow(), Types.LONG);
+                builder.aggregate(
+                        new CountEvents.OfStats(), new EmitCountRow.OfStats(null), Types.LONG);
         harness =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         op, new StatsKeySelector(), TypeInformation.of(StatsKey.class));

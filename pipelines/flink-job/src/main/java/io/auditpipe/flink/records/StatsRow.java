@@ -1,24 +1,11 @@
 package io.auditpipe.flink.records;
 
-import java.io.Serializable;
-
-/**
- * The count of one minute for one {@link StatsKey}. Always the full count so far, never a delta:
- * writing it again (early firings, late events, replays) replaces the stored value, so the stats
- * are idempotent.
- */
-public class StatsRow implements Serializable {
+/** The count of one minute for one {@link StatsKey}. */
+public class StatsRow extends CountRow {
     private static final long serialVersionUID = 1L;
 
     public StatsKey key;
     public long windowStartMillis;
-    public long count;
-
-    /**
-     * The import run whose events this counts (their chain), null for the live job's: its own
-     * document, so a minute or day both hold keeps both counts (a query sums a key's documents).
-     */
-    public String chain;
 
     public StatsRow() {}
 
@@ -28,9 +15,9 @@ public class StatsRow implements Serializable {
         this.count = count;
     }
 
-    /** Deterministic document id: minute start (epoch ms) plus the key. */
+    /** The minute's start (epoch ms) plus the key. */
     public String id() {
-        return windowStartMillis + "|" + key + (chain == null ? "" : "|" + chain);
+        return id(windowStartMillis, String.valueOf(key));
     }
 
     @Override
