@@ -499,7 +499,7 @@ public final class AuditPipeline {
                                         .keyBy(new StatsKeySelector())
                                         .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
                         .sideOutputLateData(TOO_LATE_FOR_STATS)
-                        .aggregate(new CountEvents.OfStats(), new EmitCountRow.OfStats(chain()))
+                        .aggregate(new CountEvents.OfStats(), EmitCountRow.stats(chain()))
                         .name("stats-1m")
                         .uid("stats-1m")
                         .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS);
@@ -537,7 +537,7 @@ public final class AuditPipeline {
                                 .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
                                 .keyBy(new RollupKey.Itself())
                                 .window(TumblingEventTimeWindows.of(RollupRow.WINDOW)))
-                .aggregate(new CountEvents<>(), new EmitCountRow.OfRollups(chain()))
+                .aggregate(new CountEvents<>(), EmitCountRow.rollups(chain()))
                 .name("rollups-1d")
                 .uid("rollups-1d")
                 .sinkTo(sinks.rollups())

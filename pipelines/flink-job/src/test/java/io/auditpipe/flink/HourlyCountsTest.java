@@ -46,7 +46,7 @@ class HourlyCountsTest {
         k.eventName = "Query";
         k.commandClass = "select";
         k.status = 0;
-        return new StreamRecord<>(new StatsRow(k, start, count), start + MINUTE - 1);
+        return new StreamRecord<>(new StatsRow(k, start, count, null), start + MINUTE - 1);
     }
 
     static List<String> out(KeyedOneInputStreamOperatorTestHarness<String, StatsRow, HourRow> h) {

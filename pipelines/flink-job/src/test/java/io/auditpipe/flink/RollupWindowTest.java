@@ -60,8 +60,7 @@ class RollupWindowTest {
                         TypeInformation.of(RollupKey.class));
         builder.allowedLateness(LATENESS);
         OneInputStreamOperator<RollupKey, RollupRow> op =
-                builder.aggregate(
-                        new CountEvents<>(), new EmitCountRow.OfRollups(null), Types.LONG);
+                builder.aggregate(new CountEvents<>(), EmitCountRow.rollups(null), Types.LONG);
         harness =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         op, new RollupKey.Itself(), TypeInformation.of(RollupKey.class));
@@ -154,7 +153,8 @@ class RollupWindowTest {
                                 new KafkaOrigin("audit.raw", 0, 1, DAY),
                                 "d"));
         UpdateOneModel<Document> upsert =
-                (UpdateOneModel<Document>) StoreDocuments.rollupUpsert(new RollupRow(k, DAY, 7));
+                (UpdateOneModel<Document>)
+                        StoreDocuments.rollupUpsert(new RollupRow(k, DAY, 7, null));
         Document set = StoreDocumentsTest.written(upsert);
         assertEquals(new Date(DAY), set.get("day"));
         assertEquals(new Date(DAY + 86_400_000L), set.get("day_end"));
@@ -174,7 +174,7 @@ class RollupWindowTest {
                         ((Document)
                                         ((UpdateOneModel<Document>)
                                                         StoreDocuments.rollupUpsert(
-                                                                new RollupRow(none, DAY, 1)))
+                                                                new RollupRow(none, DAY, 1, null)))
                                                 .getUpdate())
                                 .get("$set");
         assertFalse(row.containsKey("user"));

@@ -58,8 +58,7 @@ class StatsWindowTest {
         builder.allowedLateness(LATENESS);
         builder.sideOutputLateData(AuditPipeline.TOO_LATE_FOR_STATS);
         OneInputStreamOperator<StatsEvent, StatsRow> op =
-                builder.aggregate(
-                        new CountEvents.OfStats(), new EmitCountRow.OfStats(null), Types.LONG);
+                builder.aggregate(new CountEvents.OfStats(), EmitCountRow.stats(null), Types.LONG);
         harness =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         op, new StatsKeySelector(), TypeInformation.of(StatsKey.class));

@@ -76,7 +76,8 @@ class StoreDocumentsTest {
         k.commandClass = "select";
         k.status = 0;
         UpdateOneModel<Document> m =
-                (UpdateOneModel<Document>) StoreDocuments.statsUpsert(new StatsRow(k, 60_000L, 17));
+                (UpdateOneModel<Document>)
+                        StoreDocuments.statsUpsert(new StatsRow(k, 60_000L, 17, null));
         assertEquals(new Document("_id", "60000|db-01|app|Query|select|0"), m.getFilter());
         Document update = (Document) m.getUpdate();
         assertEquals(
@@ -120,8 +121,7 @@ class StoreDocumentsTest {
         rk.user = "app";
         rk.controls = "PCI-DSS-10.2.1.4";
         io.auditpipe.flink.records.RollupRow day =
-                new io.auditpipe.flink.records.RollupRow(rk, 0L, 3);
-        day.chain = "import-x";
+                new io.auditpipe.flink.records.RollupRow(rk, 0L, 3, "import-x");
         Document rolled =
                 ((com.mongodb.client.model.InsertOneModel<Document>)
                                 StoreDocuments.rollupInsert(day))

@@ -4,61 +4,49 @@ import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.records.StatsKey;
 import io.auditpipe.flink.records.StatsRow;
+import java.io.Serializable;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.Collector;
 
 /**
- * Attaches the key and the window's start to the count: the one-minute stats' rows ({@link
- * OfStats}) and the day rollups' ({@link OfRollups}) are made alike.
+ * Attaches the key and the window's start to the count: the one-minute stats' rows ({@link #stats})
+ * and the day rollups' ({@link #rollups}) are made alike.
  */
-public abstract class EmitCountRow<K, R> extends ProcessWindowFunction<Long, R, K, TimeWindow> {
+public class EmitCountRow<K, R> extends ProcessWindowFunction<Long, R, K, TimeWindow> {
     private static final long serialVersionUID = 1L;
+
+    /** A row of a key's count in the window that starts at {@code start}. */
+    public interface RowOf<K, R> extends Serializable {
+        R row(K key, long start, long count, String chain);
+    }
 
     /** The import run whose events are counted (the row's chain), null in the live job. */
     private final String chain;
 
-    EmitCountRow(String chain) {
+    private final RowOf<K, R> rowOf;
+
+    EmitCountRow(String chain, RowOf<K, R> rowOf) {
         this.chain = chain;
+        this.rowOf = rowOf;
     }
 
-    /** The row of {@code key}'s count in the window that starts at {@code start}. */
-    abstract R row(K key, long start, long count, String chain);
+    /**
+     * The minutes' stats rows (an anonymous subclass: its types are what Flink reads its output's
+     * type from).
+     */
+    public static EmitCountRow<StatsKey, StatsRow> stats(String chain) {
+        return new EmitCountRow<StatsKey, StatsRow>(chain, StatsRow::new) {};
+    }
+
+    /** The days' rollup rows. */
+    public static EmitCountRow<RollupKey, RollupRow> rollups(String chain) {
+        return new EmitCountRow<RollupKey, RollupRow>(chain, RollupRow::new) {};
+    }
 
     @Override
     public void process(K key, Context ctx, Iterable<Long> counts, Collector<R> out) {
-        for (Long count : counts) out.collect(row(key, ctx.window().getStart(), count, chain));
-    }
-
-    /** A minute's stats row. */
-    public static final class OfStats extends EmitCountRow<StatsKey, StatsRow> {
-        private static final long serialVersionUID = 1L;
-
-        public OfStats(String chain) {
-            super(chain);
-        }
-
-        @Override
-        StatsRow row(StatsKey key, long start, long count, String chain) {
-            StatsRow row = new StatsRow(key, start, count);
-            row.chain = chain;
-            return row;
-        }
-    }
-
-    /** A day's rollup row. */
-    public static final class OfRollups extends EmitCountRow<RollupKey, RollupRow> {
-        private static final long serialVersionUID = 1L;
-
-        public OfRollups(String chain) {
-            super(chain);
-        }
-
-        @Override
-        RollupRow row(RollupKey key, long start, long count, String chain) {
-            RollupRow row = new RollupRow(key, start, count);
-            row.chain = chain;
-            return row;
-        }
+        for (Long count : counts)
+            out.collect(rowOf.row(key, ctx.window().getStart(), count, chain));
     }
 }

@@ -18,6 +18,13 @@ public abstract class CountRow implements Serializable {
      */
     public String chain;
 
+    protected CountRow() {}
+
+    protected CountRow(long count, String chain) {
+        this.count = count;
+        this.chain = chain;
+    }
+
     /**
      * The deterministic document id: the window's start (epoch ms), the key, the import run's
      * chain.

@@ -14,10 +14,10 @@ public class RollupRow extends CountRow {
 
     public RollupRow() {}
 
-    public RollupRow(RollupKey key, long dayStartMillis, long count) {
+    public RollupRow(RollupKey key, long dayStartMillis, long count, String chain) {
+        super(count, chain);
         this.key = key;
         this.dayStartMillis = dayStartMillis;
-        this.count = count;
     }
 
     /** The day's start (epoch ms) plus the key ({@link RollupKey#idText}). */

@@ -9,10 +9,10 @@ public class StatsRow extends CountRow {
 
     public StatsRow() {}
 
-    public StatsRow(StatsKey key, long windowStartMillis, long count) {
+    public StatsRow(StatsKey key, long windowStartMillis, long count, String chain) {
+        super(count, chain);
         this.key = key;
         this.windowStartMillis = windowStartMillis;
-        this.count = count;
     }
 
     /** The minute's start (epoch ms) plus the key. */
