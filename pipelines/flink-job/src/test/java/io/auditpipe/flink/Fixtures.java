@@ -1,8 +1,13 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.records.CountRow;
+import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
+import io.auditpipe.parser.AuditEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 
 /** Named instants and factory methods for the job tests (no inline JSON in the tests). */
 final class Fixtures {
@@ -10,6 +15,18 @@ final class Fixtures {
     static final KafkaOrigin ORIGIN = new KafkaOrigin("audit.raw", 3, 42, T0.toEpochMilli() + 5);
 
     private Fixtures() {}
+
+    /** {@code e} as read from audit.raw's partition 0 at {@code offset}, at {@code at}. */
+    static IngestedEvent read(AuditEvent e, long offset, long at) {
+        return new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, offset, at), "d");
+    }
+
+    /** The counts of the rows a count window emitted so far, in order; the output is cleared. */
+    static List<Long> counts(OneInputStreamOperatorTestHarness<?, ? extends CountRow> harness) {
+        List<Long> out = harness.extractOutputValues().stream().map(r -> r.count).toList();
+        harness.getOutput().clear();
+        return out;
+    }
 
     static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.auditpipe.flink.functions.PreCountStats;
-import io.auditpipe.flink.records.IngestedEvent;
-import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.parser.AuditEvent;
 import java.time.Duration;
@@ -52,12 +50,7 @@ class PreCountStatsTest {
         e.eventName = "Query";
         e.commandClass = "select";
         e.eventTimeMillis = at;
-        harness.processElement(
-                new StreamRecord<>(
-                        StatsEvent.of(
-                                new IngestedEvent(
-                                        e, new KafkaOrigin("audit.raw", 0, seq, at), "d")),
-                        at));
+        harness.processElement(new StreamRecord<>(StatsEvent.of(Fixtures.read(e, seq, at)), at));
     }
 
     /**

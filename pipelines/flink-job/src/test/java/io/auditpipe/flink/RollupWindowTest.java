@@ -8,8 +8,6 @@ import com.mongodb.client.model.UpdateOneModel;
 import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitCountRow;
-import io.auditpipe.flink.records.IngestedEvent;
-import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.RollupKey;
 import io.auditpipe.flink.records.RollupRow;
 import io.auditpipe.flink.sink.StoreDocuments;
@@ -18,7 +16,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -88,20 +85,11 @@ class RollupWindowTest {
     private void admin(long at) throws Exception {
         AuditEvent e = event("administrator", List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS"));
         e.eventTimeMillis = at;
-        harness.processElement(
-                new StreamRecord<>(
-                        RollupKey.of(
-                                new IngestedEvent(e, new KafkaOrigin("audit.raw", 0, 1, at), "d")),
-                        at));
+        harness.processElement(new StreamRecord<>(RollupKey.of(Fixtures.read(e, 1, at)), at));
     }
 
     private List<Long> counts() {
-        List<Long> out =
-                harness.extractOutputValues().stream()
-                        .map(r -> r.count)
-                        .collect(Collectors.toList());
-        harness.getOutput().clear();
-        return out;
+        return Fixtures.counts(harness);
     }
 
     @Test
@@ -146,12 +134,12 @@ class RollupWindowTest {
     void theStoredRowBoundsItsDayAndListsTheControls() {
         RollupKey k =
                 RollupKey.of(
-                        new IngestedEvent(
+                        Fixtures.read(
                                 event(
                                         "administrator",
                                         List.of("PCI-DSS-10.2.1.2", "SOX-ITGC-ACCESS")),
-                                new KafkaOrigin("audit.raw", 0, 1, DAY),
-                                "d"));
+                                1,
+                                DAY));
         UpdateOneModel<Document> upsert =
                 (UpdateOneModel<Document>)
                         StoreDocuments.rollupUpsert(new RollupRow(k, DAY, 7, null));
@@ -166,9 +154,7 @@ class RollupWindowTest {
         // a field the event lacks is left out of the row; no user name makes two keys one id
         AuditEvent anonymous = event("administrator", List.of());
         anonymous.user = null;
-        RollupKey none =
-                RollupKey.of(
-                        new IngestedEvent(anonymous, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
+        RollupKey none = RollupKey.of(Fixtures.read(anonymous, 1, DAY));
         Document row =
                 (Document)
                         ((Document)
@@ -180,23 +166,14 @@ class RollupWindowTest {
         assertFalse(row.containsKey("user"));
         AuditEvent empty = event("administrator", List.of());
         empty.user = "";
-        RollupKey blank =
-                RollupKey.of(
-                        new IngestedEvent(empty, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
+        RollupKey blank = RollupKey.of(Fixtures.read(empty, 1, DAY));
         AuditEvent piped = event("administrator", List.of());
         piped.user = "dba_bob|administrator";
         piped.principalClass = "administration";
         piped.category = "set_global";
         piped.action = null;
-        RollupKey shifted =
-                RollupKey.of(
-                        new IngestedEvent(piped, new KafkaOrigin("audit.raw", 0, 1, DAY), "d"));
-        RollupKey plain =
-                RollupKey.of(
-                        new IngestedEvent(
-                                event("administrator", List.of()),
-                                new KafkaOrigin("audit.raw", 0, 1, DAY),
-                                "d"));
+        RollupKey shifted = RollupKey.of(Fixtures.read(piped, 1, DAY));
+        RollupKey plain = RollupKey.of(Fixtures.read(event("administrator", List.of()), 1, DAY));
         assertEquals(
                 4,
                 new java.util.HashSet<>(

@@ -7,15 +7,12 @@ import io.auditpipe.flink.functions.CountEvents;
 import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitCountRow;
 import io.auditpipe.flink.functions.StatsKeySelector;
-import io.auditpipe.flink.records.IngestedEvent;
-import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.StatsEvent;
 import io.auditpipe.flink.records.StatsKey;
 import io.auditpipe.flink.records.StatsRow;
 import io.auditpipe.parser.AuditEvent;
 import java.time.Duration;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -80,21 +77,11 @@ class StatsWindowTest {
         e.commandClass = "select";
         e.status = 0;
         e.eventTimeMillis = at;
-        harness.processElement(
-                new StreamRecord<>(
-                        StatsEvent.of(
-                                new IngestedEvent(
-                                        e, new KafkaOrigin("audit.raw", 0, seq, at), "d")),
-                        at));
+        harness.processElement(new StreamRecord<>(StatsEvent.of(Fixtures.read(e, seq, at)), at));
     }
 
     private List<Long> counts() {
-        List<Long> out =
-                harness.extractOutputValues().stream()
-                        .map(r -> r.count)
-                        .collect(Collectors.toList());
-        harness.getOutput().clear();
-        return out;
+        return Fixtures.counts(harness);
     }
 
     @Test
