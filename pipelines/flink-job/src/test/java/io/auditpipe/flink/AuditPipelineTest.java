@@ -25,7 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -131,41 +130,20 @@ class AuditPipelineTest {
         return new KafkaOrigin("audit.raw", (int) (offset % 4), offset, Fixtures.T0.toEpochMilli());
     }
 
-    private static ParsedRecord input(Long index) {
-        return INPUT.get(index.intValue());
-    }
-
     @TempDir java.nio.file.Path archive;
 
     @Test
     void everyEventIsStoredCountedOnceAndBadInputIsDeadLettered() throws Exception {
-        Configuration options =
-                JobOptions.load(
-                                Map.of(
-                                        "kafka.bootstrap-servers",
-                                        "unused:9092",
-                                        "store.uri",
-                                        "mongodb://unused/"),
-                                "test")
-                        .job;
+        Configuration options = Fixtures.options();
         CollectingSink<IngestedEvent> events = new CollectingSink<>("events");
         CollectingSink<IngestedEvent> evidence = new CollectingSink<>("evidence");
         CollectingSink<RollupRow> rollups = new CollectingSink<>("rollups");
         CollectingSink<StatsRow> stats = new CollectingSink<>("stats");
         CollectingSink<HourRow> hours = new CollectingSink<>("hours");
         CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("dead-letters");
-        DataGeneratorSource<ParsedRecord> source =
-                new DataGeneratorSource<>(
-                        AuditPipelineTest::input,
-                        INPUT.size(),
-                        TypeInformation.of(ParsedRecord.class));
+        DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
 
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(2);
-        env.enableCheckpointing(500); // the archive's files are committed on checkpoints
-        env.configure(
-                Configuration.fromMap(
-                        Map.of("restart-strategy.type", "none"))); // fail, don't retry for ever
+        StreamExecutionEnvironment env = Fixtures.environment();
         CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
         CollectingSink<ChainHead> heads = new CollectingSink<>("heads");
         new AuditPipeline(
@@ -383,11 +361,7 @@ class AuditPipelineTest {
                                             "1 h"),
                                     "test")
                             .job;
-            DataGeneratorSource<ParsedRecord> source =
-                    new DataGeneratorSource<>(
-                            AuditPipelineTest::input,
-                            INPUT.size(),
-                            TypeInformation.of(ParsedRecord.class));
+            DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
             CollectingSink<io.auditpipe.flink.alerts.Alert> alerts =
                     new CollectingSink<>("alerts-shared-" + shared);
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -462,20 +436,8 @@ class AuditPipelineTest {
 
     @Test
     void aLearnedBaselineRaisesItsAlertFromTheStoredEventsOnce() throws Exception {
-        Configuration options =
-                JobOptions.load(
-                                Map.of(
-                                        "kafka.bootstrap-servers",
-                                        "unused:9092",
-                                        "store.uri",
-                                        "mongodb://unused/"),
-                                "test")
-                        .job;
-        DataGeneratorSource<ParsedRecord> source =
-                new DataGeneratorSource<>(
-                        i -> NINE_DAYS.get(i.intValue()),
-                        NINE_DAYS.size(),
-                        TypeInformation.of(ParsedRecord.class));
+        Configuration options = Fixtures.options();
+        DataGeneratorSource<ParsedRecord> source = Fixtures.source(NINE_DAYS);
         CollectingSink<io.auditpipe.flink.alerts.Alert> alerts =
                 new CollectingSink<>("alerts-baselines");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -498,20 +460,8 @@ class AuditPipelineTest {
 
     @Test
     void importedHistoryWritesEachPrincipalsBaselineAtItsEnd() throws Exception {
-        Configuration options =
-                JobOptions.load(
-                                Map.of(
-                                        "kafka.bootstrap-servers",
-                                        "unused:9092",
-                                        "store.uri",
-                                        "mongodb://unused/"),
-                                "test")
-                        .job;
-        DataGeneratorSource<ParsedRecord> source =
-                new DataGeneratorSource<>(
-                        i -> NINE_DAYS.get(i.intValue()),
-                        NINE_DAYS.size(),
-                        TypeInformation.of(ParsedRecord.class));
+        Configuration options = Fixtures.options();
+        DataGeneratorSource<ParsedRecord> source = Fixtures.source(NINE_DAYS);
         CollectingSink<io.auditpipe.flink.baselines.Profile> profiles =
                 new CollectingSink<>("history-baselines");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -549,29 +499,14 @@ class AuditPipelineTest {
 
     @Test
     void importedHistoryIsLinkedInItsChainAndEachCountWrittenOnce() throws Exception {
-        Configuration options =
-                JobOptions.load(
-                                Map.of(
-                                        "kafka.bootstrap-servers",
-                                        "unused:9092",
-                                        "store.uri",
-                                        "mongodb://unused/"),
-                                "test")
-                        .job;
+        Configuration options = Fixtures.options();
         CollectingSink<IngestedEvent> evidence = new CollectingSink<>("history-evidence");
         CollectingSink<RollupRow> rollups = new CollectingSink<>("history-rollups");
         CollectingSink<HourRow> hours = new CollectingSink<>("history-hours");
         CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("history-dead-letters");
         CollectingSink<ChainHead> heads = new CollectingSink<>("history-heads");
-        DataGeneratorSource<ParsedRecord> source =
-                new DataGeneratorSource<>(
-                        AuditPipelineTest::input,
-                        INPUT.size(),
-                        TypeInformation.of(ParsedRecord.class));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(2);
-        env.enableCheckpointing(500);
-        env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
+        DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
+        StreamExecutionEnvironment env = Fixtures.environment();
         new AuditPipeline(
                         options,
                         PipelineSources.history(source, "import-t"),

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.auditpipe.flink.archive.EventArchive;
-import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.ParsedRecord;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,15 +35,7 @@ class BufferTimeoutsTest {
      * buffer timeout.
      */
     private static Map<String, Long> handOvers() {
-        Configuration options =
-                JobOptions.load(
-                                Map.of(
-                                        "kafka.bootstrap-servers",
-                                        "unused:9092",
-                                        "store.uri",
-                                        "mongodb://unused/"),
-                                "test")
-                        .job;
+        Configuration options = Fixtures.options();
         DataGeneratorSource<ParsedRecord> source =
                 new DataGeneratorSource<>(i -> null, 1, TypeInformation.of(ParsedRecord.class));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();

@@ -1,12 +1,19 @@
 package io.auditpipe.flink;
 
+import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.CountRow;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
+import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.parser.AuditEvent;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 
 /** Named instants and factory methods for the job tests (no inline JSON in the tests). */
@@ -26,6 +33,38 @@ final class Fixtures {
         List<Long> out = harness.extractOutputValues().stream().map(r -> r.count).toList();
         harness.getOutput().clear();
         return out;
+    }
+
+    /** The job's options with every default, its Kafka and store named but never reached. */
+    static Configuration options() {
+        return JobOptions.load(
+                        Map.of(
+                                "kafka.bootstrap-servers",
+                                "unused:9092",
+                                "store.uri",
+                                "mongodb://unused/"),
+                        "test")
+                .job;
+    }
+
+    /** A bounded source of {@code records}, in order. */
+    static DataGeneratorSource<ParsedRecord> source(List<ParsedRecord> records) {
+        return new DataGeneratorSource<>(
+                i -> records.get(i.intValue()),
+                records.size(),
+                TypeInformation.of(ParsedRecord.class));
+    }
+
+    /**
+     * A local environment of two slots, checkpointing every 500 ms (the archive commits its files
+     * on checkpoints), that fails rather than retries for ever.
+     */
+    static StreamExecutionEnvironment environment() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        env.enableCheckpointing(500);
+        env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
+        return env;
     }
 
     static byte[] utf8(String s) {
