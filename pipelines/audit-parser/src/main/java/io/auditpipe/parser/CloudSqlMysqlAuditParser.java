@@ -1,6 +1,5 @@
 package io.auditpipe.parser;
 
-import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -83,14 +82,8 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
                         tree = read(p, p.nextToken(), 0);
                         if (p.nextToken() != null)
                             return ParseResult.failed("trailing content after the JSON object");
-                    } catch (JsonParseException ex) {
-                        return ParseResult.failed(
-                                "invalid JSON at column "
-                                        + ex.getLocation().getColumnNr()
-                                        + ": "
-                                        + ex.getOriginalMessage());
                     } catch (IOException | RuntimeException ex) {
-                        return ParseResult.failed("unreadable record: " + ex.getMessage());
+                        return RecordText.unreadable(ex, false);
                     }
                     if (!(tree instanceof Map)) return ParseResult.failed("not a JSON object");
                     @SuppressWarnings("unchecked")

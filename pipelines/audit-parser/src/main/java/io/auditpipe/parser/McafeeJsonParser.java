@@ -1,6 +1,5 @@
 package io.auditpipe.parser;
 
-import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -139,14 +138,8 @@ public final class McafeeJsonParser extends ReadableRecordParser {
             if (p.nextToken() != null) {
                 return ParseResult.failed("trailing content after the JSON object");
             }
-        } catch (JsonParseException ex) {
-            return ParseResult.failed(
-                    "invalid JSON at column "
-                            + ex.getLocation().getColumnNr()
-                            + ": "
-                            + ex.getOriginalMessage());
         } catch (IOException | RuntimeException ex) {
-            return ParseResult.failed("unreadable record: " + ex.getMessage());
+            return RecordText.unreadable(ex, false);
         }
         if (msgType == null || msgType.isEmpty())
             return ParseResult.failed("missing required field 'msg-type'");

@@ -1,7 +1,6 @@
 package io.auditpipe.parser;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -156,16 +155,8 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
             if (p.nextToken() != null) {
                 return ParseResult.failed("more than one record in one message");
             }
-        } catch (JsonParseException ex) {
-            return ParseResult.failed(
-                    "invalid JSON at line "
-                            + ex.getLocation().getLineNr()
-                            + " column "
-                            + ex.getLocation().getColumnNr()
-                            + ": "
-                            + ex.getOriginalMessage());
         } catch (IOException | RuntimeException ex) {
-            return ParseResult.failed("unreadable record: " + ex.getMessage());
+            return RecordText.unreadable(ex, true);
         }
         if (timestamp == null) return ParseResult.failed("missing required field 'timestamp'");
         if (id == null) return ParseResult.failed("missing required field 'id'");

@@ -1,6 +1,5 @@
 package io.auditpipe.parser;
 
-import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -57,14 +56,8 @@ public final class PerconaJsonParser extends ReadableRecordParser {
                 return ParseResult.failed("not a Percona audit record: no 'audit_record' object");
             }
             return PerconaRecords.finish(event, source);
-        } catch (JsonParseException e) {
-            return ParseResult.failed(
-                    "invalid JSON at column "
-                            + e.getLocation().getColumnNr()
-                            + ": "
-                            + e.getOriginalMessage());
         } catch (IOException | RuntimeException e) {
-            return ParseResult.failed("unreadable record: " + e.getMessage());
+            return RecordText.unreadable(e, false);
         }
     }
 

@@ -2,6 +2,7 @@ package io.auditpipe.parser;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -21,6 +22,23 @@ final class RecordText {
                     .streamReadConstraints(
                             StreamReadConstraints.builder().maxNestingDepth(64).build())
                     .build();
+
+    /**
+     * The dead letter of a record the JSON reader gave up on: where the JSON is invalid and why
+     * (the line too, for formats whose records span lines), else what could not be read.
+     */
+    static ParseResult unreadable(Exception ex, boolean withLine) {
+        if (ex instanceof JsonParseException j) {
+            return ParseResult.failed(
+                    "invalid JSON at "
+                            + (withLine ? "line " + j.getLocation().getLineNr() + " " : "")
+                            + "column "
+                            + j.getLocation().getColumnNr()
+                            + ": "
+                            + j.getOriginalMessage());
+        }
+        return ParseResult.failed("unreadable record: " + ex.getMessage());
+    }
 
     /** Why the record cannot be read as text at all (empty, not UTF-8), or null. */
     static String problem(byte[] record) {
