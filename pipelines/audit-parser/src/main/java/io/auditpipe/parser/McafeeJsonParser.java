@@ -76,13 +76,8 @@ public final class McafeeJsonParser extends ReadableRecordParser {
                             if (value != JsonToken.VALUE_STRING
                                     && value != JsonToken.VALUE_NUMBER_INT
                                     && value != JsonToken.VALUE_NULL) {
-                                if (!value.isScalarValue()) p.skipChildren();
                                 return ParseResult.failed(
-                                        "field '"
-                                                + field
-                                                + "' is "
-                                                + RecordText.describe(value)
-                                                + ", expected a string");
+                                        RecordText.wrongType(p, value, field, "a string"));
                             }
                             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
                             switch (field) {

@@ -105,11 +105,8 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                         if (value != JsonToken.VALUE_NUMBER_INT
                                 && !(value == JsonToken.VALUE_STRING
                                         && p.getText().matches("\\d+"))) {
-                            if (!value.isScalarValue()) p.skipChildren();
                             return ParseResult.failed(
-                                    "field 'id' is "
-                                            + RecordText.describe(value)
-                                            + ", expected an integer");
+                                    RecordText.wrongType(p, value, "id", "an integer"));
                         }
                         id = p.getText();
                         break;
@@ -219,9 +216,7 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
 
     private static ParseResult failedSkipping(JsonParser p, JsonToken value, String field)
             throws IOException {
-        if (!value.isScalarValue()) p.skipChildren();
-        return ParseResult.failed(
-                "field '" + field + "' is " + RecordText.describe(value) + ", expected a string");
+        return ParseResult.failed(RecordText.wrongType(p, value, field, "a string"));
     }
 
     /**
@@ -240,12 +235,7 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                 continue;
             }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
-                if (!value.isScalarValue()) p.skipChildren();
-                return "field '"
-                        + name
-                        + "' is "
-                        + RecordText.describe(value)
-                        + ", expected a string";
+                return RecordText.wrongType(p, value, name, "a string");
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             switch (name) {
@@ -332,12 +322,7 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                 case "table":
                     {
                         if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
-                            if (!value.isScalarValue()) p.skipChildren();
-                            return "field '"
-                                    + name
-                                    + "' is "
-                                    + RecordText.describe(value)
-                                    + ", expected a string";
+                            return RecordText.wrongType(p, value, name, "a string");
                         }
                         String text = value == JsonToken.VALUE_NULL ? null : p.getText();
                         if ("db".equals(field)) e.db = text;
@@ -363,12 +348,7 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
             throws IOException {
         if (value == JsonToken.VALUE_NULL) return null;
         if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
-            if (!value.isScalarValue()) p.skipChildren();
-            return "field '"
-                    + shown
-                    + "' is "
-                    + RecordText.describe(value)
-                    + ", expected an integer";
+            return RecordText.wrongType(p, value, shown, "an integer");
         }
         if (value == JsonToken.VALUE_STRING && p.getText().isEmpty()) return null;
         return PerconaRecords.setInteger(e, field, p.getText()) == null

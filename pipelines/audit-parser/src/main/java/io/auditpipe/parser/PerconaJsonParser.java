@@ -76,7 +76,7 @@ public final class PerconaJsonParser extends ReadableRecordParser {
             String field = p.currentName();
             JsonToken value = p.nextToken();
             boolean integerField = "status".equals(field) || "connection_id".equals(field);
-            if (!KNOWN_STRING_FIELDS.contains(field) && !integerField) {
+            if (!isTextField(field) && !integerField) {
                 e.extra.put(field, RecordText.anyAsText(p, value));
                 continue;
             }
@@ -86,24 +86,14 @@ public final class PerconaJsonParser extends ReadableRecordParser {
                 if (value == JsonToken.VALUE_NULL
                         || (value == JsonToken.VALUE_STRING && p.getText().isEmpty())) continue;
                 if (value != JsonToken.VALUE_NUMBER_INT && value != JsonToken.VALUE_STRING) {
-                    if (!value.isScalarValue()) p.skipChildren();
-                    return "field '"
-                            + field
-                            + "' is "
-                            + RecordText.describe(value)
-                            + ", expected an integer";
+                    return RecordText.wrongType(p, value, field, "an integer");
                 }
                 String problem = PerconaRecords.setInteger(e, field, p.getText());
                 if (problem != null) return problem;
                 continue;
             }
             if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
-                if (!value.isScalarValue()) p.skipChildren();
-                return "field '"
-                        + field
-                        + "' is "
-                        + RecordText.describe(value)
-                        + ", expected a string";
+                return RecordText.wrongType(p, value, field, "a string");
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             String problem = PerconaRecords.setText(e, field, text, source);
@@ -116,19 +106,7 @@ public final class PerconaJsonParser extends ReadableRecordParser {
      * The plugin's JSON has {@code record}; {@code record_id} (the XML name of other writers) is
      * not its.
      */
-    private static final java.util.Set<String> KNOWN_STRING_FIELDS =
-            java.util.Set.of(
-                    "name",
-                    "record",
-                    "timestamp",
-                    "command_class",
-                    "sqltext",
-                    "user",
-                    "priv_user",
-                    "os_user",
-                    "os_login",
-                    "proxy_user",
-                    "host",
-                    "ip",
-                    "db");
+    private static boolean isTextField(String field) {
+        return PerconaRecords.KNOWN_TEXT_FIELDS.contains(field) && !field.equals("record_id");
+    }
 }

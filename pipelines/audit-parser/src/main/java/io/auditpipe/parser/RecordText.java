@@ -40,6 +40,16 @@ final class RecordText {
         return ParseResult.failed("unreadable record: " + ex.getMessage());
     }
 
+    /**
+     * Why a field of the wrong JSON type is refused ("field 'x' is an object, expected a string"),
+     * its value skipped.
+     */
+    static String wrongType(JsonParser p, JsonToken value, String field, String expected)
+            throws IOException {
+        if (!value.isScalarValue()) p.skipChildren();
+        return "field '" + field + "' is " + describe(value) + ", expected " + expected;
+    }
+
     /** Why the record cannot be read as text at all (empty, not UTF-8), or null. */
     static String problem(byte[] record) {
         if (record == null || record.length == 0 || isBlank(record)) {

@@ -309,60 +309,51 @@ public final class SourceDescriptor implements Serializable {
     }
 
     private static LostLines readLost(JsonParser p, JsonToken value) throws IOException {
-        if (value != JsonToken.START_OBJECT) {
-            throw new InvalidSourceKeyException("message key field 'lost' is not an object");
-        }
-        String problem = null, file = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            JsonToken v = p.nextToken();
-            switch (field) {
-                case "problem":
-                    problem = textOrNull(p, v, "lost.problem");
-                    break;
-                case "file":
-                    file = textOrNull(p, v, "lost.file");
-                    break;
-                default:
-                    p.skipChildren();
-            }
-        }
-        if (problem == null || problem.isEmpty()) {
-            throw new InvalidSourceKeyException("message key field 'lost' has no 'problem'");
-        }
-        return new LostLines(problem, file);
+        ProblemFields f = readProblem(p, value, "lost");
+        return new LostLines(f.problem, f.file);
     }
 
     private static CutLine readCut(JsonParser p, JsonToken value) throws IOException {
+        ProblemFields f = readProblem(p, value, "cut");
+        return new CutLine(f.problem, f.lineBytes, f.file, f.offset);
+    }
+
+    /**
+     * The fields of a 'lost' or 'cut' object; a cut's line_bytes and offset too (-1 when absent).
+     */
+    private record ProblemFields(String problem, String file, long lineBytes, long offset) {}
+
+    private static ProblemFields readProblem(JsonParser p, JsonToken value, String name)
+            throws IOException {
         if (value != JsonToken.START_OBJECT) {
-            throw new InvalidSourceKeyException("message key field 'cut' is not an object");
+            throw new InvalidSourceKeyException(
+                    "message key field '" + name + "' is not an object");
         }
+        boolean cut = name.equals("cut");
         String problem = null, file = null;
         long lineBytes = -1, offset = -1;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             JsonToken v = p.nextToken();
             switch (field) {
-                case "problem":
-                    problem = textOrNull(p, v, "cut.problem");
-                    break;
-                case "file":
-                    file = textOrNull(p, v, "cut.file");
-                    break;
-                case "line_bytes":
-                    lineBytes = integer(p, v, "cut.line_bytes");
-                    break;
-                case "offset":
-                    offset = integer(p, v, "cut.offset");
-                    break;
-                default:
-                    p.skipChildren();
+                case "problem" -> problem = textOrNull(p, v, name + ".problem");
+                case "file" -> file = textOrNull(p, v, name + ".file");
+                case "line_bytes" -> {
+                    if (cut) lineBytes = integer(p, v, "cut.line_bytes");
+                    else p.skipChildren();
+                }
+                case "offset" -> {
+                    if (cut) offset = integer(p, v, "cut.offset");
+                    else p.skipChildren();
+                }
+                default -> p.skipChildren();
             }
         }
         if (problem == null || problem.isEmpty()) {
-            throw new InvalidSourceKeyException("message key field 'cut' has no 'problem'");
+            throw new InvalidSourceKeyException(
+                    "message key field '" + name + "' has no 'problem'");
         }
-        return new CutLine(problem, lineBytes, file, offset);
+        return new ProblemFields(problem, file, lineBytes, offset);
     }
 
     private static long integer(JsonParser p, JsonToken value, String field) throws IOException {
