@@ -192,28 +192,18 @@ public final class ControlTags implements Serializable {
         for (Map.Entry<String, List<Glob>> c : row.when().entrySet()) {
             boolean any = false;
             switch (c.getKey()) {
-                case "data_class":
+                case "data_class" -> {
                     if (e.dataClasses != null) {
                         for (String d : e.dataClasses) any |= anyMatch(c.getValue(), d);
                     }
-                    break;
-                case "category":
-                    any = anyMatch(c.getValue(), e.category);
-                    break;
-                case "action":
-                    any = anyMatch(c.getValue(), e.action);
-                    break;
-                case "principal_class":
-                    any = anyMatch(c.getValue(), e.principalClass);
-                    break;
-                case "outcome":
-                    any = anyMatch(c.getValue(), e.outcome());
-                    break;
-                case "status":
-                    any = e.status != null && anyMatch(c.getValue(), String.valueOf(e.status));
-                    break;
-                default:
-                    break;
+                }
+                case "category" -> any = anyMatch(c.getValue(), e.category);
+                case "action" -> any = anyMatch(c.getValue(), e.action);
+                case "principal_class" -> any = anyMatch(c.getValue(), e.principalClass);
+                case "outcome" -> any = anyMatch(c.getValue(), e.outcome());
+                case "status" ->
+                        any = e.status != null && anyMatch(c.getValue(), String.valueOf(e.status));
+                default -> {}
             }
             if (!any) return false;
         }

@@ -158,20 +158,16 @@ public final class EventTaxonomy {
                 && e.extra != null
                 && (e.extra.containsKey("object") || "table_access".equals(recordClass))) {
             switch (lower) {
-                case "read":
+                case "read" -> {
                     return new Kind(DATA_READ, "read");
-                case "write":
-                case "insert":
-                case "update":
-                case "delete":
+                }
+                case "write", "insert", "update", "delete" -> {
                     return new Kind(DATA_WRITE, lower);
-                case "create":
-                case "alter":
-                case "drop":
-                case "rename":
+                }
+                case "create", "alter", "drop", "rename" -> {
                     return new Kind(SCHEMA_CHANGE, lower + "_table");
-                default:
-                    break;
+                }
+                default -> {}
             }
         }
         // 4. the statement
@@ -189,16 +185,19 @@ public final class EventTaxonomy {
         }
         // 5. a command without a statement
         switch (lower) {
-            case "shutdown":
+            case "shutdown" -> {
                 return new Kind(ADMINISTRATION, "shutdown");
-            case "kill":
+            }
+            case "kill" -> {
                 return new Kind(ADMINISTRATION, "kill");
-            case "refresh":
+            }
+            case "refresh" -> {
                 return new Kind(ADMINISTRATION, "flush");
-            case "init db":
+            }
+            case "init db" -> {
                 return new Kind(SESSION, "use");
-            default:
-                break;
+            }
+            default -> {}
         }
         if (words.isEmpty() && e.sqltext == null && !"query".equals(lower)) {
             return new Kind(SESSION, lower.isEmpty() ? "command" : lower.replace(' ', '_'));
@@ -251,37 +250,35 @@ public final class EventTaxonomy {
             if ("SELECT".equals(first)) return new Kind(AUDIT_SYSTEM, "audit_log_read");
         }
         switch (first) {
-            case "SELECT":
-            case "WITH":
-            case "TABLE":
-            case "VALUES":
-            case "HANDLER":
+            case "SELECT", "WITH", "TABLE", "VALUES", "HANDLER" -> {
                 return new Kind(DATA_READ, "select");
-            case "INSERT":
-            case "UPDATE":
-            case "DELETE":
-            case "REPLACE":
+            }
+            case "INSERT", "UPDATE", "DELETE", "REPLACE" -> {
                 return new Kind(DATA_WRITE, first.toLowerCase(Locale.ROOT));
-            case "LOAD":
+            }
+            case "LOAD" -> {
                 if ("DATA".equals(second) || "XML".equals(second))
                     return new Kind(DATA_WRITE, "load_data");
                 return new Kind(ADMINISTRATION, "load_index");
-            case "CALL":
+            }
+            case "CALL" -> {
                 return new Kind(OTHER, "call");
-            case "GRANT":
-            case "REVOKE":
+            }
+            case "GRANT", "REVOKE" -> {
                 return new Kind(ACCOUNT_MANAGEMENT, first.toLowerCase(Locale.ROOT));
-            case "TRUNCATE":
+            }
+            case "TRUNCATE" -> {
                 return new Kind(SCHEMA_CHANGE, "truncate_table");
-            case "INSTALL":
-            case "UNINSTALL":
+            }
+            case "INSTALL", "UNINSTALL" -> {
                 return new Kind(
                         ADMINISTRATION,
                         first.toLowerCase(Locale.ROOT) + "_" + second.toLowerCase(Locale.ROOT));
-            case "CHANGE":
+            }
+            case "CHANGE" -> {
                 return new Kind(ADMINISTRATION, "change_replication_source");
-            default:
-                break;
+            }
+            default -> {}
         }
         if ("CREATE".equals(first)
                 || "ALTER".equals(first)

@@ -183,21 +183,19 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
                 (e.status != null && e.status != 0) || "unsuccessful".equalsIgnoreCase(outcome);
         String lower = cmd.toLowerCase(Locale.ROOT);
         switch (lower) {
-            case "connect":
+            case "connect" -> {
                 e.eventName = "Connect";
                 e.authOutcome = failed ? AuditEvent.AUTH_FAILURE : AuditEvent.AUTH_SUCCESS;
-                break;
-            case "change_user":
+            }
+            case "change_user" -> {
                 e.eventName = "Change user";
                 e.authOutcome = failed ? AuditEvent.AUTH_FAILURE : AuditEvent.AUTH_SUCCESS;
-                break;
-            case "quit":
-            case "disconnect":
-                e.eventName = "Quit";
-                break;
-            default:
+            }
+            case "quit", "disconnect" -> e.eventName = "Quit";
+            default -> {
                 e.eventName = "Query";
                 e.commandClass = lower;
+            }
         }
         if (failed && e.status == null)
             e.status = 1; // unsuccessful without a code: a failure all the same
@@ -506,36 +504,37 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
         if (t == null) throw new IOException("no JSON value");
         if (depth > MAX_DEPTH) throw new IOException("nested deeper than " + MAX_DEPTH + " levels");
         switch (t) {
-            case START_OBJECT:
-                {
-                    Map<String, Object> m = new LinkedHashMap<>();
-                    while (p.nextToken() == JsonToken.FIELD_NAME) {
-                        String name = p.currentName();
-                        m.put(name, read(p, p.nextToken(), depth + 1));
-                    }
-                    return m;
+            case START_OBJECT -> {
+                Map<String, Object> m = new LinkedHashMap<>();
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = p.currentName();
+                    m.put(name, read(p, p.nextToken(), depth + 1));
                 }
-            case START_ARRAY:
-                {
-                    List<Object> l = new ArrayList<>();
-                    JsonToken next;
-                    while ((next = p.nextToken()) != JsonToken.END_ARRAY)
-                        l.add(read(p, next, depth + 1));
-                    return l;
-                }
-            case VALUE_STRING:
+                return m;
+            }
+            case START_ARRAY -> {
+                List<Object> l = new ArrayList<>();
+                JsonToken next;
+                while ((next = p.nextToken()) != JsonToken.END_ARRAY)
+                    l.add(read(p, next, depth + 1));
+                return l;
+            }
+            case VALUE_STRING -> {
                 return p.getText();
-            case VALUE_NUMBER_INT:
-            case VALUE_NUMBER_FLOAT:
+            }
+            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> {
                 return p.getText();
-            case VALUE_TRUE:
+            }
+            case VALUE_TRUE -> {
                 return Boolean.TRUE;
-            case VALUE_FALSE:
+            }
+            case VALUE_FALSE -> {
                 return Boolean.FALSE;
-            case VALUE_NULL:
+            }
+            case VALUE_NULL -> {
                 return null;
-            default:
-                throw new IOException("unexpected " + RecordText.describe(t));
+            }
+            default -> throw new IOException("unexpected " + RecordText.describe(t));
         }
     }
 

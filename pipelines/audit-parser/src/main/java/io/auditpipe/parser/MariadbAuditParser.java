@@ -189,12 +189,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         String operation = f.plain();
         String database = f.plain();
         if (database == null) {
-            return ParseResult.failed(
-                    "not a server_audit record: "
-                            + f.count
-                            + " of at least "
-                            + (envelope == null ? 10 : 9)
-                            + " comma-separated fields");
+            return tooFewFields(f, envelope);
         }
         String object;
         try {
@@ -204,12 +199,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         }
         String retcode = f.plain();
         if (retcode == null) {
-            return ParseResult.failed(
-                    "not a server_audit record: "
-                            + f.count
-                            + " of at least "
-                            + (envelope == null ? 10 : 9)
-                            + " comma-separated fields");
+            return tooFewFields(f, envelope);
         }
         long millis;
         String idTime;
@@ -340,6 +330,18 @@ public final class MariadbAuditParser extends ReadableRecordParser {
             if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
         }
         return true;
+    }
+
+    /**
+     * A line with fewer fields than server_audit writes (the syslog envelope carries the first).
+     */
+    private static ParseResult tooFewFields(Fields f, SyslogEnvelope envelope) {
+        return ParseResult.failed(
+                "not a server_audit record: "
+                        + f.count
+                        + " of at least "
+                        + (envelope == null ? 10 : 9)
+                        + " comma-separated fields");
     }
 
     /** Reads the comma-separated fields left to right; only the object may be quoted. */

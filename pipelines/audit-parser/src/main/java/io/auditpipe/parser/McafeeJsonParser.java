@@ -60,74 +60,45 @@ public final class McafeeJsonParser extends ReadableRecordParser {
                     seen.put(field, value == JsonToken.VALUE_NULL ? null : p.getText());
                 else seen.put(field, null);
                 switch (field) {
-                    case "msg-type":
-                    case "date":
-                    case "thread-id":
-                    case "query-id":
-                    case "cmd":
-                    case "user":
-                    case "priv_user":
-                    case "host":
-                    case "ip":
-                    case "os_user":
-                    case "query":
-                    case "status":
-                        {
-                            if (value != JsonToken.VALUE_STRING
-                                    && value != JsonToken.VALUE_NUMBER_INT
-                                    && value != JsonToken.VALUE_NULL) {
-                                return ParseResult.failed(
-                                        RecordText.wrongType(p, value, field, "a string"));
-                            }
-                            String text = value == JsonToken.VALUE_NULL ? null : p.getText();
-                            switch (field) {
-                                case "msg-type":
-                                    msgType = text;
-                                    break;
-                                case "date":
-                                    date = text;
-                                    break;
-                                case "thread-id":
-                                    thread = text;
-                                    break;
-                                case "query-id":
-                                    queryId = text;
-                                    break;
-                                case "cmd":
-                                    cmd = text;
-                                    break;
-                                case "user":
-                                    e.user = text;
-                                    break;
-                                case "priv_user":
-                                    e.privUser = text;
-                                    break;
-                                case "host":
-                                    e.host = text;
-                                    break;
-                                case "ip":
-                                    e.ip = text;
-                                    break;
-                                case "os_user":
-                                    e.osUser = text;
-                                    break;
-                                case "query":
-                                    e.sqltext = text;
-                                    break;
-                                case "status":
-                                    {
-                                        String problem =
-                                                PerconaRecords.setInteger(e, "status", text);
-                                        if (problem != null) return ParseResult.failed(problem);
-                                        break;
-                                    }
-                                default:
-                                    throw new IllegalStateException(field);
-                            }
-                            break;
+                    case "msg-type",
+                            "date",
+                            "thread-id",
+                            "query-id",
+                            "cmd",
+                            "user",
+                            "priv_user",
+                            "host",
+                            "ip",
+                            "os_user",
+                            "query",
+                            "status" -> {
+                        if (value != JsonToken.VALUE_STRING
+                                && value != JsonToken.VALUE_NUMBER_INT
+                                && value != JsonToken.VALUE_NULL) {
+                            return ParseResult.failed(
+                                    RecordText.wrongType(p, value, field, "a string"));
                         }
-                    default:
-                        e.extra.put(field, RecordText.anyAsText(p, value));
+                        String text = value == JsonToken.VALUE_NULL ? null : p.getText();
+                        switch (field) {
+                            case "msg-type" -> msgType = text;
+                            case "date" -> date = text;
+                            case "thread-id" -> thread = text;
+                            case "query-id" -> queryId = text;
+                            case "cmd" -> cmd = text;
+                            case "user" -> e.user = text;
+                            case "priv_user" -> e.privUser = text;
+                            case "host" -> e.host = text;
+                            case "ip" -> e.ip = text;
+                            case "os_user" -> e.osUser = text;
+                            case "query" -> e.sqltext = text;
+                            case "status" -> {
+                                String problem = PerconaRecords.setInteger(e, "status", text);
+                                if (problem != null) return ParseResult.failed(problem);
+                            }
+                            default -> throw new IllegalStateException(field);
+                        }
+                    }
+                    default -> e.extra.put(field, RecordText.anyAsText(p, value));
                 }
             }
             if (p.nextToken() != null) {

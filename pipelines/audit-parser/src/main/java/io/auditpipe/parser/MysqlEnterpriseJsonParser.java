@@ -93,15 +93,15 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
                 switch (field) {
-                    case "timestamp":
+                    case "timestamp" -> {
                         if (value != JsonToken.VALUE_STRING)
                             return ParseResult.failed(
                                     "field 'timestamp' is "
                                             + RecordText.describe(value)
                                             + ", expected a string");
                         timestamp = p.getText();
-                        break;
-                    case "id":
+                    }
+                    case "id" -> {
                         if (value != JsonToken.VALUE_NUMBER_INT
                                 && !(value == JsonToken.VALUE_STRING
                                         && p.getText().matches("\\d+"))) {
@@ -109,25 +109,22 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                                     RecordText.wrongType(p, value, "id", "an integer"));
                         }
                         id = p.getText();
-                        break;
-                    case "class":
+                    }
+                    case "class" -> {
                         if (value != JsonToken.VALUE_STRING)
                             return failedSkipping(p, value, "class");
                         eventClass = p.getText();
-                        break;
-                    case "event":
+                    }
+                    case "event" -> {
                         if (value != JsonToken.VALUE_STRING)
                             return failedSkipping(p, value, "event");
                         event = p.getText();
-                        break;
-                    case "connection_id":
-                        {
-                            String problem = integer(p, value, e, "connection_id", "connection_id");
-                            if (problem != null) return ParseResult.failed(problem);
-                            break;
-                        }
-                    case "account":
-                    case "login":
+                    }
+                    case "connection_id" -> {
+                        String problem = integer(p, value, e, "connection_id", "connection_id");
+                        if (problem != null) return ParseResult.failed(problem);
+                    }
+                    case "account", "login" -> {
                         if (value != JsonToken.START_OBJECT)
                             return ParseResult.failed(
                                     "field '"
@@ -139,14 +136,15 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
                             String problem = readIdentity(p, field, e);
                             if (problem != null) return ParseResult.failed(problem);
                         }
-                        break;
-                    default:
+                    }
+                    default -> {
                         if (field.endsWith("_data") && value == JsonToken.START_OBJECT) {
                             String problem = readData(p, field, e);
                             if (problem != null) return ParseResult.failed(problem);
                         } else {
                             e.extra.put(field, RecordText.anyAsText(p, value));
                         }
+                    }
                 }
             }
             if (p.nextToken() != null) {
@@ -239,26 +237,13 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
             }
             String text = value == JsonToken.VALUE_NULL ? null : p.getText();
             switch (name) {
-                case "account.user":
-                    e.privUser = text;
-                    break;
-                case "account.host":
-                    e.extra.put("priv_host", text);
-                    break;
-                case "login.user":
-                    e.user = text;
-                    break;
-                case "login.os":
-                    e.osLogin = text;
-                    break;
-                case "login.ip":
-                    e.ip = text;
-                    break;
-                case "login.proxy":
-                    e.proxyUser = text;
-                    break;
-                default:
-                    throw new IllegalStateException(name);
+                case "account.user" -> e.privUser = text;
+                case "account.host" -> e.extra.put("priv_host", text);
+                case "login.user" -> e.user = text;
+                case "login.os" -> e.osLogin = text;
+                case "login.ip" -> e.ip = text;
+                case "login.proxy" -> e.proxyUser = text;
+                default -> throw new IllegalStateException(name);
             }
         }
         rest.putInto(e, object);
@@ -310,29 +295,21 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
             JsonToken value = p.nextToken();
             String name = object + "." + field;
             switch (field) {
-                case "status":
-                    {
-                        String problem = integer(p, value, e, "status", name);
-                        if (problem != null) return problem;
-                        break;
+                case "status" -> {
+                    String problem = integer(p, value, e, "status", name);
+                    if (problem != null) return problem;
+                }
+                case "db", "query", "sql_command", "table" -> {
+                    if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
+                        return RecordText.wrongType(p, value, name, "a string");
                     }
-                case "db":
-                case "query":
-                case "sql_command":
-                case "table":
-                    {
-                        if (value != JsonToken.VALUE_STRING && value != JsonToken.VALUE_NULL) {
-                            return RecordText.wrongType(p, value, name, "a string");
-                        }
-                        String text = value == JsonToken.VALUE_NULL ? null : p.getText();
-                        if ("db".equals(field)) e.db = text;
-                        else if ("query".equals(field)) e.sqltext = text;
-                        else if ("sql_command".equals(field)) e.commandClass = text;
-                        else e.extra.put("table", text);
-                        break;
-                    }
-                default:
-                    rest.add(p, field);
+                    String text = value == JsonToken.VALUE_NULL ? null : p.getText();
+                    if ("db".equals(field)) e.db = text;
+                    else if ("query".equals(field)) e.sqltext = text;
+                    else if ("sql_command".equals(field)) e.commandClass = text;
+                    else e.extra.put("table", text);
+                }
+                default -> rest.add(p, field);
             }
         }
         rest.putInto(e, object);

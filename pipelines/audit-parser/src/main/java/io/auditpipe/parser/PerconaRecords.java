@@ -77,55 +77,27 @@ final class PerconaRecords {
      */
     static String setText(AuditEvent e, String name, String text, SourceDescriptor source) {
         switch (name) {
-            case "name":
-                e.eventName = text;
-                break;
-            case "record":
-            case "record_id":
-                e.recordId = text;
-                break;
-            case "timestamp":
-                {
-                    if (text == null) return "field 'timestamp' is null, expected a string";
-                    try {
-                        e.eventTimeMillis = AuditTimestamps.parseEpochMillis(text, source.zone());
-                    } catch (IllegalArgumentException ex) {
-                        return ex.getMessage();
-                    }
-                    break;
+            case "name" -> e.eventName = text;
+            case "record", "record_id" -> e.recordId = text;
+            case "timestamp" -> {
+                if (text == null) return "field 'timestamp' is null, expected a string";
+                try {
+                    e.eventTimeMillis = AuditTimestamps.parseEpochMillis(text, source.zone());
+                } catch (IllegalArgumentException ex) {
+                    return ex.getMessage();
                 }
-            case "command_class":
-                e.commandClass = text;
-                break;
-            case "sqltext":
-                e.sqltext = text;
-                break;
-            case "user":
-                e.user = text;
-                break;
-            case "priv_user":
-                e.privUser = text;
-                break;
-            case "os_user":
-                e.osUser = text;
-                break;
-            case "os_login":
-                e.osLogin = text;
-                break;
-            case "proxy_user":
-                e.proxyUser = text;
-                break;
-            case "host":
-                e.host = text;
-                break;
-            case "ip":
-                e.ip = text;
-                break;
-            case "db":
-                e.db = text;
-                break;
-            default:
-                throw new IllegalStateException("unhandled field " + name);
+            }
+            case "command_class" -> e.commandClass = text;
+            case "sqltext" -> e.sqltext = text;
+            case "user" -> e.user = text;
+            case "priv_user" -> e.privUser = text;
+            case "os_user" -> e.osUser = text;
+            case "os_login" -> e.osLogin = text;
+            case "proxy_user" -> e.proxyUser = text;
+            case "host" -> e.host = text;
+            case "ip" -> e.ip = text;
+            case "db" -> e.db = text;
+            default -> throw new IllegalStateException("unhandled field " + name);
         }
         return null;
     }

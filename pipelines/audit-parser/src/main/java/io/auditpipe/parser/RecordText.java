@@ -68,22 +68,14 @@ final class RecordText {
 
     /** A JSON token in words, for a reason: "an object", "a number" ... */
     static String describe(JsonToken t) {
-        switch (t) {
-            case START_OBJECT:
-                return "an object";
-            case START_ARRAY:
-                return "an array";
-            case VALUE_NUMBER_INT:
-            case VALUE_NUMBER_FLOAT:
-                return "a number";
-            case VALUE_TRUE:
-            case VALUE_FALSE:
-                return "a boolean";
-            case VALUE_NULL:
-                return "null";
-            default:
-                return "a " + t;
-        }
+        return switch (t) {
+            case START_OBJECT -> "an object";
+            case START_ARRAY -> "an array";
+            case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> "a number";
+            case VALUE_TRUE, VALUE_FALSE -> "a boolean";
+            case VALUE_NULL -> "null";
+            default -> "a " + t;
+        };
     }
 
     /** Any JSON value as text: scalars as they are, arrays and objects as compact JSON. */

@@ -239,46 +239,31 @@ public final class SourceDescriptor implements Serializable {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
                 switch (field) {
-                    case "v":
+                    case "v" -> {
                         if (value != JsonToken.VALUE_NUMBER_INT) {
                             throw new InvalidSourceKeyException(
                                     "message key field 'v' is not an integer");
                         }
                         version = p.getIntValue();
-                        break;
-                    case "server":
-                        server = textOrNull(p, value, field);
-                        break;
-                    case "format":
-                        format = textOrNull(p, value, field);
-                        break;
-                    case "source":
-                        source = textOrNull(p, value, field);
-                        break;
-                    case "collector":
-                        collector = textOrNull(p, value, field);
-                        break;
-                    case "cut":
-                        cut = readCut(p, value);
-                        break;
-                    case "lost":
-                        lost = readLost(p, value);
-                        break;
-                    case "timezone":
-                        {
-                            String name = textOrNull(p, value, field);
-                            try {
-                                zone = name == null ? zone : java.time.ZoneId.of(name);
-                            } catch (java.time.DateTimeException e) {
-                                throw new InvalidSourceKeyException(
-                                        "message key field 'timezone' is not a time zone: '"
-                                                + name
-                                                + "'");
-                            }
-                            break;
+                    }
+                    case "server" -> server = textOrNull(p, value, field);
+                    case "format" -> format = textOrNull(p, value, field);
+                    case "source" -> source = textOrNull(p, value, field);
+                    case "collector" -> collector = textOrNull(p, value, field);
+                    case "cut" -> cut = readCut(p, value);
+                    case "lost" -> lost = readLost(p, value);
+                    case "timezone" -> {
+                        String name = textOrNull(p, value, field);
+                        try {
+                            zone = name == null ? zone : java.time.ZoneId.of(name);
+                        } catch (java.time.DateTimeException e) {
+                            throw new InvalidSourceKeyException(
+                                    "message key field 'timezone' is not a time zone: '"
+                                            + name
+                                            + "'");
                         }
-                    default:
-                        p.skipChildren(); // forward compatible: unknown fields are ignored
+                    }
+                    default -> p.skipChildren(); // forward compatible: unknown fields are ignored
                 }
             }
             if (p.nextToken() != null) {

@@ -80,20 +80,11 @@ public final class ParseFile {
                 System.exit(2);
             }
             switch (args[i]) {
-                case "--format":
-                    format = args[++i];
-                    break;
-                case "--server":
-                    server = args[++i];
-                    break;
-                case "--timezone":
-                    timezone = args[++i];
-                    break;
-                case "--compliance":
-                    compliance = args[++i];
-                    break;
-                default:
-                    file = args[i];
+                case "--format" -> format = args[++i];
+                case "--server" -> server = args[++i];
+                case "--timezone" -> timezone = args[++i];
+                case "--compliance" -> compliance = args[++i];
+                default -> file = args[i];
             }
         }
         if (file == null) {

@@ -545,16 +545,11 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
             failed++;
             WriteModel<Document> model = pending.get(err.getIndex());
             switch (classify(err.getCode(), model, ferretDb ? null : settings.digestField)) {
-                case ALREADY_STORED:
-                    duplicates.inc();
-                    break;
-                case CHECK_FOR_COLLISION:
-                    maybeCollisions.add(((InsertOneModel<Document>) model).getDocument());
-                    break;
-                case RETRY:
-                    retry.add(model);
-                    break;
-                default:
+                case ALREADY_STORED -> duplicates.inc();
+                case CHECK_FOR_COLLISION ->
+                        maybeCollisions.add(((InsertOneModel<Document>) model).getDocument());
+                case RETRY -> retry.add(model);
+                default -> {
                     reject(
                             model,
                             null,
@@ -564,6 +559,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                                     + err.getCode()
                                     + ": "
                                     + err.getMessage());
+                }
             }
         }
         written.inc(pending.size() - failed);
