@@ -251,6 +251,7 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
     one; the forwarder reads the alerts in its group; a SIEM's user of the OCSF stream reads that topic
     alone, in groups of its prefix; none creates topics or reads another's; the administrator may do
     anything."""
+    from auditpipe.stack.components import kafka_grants
     from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = sasl_stack.cfg
@@ -305,7 +306,8 @@ def test_each_part_may_do_only_what_it_does(sasl_stack):
                                   AclPermissionType.ANY)
     client = topics.admin(cfg.kafka_client)
     held = client.describe_acls(everything, request_timeout=15).result()
-    assert sorted({(b.principal, b.restype.name, b.name, b.operation.name) for b in held}) == kafka_acls.wanted(cfg)
+    held = sorted({(b.principal, b.restype.name, b.name, b.operation.name) for b in held})
+    assert held == kafka_acls.wanted(cfg, kafka_grants())
 
 
 def test_a_forwarder_the_broker_refuses_names_the_refusal(sasl_stack, tmp_path):

@@ -233,11 +233,12 @@ def test_each_part_connects_as_its_own_kafka_user_and_the_broker_knows_them_all(
     assert (collector["sasl.username"], collector["sasl.password"]) == ("shipper", "s")
     assert 'username="flink" password="j"' in cfg.kafka_java_client["sasl.jaas.config"]
     from auditpipe.stack.collector.rsyslog import render_config
+    from auditpipe.stack.components import kafka_grants
     from auditpipe.stack.kafka.broker import KafkaBroker
 
     rsyslog = render_config(cfg, tmp_path / "work")
     assert '"sasl.username=shipper"' in rsyslog and '"sasl.username=admin"' not in rsyslog
-    broker = KafkaBroker(cfg)._properties()
+    broker = KafkaBroker(cfg, kafka_grants())._properties()
     assert "super.users=User:admin\n" in broker and "allow.everyone.if.no.acl.found=false" in broker
     assert "StandardAuthorizer" in broker and "CONTROLLER:SASL_PLAINTEXT" in broker, "the controller's listener too"
     for user, password in (("admin", "a"), ("shipper", "s"), ("flink", "j")):
@@ -260,9 +261,10 @@ def test_a_part_may_log_in_with_scram_which_the_local_broker_then_offers(tmp_pat
     java = cfg.kafka_java_client
     assert java["sasl.mechanism"] == "SCRAM-SHA-512"
     assert "ScramLoginModule required username=\"flink\"" in java["sasl.jaas.config"]
+    from auditpipe.stack.components import kafka_grants
     from auditpipe.stack.kafka.broker import KafkaBroker
 
-    broker = KafkaBroker(cfg)._properties()
+    broker = KafkaBroker(cfg, kafka_grants())._properties()
     assert "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512\n" in broker
     assert ("listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config="
             "org.apache.kafka.common.security.scram.ScramLoginModule required;\n") in broker
@@ -274,13 +276,14 @@ def test_a_part_may_log_in_with_scram_which_the_local_broker_then_offers(tmp_pat
 
 
 def test_the_kafka_acls_are_what_topics_yaml_says(tmp_path):
+    from auditpipe.stack.components import kafka_grants
     from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = config.load(write(tmp_path, """kafka:
   security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
              principals: {collector: {username: shipper, password_env: KSHIP}, job: {username: flink, password_env: KJOB}}}
 """))
-    acls = kafka_acls.wanted(cfg)
+    acls = kafka_acls.wanted(cfg, kafka_grants())
     raw, alerts, dead = (topics.topic_name(r) for r in ("raw", "alerts", "deadletter"))
     shipper = {(t, n, op) for p, t, n, op in acls if p == "User:shipper"}
     assert shipper == {("TOPIC", raw, "WRITE"), ("TOPIC", raw, "READ"), ("TOPIC", raw, "DESCRIBE")}
@@ -288,18 +291,19 @@ def test_the_kafka_acls_are_what_topics_yaml_says(tmp_path):
     assert ("TOPIC", raw, "WRITE") not in flink and {("TOPIC", raw, "READ"), ("TOPIC", alerts, "WRITE"),
                                                      ("TOPIC", dead, "WRITE")} <= flink
     assert {p for p, *_ in acls} == {"User:shipper", "User:flink"}, "the administrator needs none: super user"
-    assert kafka_acls.wanted(config.load(write(tmp_path, ""))) == []
+    assert kafka_acls.wanted(config.load(write(tmp_path, "")), kafka_grants()) == []
 
 
 def test_the_cef_forwarder_reads_the_alerts_topic_in_its_group_and_nothing_else(tmp_path):
     from auditpipe.stack.alerts import forwarder
+    from auditpipe.stack.components import kafka_grants
     from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = config.load(write(tmp_path, """kafka:
   security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: admin, password_env: KADMIN,
              principals: {forwarder: {username: siem, password_env: KSIEM}}}
 """))
-    siem = {(t, n, op) for p, t, n, op in kafka_acls.wanted(cfg) if p == "User:siem"}
+    siem = {(t, n, op) for p, t, n, op in kafka_acls.wanted(cfg, kafka_grants()) if p == "User:siem"}
     alerts = topics.topic_name("alerts")
     assert siem == {("TOPIC", alerts, "READ"), ("TOPIC", alerts, "DESCRIBE"), ("GROUP", forwarder.GROUP, "READ")}
 
@@ -307,6 +311,7 @@ def test_the_cef_forwarder_reads_the_alerts_topic_in_its_group_and_nothing_else(
 def test_a_siems_user_of_a_stream_topic_reads_that_topic_alone(tmp_path):
     """kafka.security.principals.siem_<role>: read its stream topic in groups of its prefix; no write, no other
     topic, no transaction (docs/stream.md)."""
+    from auditpipe.stack.components import kafka_grants
     from auditpipe.stack.kafka import kafka_acls, topics
 
     cfg = config.load(write(tmp_path, """
@@ -314,7 +319,7 @@ kafka: {security: {protocol: SASL_PLAINTEXT, sasl_mechanism: PLAIN, username: ad
              principals: {siem_ocsf: {username: splunk, password_env: KS}, siem_ecs: {username: elastic, password_env: KE}}}}
 stream: {formats: [ocsf, ecs]}
 """))
-    acls = kafka_acls.wanted(cfg)
+    acls = kafka_acls.wanted(cfg, kafka_grants())
     for user, role in (("splunk", "ocsf"), ("elastic", "ecs")):
         mine = {(t, n, op) for p, t, n, op in acls if p == f"User:{user}"}
         topic = topics.topic_name(role)

@@ -28,6 +28,7 @@ from auditpipe import progress
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.process import wait_until
+from auditpipe.stack.components import kafka_grants
 from auditpipe.stack.flink import flink_rest, job_settings
 from auditpipe.stack.flink.job import FlinkJob
 from auditpipe.stack.kafka import kafka_acls, topics
@@ -277,7 +278,7 @@ def init(cfg: Config, job_properties: Path | None, checkpoint_dir: str, archive_
             wait_until(lambda: bool(topics.admin(cfg.kafka_client).list_topics(timeout=5)), wait_seconds,
                        f"waiting for Kafka at {cfg.kafka_bootstrap}")
         with progress.step("topics"):
-            notes += kafka_acls.ensure_configured_topics(cfg)
+            notes += kafka_acls.ensure_configured_topics(cfg, kafka_grants())
     with progress.step(f"waiting for the store at {cfg.store_uri_for_display}"):
         wait_until(lambda: bool(mongo_client(cfg, 3000).admin.command("ping")), wait_seconds,
                    f"waiting for the store at {cfg.store_uri_for_display}")

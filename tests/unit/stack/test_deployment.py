@@ -460,10 +460,11 @@ def test_the_verifier_reads_and_inserts_its_alerts_and_can_change_nothing_it_ver
                        cfg.store["review_queue_collection"]: {"insert", "update", "remove"}}
     assert role["roles"] == [{"role": "read", "db": cfg.store["database"]}]
     assert deployment.STORE_USERS["verifier"].role in deployment.CUSTOM_ROLES
+    from auditpipe.stack.components import kafka_grants
     from auditpipe.stack.kafka import kafka_acls, topics
 
     user = f"User:{cfg.kafka['security']['principals']['verifier']['username']}"
-    assert {(kind, name, op) for who, kind, name, op in kafka_acls.wanted(cfg) if who == user} == {
+    assert {(kind, name, op) for who, kind, name, op in kafka_acls.wanted(cfg, kafka_grants()) if who == user} == {
         ("TOPIC", topics.topic_name("alerts"), op) for op in kafka_acls.PRODUCE}
 
 

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 from auditpipe import paths, prereqs, progress
+from auditpipe.config import Config
 from auditpipe.errors import ComponentError
 from auditpipe.process import port_open, refuse_taken_port, wait_until
 from auditpipe.stack import limits
@@ -24,6 +25,10 @@ LOG4J2 = log4j2_properties({"kafka": "WARN", "org.apache.kafka": "WARN", "state.
 
 class KafkaBroker(Component):
     name = "kafka"
+
+    def __init__(self, cfg: Config, grants: kafka_acls.Grants):
+        super().__init__(cfg)
+        self.grants = grants  # the parts' groups and transactional ids, for their ACLs
 
     @property
     def libs(self):
@@ -123,7 +128,7 @@ class KafkaBroker(Component):
         ])
 
     def _ensure_topics(self) -> None:
-        for note in kafka_acls.ensure_configured_topics(self.cfg):
+        for note in kafka_acls.ensure_configured_topics(self.cfg, self.grants):
             progress.info(f"  ! {note}")
 
     def start(self) -> None:

@@ -8,7 +8,8 @@ stream topic reads that topic alone, in groups of its own prefix (docs/stream.md
 broker's super user.
 
 Who may use which topic is written once, in schemas/topics.yaml (``producers``, ``consumers``); the
-consumer groups are below. `up` creates the ACLs on the local broker, whose authorizer is on when
+consumer groups and transactional ids are the parts' own, passed in as ``Grants`` (the parts list,
+stack/components, gathers them). `up` creates the ACLs on the local broker, whose authorizer is on when
 principals are configured, and `auditpipe init` on a deployment's (ensure_configured_topics
 calls ``ensure_acls``): the same code for both. Creating an ACL that exists changes nothing.
 A principal with a SCRAM mechanism gets its credentials the same way (``ensure_scram_credentials``,
@@ -17,41 +18,44 @@ set again at every `up` and `init`, so a changed password takes effect there).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.stack import limits
-from auditpipe.stack.alerts import forwarder
-from auditpipe.stack.flink import job_settings
 from auditpipe.stack.kafka import topics
 
-#: (part, consumer group): the groups a part reads in. The job's two sources use its group id
-#: (only the store path commits offsets there); the collector's catch-up assigns partitions and
-#: commits nothing, so it needs no group; the forwarder commits what it delivered.
-GROUPS = (("job", job_settings.job_group_id()), ("forwarder", forwarder.GROUP))
+
+@dataclass(frozen=True)
+class Grants:
+    """What the parts use besides topics, as (part, name) pairs: the consumer groups they read in
+    and the prefixes of the transactional ids they write with."""
+    groups: tuple[tuple[str, str], ...] = ()
+    transactions: tuple[tuple[str, str], ...] = ()
+
+
 #: (part, prefix): the consumer groups a SIEM's read-only user of a stream topic may read in: any whose id
 #: begins with the prefix (a SIEM names its own groups)
 SIEM_GROUP_PREFIX = "auditpipe-siem-"
 GROUP_PREFIXES = tuple((f"siem_{role}", f"{SIEM_GROUP_PREFIX}{role}") for role in ("events", "ocsf", "ecs"))
-#: (part, prefix): the transactional ids a part writes with, an ACL on the prefix (the job's event stream:
-#: docs/stream.md)
-TRANSACTIONS = (("job", job_settings.stream_transactional_id_prefix()),)
 
 PRODUCE = ("WRITE", "DESCRIBE")
 CONSUME = ("READ", "DESCRIBE")
 
 
-def wanted(cfg: Config) -> list[tuple[str, str, str, str]]:
-    """(principal, resource type, resource name, operation) of every ACL the configuration asks for."""
+def wanted(cfg: Config, grants: Grants) -> list[tuple[str, str, str, str]]:
+    """(principal, resource type, resource name, operation) of every ACL the configuration asks for, the
+    parts' groups and transactional ids those of ``grants``."""
     principals = cfg.kafka["security"].get("principals", {})
     out = []
     for t in topics.definitions().values():
         for part, ops in [*((p, PRODUCE) for p in t.producers), *((p, CONSUME) for p in t.consumers)]:
             if part in principals:
                 out += [(f"User:{principals[part]['username']}", "TOPIC", t.name, op) for op in ops]
-    for part, group in (*GROUPS, *GROUP_PREFIXES):
+    for part, group in (*grants.groups, *GROUP_PREFIXES):
         if part in principals:
             out.append((f"User:{principals[part]['username']}", "GROUP", group, "READ"))
-    for part, prefix in TRANSACTIONS:
+    for part, prefix in grants.transactions:
         if part in principals and cfg.data["stream"]["formats"]:
             out += [(f"User:{principals[part]['username']}", "TRANSACTIONAL_ID", prefix, op) for op in PRODUCE]
     return sorted(set(out))
@@ -91,12 +95,12 @@ def ensure_scram_credentials(cfg: Config) -> list[str]:
     return []
 
 
-def ensure_acls(cfg: Config) -> list[str]:
+def ensure_acls(cfg: Config, grants: Grants) -> list[str]:
     """Creates the ACLs of ``wanted`` (allow, any host, literal names); returns notes. Nothing without principals."""
     from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
     from confluent_kafka.error import KafkaException
 
-    acls = wanted(cfg)
+    acls = wanted(cfg, grants)
     if not acls:
         return []
     # a transactional id is the prefix and what the writer adds, a SIEM's group the prefix and its own name:
@@ -119,10 +123,10 @@ def ensure_acls(cfg: Config) -> list[str]:
     return []
 
 
-def ensure_configured_topics(cfg) -> list[str]:
+def ensure_configured_topics(cfg: Config, grants: Grants) -> list[str]:
     """ensure_topics with the configuration's limits, replicas and partitions, then the SCRAM credentials
     and the ACLs of kafka.security.principals (below): what `up` and `init` run."""
     k = cfg.kafka
     notes = topics.ensure_topics(cfg.kafka_client, limits.from_config(cfg), k["replication_factor"],
                                  k["min_insync_replicas"], {"raw": k["raw_partitions"]})
-    return notes + ensure_scram_credentials(cfg) + ensure_acls(cfg)
+    return notes + ensure_scram_credentials(cfg) + ensure_acls(cfg, grants)
