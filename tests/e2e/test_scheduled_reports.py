@@ -17,7 +17,7 @@ import yaml
 from webhook_receiver import Receiver
 
 from auditpipe import paths
-from auditpipe.stack import schedule
+from auditpipe.evidence import schedule
 
 pytestmark = pytest.mark.e2e
 

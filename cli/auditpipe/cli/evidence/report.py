@@ -48,11 +48,11 @@ def run(app: Application) -> int:
 
 def scheduled_reports(app: Application) -> int:
     """report --schedule: the report of each ended UTC day, written at --at and announced to the webhook
-    (stack/schedule.py), until stopped."""
+    (evidence/schedule.py), until stopped."""
     import re
     from datetime import time
 
-    from auditpipe.stack import schedule
+    from auditpipe.evidence import schedule
     from auditpipe.stack.alerts import webhook
 
     a, cfg = app.args, app.config
@@ -68,7 +68,9 @@ def scheduled_reports(app: Application) -> int:
     app.out(f"writing the {a.regime} report of each UTC day to {out_dir.resolve()} at {at:%H:%M} UTC the next day "
             f"({hook}). Stop with Ctrl-C.")
     try:
-        schedule.run(cfg, a.regime, a.servers, out_dir, at, pdf=a.pdf, log=app.info)
+        schedule.run(cfg, a.regime, a.servers, out_dir, at,
+                     lambda body, headers, what: webhook.post(cfg, body, headers, what, app.info),
+                     pdf=a.pdf, log=app.info)
     except KeyboardInterrupt:
         return 0
     return 0

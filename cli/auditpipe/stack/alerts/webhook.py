@@ -3,7 +3,7 @@ job's WebhookSink does: the JSON body, with a key the header ``X-Auditpipe-Signa
 sha256=<hex HMAC-SHA256 of "<t>." and the body>`` (``signature``; signed again for each attempt), retried
 with backoff (1 s, doubling). A notification, not the record: a POST
 that fails after its retries is logged, never raised. Used for the continuous verification's
-integrity alerts (stack/verification.py) and the scheduled daily reports (stack/schedule.py)."""
+integrity alerts (stack/verification.py) and the scheduled daily reports (evidence/schedule.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Daily reports (`auditpipe report REGIME --schedule`, docs/reports.md "Every day"): each UTC day, at
 ``--at`` (01:00 UTC by default, so that the day's late events are in), the report of the day that
-ended is written to ``<out_dir>/<regime>-<YYYY-MM-DD>.html`` and announced to the webhook (alerts.webhook)
-with its file, its evidence digest and how many rows each exception section holds.
+ended is written to ``<out_dir>/<regime>-<YYYY-MM-DD>.html`` and announced (by the CLI: to the webhook,
+alerts.webhook) with its file, its evidence digest and how many rows each exception section holds.
 
 The file is the record of what was done: it is written whole or not at all (a temporary file renamed),
 so a day whose file exists is never written again, and a restart writes the ended days of the last
@@ -18,6 +18,9 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 from auditpipe.config import Config
+
+#: announce(body, headers, what): sends the JSON ``body`` of a written report; ``what`` names it in a failure's log
+Announce = Callable[[bytes, dict[str, str], str], object]
 
 #: how many ended days a start looks back for a missing report
 CATCH_UP_DAYS = 7
@@ -49,10 +52,9 @@ def next_due(now: datetime, at: time) -> datetime:
 
 
 def write_day(cfg: Config, regime: str, day: date, servers: list[str] | None, out_dir: Path, pdf: bool,
-              log: Callable[[str], None]) -> Path:
-    """Writes the day's report (and its PDF), then announces it to the webhook; returns the file."""
+              log: Callable[[str], None], announce: Announce) -> Path:
+    """Writes the day's report (and its PDF), then announces it; returns the file."""
     from auditpipe.evidence import report
-    from auditpipe.stack.alerts import webhook
 
     since = datetime.combine(day, time(0), tzinfo=timezone.utc)
     until = since + timedelta(days=1)
@@ -71,13 +73,13 @@ def write_day(cfg: Config, regime: str, day: date, servers: list[str] | None, ou
         "evidence_sha256": built.digest(), "generated_at": now.isoformat(),
         "exceptions": {s.key: len(s.rows) for s in built.sections},
     }
-    webhook.post(cfg, json.dumps(announcement).encode(), {"X-Auditpipe-Report-Id": announcement["id"]},
-                 f"the announcement of {out.name} (the report is written)", log)
+    announce(json.dumps(announcement).encode(), {"X-Auditpipe-Report-Id": announcement["id"]},
+             f"the announcement of {out.name} (the report is written)")
     return out
 
 
-def run(cfg: Config, regime: str, servers: list[str] | None, out_dir: Path, at: time, pdf: bool = False,
-        log: Callable[[str], None] = print, stopping: Callable[[], bool] = lambda: False) -> None:
+def run(cfg: Config, regime: str, servers: list[str] | None, out_dir: Path, at: time, announce: Announce,
+        pdf: bool = False, log: Callable[[str], None] = print, stopping: Callable[[], bool] = lambda: False) -> None:
     """Writes each day's report when it is due, until ``stopping()``; a day that fails (the store
     unreachable) is logged and tried again at the next look."""
     last_error, said_next = "", None
@@ -89,7 +91,7 @@ def run(cfg: Config, regime: str, servers: list[str] | None, out_dir: Path, at: 
             said_next = upcoming
         for day in due:
             try:
-                write_day(cfg, regime, day, servers, out_dir, pdf, log)
+                write_day(cfg, regime, day, servers, out_dir, pdf, log, announce)
                 last_error = ""
             except Exception as e:  # noqa: BLE001 - logged once per kind, tried again
                 if str(e) != last_error:

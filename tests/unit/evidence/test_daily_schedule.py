@@ -1,11 +1,11 @@
-"""When `report --schedule` writes a day (stack/schedule.py): the ended days of the last week whose time
+"""When `report --schedule` writes a day (evidence/schedule.py): the ended days of the last week whose time
 has come and whose file is missing, oldest first; the next time due."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, time, timezone
 
-from auditpipe.stack import schedule
+from auditpipe.evidence import schedule
 
 
 def test_the_days_due_are_the_ended_ones_without_a_file(tmp_path):
