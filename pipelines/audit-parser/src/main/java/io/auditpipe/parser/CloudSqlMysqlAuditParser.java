@@ -558,14 +558,7 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
         if (o == null) {
             b.append("null");
         } else if (o instanceof String s) {
-            b.append('"');
-            for (int i = 0; i < s.length(); i++) {
-                char c = s.charAt(i);
-                if (c == '"' || c == '\\') b.append('\\').append(c);
-                else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-                else b.append(c);
-            }
-            b.append('"');
+            JsonEscape.quote(s, b);
         } else if (o instanceof Map<?, ?> m) {
             b.append('{');
             boolean first = true;

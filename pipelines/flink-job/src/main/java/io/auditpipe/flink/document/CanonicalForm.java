@@ -1,6 +1,7 @@
 package io.auditpipe.flink.document;
 
 import io.auditpipe.parser.ByteScan;
+import io.auditpipe.parser.JsonEscape;
 import java.nio.charset.StandardCharsets;
 import java.util.Date;
 import java.util.HashMap;
@@ -243,27 +244,11 @@ public final class CanonicalForm {
         at += plain;
         for (int i = plain; i < n; i++) {
             byte c = u[i];
-            if ((c < 0 || c >= 0x20) && c != '"' && c != '\\') {
+            if (c < 0 || !JsonEscape.needed(c)) {
                 b[at++] = c;
                 continue;
             }
-            b[at++] = '\\';
-            switch (c) {
-                case '"' -> b[at++] = '"';
-                case '\\' -> b[at++] = '\\';
-                case '\n' -> b[at++] = 'n';
-                case '\r' -> b[at++] = 'r';
-                case '\t' -> b[at++] = 't';
-                case '\b' -> b[at++] = 'b';
-                case '\f' -> b[at++] = 'f';
-                default -> {
-                    b[at++] = 'u';
-                    b[at++] = '0';
-                    b[at++] = '0';
-                    b[at++] = (byte) HEX[c >> 4];
-                    b[at++] = (byte) HEX[c & 0xF];
-                }
-            }
+            at = JsonEscape.write(c, b, at);
         }
         b[at++] = '"';
         len = at;
@@ -300,6 +285,4 @@ public final class CanonicalForm {
             return true;
         }
     }
-
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
 }

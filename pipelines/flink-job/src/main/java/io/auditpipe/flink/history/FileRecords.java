@@ -7,6 +7,7 @@ import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.parser.AuditFormats;
 import io.auditpipe.parser.Framing;
+import io.auditpipe.parser.JsonEscape;
 import io.auditpipe.parser.ParseResult;
 import io.auditpipe.parser.SourceDescriptor;
 import io.auditpipe.reader.RecordReader;
@@ -234,14 +235,9 @@ public final class FileRecords implements Closeable {
         }
     }
 
+    /** {@code s} as a JSON string ({@link JsonEscape#quote}). */
     public static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') b.append('\\').append(c);
-            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-            else b.append(c);
-        }
-        return b.append('"').toString();
+        return JsonEscape.quote(s);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.stream;
 
+import io.auditpipe.parser.JsonEscape;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Arrays;
@@ -31,8 +32,6 @@ final class Json {
     static String write(Object value) {
         return new String(utf8(value), StandardCharsets.UTF_8);
     }
-
-    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
     private static final class Writer {
         private byte[] buf = new byte[2048];
@@ -122,28 +121,14 @@ final class Json {
                 room(6);
                 byte[] b = buf;
                 if (c < 0x80) {
-                    if (c >= 0x20 && c != '"' && c != '\\') {
-                        b[n++] = (byte) c;
-                        continue;
-                    }
-                    b[n++] = '\\';
-                    switch (c) {
-                        case '"' -> b[n++] = '"';
-                        case '\\' -> b[n++] = '\\';
-                        case '\n' -> b[n++] = 'n';
-                        case '\r' -> b[n++] = 'r';
-                        case '\t' -> b[n++] = 't';
-                        case '\b' -> b[n++] = 'b';
-                        case '\f' -> b[n++] = 'f';
-                        default -> unicodeEscape(c);
-                    }
+                    if (JsonEscape.needed(c)) n = JsonEscape.write(c, b, n);
+                    else b[n++] = (byte) c;
                 } else if (c < 0x800) {
                     b[n++] = (byte) (0xC0 | c >> 6);
                     b[n++] = (byte) (0x80 | c & 0x3F);
                 } else if (c == 0x2028
                         || c == 0x2029) { // valid JSON, but not inside a JavaScript string
-                    b[n++] = '\\';
-                    unicodeEscape(c);
+                    n = JsonEscape.unicode(c, b, n);
                 } else if (Character.isSurrogate(c)) {
                     if (Character.isHighSurrogate(c)
                             && i + 1 < len
@@ -162,16 +147,6 @@ final class Json {
                     b[n++] = (byte) (0x80 | c & 0x3F);
                 }
             }
-        }
-
-        /** {@code u} and four hex digits (the backslash written). */
-        private void unicodeEscape(char c) {
-            byte[] b = buf;
-            b[n++] = 'u';
-            b[n++] = HEX[c >> 12 & 15];
-            b[n++] = HEX[c >> 8 & 15];
-            b[n++] = HEX[c >> 4 & 15];
-            b[n++] = HEX[c & 15];
         }
     }
 }
