@@ -8,16 +8,11 @@ import io.auditpipe.parser.RecordNumbers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.MapState;
-import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.common.typeutils.base.LongSerializer;
-import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.TimeDomain;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -26,7 +21,9 @@ import org.apache.flink.util.OutputTag;
 
 /**
  * Keyed by server: passes the first copy of each event, and links it into the server's chain
- * ({@link EventChain}) before anything stores or archives it.
+ * ({@link EventChain}) before anything stores or archives it. Its pieces: {@link FirstCopyFilter}
+ * drops the copies, {@link EventChain.Linker} makes the links, {@link FormerLayouts} moves the
+ * state of former layouts over; this operator holds the tips and writes the heads.
  *
  * <p><b>First copies.</b> Collectors and brokers re-send lines (a collector restart re-reads lines
  * since its last saved position; a broker failover can make an idempotent producer re-send a
@@ -113,23 +110,11 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
      */
     private final boolean sortedState;
 
-    /**
-     * The ids this server's chain still remembers: (time to forget, id hash) -> the first line's
-     * fingerprint.
-     */
-    private transient MapState<RememberedId, Long> remembered;
+    /** First copies passed, copies counted, collisions sent aside ({@link FirstCopyFilter}). */
+    private transient FirstCopyFilter copies;
 
-    /**
-     * The numbered records this server's chain still remembers, as of the last checkpoint ({@link
-     * #runs} holds them since).
-     */
-    private transient ValueState<NumberedRuns> numbered;
-
-    /**
-     * The numbered runs of the servers seen since the last checkpoint, written into {@link
-     * #numbered} before the next one.
-     */
-    private transient Map<String, NumberedRuns> runs;
+    /** What former layouts of this state kept, moved over once per server. */
+    private transient FormerLayouts former;
 
     /** Where the chain stands, as of the last checkpoint ({@link #tips} holds it since). */
     private transient ValueState<ChainTip> tip;
@@ -140,30 +125,11 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
      */
     private transient Map<String, ChainTip> tips;
 
-    /**
-     * The ids each server's chain passed since the last checkpoint, added to {@link #remembered}
-     * before the next one.
-     */
-    private transient Map<String, PassedIds> added;
-
     private transient ValueState<Long> lastHeadSeq;
-    private transient FirstCopies.IdHasher ids;
     private transient EventChain.Linker linker;
-    private transient Counter repeats;
-    private transient Counter collisions;
     private transient Counter links;
     private transient HeadSigner signer;
     private transient LinkKey linkKey;
-
-    // what former layouts kept, read once per server after a restore from their checkpoints, moved
-    // over and cleared
-    private transient ValueState<FirstCopies> formerFirstCopies;
-    private transient MapState<String, Tuple2<Long, String>> formerFirstCopyMap;
-    private transient ValueState<Long> formerSeq;
-    private transient ValueState<String> formerDigest;
-    private transient ValueState<String> formerEventId;
-    private transient ValueState<Long> formerEventTime;
-    private transient ValueState<Long> formerHeadDueAt;
 
     public ChainEvents(Duration window, Duration allowedLateness, Duration headInterval) {
         this(window, allowedLateness, headInterval, null, ChainKeys.NONE, false);
@@ -191,59 +157,18 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
 
     @Override
     public void open(OpenContext openContext) {
-        remembered =
-                getRuntimeContext()
-                        .getMapState(
-                                new MapStateDescriptor<>(
-                                        "first-copies-by-time",
-                                        RememberedId.Serializer.INSTANCE,
-                                        LongSerializer.INSTANCE));
+        copies = new FirstCopyFilter(getRuntimeContext(), sortedState);
+        former = new FormerLayouts(getRuntimeContext());
         tip =
                 getRuntimeContext()
                         .getState(
                                 new ValueStateDescriptor<>(
                                         "chain-tip", ChainTip.Serializer.INSTANCE));
-        numbered =
-                getRuntimeContext()
-                        .getState(
-                                new ValueStateDescriptor<>(
-                                        "first-copies-numbered", NumberedRuns.Serializer.INSTANCE));
         lastHeadSeq =
                 getRuntimeContext()
                         .getState(new ValueStateDescriptor<>("chain-last-head-seq", Types.LONG));
-        formerFirstCopies =
-                getRuntimeContext()
-                        .getState(
-                                new ValueStateDescriptor<>(
-                                        "first-copies-hashed", FirstCopies.Serializer.INSTANCE));
-        formerFirstCopyMap =
-                getRuntimeContext()
-                        .getMapState(
-                                new MapStateDescriptor<>(
-                                        "first-copies",
-                                        Types.STRING,
-                                        Types.TUPLE(Types.LONG, Types.STRING)));
-        formerSeq =
-                getRuntimeContext().getState(new ValueStateDescriptor<>("chain-seq", Types.LONG));
-        formerDigest =
-                getRuntimeContext()
-                        .getState(new ValueStateDescriptor<>("chain-digest", Types.STRING));
-        formerEventId =
-                getRuntimeContext()
-                        .getState(new ValueStateDescriptor<>("chain-last-event-id", Types.STRING));
-        formerEventTime =
-                getRuntimeContext()
-                        .getState(new ValueStateDescriptor<>("chain-last-event-time", Types.LONG));
-        formerHeadDueAt =
-                getRuntimeContext()
-                        .getState(new ValueStateDescriptor<>("chain-head-due-at", Types.LONG));
         tips = new HashMap<>();
-        runs = new HashMap<>();
-        added = new HashMap<>();
-        ids = new FirstCopies.IdHasher();
         linker = new EventChain.Linker();
-        repeats = getRuntimeContext().getMetricGroup().counter("repeatedEventsNotCounted");
-        collisions = getRuntimeContext().getMetricGroup().counter("idCollisions");
         links = getRuntimeContext().getMetricGroup().counter("chainLinks");
         signer = keys.signer();
         linkKey = keys.linkKey();
@@ -256,38 +181,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         long eventTime = ctx.timestamp() == null ? e.event.eventTimeMillis : ctx.timestamp();
         long windowEnd = eventTime - Math.floorMod(eventTime, windowMillis) + windowMillis;
         long forgetAt = windowEnd - 1 + allowedLatenessMillis;
-        long number = RecordNumbers.number(e.event);
-        if (number != RecordNumbers.NONE) {
-            String startup = RecordNumbers.startup(e.event);
-            NumberedRuns r = runsOf(ctx.getCurrentKey(), t);
-            int seen = r.seen(startup, number, e.event.eventTimeMillis);
-            boolean byId =
-                    seen == NumberedRuns.NOT_SEEN
-                            && ctx.timerService().currentWatermark() < r.mapUntil;
-            if (byId && seenById(e, ctx, forgetAt))
-                return; // counted, or sent to the collisions, there
-            if (seen == NumberedRuns.COPY) {
-                repeats.inc();
-                return;
-            }
-            if (seen == NumberedRuns.COLLISION) {
-                collisions.inc();
-                ctx.output(COLLISIONS, collision(e));
-                return;
-            }
-            if (!r.add(
-                    startup,
-                    number,
-                    e.event.eventTimeMillis,
-                    forgetAt)) { // past the bound: by its id
-                if (!byId) ids.hash(e.event.id);
-                rememberId(e, ctx.getCurrentKey(), forgetAt);
-                r.mapUntil = Math.max(r.mapUntil, forgetAt);
-            }
-        } else {
-            if (seenById(e, ctx, forgetAt)) return;
-            rememberId(e, ctx.getCurrentKey(), forgetAt);
-        }
+        if (!copies.first(e, ctx, t, forgetAt)) return;
         if (forgetAt != t.forgetTimerAt || forgetAt <= ctx.timerService().currentWatermark()) {
             ctx.timerService().registerEventTimeTimer(forgetAt);
             t.forgetTimerAt = forgetAt;
@@ -298,60 +192,13 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             if (t.seq == 0)
                 ctx.timerService().registerEventTimeTimer(END_OF_INPUT); // the last head
         }
-        e.chainSeq = t.seq + 1;
-        org.bson.Document document =
-                EventDocument.of(e); // without chain fields: the digest is not set yet
-        e.chainDigest = linker.link(t.digest == null ? "" : t.digest, document);
-        document.append(EventDocument.SEQ_FIELD, e.chainSeq)
-                .append(EventDocument.DIGEST_FIELD, e.chainDigest);
-        if (linkKey != null) {
-            e.chainMac = linkKey.mac(e.chainSeq, e.chainDigest);
-            document.append(EventDocument.MAC_FIELD, e.chainMac);
-        }
-        e.document = document;
-        t.seq = e.chainSeq;
-        t.digest = e.chainDigest;
-        t.lastEventId = e.event.id;
-        t.lastEventTime = e.event.eventTimeMillis;
+        linker.append(e, t, linkKey);
         links.inc();
         if (t.headDueAt == ChainTip.NONE) {
             t.headDueAt = ctx.timerService().currentProcessingTime() + headIntervalMillis;
             ctx.timerService().registerProcessingTimeTimer(t.headDueAt);
         }
         out.collect(e);
-    }
-
-    /**
-     * Whether the chain remembers this event's id (in memory since the last checkpoint, or in the
-     * map), counting it as a copy or sending it to the collisions if so. Leaves its hash in {@link
-     * #ids}.
-     */
-    private boolean seenById(IngestedEvent e, Context ctx, long forgetAt) throws Exception {
-        ids.hash(e.event.id);
-        long line = ids.line(e.lineSha256);
-        PassedIds recent = added.get(ctx.getCurrentKey());
-        long first =
-                recent == null ? FirstCopies.NOT_SEEN : recent.lineOf(forgetAt, ids.high, ids.low);
-        if (first == FirstCopies.NOT_SEEN) {
-            Long stored = remembered.get(new RememberedId(forgetAt, ids.high, ids.low));
-            if (stored != null) first = stored;
-        }
-        if (first == FirstCopies.NOT_SEEN) return false;
-        if (first == FirstCopies.UNKNOWN_LINE
-                || line == FirstCopies.UNKNOWN_LINE
-                || first == line) {
-            repeats.inc();
-        } else {
-            collisions.inc();
-            ctx.output(COLLISIONS, collision(e));
-        }
-        return true;
-    }
-
-    /** Remembers the id whose hash {@link #ids} holds, with its line, until {@code forgetAt}. */
-    private void rememberId(IngestedEvent e, String server, long forgetAt) {
-        added.computeIfAbsent(server, k -> new PassedIds())
-                .add(forgetAt, ids.high, ids.low, ids.line(e.lineSha256));
     }
 
     @Override
@@ -369,62 +216,12 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         // everything due by the watermark at once: the timers of the minutes it passed with it find
         // none
         long due = Math.max(timestamp, ctx.timerService().currentWatermark());
-        PassedIds recent = added.get(ctx.getCurrentKey());
-        if (recent != null) recent.forgetUpTo(due);
-        Iterator<Map.Entry<RememberedId, Long>> it = remembered.iterator();
-        boolean kept = false;
-        while (it.hasNext()) {
-            if (it.next().getKey().forgetAt <= due) {
-                it.remove();
-            } else {
-                kept = true;
-                if (sortedState) break;
-            }
-        }
-        if (!kept) remembered.clear(); // the heap backend would keep an empty map
-        NumberedRuns r = runs.get(ctx.getCurrentKey());
-        if (r == null) r = numbered.value();
-        if (r != null) {
-            r.forgetUpTo(due);
-            if (r.mapUntil == Long.MAX_VALUE)
-                r.mapUntil = latestForget(recent); // once, after a restore
-            runs.put(ctx.getCurrentKey(), r);
-        }
+        copies.forget(ctx.getCurrentKey(), due);
         if (t.seq == 0) { // only ids moved over from a former layout's state, no link yet
             tips.remove(ctx.getCurrentKey());
             tip.clear();
-            runs.remove(ctx.getCurrentKey());
-            numbered.clear();
+            copies.clearRuns(ctx.getCurrentKey());
         }
-    }
-
-    /**
-     * The latest time to forget of the ids remembered in the map or since the last checkpoint;
-     * Long.MIN_VALUE if none.
-     */
-    private long latestForget(PassedIds recent) throws Exception {
-        long latest = recent == null ? Long.MIN_VALUE : recent.latestForget();
-        for (RememberedId id : remembered.keys()) latest = Math.max(latest, id.forgetAt);
-        return latest;
-    }
-
-    /**
-     * The server's numbered runs: from memory since the last checkpoint, else from state, else new.
-     * New for a server whose chain has links already (restored from a checkpoint taken before the
-     * runs existed) means its numbered ids may be in the map: looked up there until the next
-     * forgetting says until when ({@link NumberedRuns#mapUntil}).
-     */
-    private NumberedRuns runsOf(String server, ChainTip t) throws Exception {
-        NumberedRuns r = runs.get(server);
-        if (r == null) {
-            r = numbered.value();
-            if (r == null) {
-                r = new NumberedRuns();
-                if (t.seq > 0) r.mapUntil = Long.MAX_VALUE;
-            }
-            runs.put(server, r);
-        }
-        return r;
     }
 
     /**
@@ -435,7 +232,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
         ChainTip t = tips.get(server);
         if (t == null) {
             t = tip.value();
-            if (t == null) t = movedOver();
+            if (t == null) t = former.moveOver(copies);
             tips.put(server, t);
         }
         return t;
@@ -448,17 +245,7 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             tip.update(e.getValue());
         }
         tips.clear();
-        for (Map.Entry<String, NumberedRuns> e : runs.entrySet()) {
-            setKey.accept(e.getKey());
-            numbered.update(e.getValue());
-        }
-        runs.clear();
-        for (Map.Entry<String, PassedIds> e : added.entrySet()) {
-            if (e.getValue().isEmpty()) continue;
-            setKey.accept(e.getKey());
-            remembered.putAll(e.getValue().asMap()); // on RocksDB one write batch
-        }
-        added.clear();
+        copies.writeBack(setKey);
     }
 
     /** A head for the chain's last link, unless the last head written is that link's. */
@@ -479,51 +266,6 @@ public class ChainEvents extends KeyedProcessFunction<String, IngestedEvent, Ing
             ctx.output(HEADS, head);
             lastHeadSeq.update(t.seq);
         }
-    }
-
-    /**
-     * A server without a tip: a new one, or one restored from a checkpoint of a former layout,
-     * whose chain position and remembered ids (in either of two former layouts) are moved over here
-     * and cleared there.
-     */
-    private ChainTip movedOver() throws Exception {
-        ChainTip t = new ChainTip();
-        Long seq = formerSeq.value();
-        if (seq != null) {
-            t.seq = seq;
-            t.digest = formerDigest.value();
-            t.lastEventId = formerEventId.value();
-            Long time = formerEventTime.value();
-            t.lastEventTime = time == null ? 0 : time;
-            Long headDue =
-                    formerHeadDueAt.value(); // its processing-time timer is restored with the state
-            t.headDueAt = headDue == null ? ChainTip.NONE : headDue;
-            formerSeq.clear();
-            formerDigest.clear();
-            formerEventId.clear();
-            formerEventTime.clear();
-            formerHeadDueAt.clear();
-        }
-        FirstCopies former = formerFirstCopies.value();
-        if (former != null) {
-            former.forEach(
-                    (high, low, line, forgetAt) ->
-                            remembered.put(new RememberedId(forgetAt, high, low), line));
-            formerFirstCopies.clear();
-        }
-        Iterator<Map.Entry<String, Tuple2<Long, String>>> formerMap = formerFirstCopyMap.iterator();
-        if (formerMap.hasNext()) {
-            while (formerMap.hasNext()) {
-                Map.Entry<String, Tuple2<Long, String>> entry = formerMap.next();
-                ids.hash(entry.getKey());
-                remembered.put(
-                        new RememberedId(entry.getValue().f0, ids.high, ids.low),
-                        ids.line(entry.getValue().f1));
-            }
-            formerFirstCopyMap.clear();
-        }
-        // the former layouts' time-to-forget timers are restored with the state and fire as before
-        return t;
     }
 
     static DeadLetter collision(IngestedEvent e) {

@@ -1,6 +1,8 @@
 package io.auditpipe.flink.chain;
 
 import io.auditpipe.flink.document.CanonicalForm;
+import io.auditpipe.flink.document.EventDocument;
+import io.auditpipe.flink.records.IngestedEvent;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -30,6 +32,28 @@ public final class EventChain {
     public static final class Linker {
         private final MessageDigest sha = sha256();
         private final CanonicalForm canonical = new CanonicalForm();
+
+        /**
+         * Makes {@code e} the link after {@code tip}: its seq, its stored document (built here),
+         * the digest of that after the tip's, and with {@code key} (null: none) the MAC of both;
+         * the tip moves on to it.
+         */
+        public void append(IngestedEvent e, ChainTip tip, LinkKey key) {
+            e.chainSeq = tip.seq + 1;
+            Document document = EventDocument.of(e); // without chain fields: no digest yet
+            e.chainDigest = link(tip.digest == null ? "" : tip.digest, document);
+            document.append(EventDocument.SEQ_FIELD, e.chainSeq)
+                    .append(EventDocument.DIGEST_FIELD, e.chainDigest);
+            if (key != null) {
+                e.chainMac = key.mac(e.chainSeq, e.chainDigest);
+                document.append(EventDocument.MAC_FIELD, e.chainMac);
+            }
+            e.document = document;
+            tip.seq = e.chainSeq;
+            tip.digest = e.chainDigest;
+            tip.lastEventId = e.event.id;
+            tip.lastEventTime = e.event.eventTimeMillis;
+        }
 
         public String link(String previousDigest, Document event) {
             canonical.writeDocument(event);
