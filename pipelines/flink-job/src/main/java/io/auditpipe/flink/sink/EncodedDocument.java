@@ -49,7 +49,7 @@ final class EncodedDocument extends Document {
     /**
      * The document with its BSON; the document itself if it cannot be encoded (a NUL in a field
      * name): the writer's encoding then fails on it, and the writer makes it a dead letter
-     * (MongoBulkWriter.rejectUnwritable).
+     * (WriteErrors.rejectUnwritable).
      */
     static Document of(Document document) {
         BasicOutputBuffer out = new AsciiOutputBuffer();

@@ -4,111 +4,37 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
-import com.mongodb.bulk.BulkWriteError;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.InsertOneModel;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReplaceOneModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
-import io.auditpipe.flink.document.EventDocument;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.bson.BSONException;
-import org.bson.BsonBinaryWriter;
 import org.bson.Document;
-import org.bson.codecs.EncoderContext;
-import org.bson.io.BasicOutputBuffer;
-import org.bson.json.JsonMode;
-import org.bson.json.JsonWriterSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The writer of {@link MongoBulkSink}. Records are buffered in the task's mailbox thread; each full
- * batch is written, retried and sorted out (rejections, collisions, metrics) on the writing thread
- * of {@link BatchInFlight}, one batch at a time, while the mailbox thread fills the next. {@link
- * #flush} (before every checkpoint) waits until the last batch is written.
+ * batch is written, retried and sorted out ({@link WriteErrors}: copies, collisions, rejections
+ * made dead letters by {@link StoreRejections}) on the writing thread of {@link BatchInFlight}, one
+ * batch at a time, while the mailbox thread fills the next. {@link #flush} (before every
+ * checkpoint) waits until the last batch is written.
  */
 class MongoBulkWriter<T> implements SinkWriter<T> {
     private static final Logger LOG = LoggerFactory.getLogger(MongoBulkWriter.class);
-    static final int DUPLICATE_KEY = 11000;
-
-    /**
-     * Write errors that no retry can cure: the document itself is wrong for the store (bad value or
-     * type, invalid field name, failed validation, too large). Every other code, known or not,
-     * counts as transient and is retried; when retries run out the job fails and restarts from its
-     * checkpoint. An unknown error can stop the pipeline but never loses an event.
-     */
-    static final Set<Integer> PERMANENT =
-            Set.of(
-                    2, // BadValue
-                    9, // FailedToParse
-                    14, // TypeMismatch
-                    22, // InvalidBSON
-                    52, // DollarPrefixedFieldName
-                    53, // InvalidIdField
-                    55, // InvalidDBRef
-                    56, // EmptyFieldName
-                    57, // DottedFieldName
-                    121, // DocumentValidationFailure
-                    10334, // BSONObjectTooLarge
-                    17419, // document too large for the collection
-                    17280); // KeyTooLong
-
-    /**
-     * A rejected document is kept whole in its dead letter up to this size (BSON allows 16 MiB).
-     */
-    private static final int MAX_REJECTED_DOCUMENT = 12 << 20;
-
-    /** What to do with one failed write of a bulk request. */
-    enum Outcome {
-        ALREADY_STORED,
-        CHECK_FOR_COLLISION,
-        RETRY,
-        REJECT
-    }
-
-    static Outcome classify(int code, WriteModel<Document> model, String digestField) {
-        if (code == DUPLICATE_KEY && model instanceof InsertOneModel) {
-            Document doc = ((InsertOneModel<Document>) model).getDocument();
-            return digestField != null && doc.containsKey(digestField)
-                    ? Outcome.CHECK_FOR_COLLISION
-                    : Outcome.ALREADY_STORED;
-        }
-        if (PERMANENT.contains(code)) {
-            return Outcome.REJECT;
-        }
-        return Outcome
-                .RETRY; // includes a duplicate key on an upsert (two upserts racing): the retry
-        // updates
-    }
 
     /**
      * One write per upserted document and request: when a batch holds several upserts of the same
@@ -160,12 +86,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final FlushTimer flushTimer;
     private final MongoClient client;
     private final MongoCollection<Document> collection;
-    private final MongoCollection<Document> deadLetters;
     private final Counter written;
-    private final Counter duplicates;
     private final Counter retries;
-    private final Counter rejected;
-    private final Counter collisions;
 
     /**
      * Batches started, by what started them: the buffer full, the flush timer, a checkpoint (or the
@@ -184,22 +106,11 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     private final BatchInFlight batches;
     private volatile boolean closed;
 
-    /**
-     * Publishes rejections to the dead-letter topic too (null: store only); flushed before each
-     * checkpoint.
-     */
-    private final KafkaProducer<byte[], byte[]> rejectionProducer;
+    /** The documents the store cannot take, as dead letters. */
+    private final StoreRejections rejections;
 
-    private final int rejectionMaxBytes;
-
-    /**
-     * Added to by the writing threads, read by the mailbox thread only once no batch is in flight.
-     */
-    private final List<Future<RecordMetadata>> rejectionsInFlight =
-            java.util.Collections.synchronizedList(new ArrayList<>());
-
-    private static final JsonWriterSettings JSON =
-            JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
+    /** Sorts out a bulk request's write errors. */
+    private final WriteErrors errors;
 
     MongoBulkWriter(
             MongoSinkSettings settings,
@@ -232,34 +143,27 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.collection = client.getDatabase(settings.database).getCollection(settings.collection);
         this.ferretDb = isFerretDb();
         this.maxUpdatesPerRequest = ferretDb ? FERRETDB_MAX_UPDATES_PER_REQUEST : Integer.MAX_VALUE;
-        this.deadLetters =
-                client.getDatabase(settings.database).getCollection(settings.deadLetterCollection);
         // counted by the writing threads, several at once when more than one batch is in flight
         this.written = metrics.counter("documentsWritten", new ThreadSafeSimpleCounter());
-        this.duplicates = metrics.counter("duplicatesIgnored", new ThreadSafeSimpleCounter());
         this.retries = metrics.counter("writeRetries", new ThreadSafeSimpleCounter());
-        this.rejected = metrics.counter("documentsRejected", new ThreadSafeSimpleCounter());
-        this.collisions = metrics.counter("idCollisions", new ThreadSafeSimpleCounter());
+        this.rejections =
+                new StoreRejections(
+                        settings,
+                        client.getDatabase(settings.database)
+                                .getCollection(settings.deadLetterCollection),
+                        metrics.counter("documentsRejected", new ThreadSafeSimpleCounter()));
+        this.errors =
+                new WriteErrors(
+                        settings,
+                        collection,
+                        ferretDb,
+                        rejections,
+                        written,
+                        metrics.counter("duplicatesIgnored", new ThreadSafeSimpleCounter()),
+                        metrics.counter("idCollisions", new ThreadSafeSimpleCounter()));
         this.fullBatches = metrics.counter("batchesFull");
         this.timerBatches = metrics.counter("batchesOnFlushTimer");
         this.checkpointBatches = metrics.counter("batchesOnCheckpoint");
-        if (settings.deadLetterTopic != null) {
-            Properties props = new Properties();
-            props.putAll(settings.deadLetterProducer);
-            props.put(ProducerConfig.ACKS_CONFIG, "all");
-            props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-            this.rejectionMaxBytes =
-                    Integer.parseInt(
-                            settings.deadLetterProducer.getOrDefault(
-                                    ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
-                                    String.valueOf(1 << 20)));
-            this.rejectionProducer =
-                    new KafkaProducer<>(
-                            props, new ByteArraySerializer(), new ByteArraySerializer());
-        } else {
-            this.rejectionMaxBytes = 0;
-            this.rejectionProducer = null;
-        }
         // more than one batch at once on FerretDB only: a capped collection keeps the order batches
         // arrive in,
         // and MongoDB trims its own by that order, where the chain needs a server's links removed
@@ -315,56 +219,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
         flushBuffer(checkpointBatches);
         batches.awaitIdle();
-        flushRejections();
-    }
-
-    /**
-     * Before a checkpoint completes, every rejection of the writes it covers is on the topic (at
-     * least once).
-     */
-    private void flushRejections() throws IOException, InterruptedException {
-        if (rejectionProducer == null || rejectionsInFlight.isEmpty()) {
-            return;
-        }
-        rejectionProducer.flush();
-        try {
-            for (Future<RecordMetadata> sent : rejectionsInFlight) {
-                sent.get();
-            }
-        } catch (ExecutionException e) {
-            throw new IOException(
-                    "publishing a store rejection to "
-                            + settings.deadLetterTopic
-                            + " failed; the job"
-                            + " restarts from its last checkpoint and rejects the document again: "
-                            + e.getCause(),
-                    e.getCause());
-        }
-        rejectionsInFlight.clear();
-    }
-
-    /**
-     * The rejection's dead letter as the topic's JSON, at most the topic's message size: a rejected
-     * document larger than that keeps its first bytes as text (the store's copy keeps it whole).
-     */
-    static byte[] topicJson(Document dead, int maxBytes) {
-        byte[] json = dead.toJson(JSON).getBytes(StandardCharsets.UTF_8);
-        int budget = maxBytes - 4096;
-        if (json.length <= budget) {
-            return json;
-        }
-        Document original = (Document) dead.get("original");
-        String whole =
-                original.containsKey("document")
-                        ? ((Document) original.get("document")).toJson(JSON)
-                        : String.valueOf(original.get("text"));
-        Document smaller = new Document(dead);
-        smaller.put(
-                "original",
-                new Document("text", whole.substring(0, Math.min(whole.length(), budget / 4)))
-                        .append("length", original.get("length"))
-                        .append("truncated", true));
-        return smaller.toJson(JSON).getBytes(StandardCharsets.UTF_8);
+        rejections.flush();
     }
 
     /**
@@ -408,7 +263,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 return;
             } catch (MongoBulkWriteException e) {
                 try {
-                    pending = sortOutErrors(pending, e);
+                    pending = errors.sortOut(pending, e);
                 } catch (MongoException lookupFailed) {
                     failure = lookupFailed; // the collision check could not read: the whole batch
                     // again
@@ -434,8 +289,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 }
                 failure = e;
             } catch (MongoException e) {
-                if (bsonCause(e) != null) {
-                    pending = rejectUnwritable(pending, e);
+                if (WriteErrors.bsonCause(e) != null) {
+                    pending = errors.rejectUnwritable(pending, e);
                     continue;
                 }
                 failure =
@@ -445,7 +300,7 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 // the driver could not write a document as BSON (a NUL in a field name): no retry
                 // cures it,
                 // and failing the job would replay the record and fail again, for good
-                pending = rejectUnwritable(pending, e);
+                pending = errors.rejectUnwritable(pending, e);
                 continue;
             }
             attempt++;
@@ -476,248 +331,11 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         }
     }
 
-    private static BSONException bsonCause(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof BSONException b) return b;
-        }
-        return null;
-    }
-
-    /**
-     * The writes of {@code pending} whose documents cannot be written as BSON at all become dead
-     * letters (each tried alone with the collection's codecs); the others are returned to be
-     * written. If none of them is at fault, {@code cause} is thrown: it was not a document's doing.
-     */
-    private List<WriteModel<Document>> rejectUnwritable(
-            List<WriteModel<Document>> pending, RuntimeException cause) {
-        List<WriteModel<Document>> rest = new ArrayList<>(pending.size());
-        for (WriteModel<Document> model : pending) {
-            String problem = unwritable(model);
-            if (problem == null) {
-                rest.add(model);
-            } else {
-                reject(
-                        model,
-                        null,
-                        "the document cannot be written as BSON for "
-                                + settings.collection
-                                + ": "
-                                + problem);
-            }
-        }
-        if (rest.size() == pending.size()) throw cause;
-        return rest;
-    }
-
-    /**
-     * Why this write's documents cannot be encoded (a NUL shown as backslash-u0000), or null if
-     * they can.
-     */
-    private String unwritable(WriteModel<Document> model) {
-        try (BsonBinaryWriter writer = new BsonBinaryWriter(new BasicOutputBuffer())) {
-            Document doc = documentOf(model);
-            if (doc != null) {
-                collection
-                        .getCodecRegistry()
-                        .get(Document.class)
-                        .encode(writer, doc, EncoderContext.builder().build());
-            }
-            if (model instanceof UpdateOneModel<Document> update && update.getUpdate() != null) {
-                update.getUpdate().toBsonDocument(Document.class, collection.getCodecRegistry());
-            }
-            return null;
-        } catch (BSONException e) {
-            return String.valueOf(e.getMessage()).replace("\0", "\\u0000");
-        }
-    }
-
-    /**
-     * Counts what succeeded, records permanent rejections and collisions, and returns the writes to
-     * retry.
-     */
-    private List<WriteModel<Document>> sortOutErrors(
-            List<WriteModel<Document>> pending, MongoBulkWriteException e) {
-        List<WriteModel<Document>> retry = new ArrayList<>();
-        List<Document> maybeCollisions = new ArrayList<>();
-        boolean retryAll = e.getWriteConcernError() != null;
-        int failed = 0;
-        for (BulkWriteError err : e.getWriteErrors()) {
-            failed++;
-            WriteModel<Document> model = pending.get(err.getIndex());
-            switch (classify(err.getCode(), model, ferretDb ? null : settings.digestField)) {
-                case ALREADY_STORED -> duplicates.inc();
-                case CHECK_FOR_COLLISION ->
-                        maybeCollisions.add(((InsertOneModel<Document>) model).getDocument());
-                case RETRY -> retry.add(model);
-                default -> {
-                    reject(
-                            model,
-                            null,
-                            "the store rejected the document for "
-                                    + settings.collection
-                                    + ": error "
-                                    + err.getCode()
-                                    + ": "
-                                    + err.getMessage());
-                }
-            }
-        }
-        written.inc(pending.size() - failed);
-        if (!maybeCollisions.isEmpty()) {
-            checkForCollisions(maybeCollisions);
-        }
-        return retryAll ? pending : retry;
-    }
-
-    /**
-     * A duplicate key on an insert is normally a replay of a record already stored. It is a
-     * collision when the stored document came from a different line (its digest differs): two
-     * sources configured with one server name, or a server that reuses record ids. The new record
-     * must not vanish as "already stored": it becomes a dead letter with both digests.
-     *
-     * <p>MongoDB only. FerretDB 1.24 evaluates {@code _id $in} by reading the whole collection, and
-     * under write load even single {@code _id} lookups took most of a second each (a replay of a
-     * few hundred lines stalled the job past its checkpoint timeout). There, and everywhere for
-     * copies that arrive within the stats' horizon, the job's keyed check catches collisions
-     * instead ({@link io.auditpipe.flink.chain.ChainEvents}), with the same dead-letter id.
-     */
-    private void checkForCollisions(List<Document> inserts) {
-        Map<Object, Document> byId = new LinkedHashMap<>();
-        inserts.forEach(d -> byId.put(d.get("_id"), d));
-        Map<Object, Object> storedDigest = storedDigests(byId.keySet());
-        for (Document doc : byId.values()) {
-            Object mine = doc.get(settings.digestField);
-            Object theirs = storedDigest.get(doc.get("_id"));
-            if (theirs == null || mine.equals(theirs)) {
-                duplicates
-                        .inc(); // the same line again (or already trimmed by the capped collection)
-                continue;
-            }
-            collisions.inc();
-            reject(
-                    new InsertOneModel<>(doc),
-                    EventDocument.collisionId(doc.get("_id"), mine),
-                    "id collision: a different record with id "
-                            + doc.get("_id")
-                            + " is already stored in "
-                            + settings.collection
-                            + " (stored "
-                            + settings.digestField
-                            + " "
-                            + theirs
-                            + ", this one "
-                            + mine
-                            + "). Two sources share a server name, or the server reused a record id;"
-                            + " this record is kept here, not stored as an event");
-        }
-    }
-
-    /** The stored digests of these ids: one {@code _id $in} query, answered from the _id index. */
-    private Map<Object, Object> storedDigests(java.util.Collection<Object> ids) {
-        Map<Object, Object> out = new HashMap<>();
-        for (Document stored :
-                collection
-                        .find(Filters.in("_id", ids))
-                        .projection(Projections.include(settings.digestField))) {
-            out.put(stored.get("_id"), stored.get(settings.digestField));
-        }
-        return out;
-    }
-
-    private void reject(WriteModel<Document> model, String deadLetterId, String reason) {
-        rejected.inc();
-        Document doc = documentOf(model);
-        Object id = doc == null ? null : doc.get("_id");
-        Document original;
-        if (doc == null) {
-            original = new Document("text", String.valueOf(model));
-        } else {
-            String json = doc.toJson();
-            original =
-                    json.length() <= MAX_REJECTED_DOCUMENT
-                            ? new Document("document", doc).append("length", json.length())
-                            : new Document("text", json.substring(0, 1 << 20))
-                                    .append("length", json.length())
-                                    .append("truncated", true);
-        }
-        Document dead =
-                new Document(
-                                "_id",
-                                deadLetterId != null
-                                        ? deadLetterId
-                                        : "store:" + settings.collection + ":" + id)
-                        .append("stage", "store")
-                        .append("reason", reason)
-                        .append("original", original)
-                        .append("detected_at", new Date());
-        LOG.error("{} (document {})", reason, id);
-        try {
-            insertDeadLetter(dead);
-        } catch (MongoException | BSONException ex) {
-            boolean refused =
-                    !(ex instanceof MongoException m)
-                            || PERMANENT.contains(m.getCode())
-                            || bsonCause(ex) != null;
-            if (!refused || doc == null) {
-                throw ex; // cannot record it: fail rather than lose it
-            }
-            // what the store refused in the document, it refuses in the dead letter too ($-prefixed
-            // or
-            // dotted field names on FerretDB), and what cannot be BSON cannot be inside one: keep
-            // the
-            // document as JSON text instead
-            String json = doc.toJson(JSON);
-            dead.put(
-                    "original",
-                    new Document(
-                                    "text",
-                                    json.length() <= MAX_REJECTED_DOCUMENT
-                                            ? json
-                                            : json.substring(0, 1 << 20))
-                            .append("length", json.length())
-                            .append("truncated", json.length() > MAX_REJECTED_DOCUMENT));
-            insertDeadLetter(dead);
-        }
-        if (settings.rejections != null) {
-            settings.rejections.rejected(reason);
-        }
-        if (rejectionProducer != null) {
-            rejectionsInFlight.add(
-                    rejectionProducer.send(
-                            new ProducerRecord<>(
-                                    settings.deadLetterTopic,
-                                    dead.getString("_id").getBytes(StandardCharsets.UTF_8),
-                                    topicJson(dead, rejectionMaxBytes))));
-        }
-    }
-
-    private void insertDeadLetter(Document dead) {
-        try {
-            deadLetters.insertOne(dead);
-        } catch (MongoException ex) {
-            if (ex.getCode() != DUPLICATE_KEY) {
-                throw ex;
-            }
-        }
-    }
-
-    private static Document documentOf(WriteModel<Document> model) {
-        if (model instanceof InsertOneModel)
-            return ((InsertOneModel<Document>) model).getDocument();
-        if (model instanceof ReplaceOneModel)
-            return ((ReplaceOneModel<Document>) model).getReplacement();
-        if (model instanceof UpdateOneModel)
-            return (Document) ((UpdateOneModel<Document>) model).getFilter();
-        return null;
-    }
-
     @Override
     public void close() {
         closed = true;
         batches.close();
-        if (rejectionProducer != null) {
-            rejectionProducer.close(Duration.ofSeconds(10));
-        }
+        rejections.close();
         client.close();
     }
 }

@@ -1,9 +1,9 @@
 package io.auditpipe.flink.sink;
 
-import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.ALREADY_STORED;
-import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.CHECK_FOR_COLLISION;
-import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.REJECT;
-import static io.auditpipe.flink.sink.MongoBulkWriter.Outcome.RETRY;
+import static io.auditpipe.flink.sink.WriteErrors.Outcome.ALREADY_STORED;
+import static io.auditpipe.flink.sink.WriteErrors.Outcome.CHECK_FOR_COLLISION;
+import static io.auditpipe.flink.sink.WriteErrors.Outcome.REJECT;
+import static io.auditpipe.flink.sink.WriteErrors.Outcome.RETRY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.mongodb.client.model.InsertOneModel;
@@ -97,28 +97,28 @@ class MongoBulkWriterTest {
     @Test
     void aDuplicateInsertIsAReplayUnlessItsDigestSaysOtherwise() {
         assertEquals(
-                CHECK_FOR_COLLISION, MongoBulkWriter.classify(11000, insert("s/1"), "line_sha256"));
-        assertEquals(ALREADY_STORED, MongoBulkWriter.classify(11000, insert("s/1"), null));
+                CHECK_FOR_COLLISION, WriteErrors.classify(11000, insert("s/1"), "line_sha256"));
+        assertEquals(ALREADY_STORED, WriteErrors.classify(11000, insert("s/1"), null));
         assertEquals(
                 ALREADY_STORED,
-                MongoBulkWriter.classify(
+                WriteErrors.classify(
                         11000, new InsertOneModel<>(new Document("_id", "x")), "line_sha256"));
         assertEquals(
                 RETRY,
-                MongoBulkWriter.classify(11000, upsert("m1|a", 1), null),
+                WriteErrors.classify(11000, upsert("m1|a", 1), null),
                 "two upserts racing: retry");
     }
 
     @Test
     void unknownErrorsAreRetriedNotRejected() {
-        assertEquals(RETRY, MongoBulkWriter.classify(91, insert("s/1"), null), "shutting down");
-        assertEquals(RETRY, MongoBulkWriter.classify(424242, insert("s/1"), null), "unknown code");
-        assertEquals(RETRY, MongoBulkWriter.classify(1, insert("s/1"), null), "InternalError");
+        assertEquals(RETRY, WriteErrors.classify(91, insert("s/1"), null), "shutting down");
+        assertEquals(RETRY, WriteErrors.classify(424242, insert("s/1"), null), "unknown code");
+        assertEquals(RETRY, WriteErrors.classify(1, insert("s/1"), null), "InternalError");
         assertEquals(
-                REJECT, MongoBulkWriter.classify(10334, insert("s/1"), null), "BSONObjectTooLarge");
+                REJECT, WriteErrors.classify(10334, insert("s/1"), null), "BSONObjectTooLarge");
         assertEquals(
                 REJECT,
-                MongoBulkWriter.classify(121, insert("s/1"), null),
+                WriteErrors.classify(121, insert("s/1"), null),
                 "DocumentValidationFailure");
     }
 
@@ -133,7 +133,7 @@ class MongoBulkWriterTest {
                                 "original",
                                 new Document("document", doc)
                                         .append("length", doc.toJson().length()));
-        byte[] small = MongoBulkWriter.topicJson(dead, 8 << 20);
+        byte[] small = StoreRejections.topicJson(dead, 8 << 20);
         assertEquals(
                 dead.toJson(
                         org.bson.json.JsonWriterSettings.builder()
@@ -141,7 +141,7 @@ class MongoBulkWriterTest {
                                 .build()),
                 new String(small, java.nio.charset.StandardCharsets.UTF_8),
                 "whole when it fits");
-        byte[] cut = MongoBulkWriter.topicJson(dead, 1 << 20);
+        byte[] cut = StoreRejections.topicJson(dead, 1 << 20);
         org.junit.jupiter.api.Assertions.assertTrue(cut.length <= 1 << 20, "fits: " + cut.length);
         Document parsed = Document.parse(new String(cut, java.nio.charset.StandardCharsets.UTF_8));
         assertEquals("store:audit_events:s/1", parsed.get("_id"));
