@@ -1,68 +1,32 @@
 """The command line: help, and clear errors (no tracebacks) for bad configuration."""
 
 import subprocess
-import sys
 
 from auditpipe import paths
 
 
-def run(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "auditpipe", *args], capture_output=True, text=True,
-                          cwd=paths.REPO, env=env)
-
-
-def test_help_lists_every_command():
-    out = run("--help").stdout
+def test_help_lists_every_command(auditpipe):
+    out = auditpipe("--help").stdout
     for cmd in ("setup", "up", "down", "status", "simulate", "query", "demo", "test", "config"):
         assert cmd in out
     assert "$AUDITPIPE_CONFIG" in out
 
 
-def test_bad_config_key_is_named_without_traceback(tmp_path):
+def test_bad_config_key_is_named_without_traceback(tmp_path, auditpipe):
     bad = tmp_path / "bad.yaml"
     bad.write_text("flink:\n  rest_prot: 1\n")
-    r = run("--config", str(bad), "status")
+    r = auditpipe("--config", str(bad), "status")
     assert r.returncode == 2
     assert "flink.rest_prot: unknown key" in r.stderr
     assert "Traceback" not in r.stderr
 
 
-def test_unknown_saved_query_is_a_clear_error(tmp_path):
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("")
-    r = run("--config", str(cfg), "query", "no-such-query")
-    assert r.returncode == 2 and "no saved query 'no-such-query'" in r.stderr
 
 
-def test_query_reads_one_tier_when_asked_never_two():
-    r = run("query", "failed-logins", "--archive", "--store")
-    assert r.returncode == 2 and "not allowed with argument" in r.stderr, r.stderr
 
 
-def test_the_review_bench_refuses_the_pipeline_benchs_options(tmp_path):
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("")
-    r = run("--config", str(cfg), "bench", "--review", "--recordings", str(tmp_path))
-    assert r.returncode == 2 and "--recordings and --latency-rate belong to the pipeline's bench" in r.stderr, r.stderr
-    r = run("--config", str(cfg), "bench", "--review", "--latency-rate", "1400")
-    assert r.returncode == 2 and "belong to the pipeline's bench" in r.stderr, r.stderr
-    r = run("--config", str(cfg), "bench", "--end-to-end-only", "--latency-rate", "0.3")
-    assert r.returncode == 2 and "--latency-rate 0.3: at least 1 event a second" in r.stderr, r.stderr
 
 
-def test_query_list_needs_no_store():
-    r = run("query", "--list")
-    assert r.returncode == 0 and "failed-logins" in r.stdout
-
-
-def test_simulate_rejects_nonsense_flags(tmp_path):
-    for flag, value, message in (("--rate", "0", "must be greater than 0"), ("--speedup", "-1", "must be greater than 0"),
-                                 ("--rotations", "0", "must be at least 1"), ("--malformed", "-2", "must not be negative"),
-                                 ("--duration", "soon", "is not a number")):
-        r = run("simulate", "--path", str(tmp_path / "audit.log"), flag, value)
-        assert r.returncode == 2, (flag, r.stderr)
-        assert message in r.stderr, (flag, r.stderr)
-    assert not (tmp_path / "audit.log").exists(), "nothing is written on bad flags"
 
 
 def test_a_copied_checkout_runs_its_own_code_config_and_state(tmp_path):
@@ -130,29 +94,10 @@ def test_periods_and_servers_are_the_same_options_everywhere():
                 and type(flags["--server"]).__name__ == "_AppendAction", name
 
 
-def test_the_supervisor_is_not_offered_and_archive_actions_have_their_own_help():
-    top = run("--help").stdout
+def test_the_supervisor_is_not_offered_and_archive_actions_have_their_own_help(auditpipe):
+    top = auditpipe("--help").stdout
     assert "supervise" not in top
-    prune = run("archive", "prune", "--help").stdout
+    prune = auditpipe("archive", "prune", "--help").stdout
     assert "--dry-run" in prune and "--retention-days" in prune
-    status = run("archive", "status", "--help").stdout
+    status = auditpipe("archive", "status", "--help").stdout
     assert "--dry-run" not in status
-
-
-def test_verify_watch_refuses_what_it_cannot_honour(tmp_path):
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("chain: {watch_interval: 0s}\n")
-    r = run("--config", str(cfg), "verify", "--watch")
-    assert r.returncode == 2 and "chain.watch_interval is 0s" in r.stderr, r.stderr
-    r = run("--config", str(cfg), "verify", "--watch", "--server", "db-01")
-    assert r.returncode == 2 and "--server, --from, --to and --where are for a single verify" in r.stderr, r.stderr
-
-
-def test_the_test_command_passes_pytest_its_options_and_the_whole_suite_unless_a_path_is_named():
-    from auditpipe.cli.tools.test import pytest_arguments
-
-    suite = str(paths.REPO / "tests")
-    assert pytest_arguments([]) == [suite]
-    assert pytest_arguments(["--", "--durations=0", "-x"]) == [suite, "--durations=0", "-x"]
-    assert pytest_arguments(["tests/unit", "-k", "chain"]) == ["tests/unit", "-k", "chain"]
-    assert pytest_arguments(["--", "tests/unit/test_config.py::test_x"]) == ["tests/unit/test_config.py::test_x"]
