@@ -1,13 +1,8 @@
-import sys
-from pathlib import Path
+"""What every test folder shares: its stack stopped after its last test. Imports come from the checkout's
+cli/ and tests/ (pyproject.toml's pythonpath): tests/helpers is the tests' own package."""
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "cli"))
-sys.path.insert(0, str(REPO / "tests"))  # tests/stack.py (the test stack), tests/oracle.py (the oracle)
-
-from stack import StackOfTheSession  # noqa: E402
+from helpers.stack import StackOfTheSession
 
 
 @pytest.hookimpl(hookwrapper=True)

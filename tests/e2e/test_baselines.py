@@ -1,4 +1,4 @@
-"""Learned baselines on the real stack (tests/stack.py's): eight days of a server's history brought in
+"""Learned baselines on the real stack (tests/helpers/stack.py's): eight days of a server's history brought in
 with `auditpipe import` seed the live job's baselines, so that its first live events are judged, and
 each of the four learned rules fires exactly once on the live events written for it."""
 

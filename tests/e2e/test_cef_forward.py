@@ -17,8 +17,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 import yaml
-from cef_reader import parse
-from conftest import receiver_certificate, tls_receiver_possible
+from helpers.cef_reader import parse
+from helpers.e2e_stack import receiver_certificate, tls_receiver_possible
 
 from auditpipe import paths
 from auditpipe.stack import verification
@@ -242,7 +242,7 @@ def test_a_receiver_down_holds_the_alerts_until_it_is_back(stack, receiver):
 def test_up_with_alerts_cef_forwards_by_itself(receiver, tmp_path_factory):
     """`up` with alerts.cef: the local stack's supervisor forwards every alert (a stack of its own, whose
     config sets alerts.cef from the start)."""
-    from stack import running_stack
+    from helpers.stack import running_stack
 
     cef = f"alerts: {{cef: {{target: 'tcp://127.0.0.1:{TCP_PORT}', hostname: fwd-sup}}}}"
     with running_stack(tmp_path_factory.mktemp("cef-up"), OWN_PORTS, ["cef-up-db"], "auditpipe_cef_up", extra=cef) as s:

@@ -208,7 +208,7 @@ def test_the_server_variable_lists_the_server(stack, scenario):
 
 
 def business_hours(t: datetime) -> bool:
-    """tests/stack.py's compliance.business_hours, mon-fri 08:00-18:00 Europe/Berlin, written here from the config."""
+    """tests/helpers/stack.py's compliance.business_hours, mon-fri 08:00-18:00 Europe/Berlin, written here from the config."""
     from zoneinfo import ZoneInfo
 
     local = t.astimezone(ZoneInfo("Europe/Berlin"))
@@ -216,7 +216,7 @@ def business_hours(t: datetime) -> bool:
 
 
 def change_window(t: datetime) -> bool:
-    """tests/stack.py's compliance.change_windows, sat and sun 02:00-06:00 UTC."""
+    """tests/helpers/stack.py's compliance.change_windows, sat and sun 02:00-06:00 UTC."""
     t = t.astimezone(timezone.utc)
     return t.weekday() >= 5 and 2 <= t.hour < 6
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import subprocess
 
-import compose_project
 import pytest
+from helpers import compose_project
 
 from auditpipe import config, paths, prereqs
 from auditpipe.stack import deployment

@@ -122,7 +122,7 @@ def test_each_section_holds_exactly_the_scenario(stack, scenario):
         cardholder[r["_id"]["user"]] += r["events"]
     assert cardholder["svc_payments"] >= 3 and "batch" not in cardholder, cardholder
     assert sum(cardholder.values()) == store_count(stack, since, until, data_classes="pci_cardholder")
-    # after hours (tests/stack.py's business hours): the job's after_hours, counted here from the store
+    # after hours (tests/helpers/stack.py's business hours): the job's after_hours, counted here from the store
     assert sum(r["events"] for r in ev["sections"]["after-hours"]) == store_count(
         stack, since, until, data_classes="pci_cardholder", after_hours=True)
 

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import FLEET, LISTEN_FLEET
+from helpers.e2e_stack import FLEET, LISTEN_FLEET
 
 from auditpipe.stack.collector.fleet import LISTED
 from auditpipe.tools.simulate import ROTATION_SCHEMES, simulate

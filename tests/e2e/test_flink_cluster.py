@@ -14,7 +14,7 @@ other end-to-end tests; the tests run in this order.
 from __future__ import annotations
 
 import pytest
-from stack import running_stack
+from helpers.stack import running_stack
 from test_state_backend_move import ON_HEAP, move_to_rocksdb_mid_stream
 
 from auditpipe.stack.flink import flink_rest

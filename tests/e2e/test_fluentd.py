@@ -1,6 +1,6 @@
 """The Fluentd collector (collectors/fluentd) against the real Kafka and store of the e2e stack, put
 through the scenarios the rsyslog collector goes through: rotation with late writes, a restart and a
-kill -9 mid-rotation, a line at the maximum size. The Fluentd itself: tests/fluentd.py.
+kill -9 mid-rotation, a line at the maximum size. The Fluentd itself: tests/helpers/fluentd.py.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import socket
 import subprocess
 
 import pytest
-from conftest import MTLS_PEER, mutual_tls_files, send_over_mutual_tls  # at import: tests/faults has a conftest too
-from fluentd import Fluentd, faults_mid_stream
-from fluentd import fluentd_command as find_fluentd
-from stack import writing_to
+from helpers.e2e_stack import MTLS_PEER, mutual_tls_files, send_over_mutual_tls
+from helpers.fluentd import Fluentd, faults_mid_stream
+from helpers.fluentd import fluentd_command as find_fluentd
+from helpers.stack import writing_to
 
 from auditpipe.stack import limits
 from auditpipe.tools.simulate import simulate

@@ -1,5 +1,5 @@
 """The direct path (collectors/fluentd/mongo-direct.conf, AUDITPIPE_OUTPUT=mongo): a real Fluentd
-(tests/fluentd.py) tailing a Percona JSON log straight into a capped collection of the e2e stack's
+(tests/helpers/fluentd.py) tailing a Percona JSON log straight into a capped collection of the e2e stack's
 store, with no Kafka and no Flink. Exact documents through rotations with late writes, malformed
 lines as dead letters, a SIGTERM and a kill -9 mid-stream, and the known trap of this setup: a
 collection dropped while Fluentd runs must never come back uncapped (an insert into a missing
@@ -12,9 +12,9 @@ import urllib.parse
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from fluentd import Fluentd, faults_mid_stream
-from fluentd import fluentd_command as find_fluentd
-from stack import writing_to
+from helpers.fluentd import Fluentd, faults_mid_stream
+from helpers.fluentd import fluentd_command as find_fluentd
+from helpers.stack import writing_to
 
 from auditpipe.tools.simulate import MALFORMED_LINES, simulate
 

@@ -16,7 +16,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from stack import running_stack
+from helpers.stack import running_stack
 
 from auditpipe.stack.alerts import webhook
 from auditpipe.tools.simulate import simulate

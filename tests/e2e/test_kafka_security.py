@@ -11,7 +11,7 @@ import os
 
 import pytest
 from confluent_kafka import KafkaException
-from stack import running_stack
+from helpers.stack import running_stack
 
 from auditpipe.tools.simulate import simulate
 
@@ -125,7 +125,7 @@ def test_the_local_collector_refuses_scram_its_librdkafka_cannot_do(tmp_path):
 
 def test_fluentd_ships_over_sasl(sasl_stack, tmp_path):
     from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
-    from fluentd import Fluentd, fluentd_command, security_environment
+    from helpers.fluentd import Fluentd, fluentd_command, security_environment
 
     from auditpipe.stack.kafka import kafka_acls, topics
 

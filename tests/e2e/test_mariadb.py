@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from mariadb import MariaDB, require
+from helpers.mariadb import MariaDB, require
 
 pytestmark = pytest.mark.e2e
 

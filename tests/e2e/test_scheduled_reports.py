@@ -1,6 +1,6 @@
 """Daily reports (`auditpipe report pci --schedule`, docs/reports.md "Every day") against the real store: a
 start writes the missing reports of the last week's ended days, each whole and once, and announces
-each to the webhook (a real HTTP server here, tests/webhook_receiver.py) with its file and the digest the file carries; a second
+each to the webhook (a real HTTP server here, tests/helpers/webhook_receiver.py) with its file and the digest the file carries; a second
 start writes and announces nothing again."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 import yaml
-from webhook_receiver import Receiver
+from helpers.webhook_receiver import Receiver
 
 from auditpipe import paths
 from auditpipe.evidence import schedule

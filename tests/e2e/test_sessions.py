@@ -1,4 +1,4 @@
-"""Sessions built by the job from a real log (tests/stack.py's stack): each connection of the simulated
+"""Sessions built by the job from a real log (tests/helpers/stack.py's stack): each connection of the simulated
 traffic becomes one session with exactly its records, ended the way its records end it, and the two
 commands show them."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from stack import running_stack
+from helpers.stack import running_stack
 
 from auditpipe.stack.flink import flink_rest, job_settings
 

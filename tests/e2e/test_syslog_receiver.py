@@ -12,7 +12,7 @@ import ssl
 import subprocess
 
 import pytest
-from conftest import LISTEN_MTLS, LISTEN_TCP, LISTEN_TLS, LISTEN_UDP, send_over_mutual_tls
+from helpers.e2e_stack import LISTEN_MTLS, LISTEN_TCP, LISTEN_TLS, LISTEN_UDP, send_over_mutual_tls
 
 from auditpipe.tools.simulate import simulate
 

@@ -1,23 +1,11 @@
-"""The fault suite's stack (tests/stack.py), one for its modules: its own ports and state, so that
+"""The fault suite's stack (tests/helpers/stack.py), one for its modules: its own ports and state, so that
 killing its parts cannot disturb the end-to-end tests."""
 
 from __future__ import annotations
 
 import pytest
-from stack import StackOfTheSession
-
-PORTS = {"kafka": 29192, "controller": 29193, "store": 27317, "flink": 28181}
-SERVERS = ["fault-collector", "fault-kafka", "fault-store", "fault-frozen-store", "fault-rotation",
-           "fault-malformed", "fault-fast-rotation", "fault-xml-stamped", "fault-alerts", "fault-lost",
-           "fault-lost-restart"]
-FORMATS = {"fault-xml-stamped": "percona-xml"}
-# syslog receivers: logger's (test_killed_parts.py) and a real MariaDB's local syslog's (test_mariadb_syslog.py)
-LISTEN_TCP, LISTEN_MARIADB = "tcp://127.0.0.1:29514", "tcp://127.0.0.1:29515"
-# the job's longest wait for the store's answer to a write (sink.request-timeout; shipped: 60 s), shorter
-# here: a frozen store must outlast it for its writes to time out and be retried, and each second of it
-# is a second of the suite. What the timeout does is the same at 20 s as at 60.
-SINK_REQUEST_TIMEOUT_S = 20
-
+from helpers.faults_stack import FORMATS, LISTEN_MARIADB, LISTEN_TCP, PORTS, SERVERS, SINK_REQUEST_TIMEOUT_S
+from helpers.stack import StackOfTheSession
 
 FAULTS_STACK = StackOfTheSession("faults_stack")
 

@@ -10,7 +10,7 @@ about 250 events of FerretDB's ~4 KB each, so a few thousand events are mostly t
 from __future__ import annotations
 
 import pytest
-from stack import running_stack
+from helpers.stack import running_stack
 
 from auditpipe.tools.simulate import simulate
 

@@ -82,7 +82,7 @@ def test_a_frozen_store_holds_the_pipeline_back_and_nothing_is_lost(stack):
     restarts it. After SIGCONT everything arrives, once. Alerts do not wait for the store: a brute force
     during the freeze reaches audit.alerts while the store is still frozen (docs/architecture.md, "The
     alert rules read the topic on their own")."""
-    from conftest import SINK_REQUEST_TIMEOUT_S
+    from helpers.faults_stack import SINK_REQUEST_TIMEOUT_S
 
     server, freeze_s = "fault-frozen-store", SINK_REQUEST_TIMEOUT_S + 10
     raw_before = stack.raw_messages()
@@ -299,7 +299,7 @@ def test_syslog_senders_are_held_back_not_dropped_while_kafka_is_frozen(stack, t
     import shutil
     import subprocess
 
-    from conftest import LISTEN_TCP
+    from helpers.faults_stack import LISTEN_TCP
 
     if not shutil.which("logger"):
         pytest.skip("logger (util-linux) is not installed: it is the sender of this test")

@@ -9,8 +9,8 @@ import signal
 import time
 
 import pytest
-from conftest import LISTEN_MARIADB
-from mariadb import LocalSyslog, MariaDB, require, require_syslog
+from helpers.faults_stack import LISTEN_MARIADB
+from helpers.mariadb import LocalSyslog, MariaDB, require, require_syslog
 
 pytestmark = pytest.mark.faults
 

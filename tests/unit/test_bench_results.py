@@ -4,14 +4,9 @@ never by hand, and the goals read a run's figures as ratios within it."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
-
-from auditpipe import paths
-
-sys.path.insert(0, str(paths.REPO / "bench"))
-import results  # noqa: E402
+import results
 
 
 def test_the_readmes_tables_are_those_the_results_give():

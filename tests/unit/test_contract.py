@@ -65,7 +65,7 @@ def test_the_size_limits_the_cli_derives_fit_the_jobs():
 
 
 def test_the_test_oracle_knows_the_events_fields():
-    import oracle
+    from helpers import oracle
 
     schema = json.loads((paths.SCHEMAS / "audit-event.schema.json").read_text())["properties"]
     assert tuple(oracle.ENRICHMENT_FIELDS) == contract.event_fields("enrichment_fields")

@@ -1,14 +1,9 @@
-"""What the Fluentd tests take from Fluentd's log as a problem (tests/fluentd.py ``Fluentd.problems``):
+"""What the Fluentd tests take from Fluentd's log as a problem (tests/helpers/fluentd.py ``Fluentd.problems``):
 every error but the three that lose nothing."""
 
 from __future__ import annotations
 
-import sys
-
-from auditpipe import paths
-
-sys.path.insert(0, str(paths.REPO / "tests"))
-from fluentd import Fluentd  # noqa: E402
+from helpers.fluentd import Fluentd
 
 RESUMED = ('2026-12-04 17:57:04 +0000 [error]: #0 [kafka_audit_raw] found broken chunk file during resume. '
            'path="/s/buffer/buffer.b661.log" mode=:staged err_msg="{}"')

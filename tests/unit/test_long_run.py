@@ -3,14 +3,10 @@ latency target is put down to a backlog, a verification pass or a spike, with th
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime, timezone
 from types import SimpleNamespace
 
-from auditpipe import paths
-
-sys.path.insert(0, str(paths.REPO / "bench"))
-import long_run  # noqa: E402
+import long_run
 
 T0 = 1_000_000.0
 

@@ -1,4 +1,4 @@
-"""CEF messages of alerts (stack/alerts/cef.py), read back by tests/cef_reader.py (written from CEF's rules): every
+"""CEF messages of alerts (stack/alerts/cef.py), read back by tests/helpers/cef_reader.py (written from CEF's rules): every
 value comes back as it was (control characters as U+FFFD, a long one cut and ending in "…"), no value
 adds a key, and no message with its syslog header passes MAX_MESSAGE_BYTES."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from cef_reader import parse
+from helpers.cef_reader import parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

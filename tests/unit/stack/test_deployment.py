@@ -12,10 +12,10 @@ import re
 import subprocess
 from pathlib import Path
 
-import compose_project
 import pytest
 import yaml
-from compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_check, env_file, load
+from helpers import compose_project
+from helpers.compose_project import DEPLOY_CONFIG, ENV, SECRETS_EXAMPLE, build_compose_check, env_file, load
 
 from auditpipe import config, paths
 from auditpipe.errors import UserError

@@ -1,7 +1,7 @@
 """Integrity alerts reach the webhook as the job's alerts do (stack/verification.py, WebhookSink.java):
 the JSON body, X-Auditpipe-Alert-Id, X-Auditpipe-Signature with a key, retries with backoff; a
 receiver that never takes one costs a logged line, never the pass. A real HTTP server on loopback
-(tests/webhook_receiver.py)."""
+(tests/helpers/webhook_receiver.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 from datetime import datetime, timezone
 
 import pytest
-from webhook_receiver import Receiver
+from helpers.webhook_receiver import Receiver
 
 from auditpipe import config, paths
 from auditpipe.evidence.chain import Finding

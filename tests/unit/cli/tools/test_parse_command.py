@@ -134,8 +134,8 @@ def test_records_in_a_syslog_envelope_are_detected_and_each_parses_in_its_own_fo
 def test_simulated_logs_of_each_style_parse_into_what_their_expected_records_say(tmp_path, style):
     """The simulator writes each record in the style and, beside it, as one JSON line (the Percona
     plugin's JSON, or for MySQL Enterprise the record itself); parsing the style must give, field by
-    field, the document that line says (tests/stack.py, written without the job's parsers)."""
-    from oracle import expected_document, expected_enterprise_document
+    field, the document that line says (tests/helpers/stack.py, written without the job's parsers)."""
+    from helpers.oracle import expected_document, expected_enterprise_document
 
     from auditpipe.tools.simulate import STYLES, expected_path
 

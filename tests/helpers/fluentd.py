@@ -1,4 +1,4 @@
-"""A real Fluentd collector for tests (collectors/fluentd/run), like tests/stack.py for the stack.
+"""A real Fluentd collector for tests (collectors/fluentd/run), like tests/helpers/stack.py for the stack.
 
 Fluentd is in no package registry the project's machines reach. Where the clone has
 `../shared/fluentd/install` beside it, that installs a real Fluentd 1.16.11 with fluent-plugin-kafka 0.19.7;

@@ -15,10 +15,9 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from oracle import ENRICHED_CATEGORIES, ENRICHMENT_FIELDS, expected_document, expected_enterprise_document
-
 from auditpipe import config, paths
 from auditpipe.evidence.chain import CHAIN_FIELDS
+from helpers.oracle import ENRICHED_CATEGORIES, ENRICHMENT_FIELDS, expected_document, expected_enterprise_document
 
 
 def cli(cfg_file: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
