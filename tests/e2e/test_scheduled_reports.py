@@ -1,7 +1,7 @@
 """Daily reports (`auditpipe report pci --schedule`, docs/reports.md "Every day") against the real store: a
 start writes the missing reports of the last week's ended days, each whole and once, and announces
-each to the webhook (a real HTTP server here, tests/helpers/webhook_receiver.py) with its file and the digest the file carries; a second
-start writes and announces nothing again."""
+each to the webhook (a real HTTP server here, tests/helpers/webhook_receiver.py) with its file and the
+digest the file carries; a second start writes and announces nothing again."""
 
 from __future__ import annotations
 
