@@ -27,9 +27,9 @@ def pytest_collection_modifyitems(items):
     """The modules on stacks of their own (a cluster, SASL, a state backend move) run after the modules
     on the session's stack, which then stops (StackOfTheSession) rather than idling beside theirs;
     each group in name order."""
-    on_session = {i.path for i in items if i.path.parent == HERE and "session_stack" in i.fixturenames}
-    ours = iter(sorted((i for i in items if i.path.parent == HERE), key=lambda i: i.path not in on_session))
-    items[:] = [next(ours) if i.path.parent == HERE else i for i in items]
+    on_session = {i.path for i in items if HERE in i.path.parents and "session_stack" in i.fixturenames}
+    ours = iter(sorted((i for i in items if HERE in i.path.parents), key=lambda i: i.path not in on_session))
+    items[:] = [next(ours) if HERE in i.path.parents else i for i in items]
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +48,7 @@ def session_stack(tmp_path_factory):
         mtls = mutual_tls_files(root / "mtls")
         listen.append({"listen": LISTEN_MTLS, "server": "e2e-syslog-mtls", "tls_cert": str(mtls["receiver"][0]),
                        "tls_key": str(mtls["receiver"][1]), "tls_ca": str(mtls["ca"][0]), "tls_peers": [MTLS_PEER]})
-    # the event stream in every format (tests/e2e/test_event_stream.py): every module's events go through it
+    # the event stream in every format (tests/e2e/job/test_event_stream.py): every module's events go through it
     yield SESSION_STACK.start(root, PORTS, SERVERS, "auditpipe_e2e", capped_mb=640, formats=FORMATS, listen=listen,
                               extra="stream: {formats: [auditpipe, ocsf, ecs]}")
     SESSION_STACK.stop()

@@ -57,7 +57,7 @@ def _restarts(stack, part: str) -> str:
     return next(r["detail"] for r in stack.status() if r["component"] == part)
 
 
-# the job's process: tests/e2e/test_pipeline.py kills it mid-stream (the restore, its window state and
+# the job's process: tests/e2e/job/test_pipeline.py kills it mid-stream (the restore, its window state and
 # chain, and the restart in `status`, there)
 @pytest.mark.parametrize("part,server", [("collector", "fault-collector"), ("kafka", "fault-kafka"),
                                          ("store", "fault-store")])

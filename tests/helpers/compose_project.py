@@ -1,6 +1,6 @@
 """The deployment's docker-compose.yml as `docker compose` resolves it: loaded by compose-go (the
 library `docker compose` uses) through deploy/compose-check, built here with Go. For the tests of
-the deployment's files (tests/unit/test_deployment.py, tests/e2e/test_deployment_job_options.py)."""
+the deployment's files (tests/unit/test_deployment.py, tests/e2e/deployment/test_deployment_job_options.py)."""
 
 from __future__ import annotations
 

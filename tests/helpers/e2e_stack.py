@@ -14,11 +14,11 @@ SERVERS = ["e2e-rotation", "e2e-crash", "e2e-queries", "e2e-long-lines", "e2e-ty
 FORMATS = {"e2e-mariadb": "mariadb-audit", "e2e-xml-old": "percona-xml", "e2e-xml-new": "percona-xml",
            "e2e-csv": "percona-csv", "e2e-enterprise": "mysql-enterprise-json",
            "e2e-enterprise-l": "mysql-enterprise-json"}
-# a fleet's forty logs in every style the simulator writes (tests/e2e/test_fleet.py)
+# a fleet's forty logs in every style the simulator writes (tests/e2e/collector/test_fleet.py)
 FLEET = {f"e2e-fleet-{i:02d}": style for i, style in enumerate(list(STYLES) * 7) if i < 40}
 SERVERS += list(FLEET)
 FORMATS.update({server: STYLES[style] for server, style in FLEET.items()})
-# the collector's syslog receivers (tests/e2e/test_syslog_receiver.py; the fleet's senders: test_fleet.py)
+# the collector's syslog receivers (tests/e2e/collector/test_syslog_receiver.py; the fleet's senders: test_fleet.py)
 LISTEN_TCP, LISTEN_UDP, LISTEN_TLS = "tcp://127.0.0.1:25514", "udp://127.0.0.1:25515", "tls://127.0.0.1:26514"
 # mutual TLS with permitted certificates (x509/name): what a listener other hosts reach must be
 LISTEN_MTLS, MTLS_PEER = "tls://127.0.0.1:26515", "sender.e2e.test"

@@ -8,7 +8,7 @@ plugin of Grafana's catalog, ``haohanyang-mongodb-datasource`` (aggregation pipe
 Grafana's own MongoDB plugin needs an Enterprise licence). The dashboards are built with the
 grafana-foundation-sdk builders, one function per panel, and written to dashboards/grafana/*.json
 by ``auditpipe dashboards --write``; tests/unit/test_dashboards.py fails when the committed JSON
-is stale, and tests/e2e/test_dashboard_panels.py runs every panel's query, macros expanded the way the
+is stale, and tests/e2e/evidence/test_dashboard_panels.py runs every panel's query, macros expanded the way the
 plugin expands them, against the real store.
 
 FerretDB 1.24 cannot rename or compute fields in a pipeline, so grouped panels get the group key

@@ -1,7 +1,7 @@
 """The archive's translation of aggregation stages to DuckDB (cli/auditpipe/archive/), on a small
 Parquet file: each stage as MongoDB means it (a missing field is not equal to 0; $exists on a list
 item; $unwind drops a missing or empty list). The saved queries themselves are compared with the
-real store's answers in tests/e2e/test_archive_and_chain.py."""
+real store's answers in tests/e2e/evidence/test_archive_and_chain.py."""
 
 from datetime import datetime, timezone
 

@@ -1,7 +1,7 @@
 """The Grafana dashboards as code (cli/auditpipe/evidence/dashboards.py, docs/dashboards.md): the committed
 JSON is what the code generates, every panel's query is a catalog query whose parameters come
 from the dashboard's macros, and the PCI panels name their sub-requirement. The panels' queries
-run against the real store in tests/e2e/test_dashboard_panels.py."""
+run against the real store in tests/e2e/evidence/test_dashboard_panels.py."""
 
 from __future__ import annotations
 

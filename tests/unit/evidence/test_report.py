@@ -1,6 +1,6 @@
 """The evidence report's parts that need no store (cli/auditpipe/evidence/report.py): silence periods, the
 digest and its evidence block, HTML escaping of what the audit log holds, the charts. The report
-itself is built from the real store in tests/e2e/test_evidence_report.py."""
+itself is built from the real store in tests/e2e/evidence/test_evidence_report.py."""
 
 import hashlib
 import json

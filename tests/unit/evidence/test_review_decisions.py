@@ -1,5 +1,5 @@
 """Review decisions without a store: items, the reviewer's identity, notes, the days awaiting review, the
-archive's copy giving the store's digests, a report's review rows (tests/e2e/test_reviews.py: against the store)."""
+archive's copy giving the store's digests, a report's review rows (tests/e2e/evidence/test_reviews.py: against the store)."""
 
 import json
 import re

@@ -1,6 +1,6 @@
 """The tiers' pure parts (docs/queries.md "Tiers"): which of the store's events the archive does not
 hold, and one order for the rows of either tier. The tiers themselves, over a real store and archive:
-tests/e2e/test_queries_over_tiers.py."""
+tests/e2e/evidence/test_queries_over_tiers.py."""
 
 from __future__ import annotations
 

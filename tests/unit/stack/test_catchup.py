@@ -262,7 +262,7 @@ def test_timestamp_renamed_files_are_found_newest_first_and_shipped_from_the_las
 
 
 # --- the rotation watch: what rsyslog never reads while it runs (catchup.unread_rotated)
-# (against the real rsyslog: tests/e2e/test_pipeline.py, a file rotated while rsyslog was frozen)
+# (against the real rsyslog: tests/e2e/job/test_pipeline.py, a file rotated while rsyslog was frozen)
 
 def state_file(work: Path, live: Path, f: Path, offset: int, mtime: float) -> None:
     """An imfile state file for ``f`` as rsyslog writes it: named by inode, holding the live name."""

@@ -3,7 +3,7 @@ the library `docker compose` uses (deploy/compose-check), and checked against th
 the code they run. No Docker engine runs on the build machines, so no container is started here:
 what this proves is that compose accepts the file, every file it mounts or builds from exists,
 the wiring between services agrees, and `auditpipe init` makes the job's options from the
-deployment's configuration. The job validates those options in tests/e2e/test_deployment_job_options.py."""
+deployment's configuration. The job validates those options in tests/e2e/deployment/test_deployment_job_options.py."""
 
 from __future__ import annotations
 
@@ -195,9 +195,9 @@ def test_fluentd_is_built_from_the_tested_collector(project):
     build = project["services"]["fluentd"]["build"]
     assert Path(build["context"]) == paths.COLLECTORS / "fluentd"
     dockerfile = (paths.COLLECTORS / "fluentd" / "Dockerfile").read_text()
-    # the files tests/e2e/test_fluentd.py runs, the syslog receiver's source included
+    # the files tests/e2e/collector/test_fluentd.py runs, the syslog receiver's source included
     assert "COPY fluent.conf run syslog-source.conf permitted-peers.rb /fluentd/etc/" in dockerfile
-    # the direct path: the files tests/e2e/test_fluentd_direct.py runs, in mongo mode
+    # the direct path: the files tests/e2e/collector/test_fluentd_direct.py runs, in mongo mode
     direct = project["services"]["fluentd-direct"]
     assert Path(direct["build"]["context"]) == paths.COLLECTORS / "fluentd"
     dockerfile = (paths.COLLECTORS / "fluentd" / direct["build"]["dockerfile"]).read_text()
@@ -314,7 +314,7 @@ def test_init_refuses_the_local_stack(tmp_path):
 
 def test_init_makes_the_clusters_tls_identity_once_and_8081_is_not_published(tmp_path, project):
     """The deployment's Flink: REST with mutual TLS, the JobManager's and TaskManagers' own connections
-    too (internal SSL, as the local cluster runs it: tests/e2e/test_flink_cluster.py), with an identity
+    too (internal SSL, as the local cluster runs it: tests/e2e/job/test_flink_cluster.py), with an identity
     init makes in the job-config volume; the REST port is published nowhere."""
     cfg = config.load(DEPLOY_CONFIG)
     cfg.data["chain"] = {**cfg.data["chain"], "signing_key_file": str(tmp_path / "job" / "chain-signing.pem")}

@@ -1,5 +1,5 @@
 """FerretDB 1.24's stored JSON decoded as pymongo returns the document (the schema of a row the
-local store wrote; the whole path against FerretDB's own answer: tests/e2e/test_queries_over_tiers.py)."""
+local store wrote; the whole path against FerretDB's own answer: tests/e2e/evidence/test_queries_over_tiers.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Reading the event stream as a SIEM does (docs/stream.md): committed messages only, and each OCSF message
 checked against OCSF 1.8.0, the schema files the ocsf-json-schema package carries. What the demo shows and
-tests/e2e/test_event_stream.py holds the job to."""
+tests/e2e/job/test_event_stream.py holds the job to."""
 
 from __future__ import annotations
 

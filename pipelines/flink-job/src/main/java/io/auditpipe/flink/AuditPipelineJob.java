@@ -48,7 +48,7 @@ public final class AuditPipelineJob {
             return;
         }
         if (checkOnly) { // the deployment's options, validated without running
-            // (tests/e2e/test_deployment_job_options.py)
+            // (tests/e2e/deployment/test_deployment_job_options.py)
             System.out.println(config + ": the job's options are valid");
             return;
         }

@@ -8,12 +8,12 @@ import org.bson.Document;
 
 /**
  * The OCSF 1.8.0 projection of a stored event or an alert (docs/stream.md has the mapping table;
- * tests/e2e/test_event_stream.py validates what the job writes against the OCSF schema). A login, a
- * change of user or a logout is an Authentication (3002); every other event a Datastore Activity
- * (6005), its activity from the event's category and action; an alert a Detection Finding (2004).
- * Fields the record does not carry are absent, never invented: where OCSF requires one of a set (an
- * actor, a source endpoint, a datastore), the server stands in for what is missing, as the table
- * says.
+ * tests/e2e/job/test_event_stream.py validates what the job writes against the OCSF schema). A
+ * login, a change of user or a logout is an Authentication (3002); every other event a Datastore
+ * Activity (6005), its activity from the event's category and action; an alert a Detection Finding
+ * (2004). Fields the record does not carry are absent, never invented: where OCSF requires one of a
+ * set (an actor, a source endpoint, a datastore), the server stands in for what is missing, as the
+ * table says.
  */
 public final class Ocsf {
     private Ocsf() {}

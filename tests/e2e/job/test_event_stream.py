@@ -27,7 +27,7 @@ def test_each_stored_event_once_in_each_format_valid_and_masked(stack):
     # the messages are timed by their events, which the simulator times from a minute before now: read
     # from some minutes before that, not from the start of topics every earlier module's events went to
     since_ms = int((time.time() - 60 - 300) * 1000)
-    # the incidents' alerts all come within a minute of event time (as tests/e2e/test_compliance.py)
+    # the incidents' alerts all come within a minute of event time (as tests/e2e/evidence/test_compliance.py)
     m = simulate(stack.log_path(SERVER), rate=100, duration=60, speedup=10, seed=23, failed_login_burst=8,
                  incidents=True)
     stack.assert_stored_and_counted_exactly_once(SERVER, m)

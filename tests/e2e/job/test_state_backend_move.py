@@ -6,7 +6,7 @@ writes. Every record is stored, counted, archived and linked once across the mov
 Here the MiniCluster (one process, started again after the stop), on a stack of its own (ports,
 state): the move stops and starts the job, which the other tests must not see. The local Flink
 cluster (a JobManager and two TaskManagers that outlive the stopped job, which is submitted again)
-moves in tests/e2e/test_flink_cluster.py, on that module's stack, with ``move_to_rocksdb_mid_stream``.
+moves in tests/e2e/job/test_flink_cluster.py, on that module's stack, with ``move_to_rocksdb_mid_stream``.
 """
 
 from __future__ import annotations

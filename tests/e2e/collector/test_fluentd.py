@@ -62,7 +62,7 @@ def test_fluentd_frames_multi_line_records_whole_through_rotations(stack, fluent
         m = simulate(fluentd.log, rate=1000, duration=6, speedup=1, seed=53, rotate_on_size=128 * 1024,
                      rotations=90, late_writes=3, failed_login_burst=10, style=style)
         assert m.rotations >= 5
-        if style.startswith("enterprise"):  # the last record's line ends when the file does (tests/e2e/test_formats.py)
+        if style.startswith("enterprise"):  # the last record's line ends when the file does (tests/e2e/job/test_formats.py)
             with open(fluentd.log, "ab") as f:
                 f.write(b"\n]\n")
         _assert_exactly_once(stack, server, m, fluentd)
@@ -132,7 +132,7 @@ def test_fluentd_ships_a_line_at_the_maximum_size_whole(stack, fluentd_command, 
 
 def test_fluentd_receives_syslog_and_ships_each_record_once(stack, fluentd_command, tmp_path):
     """collectors/fluentd with AUDITPIPE_LISTEN: in_syslog in place of in_tail, as the rsyslog receiver
-    (tests/e2e/test_syslog_receiver.py): octet-counted TCP from `logger` with RFC 5424 and RFC 3164
+    (tests/e2e/collector/test_syslog_receiver.py): octet-counted TCP from `logger` with RFC 5424 and RFC 3164
     headers, each record stored once in its own format under the sender's host name (from-host), a
     record of several lines with its newlines escaped; a message without a priority becomes a dead letter, not a warning.
     The sender is named by its IP address, never by reverse DNS."""
@@ -187,7 +187,7 @@ def test_fluentd_receives_syslog_and_ships_each_record_once(stack, fluentd_comma
 
 
 def test_fluentd_over_mutual_tls_takes_only_a_permitted_certificate(stack, fluentd_command, tmp_path):
-    """The Fluentd receiver under the rsyslog receiver's rules (tests/e2e/test_syslog_receiver.py): with
+    """The Fluentd receiver under the rsyslog receiver's rules (tests/e2e/collector/test_syslog_receiver.py): with
     AUDITPIPE_LISTEN_TLS_CA and AUDITPIPE_LISTEN_TLS_PEERS a sender with a certificate the CA signed for
     another name, or with the permitted name and no CA's signature, is refused at the handshake and
     nothing of it is stored; the permitted sender's records are the named server's."""

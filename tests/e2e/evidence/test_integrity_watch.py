@@ -5,7 +5,7 @@ verified link, then the findings; each alert also reaches the webhook, signed. A
 the store comes back at the next full pass. Its own stack, whose supervisor verifies what is new
 every 5 s and the whole store every 20 s (the shared end-to-end stack verifies nothing: its tests
 tamper with and empty the store). What an incremental pass finds by itself:
-tests/e2e/test_incremental_verification.py."""
+tests/e2e/evidence/test_incremental_verification.py."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ JobManager and two TaskManagers as JVMs of their own, the job jar submitted thro
 (mutual TLS: only the stack's client key gets an answer), their own connections mutual TLS too.
 
 The stack starts on the heap state backend, whose checkpoints then move to RocksDB while a server
-writes (tests/e2e/test_state_backend_move.py: the job stops with a savepoint and is submitted again
+writes (tests/e2e/job/test_state_backend_move.py: the job stops with a savepoint and is submitted again
 to the JobManager and TaskManagers, which outlive it). Then a TaskManager running the job's tasks
 is killed (-9) mid-stream: the job fails over to the other TaskManager's slots from its last
 checkpoint, the supervisor starts the killed one again, and the store holds exactly the records
