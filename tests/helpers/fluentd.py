@@ -158,23 +158,32 @@ class Fluentd:
 
 
 
-def faults_mid_stream(stack, fluentd: Fluentd, writer, progress, step: int, stop, down: float = 2) -> None:
-    """A SIGTERM, then a kill -9, each once ``progress()`` (what Fluentd delivered so far) has grown by
-    ``step`` while ``writer`` (a thread writing the log until ``stop`` is set) still writes; Fluentd is
-    down ``down`` seconds each time, a rotation or more at the tests' rates: the fault itself. ``stop`` is set
-    once Fluentd delivers again after the second fault, so however slowly the store takes what Fluentd
-    sends, the faults come while the log is written and rotated."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+def faults_while_writing(stack, fluentd: Fluentd, progress, step: int, down: float = 4, **simulate):
+    """Fluentd's log written (``simulate(**simulate)``) while Fluentd gets a SIGTERM, then a kill -9, each
+    once ``progress()`` (what Fluentd delivered so far) has grown by ``step``; Fluentd is down ``down``
+    seconds each time, a rotation or more at the tests' rates: the fault itself. The writing stops once
+    Fluentd delivers again after the second fault, so however slowly the store takes what Fluentd sends,
+    the faults come while the log is written and rotated. Returns the log's manifest."""
+    from helpers.stack import writing_to
+
+    writer, stop, result = writing_to(fluentd.log, **simulate)
+    try:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            before = progress()
+            stack.wait_for("fluentd delivering", lambda before=before: ((n := progress()) > before + step, n),
+                           timeout=120, every=0.5)
+            assert writer.is_alive(), "the fault must come while the log is written and rotated"
+            fluentd.stop(sig)
+            time.sleep(down)
+            fluentd.start()
         before = progress()
-        stack.wait_for("fluentd delivering", lambda before=before: ((n := progress()) > before + step, n), timeout=120, every=0.5)
-        assert writer.is_alive(), "the fault must come while the log is written and rotated"
-        fluentd.stop(sig)
-        time.sleep(down)
-        fluentd.start()
-    before = progress()
-    stack.wait_for("fluentd delivering after the faults", lambda: ((n := progress()) > before + step, n),
-                   timeout=120, every=0.5)
-    stop.set()
+        stack.wait_for("fluentd delivering after the faults", lambda: ((n := progress()) > before + step, n),
+                       timeout=120, every=0.5)
+    finally:
+        stop.set()
+        writer.join()
+    assert result["m"].rotations >= 3, "rotations before, between and after the faults"
+    return result["m"]
 
 
 def security_environment(cfg) -> dict:

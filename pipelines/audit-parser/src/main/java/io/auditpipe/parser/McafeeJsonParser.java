@@ -85,11 +85,9 @@ public final class McafeeJsonParser extends ReadableRecordParser {
                             case "thread-id" -> thread = text;
                             case "query-id" -> queryId = text;
                             case "cmd" -> cmd = text;
-                            case "user" -> e.user = text;
-                            case "priv_user" -> e.privUser = text;
-                            case "host" -> e.host = text;
-                            case "ip" -> e.ip = text;
-                            case "os_user" -> e.osUser = text;
+                            // named as Percona's plugin names them
+                            case "user", "priv_user", "host", "ip", "os_user" ->
+                                    PerconaRecords.setText(e, field, text, source);
                             case "query" -> e.sqltext = text;
                             case "status" -> {
                                 String problem = PerconaRecords.setInteger(e, "status", text);

@@ -27,7 +27,14 @@ import org.bson.io.BasicOutputBuffer;
  * as written, a copy already stored, a collision or a document the store refuses (each a dead
  * letter, {@link StoreRejections}), or a write to retry.
  */
-final class WriteErrors {
+record WriteErrors(
+        MongoSinkSettings settings,
+        MongoCollection<Document> collection,
+        boolean ferretDb,
+        StoreRejections rejections,
+        Counter written,
+        Counter duplicates,
+        Counter collisions) {
     static final int DUPLICATE_KEY = 11000;
 
     /**
@@ -73,31 +80,6 @@ final class WriteErrors {
         return Outcome
                 .RETRY; // includes a duplicate key on an upsert (two upserts racing): the retry
         // updates
-    }
-
-    private final MongoSinkSettings settings;
-    private final MongoCollection<Document> collection;
-    private final boolean ferretDb;
-    private final StoreRejections rejections;
-    private final Counter written;
-    private final Counter duplicates;
-    private final Counter collisions;
-
-    WriteErrors(
-            MongoSinkSettings settings,
-            MongoCollection<Document> collection,
-            boolean ferretDb,
-            StoreRejections rejections,
-            Counter written,
-            Counter duplicates,
-            Counter collisions) {
-        this.settings = settings;
-        this.collection = collection;
-        this.ferretDb = ferretDb;
-        this.rejections = rejections;
-        this.written = written;
-        this.duplicates = duplicates;
-        this.collisions = collisions;
     }
 
     /**
