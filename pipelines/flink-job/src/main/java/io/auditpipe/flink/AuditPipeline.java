@@ -18,18 +18,14 @@ import io.auditpipe.flink.baselines.ProfileSeeds;
 import io.auditpipe.flink.chain.ChainEvents;
 import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.chain.ChainKeys;
-import io.auditpipe.flink.chain.ServerOfEvent;
 import io.auditpipe.flink.functions.CountEvents;
-import io.auditpipe.flink.functions.EarlyFiringEventTimeTrigger;
 import io.auditpipe.flink.functions.EmitCountRow;
-import io.auditpipe.flink.functions.FloorWatermarks;
 import io.auditpipe.flink.functions.HourlyCounts;
 import io.auditpipe.flink.functions.IsEvidence;
 import io.auditpipe.flink.functions.PreCountStats;
 import io.auditpipe.flink.functions.SplitDeadLetters;
 import io.auditpipe.flink.functions.StatsKeySelector;
 import io.auditpipe.flink.functions.TooLateForStats;
-import io.auditpipe.flink.functions.TrustedEventTimeWatermarks;
 import io.auditpipe.flink.functions.WriteBackOperator;
 import io.auditpipe.flink.options.JobOptions;
 import io.auditpipe.flink.records.DeadLetter;
@@ -55,14 +51,9 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.streaming.api.datastream.DataStreamUtils;
-import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
-import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
-import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
-import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.OutputTag;
 
 /**
@@ -93,7 +84,8 @@ import org.apache.flink.util.OutputTag;
  * <p>Imported history ({@link PipelineSources#history}, {@code auditpipe import}) runs the same
  * graph over a bounded source without the events sink, the sessions and the alert rules: its events
  * are linked in a chain of their own and counted in stats and rollup documents of their own (the
- * run's name in their ids), beside the live job's.
+ * run's name in their ids), beside the live job's. What differs between the two is one value,
+ * {@link Reading}, made from the sources.
  *
  * <p><b>Why the alert rules read the records a second time.</b> The store path goes as fast as the
  * store takes its writes; when it falls behind (a server writing faster than the store stores),
@@ -146,6 +138,9 @@ public final class AuditPipeline {
     private final PipelineSources sources;
     private final PipelineSinks sinks;
 
+    /** Live or imported history: what the graph does differently for the two. */
+    private final Reading reading;
+
     /** The job's state backend iterates a map in key order (RocksDB: docs/scaling.md "State"). */
     private boolean sortedState;
 
@@ -153,6 +148,7 @@ public final class AuditPipeline {
         this.options = Objects.requireNonNull(options, "options");
         this.sources = Objects.requireNonNull(sources, "sources");
         this.sinks = Objects.requireNonNull(sinks, "sinks");
+        this.reading = Reading.of(sources, options);
     }
 
     public JobExecutionResult execute(StreamExecutionEnvironment env) throws Exception {
@@ -172,26 +168,16 @@ public final class AuditPipeline {
                 "rocksdb"
                         .equalsIgnoreCase(
                                 env.getConfiguration().get(StateBackendOptions.STATE_BACKEND));
-        WatermarkStrategy<ParsedRecord> watermarks = watermarks();
+        WatermarkStrategy<ParsedRecord> watermarks = reading.watermarks();
         SingleOutputStreamOperator<ParsedRecord> read =
-                env.fromSource(sources.records(), watermarks, "audit-raw-source")
-                        .uid("audit-raw-source");
-        if (chain() != null) {
-            // imported history is one split read in order: a second reader would get nothing, and
-            // until
-            // it finished (at a checkpoint) its watermark would hold back every event-time timer,
-            // so the
-            // chain would remember every id read meanwhile and forget them a minute at a time
-            read.setParallelism(1);
-        }
+                reading.withTheReader(
+                        env.fromSource(sources.records(), watermarks, "audit-raw-source")
+                                .uid("audit-raw-source"));
         SingleOutputStreamOperator<IngestedEvent> events =
-                read.process(new SplitDeadLetters())
-                        .name("split-dead-letters")
-                        .uid("split-dead-letters");
-        if (chain() != null) {
-            events.setParallelism(
-                    1); // chained to the one reader: no hand-over (serialized) between them
-        }
+                reading.withTheReader(
+                        read.process(new SplitDeadLetters())
+                                .name("split-dead-letters")
+                                .uid("split-dead-letters"));
         SingleOutputStreamOperator<IngestedEvent> firstCopies = storedEvents(events);
         SingleOutputStreamOperator<StatsRow> stats = stats(firstCopies);
         rollups(firstCopies);
@@ -235,11 +221,6 @@ public final class AuditPipeline {
                                         .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)));
     }
 
-    /** The imported chain the records are linked in; null for the live job. */
-    private String chain() {
-        return sources.chain().orElse(null);
-    }
-
     /**
      * The chain's key files, checked here, where the job is built, so that a bad one stops it with
      * its reason.
@@ -252,39 +233,14 @@ public final class AuditPipeline {
     }
 
     /**
-     * Event time from the records' own timestamps. Live, trusted ones move the watermark, which
-     * trails the newest by the out-of-orderness. Imported history's follows the earliest time still
-     * to come in its files ({@link FloorWatermarks}): no record of a bounded input is late,
-     * whatever its order.
-     */
-    private WatermarkStrategy<ParsedRecord> watermarks() {
-        if (chain() != null) {
-            return WatermarkStrategy.<ParsedRecord>forGenerator(context -> new FloorWatermarks())
-                    .withTimestampAssigner((record, unused) -> record.eventTimeMillis());
-        }
-        Duration outOfOrderness = options.get(JobOptions.WATERMARK_OUT_OF_ORDERNESS);
-        return WatermarkStrategy.<ParsedRecord>forGenerator(
-                        context -> new TrustedEventTimeWatermarks(outOfOrderness))
-                .withTimestampAssigner((record, kafkaTimestamp) -> record.eventTimeMillis())
-                .withIdleness(options.get(JobOptions.WATERMARK_IDLENESS));
-    }
-
-    /**
      * The first copy of each event, linked into its server's chain, to the store and the archive;
      * the chain's heads.
      */
     private SingleOutputStreamOperator<IngestedEvent> storedEvents(
             DataStream<IngestedEvent> events) {
-        // imported history: one server read by one reader, so its records are already where keyBy
-        // would
-        // send them (a single subtask), and the chain runs in the reader's thread without a
-        // hand-over
-        KeyedStream<IngestedEvent, String> byServer =
-                chain() != null
-                        ? DataStreamUtils.reinterpretAsKeyedStream(events, new ServerOfEvent())
-                        : events.keyBy(new ServerOfEvent());
         SingleOutputStreamOperator<IngestedEvent> firstCopies =
-                byServer.transform(
+                reading.byServer(events)
+                        .transform(
                                 "first-copies-in-chain",
                                 TypeInformation.of(IngestedEvent.class),
                                 new WriteBackOperator<>(
@@ -292,16 +248,14 @@ public final class AuditPipeline {
                                                 STATS_WINDOW,
                                                 options.get(JobOptions.STATS_ALLOWED_LATENESS),
                                                 options.get(JobOptions.CHAIN_HEAD_INTERVAL),
-                                                chain(),
+                                                reading.chain(),
                                                 chainKeys(),
                                                 sortedState)))
                         .uid("first-copies-in-chain")
                         .setBufferTimeout(
                                 UNHURRIED_BUFFER_TIMEOUT_MS); // its own outputs: the lag, the
         // collisions (an import's archive)
-        if (chain() != null) {
-            firstCopies.setParallelism(1);
-        }
+        reading.withTheReader(firstCopies);
         sinks.events()
                 .ifPresent(s -> firstCopies.sinkTo(s).name("store-events").uid("store-events"));
         sinks.stream()
@@ -332,20 +286,11 @@ public final class AuditPipeline {
         sinks.archive()
                 .ifPresent(
                         archive -> {
-                            // live: chained to the chain, reading the document it built
-                            // (IngestedEvent.document), with no
-                            // hand-over: 13% less of the job's CPU per event and 21% more events/s
-                            // alone, at parallelism 2
-                            // (bench/README.md "The archive chained to the chain"). Imported
-                            // history: a thread of its own,
-                            // since there the reader and the chain share one thread and the archive
-                            // takes the second core
-                            var archived =
+                            reading.archiveThread(
                                     firstCopies
                                             .sinkTo(archive.events())
                                             .name("archive-events")
-                                            .uid("archive-events");
-                            if (chain() != null) archived.disableChaining();
+                                            .uid("archive-events"));
                             heads.sinkTo(archive.chainHeads())
                                     .name("archive-chain-heads")
                                     .uid("archive-chain-heads");
@@ -406,7 +351,7 @@ public final class AuditPipeline {
      * at its end, where the live job finds the seed of a principal it has no state of.
      */
     private void baselines(DataStream<IngestedEvent> firstCopies) {
-        boolean history = chain() != null;
+        boolean history = reading.learnsOnly();
         Optional<PipelineSinks.Baselines> stored = sinks.baselines();
         if (!options.get(JobOptions.BASELINES_ENABLED)
                 || (history ? stored.isEmpty() : sinks.alerts().isEmpty())) return;
@@ -433,10 +378,7 @@ public final class AuditPipeline {
                         .transform(
                                 "alert-learned-baselines",
                                 TypeInformation.of(Alert.class),
-                                new WriteBackOperator<>(
-                                        history
-                                                ? PrincipalBaselines.learningOnly(settings, seeds)
-                                                : new PrincipalBaselines(settings, seeds)))
+                                new WriteBackOperator<>(reading.baselines(settings, seeds)))
                         .uid("alert-learned-baselines")
                         .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         if (history) {
@@ -476,7 +418,7 @@ public final class AuditPipeline {
      */
     private SingleOutputStreamOperator<StatsRow> stats(DataStream<IngestedEvent> firstCopies) {
         SingleOutputStreamOperator<StatsRow> stats =
-                windowed(
+                reading.windowed(
                                 firstCopies
                                         .map(StatsEvent::of, TypeInformation.of(StatsEvent.class))
                                         .name("stats-fields")
@@ -486,29 +428,20 @@ public final class AuditPipeline {
                                                 TypeInformation.of(StatsEvent.class),
                                                 new PreCountStats(
                                                         STATS_WINDOW,
-                                                        chain() == null
-                                                                ? options.get(
-                                                                        JobOptions
-                                                                                .STATS_ALLOWED_LATENESS)
-                                                                : Duration
-                                                                        .ZERO, // as windowed() sets
-                                                        // it
+                                                        reading.statsLateness(),
                                                         PRE_COUNT_MAX_KEYS))
                                         .uid("stats-pre-count")
                                         .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
                                         .keyBy(new StatsKeySelector())
                                         .window(TumblingEventTimeWindows.of(STATS_WINDOW)))
                         .sideOutputLateData(TOO_LATE_FOR_STATS)
-                        .aggregate(new CountEvents.OfStats(), EmitCountRow.stats(chain()))
+                        .aggregate(new CountEvents.OfStats(), EmitCountRow.stats(reading.chain()))
                         .name("stats-1m")
                         .uid("stats-1m")
                         .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS);
         sinks.stats().ifPresent(s -> stats.sinkTo(s).name("store-stats").uid("store-stats"));
         stats.keyBy(HourlyCounts.KEY, Types.STRING)
-                .process(
-                        chain() == null
-                                ? HourlyCounts.live(options.get(JobOptions.STATS_ALLOWED_LATENESS))
-                                : HourlyCounts.once(chain()))
+                .process(reading.hourlyCounts())
                 .name("stats-1h")
                 .uid("stats-1h")
                 .sinkTo(sinks.statsHourly())
@@ -526,7 +459,7 @@ public final class AuditPipeline {
      * second one.
      */
     private void rollups(DataStream<IngestedEvent> firstCopies) {
-        windowed(
+        reading.windowed(
                         firstCopies
                                 .filter(e -> RollupKey.counts(e.event))
                                 .name("rollup-events")
@@ -537,27 +470,12 @@ public final class AuditPipeline {
                                 .setBufferTimeout(UNHURRIED_BUFFER_TIMEOUT_MS)
                                 .keyBy(new RollupKey.Itself())
                                 .window(TumblingEventTimeWindows.of(RollupRow.WINDOW)))
-                .aggregate(new CountEvents<>(), EmitCountRow.rollups(chain()))
+                .aggregate(new CountEvents<>(), EmitCountRow.rollups(reading.chain()))
                 .name("rollups-1d")
                 .uid("rollups-1d")
                 .sinkTo(sinks.rollups())
                 .name("store-rollups")
                 .uid("store-rollups");
-    }
-
-    /**
-     * The counts' windows: live, written early and again as late events arrive up to the allowed
-     * lateness (each write the full count, an upsert); imported history's written once, when the
-     * watermark passes the window's end, which is when none of the window's records is left to read
-     * ({@link #watermarks}): every record is counted, and each row can be an insert, which the
-     * local store takes far faster than an upsert (docs/archive.md "Imported history").
-     */
-    private <T, K> WindowedStream<T, K, TimeWindow> windowed(WindowedStream<T, K, TimeWindow> w) {
-        if (chain() != null) return w.trigger(EventTimeTrigger.create());
-        return w.allowedLateness(options.get(JobOptions.STATS_ALLOWED_LATENESS))
-                .trigger(
-                        new EarlyFiringEventTimeTrigger(
-                                options.get(JobOptions.STATS_EARLY_FIRE_INTERVAL)));
     }
 
     /**
