@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The whole job on a MiniCluster at parallelism 2, with a bounded source and collecting sinks. */
-class AuditPipelineTest {
+class AuditPipelineITCase {
     @RegisterExtension
     static final MiniClusterExtension FLINK =
             new MiniClusterExtension(
@@ -89,8 +89,7 @@ class AuditPipelineTest {
             }
         }
         // the collector re-sends the first 50 lines of db-01 (a restart from its saved position),
-        // the grant
-        // among them
+        // the grant among them
         for (int i = 1; i <= 50; i++) {
             INPUT.add(
                     AuditRecordDeserializer.parse(
@@ -174,8 +173,7 @@ class AuditPipelineTest {
         assertEquals(2 * PER_SERVER + 3, ids.size(), "one event per record id");
 
         // the evidence: exactly the stored events of some evidence kind, once each (the failed
-        // logins and the
-        // grant here), the same documents
+        // logins and the grant here), the same documents
         List<String> expected =
                 stored.stream()
                         .filter(e -> EvidenceKind.any(e.event))
@@ -268,11 +266,9 @@ class AuditPipelineTest {
                 hourly);
 
         // app fails to log in every 15 s (4 in any minute: no brute force) between successful
-        // logins: a
-        // success after 3 failures is login_after_failures. This test spreads one server's records
-        // over
-        // partitions (Kafka keeps them in one), so which success comes after the third failure
-        // varies.
+        // logins: a success after 3 failures is login_after_failures. This test spreads one
+        // server's records over partitions (Kafka keeps them in one), so which success comes after
+        // the third failure varies.
         List<io.auditpipe.flink.alerts.Alert> all = alerts.received();
         // the year-ahead records are numbered 900,000 and more: a gap in each server's record
         // sequence
@@ -344,12 +340,10 @@ class AuditPipelineTest {
         // each record
         for (boolean shared : new boolean[] {false, true}) {
             // The generator splits the input among its two readers by index, so db-02's first
-            // records and
-            // the rest come from two readers, in no order against each other (a job reads each
-            // server from
-            // one partition, in order). A grace longer than the input's span keeps that from being
-            // taken
-            // for a gap; the gaps of the records a year ahead still come at the input's end.
+            // records and the rest come from two readers, in no order against each other (a job
+            // reads each server from one partition, in order). A grace longer than the input's span
+            // keeps that from being taken for a gap; the gaps of the records a year ahead still
+            // come at the input's end.
             Configuration options =
                     JobOptions.load(
                                     Map.of(
@@ -442,8 +436,9 @@ class AuditPipelineTest {
                 new CollectingSink<>("alerts-baselines");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(
-                1); // one reader: the server's records in the order it wrote them, as from its
-        // partition
+                // one reader: the server's records in the order it wrote them, as from its
+                // partition
+                1);
         env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
         new AuditPipeline(
                         options,
@@ -529,8 +524,7 @@ class AuditPipelineTest {
                 archived.size(),
                 "every record once, the re-sent lines left out");
         // each server's hour is written once, when the watermark has passed it by the allowed
-        // lateness,
-        // under the run's chain: an insert never meets a second write of its id
+        // lateness, under the run's chain: an insert never meets a second write of its id
         List<String> ids =
                 hours.received().stream()
                         .map(HourRow::id)
