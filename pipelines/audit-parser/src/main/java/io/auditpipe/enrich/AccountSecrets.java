@@ -107,8 +107,9 @@ final class AccountSecrets {
         int end = k + (identified ? IDENTIFIED.length() : PASSWORD.length());
         if (end < t.length()) {
             char next =
-                    t.charAt(end); // a clause follows: not the word inside a literal ('identified')
-            // or a longer name
+                    // a clause follows: not the word inside a literal ('identified') or a longer
+                    // name
+                    t.charAt(end);
             if (!(Character.isWhitespace(next) || next == '=' || next == '(')) return -1;
         }
         if (identified && k > 0 && isWordChar(t.charAt(k - 1))) return -1;
@@ -142,8 +143,7 @@ final class AccountSecrets {
             char c = t.charAt(i);
             if (c == ',' || c == ';' || c == ')') return -1;
             // a literal starts a value: after a space, '=' or '('. A quote right after other text
-            // closes
-            // something else (MariaDB's own "IDENTIFIED BY *****" ends its quoted field so)
+            // closes something else (MariaDB's own "IDENTIFIED BY *****" ends its quoted field so)
             char before = i > 0 ? t.charAt(i - 1) : ' ';
             if (!(Character.isWhitespace(before) || before == '=' || before == '(')) continue;
             for (String[] q : QUOTES) {

@@ -311,8 +311,8 @@ public final class EventTaxonomy {
                     || "PERSIST_ONLY".equals(second)
                     || second.startsWith("@@GLOBAL")
                     || second.startsWith("@@PERSIST")
-                    || "OPTION".equals(second)) { // command class set_option: a SET whose scope the
-                // name does not say
+                    // command class set_option: a SET whose scope the name does not say
+                    || "OPTION".equals(second)) {
                 return "OPTION".equals(second)
                         ? new Kind(SESSION, "set")
                         : new Kind(ADMINISTRATION, "set_global");

@@ -117,10 +117,8 @@ public final class SqlTables implements AutoCloseable {
         }
         if (names.error() != null) {
             // a statement cut short by the server (MariaDB logs at most
-            // server_audit_query_log_limit
-            // bytes) or beyond the parser: the names after FROM, INTO, UPDATE, JOIN, TABLE, and ON
-            // of a
-            // CREATE INDEX, said to be a scan's
+            // server_audit_query_log_limit bytes) or beyond the parser: the names after FROM, INTO,
+            // UPDATE, JOIN, TABLE, and ON of a CREATE INDEX, said to be a scan's
             List<String> scanned = keywordScan(sql);
             if (scanned.isEmpty()) return names;
             names = new Result(scanned, names.error() + "; tables found by a keyword scan");

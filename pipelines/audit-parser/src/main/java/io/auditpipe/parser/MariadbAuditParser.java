@@ -170,8 +170,8 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         String text = new String(line, StandardCharsets.UTF_8);
         String info = null;
         if (envelope
-                != null) { // [syslog_info ]serverhost,...: the host is the word before the first
-            // comma
+                // [syslog_info ]serverhost,...: the host is the word before the first comma
+                != null) {
             int comma = text.indexOf(',');
             if (comma < 0)
                 return ParseResult.failed("not a server_audit record: no comma-separated fields");
@@ -274,8 +274,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         }
         String rest = f.rest();
         // e.g. the connection type newer versions append; RDS for MySQL ends a query record with
-        // two
-        // empty fields: nothing to keep
+        // two empty fields: nothing to keep
         if (rest != null && !rest.chars().allMatch(c -> c == ',')) {
             e.extra.put("more", rest);
         }

@@ -46,8 +46,9 @@ public final class McafeeJsonParser extends ReadableRecordParser {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
                 if (seen.containsKey(
-                        field)) { // a key the plugin wrote twice (os_user: once of its own, once
-                    // from the client)
+                        // a key the plugin wrote twice (os_user: once of its own, once from the
+                        // client)
+                        field)) {
                     String again = RecordText.anyAsText(p, value);
                     if (!java.util.Objects.equals(again, seen.get(field))) {
                         int n = 2;

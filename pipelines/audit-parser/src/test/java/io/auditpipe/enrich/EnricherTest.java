@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.auditpipe.TextTable;
 import io.auditpipe.parser.AuditEvent;
 import java.time.Instant;
 import java.util.List;
@@ -57,63 +58,57 @@ class EnricherTest {
 
     @Test
     void taxonomyOfStatements() {
-        String[][] cases = {
-            {"SELECT c FROM sbtest1 WHERE id=1", "data_read", "select"},
-            {"  /* app */ select 1", "data_read", "select"},
-            {"WITH t AS (SELECT 1) SELECT * FROM t", "data_read", "select"},
-            {"INSERT INTO t VALUES (1)", "data_write", "insert"},
-            {"replace into t values (1)", "data_write", "replace"},
-            {"LOAD DATA INFILE 'x' INTO TABLE t", "data_write", "load_data"},
-            {"CREATE USER 'bob'@'%' IDENTIFIED BY 'x'", "account_management", "create_user"},
-            {"ALTER USER bob ACCOUNT LOCK", "account_management", "alter_user"},
-            {"DROP ROLE r1", "account_management", "drop_role"},
-            {"GRANT ALL ON *.* TO bob", "account_management", "grant"},
-            {"REVOKE SELECT ON shop.cards FROM bob", "account_management", "revoke"},
-            {"SET PASSWORD FOR bob = 'x'", "account_management", "set_password"},
-            {"SET DEFAULT ROLE r1 TO bob", "account_management", "set_default_role"},
-            {"CREATE TABLE t (id INT)", "schema_change", "create_table"},
-            {"CREATE OR REPLACE VIEW v AS SELECT 1", "schema_change", "create_view"},
-            {"CREATE UNIQUE INDEX i ON t (a)", "schema_change", "create_index"},
-            {
-                "CREATE DEFINER=`root`@`%` PROCEDURE p() BEGIN END",
-                "schema_change",
-                "create_procedure"
-            },
-            {"DROP DATABASE shop", "schema_change", "drop_database"},
-            {"CREATE SCHEMA s", "schema_change", "create_database"},
-            {"TRUNCATE TABLE t", "schema_change", "truncate_table"},
-            {"RENAME TABLE a TO b", "schema_change", "rename_table"},
-            {"SET GLOBAL max_connections = 10", "administration", "set_global"},
-            {"SET @@global.max_connections = 10", "administration", "set_global"},
-            {"SET PERSIST sql_mode = ''", "administration", "set_global"},
-            {"KILL 42", "administration", "kill"},
-            {"SHUTDOWN", "administration", "shutdown"},
-            {"INSTALL PLUGIN x SONAME 'x.so'", "administration", "install_plugin"},
-            {"FLUSH PRIVILEGES", "administration", "flush"},
-            {"STOP REPLICA", "administration", "stop_replica"},
-            {"SET GLOBAL server_audit_logging = OFF", "audit_system", "audit_disabled"},
-            {"SET GLOBAL server_audit_logging=ON", "audit_system", "audit_enabled"},
-            {"SET GLOBAL audit_log_disable = true", "audit_system", "audit_disabled"},
-            {"SET GLOBAL audit_log_policy = 'NONE'", "audit_system", "audit_disabled"},
-            {"SET GLOBAL audit_log_rotate_on_size = 4096", "audit_system", "audit_config"},
-            {"UNINSTALL PLUGIN audit_log", "audit_system", "audit_plugin_removed"},
-            {"UNINSTALL PLUGIN server_audit", "audit_system", "audit_plugin_removed"},
-            {
-                "INSTALL PLUGIN server_audit SONAME 'server_audit.so'",
-                "audit_system",
-                "audit_plugin_installed"
-            },
-            {"SELECT audit_log_filter_remove_user('%')", "audit_system", "audit_config"},
-            {"SELECT audit_log_read()", "audit_system", "audit_log_read"},
-            {"DELETE FROM mysql.audit_log_filter", "audit_system", "audit_config"},
-            {"SET autocommit = 1", "session", "set"},
-            {"SHOW TABLES", "session", "show"},
-            {"COMMIT", "session", "commit"},
-            {"START TRANSACTION", "session", "start_transaction"},
-            {"USE shop", "session", "use"},
-            {"CALL p()", "other", "call"},
-            {"frobnicate the table", "other", "frobnicate"},
-        };
+        List<String[]> cases =
+                TextTable.rows(
+                        """
+                        SELECT c FROM sbtest1 WHERE id=1|data_read|select
+                          /* app */ select 1|data_read|select
+                        WITH t AS (SELECT 1) SELECT * FROM t|data_read|select
+                        INSERT INTO t VALUES (1)|data_write|insert
+                        replace into t values (1)|data_write|replace
+                        LOAD DATA INFILE 'x' INTO TABLE t|data_write|load_data
+                        CREATE USER 'bob'@'%' IDENTIFIED BY 'x'|account_management|create_user
+                        ALTER USER bob ACCOUNT LOCK|account_management|alter_user
+                        DROP ROLE r1|account_management|drop_role
+                        GRANT ALL ON *.* TO bob|account_management|grant
+                        REVOKE SELECT ON shop.cards FROM bob|account_management|revoke
+                        SET PASSWORD FOR bob = 'x'|account_management|set_password
+                        SET DEFAULT ROLE r1 TO bob|account_management|set_default_role
+                        CREATE TABLE t (id INT)|schema_change|create_table
+                        CREATE OR REPLACE VIEW v AS SELECT 1|schema_change|create_view
+                        CREATE UNIQUE INDEX i ON t (a)|schema_change|create_index
+                        CREATE DEFINER=`root`@`%` PROCEDURE p() BEGIN END|schema_change|create_procedure
+                        DROP DATABASE shop|schema_change|drop_database
+                        CREATE SCHEMA s|schema_change|create_database
+                        TRUNCATE TABLE t|schema_change|truncate_table
+                        RENAME TABLE a TO b|schema_change|rename_table
+                        SET GLOBAL max_connections = 10|administration|set_global
+                        SET @@global.max_connections = 10|administration|set_global
+                        SET PERSIST sql_mode = ''|administration|set_global
+                        KILL 42|administration|kill
+                        SHUTDOWN|administration|shutdown
+                        INSTALL PLUGIN x SONAME 'x.so'|administration|install_plugin
+                        FLUSH PRIVILEGES|administration|flush
+                        STOP REPLICA|administration|stop_replica
+                        SET GLOBAL server_audit_logging = OFF|audit_system|audit_disabled
+                        SET GLOBAL server_audit_logging=ON|audit_system|audit_enabled
+                        SET GLOBAL audit_log_disable = true|audit_system|audit_disabled
+                        SET GLOBAL audit_log_policy = 'NONE'|audit_system|audit_disabled
+                        SET GLOBAL audit_log_rotate_on_size = 4096|audit_system|audit_config
+                        UNINSTALL PLUGIN audit_log|audit_system|audit_plugin_removed
+                        UNINSTALL PLUGIN server_audit|audit_system|audit_plugin_removed
+                        INSTALL PLUGIN server_audit SONAME 'server_audit.so'|audit_system|audit_plugin_installed
+                        SELECT audit_log_filter_remove_user('%')|audit_system|audit_config
+                        SELECT audit_log_read()|audit_system|audit_log_read
+                        DELETE FROM mysql.audit_log_filter|audit_system|audit_config
+                        SET autocommit = 1|session|set
+                        SHOW TABLES|session|show
+                        COMMIT|session|commit
+                        START TRANSACTION|session|start_transaction
+                        USE shop|session|use
+                        CALL p()|other|call
+                        frobnicate the table|other|frobnicate
+                        """);
         for (String[] c : cases) {
             AuditEvent e = enricher.enrich(query("alice", "shop", c[0]));
             assertEquals(c[1] + "/" + c[2], e.category + "/" + e.action, c[0]);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.auditpipe.TextTable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -227,36 +228,26 @@ class FormatFixturesTest {
         assertEquals("1", query.extra.get("rows"));
     }
 
-    private static final String[][] BAD_RECORDS = {
-        "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"\n  TIMESTAMP=\"2026-11-22T09:00:02 UTC\"\n/>|missing required field 'record'"
-                .split("\\|", -1),
-        "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"\n  RECORD=\"1_x\"\n  TIMESTAMP=\"2026-11-22T09:00:02 UTC\"\n  STATUS=\"zero\"\n/>|field 'status' is not an integer"
-                .split("\\|", -1),
-        "percona-xml|<AUDIT_RECORD>\n  <NAME>Query</NAME>\n  <NAME>Quit</NAME>\n</AUDIT_RECORD>|field 'name' appears twice"
-                .split("\\|", -1),
-        "percona-xml|<AUDIT_RECORD\n  NAME=\"Query\"|incomplete XML audit record".split("\\|", -1),
-        "percona-xml|junk\n<AUDIT_RECORD NAME=\"Q\" RECORD=\"1\" TIMESTAMP=\"2026-11-22T09:00:02 UTC\"/>|unexpected text before <AUDIT_RECORD"
-                .split("\\|", -1),
-        "percona-xml|<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><AUDIT_RECORD NAME=\"&e;\"/>|unexpected text before"
-                .split("\\|", -1),
-        "percona-xml|<AUDIT_RECORD NAME=\"Q\" RECORD=\"1\" TIMESTAMP=\"2026-11-22T09:00:02 UTC\" SQLTEXT=\"a < b\"/>|invalid XML"
-                .split("\\|", -1),
-        "percona-csv|\"Query\",\"1_x\",\"2026-11-22T09:00:02 UTC\",\"select\",\"11\",0,\"unterminated|no closing quote"
-                .split("\\|", -1),
-        "percona-csv|\"Query\",\"1_x\"|not a Percona CSV audit record: 2 columns".split("\\|", -1),
-        "mysql-enterprise-json|{ \"timestamp\": \"2026-11-22 09:00:02\", \"class\": \"general\" }|missing required field 'id'"
-                .split("\\|", -1),
-        "mysql-enterprise-json|{ \"timestamp\": \"2026-11-22 09:00:02\", \"id\": 1, \"class\": \"general\" } { \"id\": 2 }|more than one record"
-                .split("\\|", -1),
-        "mysql-enterprise-json|{ \"timestamp\": \"yesterday\", \"id\": 1, \"class\": \"general\" }|timestamp 'yesterday'"
-                .split("\\|", -1),
-        "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"soon\",\"cmd\":\"select\"}|field 'date' is not epoch milliseconds"
-                .split("\\|", -1),
-        "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"thread-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'thread-id' is not a number"
-                .split("\\|", -1),
-        "mcafee-json|{\"msg-type\":\"activity\",\"date\":\"1795338002000\",\"query-id\":\"99999999999999999999\",\"cmd\":\"select\"}|field 'query-id' is not a number"
-                .split("\\|", -1),
-    };
+    /** One a line: format|record|reason ("\\n" a line break inside the record). */
+    private static final List<String[]> BAD_RECORDS =
+            TextTable.rows(
+                    """
+                    percona-xml|<AUDIT_RECORD\\n  NAME="Query"\\n  TIMESTAMP="2026-11-22T09:00:02 UTC"\\n/>|missing required field 'record'
+                    percona-xml|<AUDIT_RECORD\\n  NAME="Query"\\n  RECORD="1_x"\\n  TIMESTAMP="2026-11-22T09:00:02 UTC"\\n  STATUS="zero"\\n/>|field 'status' is not an integer
+                    percona-xml|<AUDIT_RECORD>\\n  <NAME>Query</NAME>\\n  <NAME>Quit</NAME>\\n</AUDIT_RECORD>|field 'name' appears twice
+                    percona-xml|<AUDIT_RECORD\\n  NAME="Query"|incomplete XML audit record
+                    percona-xml|junk\\n<AUDIT_RECORD NAME="Q" RECORD="1" TIMESTAMP="2026-11-22T09:00:02 UTC"/>|unexpected text before <AUDIT_RECORD
+                    percona-xml|<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><AUDIT_RECORD NAME="&e;"/>|unexpected text before
+                    percona-xml|<AUDIT_RECORD NAME="Q" RECORD="1" TIMESTAMP="2026-11-22T09:00:02 UTC" SQLTEXT="a < b"/>|invalid XML
+                    percona-csv|"Query","1_x","2026-11-22T09:00:02 UTC","select","11",0,"unterminated|no closing quote
+                    percona-csv|"Query","1_x"|not a Percona CSV audit record: 2 columns
+                    mysql-enterprise-json|{ "timestamp": "2026-11-22 09:00:02", "class": "general" }|missing required field 'id'
+                    mysql-enterprise-json|{ "timestamp": "2026-11-22 09:00:02", "id": 1, "class": "general" } { "id": 2 }|more than one record
+                    mysql-enterprise-json|{ "timestamp": "yesterday", "id": 1, "class": "general" }|timestamp 'yesterday'
+                    mcafee-json|{"msg-type":"activity","date":"soon","cmd":"select"}|field 'date' is not epoch milliseconds
+                    mcafee-json|{"msg-type":"activity","date":"1795338002000","thread-id":"99999999999999999999","cmd":"select"}|field 'thread-id' is not a number
+                    mcafee-json|{"msg-type":"activity","date":"1795338002000","query-id":"99999999999999999999","cmd":"select"}|field 'query-id' is not a number
+                    """);
 
     @Test
     void bad_records_are_dead_letters_with_the_reason() {
@@ -272,12 +263,15 @@ class FormatFixturesTest {
         }
     }
 
-    private static final String[][] FRAMING_ONLY = {
-        "percona-xml|</AUDIT>".split("\\|", -1),
-        "percona-xml|<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AUDIT>".split("\\|", -1),
-        "mysql-enterprise-json|]".split("\\|", -1),
-        "mysql-enterprise-json|[".split("\\|", -1),
-    };
+    /** One a line: format|what the file holds besides its records. */
+    private static final List<String[]> FRAMING_ONLY =
+            TextTable.rows(
+                    """
+                    percona-xml|</AUDIT>
+                    percona-xml|<?xml version="1.0" encoding="UTF-8"?>\\n<AUDIT>
+                    mysql-enterprise-json|]
+                    mysql-enterprise-json|[
+                    """);
 
     @Test
     void the_files_own_framing_alone_is_neither_an_event_nor_a_dead_letter() {

@@ -159,10 +159,10 @@ public final class AuditPipeline {
     /** Adds the pipeline's operators to {@code env}. */
     public void build(StreamExecutionEnvironment env) {
         // Chained operators get the record itself, not a deep copy each: no function changes a
-        // record
-        // after emitting it or keeps one it received across calls (records that cross a shuffle are
-        // deserialized fresh; state holds what functions build). Copying every event field by field
-        // once per chained operator was the job's largest single cost (profiled 2026-11-24).
+        // record after emitting it or keeps one it received across calls (records that cross a
+        // shuffle are deserialized fresh; state holds what functions build). Copying every event
+        // field by field once per chained operator was the job's largest single cost (profiled
+        // 2026-11-24).
         env.getConfig().enableObjectReuse();
         sortedState =
                 "rocksdb"
@@ -253,8 +253,8 @@ public final class AuditPipeline {
                                                 sortedState)))
                         .uid("first-copies-in-chain")
                         .setBufferTimeout(
-                                UNHURRIED_BUFFER_TIMEOUT_MS); // its own outputs: the lag, the
-        // collisions (an import's archive)
+                                // its own outputs: the lag, the collisions (an import's archive)
+                                UNHURRIED_BUFFER_TIMEOUT_MS);
         reading.withTheReader(firstCopies);
         sinks.events()
                 .ifPresent(s -> firstCopies.sinkTo(s).name("store-events").uid("store-events"));
@@ -364,9 +364,8 @@ public final class AuditPipeline {
                                 (IngestedEvent ie,
                                         org.apache.flink.util.Collector<BaselineEvent> out) -> {
                                     // a record whose own time is far ahead of its arrival would
-                                    // teach a principal an hour,
-                                    // or end its learning, from a clock that is wrong: stored, not
-                                    // learned
+                                    // teach a principal an hour, or end its learning, from a clock
+                                    // that is wrong: stored, not learned
                                     if (!ie.eventTimeTrusted) return;
                                     BaselineEvent e = BaselineEvent.of(ie.event, compliance);
                                     if (e != null) out.collect(e);
@@ -388,26 +387,7 @@ public final class AuditPipeline {
                     .uid("store-baselines");
             return;
         }
-        sinks.alerts()
-                .ifPresent(
-                        s ->
-                                alerts.sinkTo(s)
-                                        .name("store-learned-alerts")
-                                        .uid("store-learned-alerts")
-                                        .disableChaining());
-        sinks.alertTopic()
-                .ifPresent(
-                        s ->
-                                alerts.sinkTo(s)
-                                        .name("kafka-learned-alerts")
-                                        .uid("kafka-learned-alerts"));
-        sinks.alertWebhook()
-                .ifPresent(
-                        s ->
-                                alerts.sinkTo(s)
-                                        .name("webhook-learned-alerts")
-                                        .uid("webhook-learned-alerts"));
-        streamAlerts(alerts, "learned-alerts");
+        alertSinks(alerts, "learned-alerts");
     }
 
     /**
@@ -529,8 +509,8 @@ public final class AuditPipeline {
                                 new WriteBackOperator<>(new RecordGaps(settings)))
                         .uid("alert-record-gaps")
                         .setBufferTimeout(
-                                ALERTS_BUFFER_TIMEOUT_MS); // its alerts, and the notices of a
-        // sequence's start
+                                // its alerts, and the notices of a sequence's start
+                                ALERTS_BUFFER_TIMEOUT_MS);
         DataStream<Alert> starts =
                 gaps.getSideOutput(RecordGaps.NOTICES)
                         .keyBy(new AlertInputs.NoticeServer())
@@ -546,20 +526,27 @@ public final class AuditPipeline {
                         .name("each-alert-once")
                         .uid("each-alert-once")
                         .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
-        // a task of its own: a store that stops answering holds back this writer, not the topic's
-        // and the webhook's
+        alertSinks(alerts, "alerts");
+    }
+
+    /**
+     * The alerts to the store (a task of its own: a store that stops answering holds back this
+     * writer, not the topic's and the webhook's), the alerts topic, the webhook and the event
+     * stream, each sink named after {@code name}.
+     */
+    private void alertSinks(DataStream<Alert> alerts, String name) {
         sinks.alerts()
                 .ifPresent(
                         s ->
                                 alerts.sinkTo(s)
-                                        .name("store-alerts")
-                                        .uid("store-alerts")
+                                        .name("store-" + name)
+                                        .uid("store-" + name)
                                         .disableChaining());
         sinks.alertTopic()
-                .ifPresent(s -> alerts.sinkTo(s).name("kafka-alerts").uid("kafka-alerts"));
+                .ifPresent(s -> alerts.sinkTo(s).name("kafka-" + name).uid("kafka-" + name));
         sinks.alertWebhook()
-                .ifPresent(s -> alerts.sinkTo(s).name("webhook-alerts").uid("webhook-alerts"));
-        streamAlerts(alerts, "alerts");
+                .ifPresent(s -> alerts.sinkTo(s).name("webhook-" + name).uid("webhook-" + name));
+        streamAlerts(alerts, name);
     }
 
     /**

@@ -47,8 +47,9 @@ public final class AuditPipelineJob {
             System.exit(2);
             return;
         }
-        if (checkOnly) { // the deployment's options, validated without running
-            // (tests/e2e/deployment/test_deployment_job_options.py)
+        // the deployment's options, validated without running
+        // (tests/e2e/deployment/test_deployment_job_options.py)
+        if (checkOnly) {
             System.out.println(config + ": the job's options are valid");
             return;
         }

@@ -336,10 +336,9 @@ public final class ImportJob {
                 "execution.checkpointing.dir", work.resolve("checkpoints").toUri().toString());
         flink.setString("rest.bind-port", "0");
         // it holds the store's credentials: every listener on loopback (the BLOB server binds where
-        // the
-        // JobManager does), and the REST settings of the stack's MiniCluster (mutual TLS with the
-        // stack's
-        // key, no jar upload: cli/auditpipe/stack/flink/flink_rest.py, docs/security.md)
+        // the JobManager does), and the REST settings of the stack's MiniCluster (mutual TLS with
+        // the stack's key, no jar upload: cli/auditpipe/stack/flink/flink_rest.py,
+        // docs/security.md)
         for (String key : LISTENERS) {
             flink.setString(key, "127.0.0.1");
         }

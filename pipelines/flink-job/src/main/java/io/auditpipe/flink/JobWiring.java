@@ -1,6 +1,5 @@
 package io.auditpipe.flink;
 
-import io.auditpipe.flink.alerts.Alert;
 import io.auditpipe.flink.archive.EventArchive;
 import io.auditpipe.flink.chain.ChainHead;
 import io.auditpipe.flink.document.EventDocument;
@@ -31,6 +30,7 @@ import java.util.Properties;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.sink.TransactionNamingStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
@@ -112,8 +112,8 @@ public final class JobWiring {
             int deadLetterMessageBytes) {
         int deadLetterDocumentBytes = Math.min(deadLetterMessageBytes, STORE_MAX_DEAD_LETTER_BYTES);
         sinks
-                // a duplicate _id here is the event stored already: collisions are the
-                // events writer's to report
+                // a duplicate _id here is the event stored already: collisions are the events
+                // writer's to report
                 .evidence(
                         new MongoBulkSink<>(
                                 store(options, history, JobOptions.EVIDENCE_COLLECTION)
@@ -142,15 +142,11 @@ public final class JobWiring {
                                                 StoreDocuments.deadLetterInsert(
                                                         dl, deadLetterDocumentBytes))))
                 .deadLetterTopic(
-                        KafkaSink.<DeadLetter>builder()
-                                .setBootstrapServers(
-                                        options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
-                                .setRecordSerializer(
-                                        new DeadLetterKafkaSerializer(
-                                                deadLetterTopic, deadLetterMessageBytes))
-                                .setKafkaProducerConfig(producer(rejectionProducer))
-                                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                                .build())
+                        atLeastOnce(
+                                options,
+                                new DeadLetterKafkaSerializer(
+                                        deadLetterTopic, deadLetterMessageBytes),
+                                rejectionProducer))
                 .chainHeads(
                         new MongoBulkSink<>(
                                 store(options, history, JobOptions.CHAIN_HEADS_COLLECTION),
@@ -199,15 +195,11 @@ public final class JobWiring {
                                         .withFlushInterval(alertFlushInterval(options)),
                                 StoreDocuments::alertInsert))
                 .alertTopic(
-                        KafkaSink.<Alert>builder()
-                                .setBootstrapServers(
-                                        options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
-                                .setRecordSerializer(
-                                        new AlertKafkaSerializer(
-                                                options.get(JobOptions.KAFKA_ALERTS_TOPIC)))
-                                .setKafkaProducerConfig(producer(kafkaClient(options)))
-                                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-                                .build())
+                        atLeastOnce(
+                                options,
+                                new AlertKafkaSerializer(
+                                        options.get(JobOptions.KAFKA_ALERTS_TOPIC)),
+                                kafkaClient(options)))
                 .servers(
                         new MongoBulkSink<>(
                                 store(options, JobOptions.SERVERS_COLLECTION),
@@ -385,6 +377,21 @@ public final class JobWiring {
         Map<String, String> client = new HashMap<>(JobOptions.kafkaClientProperties(options));
         client.put("bootstrap.servers", options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS));
         return client;
+    }
+
+    /**
+     * A Kafka sink that delivers each record at least once, as the {@code client} settings connect.
+     */
+    private static <T> KafkaSink<T> atLeastOnce(
+            Configuration options,
+            KafkaRecordSerializationSchema<T> serializer,
+            Map<String, String> client) {
+        return KafkaSink.<T>builder()
+                .setBootstrapServers(options.get(JobOptions.KAFKA_BOOTSTRAP_SERVERS))
+                .setRecordSerializer(serializer)
+                .setKafkaProducerConfig(producer(client))
+                .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+                .build();
     }
 
     private static Properties producer(Map<String, String> client) {

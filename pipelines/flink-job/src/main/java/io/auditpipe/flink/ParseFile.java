@@ -145,8 +145,9 @@ public final class ParseFile {
                         .getBytes(StandardCharsets.UTF_8);
         long now = System.currentTimeMillis();
         long written =
-                now; // when the records were received: a syslog time without a year takes that year
-        // (or the one before)
+                // when the records were received: a syslog time without a year takes that year (or
+                // the one before)
+                now;
         try {
             written = Files.getLastModifiedTime(path).toMillis();
         } catch (IOException e) {

@@ -84,8 +84,8 @@ class HistoryFormatTest {
     @Test
     void eachRecordKnowsTheEarliestTimeStillToComeWhateverTheOrderOfTheTimes() throws IOException {
         // a clock stepped back an hour halfway through the first file, a malformed line (a dead
-        // letter,
-        // timed at the import's start), and a second file whose times fall inside the first one's
+        // letter, timed at the import's start), and a second file whose times fall inside the first
+        // one's
         ByteArrayOutputStream first = new ByteArrayOutputStream();
         for (int i = 1; i <= RECORDS; i++) {
             first.write(Fixtures.query(i, "select", 0, i < RECORDS / 2 ? i : i - 3_600));
@@ -116,13 +116,7 @@ class HistoryFormatTest {
                 Files.size(files.get(0)) + Files.size(files.get(1)),
                 scanned[0],
                 "every byte read once");
-        List<ParsedRecord> read =
-                readAll(
-                        new HistoryFormat(
-                                files.stream().map(Path::toString).toList(),
-                                settings,
-                                null,
-                                floors));
+        List<ParsedRecord> read = readAll(files, settings, floors);
         assertEquals(RECORDS + 1 + 800, read.size());
         long[] rest = new long[read.size() + 1]; // the earliest time from each record to the end
         rest[read.size()] = Long.MAX_VALUE;
@@ -153,17 +147,19 @@ class HistoryFormatTest {
                 files.get(1),
                 Fixtures.query(RECORDS + 801, "select", 0, 1),
                 java.nio.file.StandardOpenOption.APPEND);
-        List<ParsedRecord> grown =
-                readAll(
-                        new HistoryFormat(
-                                files.stream().map(Path::toString).toList(),
-                                settings,
-                                null,
-                                floors));
+        List<ParsedRecord> grown = readAll(files, settings, floors);
         assertEquals(
                 TimeFloors.UNKNOWN,
                 grown.get(grown.size() - 1).laterNotBefore,
                 "a record the scan did not read knows nothing");
+    }
+
+    /** Every record of {@code files} as the import reads them, with the floors the scan found. */
+    private List<ParsedRecord> readAll(
+            List<Path> files, FileRecords.Settings settings, TimeFloors floors) throws IOException {
+        return readAll(
+                new HistoryFormat(
+                        files.stream().map(Path::toString).toList(), settings, null, floors));
     }
 
     private List<ParsedRecord> readAll(HistoryFormat format) throws IOException {

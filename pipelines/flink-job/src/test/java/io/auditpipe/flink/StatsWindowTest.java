@@ -124,8 +124,8 @@ class StatsWindowTest {
         harness.processWatermark(MINUTE_END);
         assertEquals(List.of(1L), counts());
         harness.processWatermark(MINUTE_END + LATENESS.toMillis() - 1);
-        event(T0 + 5_000); // late by almost the whole lateness: the watermark passes it
-        // before the timer
+        // late by almost the whole lateness: the watermark passes it before the timer
+        event(T0 + 5_000);
         harness.processWatermark(MINUTE_END + LATENESS.toMillis());
         assertEquals(List.of(2L), counts(), "counted before the state went");
         assertEquals(0, harness.numKeyedStateEntries(), "window state dropped back to zero");

@@ -118,8 +118,8 @@ public final class JobThroughputBenchmark {
     private static double runOnce(String bootstrap, String topic, int parallelism)
             throws Exception {
         // -Dauditpipe.bench.job-properties=FILE: the options of a stack's job (its compliance
-        // settings, thresholds,
-        // baselines), as `auditpipe up` writes them; the default options otherwise
+        // settings, thresholds, baselines), as `auditpipe up` writes them; the default options
+        // otherwise
         Map<String, String> entries = new java.util.TreeMap<>();
         String properties = System.getProperty("auditpipe.bench.job-properties", "");
         if (!properties.isEmpty()) {
@@ -169,8 +169,8 @@ public final class JobThroughputBenchmark {
                                         ComplianceSettings.defaults()))
                         .build();
         // the job's state backend, its compaction and the local stack's managed memory for it
-        // (stack/flink/job_settings.py);
-        // -Dauditpipe.bench.state-backend=hashmap measures the heap backend instead
+        // (stack/flink/job_settings.py); -Dauditpipe.bench.state-backend=hashmap measures the heap
+        // backend instead
         Configuration flink = new Configuration();
         flink.setString(
                 "state.backend.type",
@@ -213,9 +213,8 @@ public final class JobThroughputBenchmark {
         if (!"off".equals(System.getProperty("auditpipe.bench.sessions", "on")))
             sinks.sessions(new DiscardingSink<>());
         // -Dauditpipe.bench.stream=<formats>: with the event stream's messages in those formats
-        // (their projection and
-        // JSON), into discarding sinks: what making them costs; the Kafka transactions are the
-        // end-to-end run's
+        // (their projection and JSON), into discarding sinks: what making them costs; the Kafka
+        // transactions are the end-to-end run's
         List<StreamFormat> stream =
                 StreamFormat.parse(System.getProperty("auditpipe.bench.stream", ""));
         if (!stream.isEmpty()) {

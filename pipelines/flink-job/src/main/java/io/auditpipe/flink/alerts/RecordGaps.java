@@ -283,8 +283,9 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
         if (s == null) s = sequence.value();
         String key = ctx.getCurrentKey();
         if (e.lostAfter) {
-            if (s == null) { // the report before any record of its sequence: the first record
-                // opens it, as if it came first
+            // the report before any record of its sequence: the first record opens it, as if it
+            // came first
+            if (s == null) {
                 s = new Sequence();
                 s.next = NO_RECORD_YET;
                 s.opening = true; // keeps the report until the sequence opens (forgetPassed)
@@ -306,8 +307,9 @@ public class RecordGaps extends KeyedProcessFunction<String, RecordGaps.Numbered
                 TimedEntries reported = s == null ? null : s.lostAfter;
                 s = new Sequence();
                 s.lostAfter = reported;
-                s.next = n; // the first line seen of the sequence is the dead one: the next record
-                // shows the gap
+                // the first line seen of the sequence is the dead one: the next record shows the
+                // gap
+                s.next = n;
                 if (n > 1) openUntilARecord(s, e);
             }
             if (s.deadLettered == null)

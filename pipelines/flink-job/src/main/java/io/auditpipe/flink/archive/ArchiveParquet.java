@@ -190,8 +190,9 @@ public final class ArchiveParquet {
                             new Builder(out)
                                     .withCompressionCodec(CompressionCodecName.SNAPPY)
                                     .withSizeStatisticsEnabled(
-                                            false); // sizes of the byte arrays per page: read by no
-                    // reader here
+                                            // sizes of the byte arrays per page: read by no reader
+                                            // here
+                                            false);
                     for (String column : WITHOUT_DICTIONARY) {
                         builder = builder.withDictionaryEncoding(column, false);
                     }

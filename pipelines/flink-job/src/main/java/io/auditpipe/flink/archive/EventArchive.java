@@ -39,16 +39,17 @@ public final class EventArchive {
     private static final DateTimeFormatter DAY =
             DateTimeFormatter.ISO_LOCAL_DATE.withZone(ZoneOffset.UTC);
 
+    /** Files named part-...{@code suffix}. */
+    private static OutputFileConfig parts(String suffix) {
+        return OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(suffix).build();
+    }
+
     /** The events' Parquet sink under {@code <base>/events}. */
     public static FileSink<IngestedEvent> events(String base) {
         return FileSink.forBulkFormat(new Path(base, "events"), ArchiveParquet.writerFactory())
                 .withBucketAssigner(new ServerAndDay())
                 .withRollingPolicy(OnCheckpointRollingPolicy.build())
-                .withOutputFileConfig(
-                        OutputFileConfig.builder()
-                                .withPartPrefix("part")
-                                .withPartSuffix(".parquet")
-                                .build())
+                .withOutputFileConfig(parts(".parquet"))
                 .build();
     }
 
@@ -57,11 +58,7 @@ public final class EventArchive {
         return FileSink.forRowFormat(new Path(base, "manifest/chain-heads"), new HeadLines())
                 .withBucketAssigner(new HeadServer())
                 .withRollingPolicy(OnCheckpointRollingPolicy.build())
-                .withOutputFileConfig(
-                        OutputFileConfig.builder()
-                                .withPartPrefix("part")
-                                .withPartSuffix(".jsonl")
-                                .build())
+                .withOutputFileConfig(parts(".jsonl"))
                 .build();
     }
 

@@ -63,8 +63,8 @@ public class EarlyFiringEventTimeTrigger extends Trigger<Object, TimeWindow> {
         Long due = pending.value();
         if (time
                 == window
-                        .maxTimestamp()) { // the minute closes: its full count, and no early firing
-            // after it
+                        // the minute closes: its full count, and no early firing after it
+                        .maxTimestamp()) {
             if (due != null) {
                 ctx.deleteProcessingTimeTimer(due);
                 pending.clear();

@@ -49,8 +49,7 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
     private transient Map<String, OpenSession> touched;
 
     // what the former layout kept (four values per connection), read once per connection after a
-    // restore
-    // from its checkpoints, moved over and cleared
+    // restore from its checkpoints, moved over and cleared
     private transient ValueState<Session> formerSession;
     private transient ValueState<Long> formerTimer;
     private transient ValueState<Long> formerEmittedRecords;
@@ -104,8 +103,8 @@ public class SessionBuilder extends KeyedProcessFunction<String, SessionEvent, S
         String key = ctx.getCurrentKey();
         OpenSession o = openOf(key);
         if (o != null && login && (o.session.loginMillis != null || t > o.session.firstMillis)) {
-            o.session.end = Session.END_SUPERSEDED; // the records before this login were another
-            // connection's
+            // the records before this login were another connection's
+            o.session.end = Session.END_SUPERSEDED;
             end(key, o, ctx, out);
             o = null;
         }

@@ -87,8 +87,9 @@ final class BatchInFlight implements AutoCloseable {
                                                             ? " #" + made.incrementAndGet()
                                                             : ""));
                             t.setDaemon(true);
-                            return t; // the task's context class loader is inherited: the driver is
-                            // in the job's jar
+                            // the task's context class loader is inherited: the driver is in the
+                            // job's jar
+                            return t;
                         });
     }
 

@@ -136,9 +136,9 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                                         s -> s.serverSelectionTimeout(30, TimeUnit.SECONDS))
                                 .codecRegistry(
                                         EncodedDocument
-                                                .codecRegistry()) // documents encoded before the
-                                // batch: copied, not encoded
-                                // again
+                                                // documents encoded before the batch: copied, not
+                                                // encoded again
+                                                .codecRegistry())
                                 .build());
         this.collection = client.getDatabase(settings.database).getCollection(settings.collection);
         this.ferretDb = isFerretDb();
@@ -165,11 +165,9 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
         this.timerBatches = metrics.counter("batchesOnFlushTimer");
         this.checkpointBatches = metrics.counter("batchesOnCheckpoint");
         // more than one batch at once on FerretDB only: a capped collection keeps the order batches
-        // arrive in,
-        // and MongoDB trims its own by that order, where the chain needs a server's links removed
-        // oldest first;
-        // the local FerretDB is trimmed by auditpipe's supervisor, which keeps that
-        // (store.chain_prefix_bound)
+        // arrive in, and MongoDB trims its own by that order, where the chain needs a server's
+        // links removed oldest first; the local FerretDB is trimmed by auditpipe's supervisor,
+        // which keeps that (store.chain_prefix_bound)
         this.batches =
                 new BatchInFlight(settings.collection, ferretDb ? settings.batchesInFlight : 1);
         // how long the task waited for the store: what the store holds back of the operators
@@ -265,8 +263,8 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                 try {
                     pending = errors.sortOut(pending, e);
                 } catch (MongoException lookupFailed) {
-                    failure = lookupFailed; // the collision check could not read: the whole batch
-                    // again
+                    // the collision check could not read: the whole batch again
+                    failure = lookupFailed;
                     pending = new ArrayList<>(pending);
                     attempt++;
                     if (attempt > settings.maxRetries) {
@@ -294,12 +292,12 @@ class MongoBulkWriter<T> implements SinkWriter<T> {
                     continue;
                 }
                 failure =
-                        e; // network, timeout, server selection: the whole batch again (writes are
-                // idempotent)
+                        // network, timeout, server selection: the whole batch again (writes are
+                        // idempotent)
+                        e;
             } catch (BSONException e) {
                 // the driver could not write a document as BSON (a NUL in a field name): no retry
-                // cures it,
-                // and failing the job would replay the record and fail again, for good
+                // cures it, and failing the job would replay the record and fail again, for good
                 pending = errors.rejectUnwritable(pending, e);
                 continue;
             }

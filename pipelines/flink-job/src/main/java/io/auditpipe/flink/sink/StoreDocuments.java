@@ -267,8 +267,16 @@ public final class StoreDocuments {
                 new Document("window_start", new Date(row.hourStartMillis))
                         .append("server", row.server)
                         .append("count", row.count);
-        if (row.chain != null) set.append("chain", row.chain);
-        return set.append("updated_at", new Date());
+        return counted(set, row.chain);
+    }
+
+    /**
+     * A count's fields closed: the import run it counts (none for the live job's), when it was
+     * written.
+     */
+    private static Document counted(Document fields, String chain) {
+        if (chain != null) fields.append("chain", chain);
+        return fields.append("updated_at", new Date());
     }
 
     /** A document's fields set by its id, the document made if it is not there. */
@@ -313,8 +321,7 @@ public final class StoreDocuments {
                         .append("command_class", row.key.commandClass)
                         .append("status", row.key.status)
                         .append("count", row.count);
-        if (row.chain != null) set.append("chain", row.chain);
-        return set.append("updated_at", new Date());
+        return counted(set, row.chain);
     }
 
     /**
@@ -348,8 +355,7 @@ public final class StoreDocuments {
                                 ? List.of()
                                 : List.of(row.key.controls.split(",")))
                 .append("events", row.count);
-        if (row.chain != null) set.append("chain", row.chain);
-        return set.append("updated_at", new Date());
+        return counted(set, row.chain);
     }
 
     /**

@@ -122,10 +122,8 @@ final class StoreRejections implements AutoCloseable {
                 throw ex; // cannot record it: fail rather than lose it
             }
             // what the store refused in the document, it refuses in the dead letter too ($-prefixed
-            // or
-            // dotted field names on FerretDB), and what cannot be BSON cannot be inside one: keep
-            // the
-            // document as JSON text instead
+            // or dotted field names on FerretDB), and what cannot be BSON cannot be inside one:
+            // keep the document as JSON text instead
             String json = doc.toJson(JSON);
             dead.put(
                     "original",

@@ -78,8 +78,8 @@ record WriteErrors(
             return Outcome.REJECT;
         }
         return Outcome
-                .RETRY; // includes a duplicate key on an upsert (two upserts racing): the retry
-        // updates
+                // includes a duplicate key on an upsert (two upserts racing): the retry updates
+                .RETRY;
     }
 
     /**

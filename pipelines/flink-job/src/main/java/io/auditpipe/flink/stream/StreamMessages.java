@@ -98,9 +98,8 @@ public final class StreamMessages {
             return switch (f) {
                 case AUDITPIPE -> {
                     // the stored document as the chain made it (its dates written as ISO-8601 by
-                    // Json), a copy
-                    // of it where a text is cut: the store's writer and the archive read the same
-                    // one
+                    // Json), a copy of it where a text is cut: the store's writer and the archive
+                    // read the same one
                     Document stored = ie.document != null ? ie.document : EventDocument.of(ie);
                     String original = bare ? null : cut(ie.original, "original", cut);
                     if (e == ie.event && original == ie.original) yield stored;

@@ -412,8 +412,7 @@ class AlertRulesTest {
                     1, alerts(h).size(), "a record given up on is not a new gap; 109 follows 108");
             assertEquals(0, h.numEventTimeTimers(), "no record waits: no timer");
             // what a sequence keeps for its life is its next number (the waiting records went with
-            // their timers),
-            // written into state before each checkpoint
+            // their timers), written into state before each checkpoint
             h.snapshot(2, 2);
             assertEquals(1, h.numKeyedStateEntries());
             AuditEvent mariadb = record(1, T0);
@@ -524,10 +523,8 @@ class AlertRulesTest {
     void aDeadLetterThatArrivesBeforeItsSequencesRecordsWaitsForTheirTimeNotItsShippingTime()
             throws Exception {
         // The records and the dead letters reach the rule on two inputs (a union): nothing orders
-        // one
-        // against the other. A log written at once ships a minute after its records' own times; its
-        // dead
-        // letter's time is when it was shipped. Here it arrives before every record of its
+        // one against the other. A log written at once ships a minute after its records' own times;
+        // its dead letter's time is when it was shipped. Here it arrives before every record of its
         // sequence.
         try (var h = gaps()) {
             h.open();
@@ -540,8 +537,7 @@ class AlertRulesTest {
                     record(5, T0 + 2 * S),
                     record(6, T0 + 60 * S));
             // the records' watermark, a minute of records later: the dead letter's shipping time
-            // plus the grace
-            // is still ahead of it
+            // plus the grace is still ahead of it
             h.processWatermark(T0 + 55 * S);
             assertEquals(
                     List.of("restart", "dead_letter"),
@@ -627,8 +623,7 @@ class AlertRulesTest {
     void aReportOfLostLinesThatArrivesBeforeItsSequencesRecordsLeavesThemTheirPlace()
             throws Exception {
         // The report names the last line shipped before the loss; the records up to it come on the
-        // other
-        // input of the union and may arrive after it: they are the sequence's beginning, not
+        // other input of the union and may arrive after it: they are the sequence's beginning, not
         // copies.
         try (var h = gaps()) {
             h.open();
@@ -669,8 +664,8 @@ class AlertRulesTest {
         try (var h = gaps()) {
             h.open();
             feed(h, record(19, T0), record(20, T0 + S));
-            feed(h, record(31, T0 + 3 * S)); // the collector's own line after the loss may
-            // come first...
+            // the collector's own line after the loss may come first...
+            feed(h, record(31, T0 + 3 * S));
             feedDead(h, report); // ...its report after it: the gap is not yet alerted
             snapshot = h.snapshot(1, 0);
         }

@@ -382,8 +382,8 @@ class PrincipalBaselinesTest {
                         login(
                                 "dba_bob",
                                 "198.51.100.4",
-                                T0 + 8 * D + 10 * H), // a new origin, bob seeded from 2 days of
-                        // history
+                                // a new origin, bob seeded from 2 days of history
+                                T0 + 8 * D + 10 * H),
                         login(
                                 "carol",
                                 "10.0.0.9",

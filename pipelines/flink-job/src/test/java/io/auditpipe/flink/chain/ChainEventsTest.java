@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
@@ -69,9 +70,7 @@ class ChainEventsTest {
         var backend = harness.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(server);
         MapState<RememberedId, Long> map =
-                backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
+                state(
                         new MapStateDescriptor<>(
                                 "first-copies-by-time",
                                 RememberedId.Serializer.INSTANCE,
@@ -150,6 +149,15 @@ class ChainEventsTest {
                 .collect(Collectors.toList());
     }
 
+    /** The operator's keyed state of {@code descriptor}, under the key its backend is set to. */
+    private <S extends org.apache.flink.api.common.state.State> S state(
+            org.apache.flink.api.common.state.StateDescriptor<S, ?> descriptor) throws Exception {
+        return harness.getOperator()
+                .getKeyedStateBackend()
+                .getPartitionedState(
+                        VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
+    }
+
     @Test
     void passesTheFirstCopyOfEachIdOnly() throws Exception {
         harness.processElement(event("db-01/1", T0 + 1_000, 0));
@@ -172,8 +180,9 @@ class ChainEventsTest {
         assertEquals(List.of("db-01/1@0"), passed());
 
         int chainEntries =
-                1; // the chain's own: its tip (last link, its digest, event id and time, when the
-        // next head is due)
+                // the chain's own: its tip (last link, its digest, event id and time, when the next
+                // head is due)
+                1;
         assertStateEntries(chainEntries + 1, "and the remembered ids");
         assertEquals(1, remembered("db-01"));
         harness.processWatermark(closes);
@@ -219,9 +228,7 @@ class ChainEventsTest {
         var backend = harness.getOperator().getKeyedStateBackend();
         backend.setCurrentKey("db-01");
         MapState<String, Tuple2<Long, String>> former =
-                backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
+                state(
                         new MapStateDescriptor<>(
                                 "first-copies",
                                 Types.STRING,
@@ -243,23 +250,11 @@ class ChainEventsTest {
         // in a FirstCopies
         var backend = harness.getOperator().getKeyedStateBackend();
         backend.setCurrentKey("db-01");
-        var seq =
-                backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        new org.apache.flink.api.common.state.ValueStateDescriptor<>(
-                                "chain-seq", Types.LONG));
-        var digest =
-                backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        new org.apache.flink.api.common.state.ValueStateDescriptor<>(
-                                "chain-digest", Types.STRING));
+        var seq = state(new ValueStateDescriptor<>("chain-seq", Types.LONG));
+        var digest = state(new ValueStateDescriptor<>("chain-digest", Types.STRING));
         var copies =
-                backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        new org.apache.flink.api.common.state.ValueStateDescriptor<>(
+                state(
+                        new ValueStateDescriptor<>(
                                 "first-copies-hashed", FirstCopies.Serializer.INSTANCE));
         seq.update(7L);
         digest.update("d7");
@@ -322,10 +317,8 @@ class ChainEventsTest {
         harness.snapshot(++checkpoint, checkpoint);
         var backend = harness.getOperator().getKeyedStateBackend();
         backend.setCurrentKey(server);
-        return backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        new org.apache.flink.api.common.state.ValueStateDescriptor<>(
+        return state(
+                        new ValueStateDescriptor<>(
                                 "first-copies-numbered", NumberedRuns.Serializer.INSTANCE))
                 .value();
     }
@@ -432,9 +425,7 @@ class ChainEventsTest {
         var backend = harness.getOperator().getKeyedStateBackend();
         backend.setCurrentKey("db-01");
         MapState<RememberedId, Long> map =
-                backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
+                state(
                         new MapStateDescriptor<>(
                                 "first-copies-by-time",
                                 RememberedId.Serializer.INSTANCE,
@@ -589,9 +580,8 @@ class ChainEventsTest {
     @Test
     void theStoreSinkGetsTheDocumentTheLinkWasComputedOn() throws Exception {
         // the operator sets it on the record it emits, the very object a chained sink receives with
-        // object
-        // reuse (the harness hands the operator our object but copies what it emits, so read it on
-        // ours)
+        // object reuse (the harness hands the operator our object but copies what it emits, so read
+        // it on ours)
         List<IngestedEvent> sent = new java.util.ArrayList<>();
         for (int i = 1; i <= 2; i++) {
             StreamRecord<IngestedEvent> r = event("db-01/" + i, T0 + i * 1_000, i);

@@ -99,8 +99,8 @@ class FirstCopiesTest {
     @Test
     void changesToACopyNeverReachTheOriginal() throws Exception {
         // the heap state backend copies a value at its first access after a checkpoint began and
-        // goes on
-        // with the copy while the checkpoint writes the original: the original must not change
+        // goes on with the copy while the checkpoint writes the original: the original must not
+        // change
         FirstCopies original = new FirstCopies();
         for (int i = 0; i < 20_000; i++)
             add(original, id(i), "line-" + i, i % 2 == 0 ? 1_000 : 2_000);

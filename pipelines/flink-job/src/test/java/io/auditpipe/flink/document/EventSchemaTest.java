@@ -94,8 +94,8 @@ class EventSchemaTest {
                                         case "object" ->
                                                 parquet.equals("GROUP")
                                                         || logical.startsWith(
-                                                                "STRING"); // extra: its canonical
-                                        // JSON
+                                                                // extra: its canonical JSON
+                                                                "STRING");
                                         default -> false;
                                     };
                             assertTrue(fits, t.getName() + ": schema " + type + ", Parquet " + t);

@@ -102,8 +102,8 @@ class EncodedDocumentTest {
     }
 
     @Test
-    void aDocumentThatCannotBeEncodedStaysAsItIs() { // for the writer to find and make a dead
-        // letter
+    // for the writer to find and make a dead letter
+    void aDocumentThatCannotBeEncodedStaysAsItIs() {
         Document bad = new Document("_id", 1).append("a\u0000b", "a field name with a NUL");
         assertEquals(Document.class, EncodedDocument.of(bad).getClass());
         assertThrows(
