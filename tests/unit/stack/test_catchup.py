@@ -551,6 +551,26 @@ def test_a_file_the_server_renames_between_the_look_and_the_read_is_shipped_unde
     assert sorted(sent, key=lambda x: int(x.split()[1])) == lines(0, 60), "each file's own lines, once"
 
 
+def test_a_collector_that_dies_while_the_watch_looks_leaves_its_files_to_the_catch_up(tmp_path, monkeypatch):
+    """rsyslog killed between the watch's two listings of its open files: the files it had not opened
+    are its next start's catch-up's to ship, from where it got to, not the watch's (seen: the watch, held
+    by a stopped supervisor across the kill, shipped a kept file the catch-up then counted from)."""
+    from auditpipe.stack.collector import catchup
+
+    live, work = layout(tmp_path), tmp_path / "work"
+    work.mkdir()
+    for f in ("audit.log.03", "audit.log.02", "audit.log.01"):
+        aged(tmp_path / f, time.time() + 5)  # written since rsyslog (this process) started: never opened
+    listings = []
+    monkeypatch.setattr(catchup, "open_inodes", lambda pid: listings.append(pid) or (set() if len(listings) == 1 else None))
+    monkeypatch.setattr(catchup, "ship", lambda *a: pytest.fail("rsyslog is gone: the watch ships nothing"))
+    resume = tmp_path / "resume-points.json"
+    resume.write_text(json.dumps({"resumed": {}, "catching_up": False, "shipped": {}}))
+    watch = catchup.RotationWatch("127.0.0.1:1", "audit.raw", str, work, tmp_path / "shipped.json", resume, 100, 200)
+    assert watch.check([{"path": str(live), "server": "db", "format": "percona-json"}], os.getpid()) == []
+    assert len(listings) == 2, "it looked, then found rsyslog gone"
+
+
 def test_a_failing_catch_up_is_tried_again_and_recorded_as_a_gap_when_it_never_succeeds(tmp_path, monkeypatch):
     """rsyslog already runs when the catch-up ships: a catch-up that fails is tried again from what was
     found before rsyslog started, and one that fails every time is never silent (collector-gaps.log)."""

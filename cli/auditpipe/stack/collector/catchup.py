@@ -764,11 +764,15 @@ class RotationWatch:
         # listed again once every source's files were looked at, once for all: a file that ends in an
         # unfinished record (every rotated Percona XML file) is a part at every look, and each listing is a
         # stat per descriptor of rsyslog's, one per source and more
-        opened_since = (open_inodes(pid) or set()) if any(parts for *_, parts in looked) else set()
+        opened_since = open_inodes(pid) if any(parts for *_, parts in looked) else set()
+        if opened_since is None:
+            return []  # rsyslog died since the first listing: its next start's catch-up is in charge
         for s, live, shipped, before, present, parts in looked:
             for part in parts:
                 if part.inode in opened_since:
                     continue  # opened just before it was renamed: rsyslog reads it
+                if process_started(pid) != started:
+                    return reports  # rsyslog died meanwhile: what it did not read is its catch-up's
                 f = open_unread(part, live)
                 if f is None:
                     continue  # deleted since it was looked at (the server keeps only so many files)
