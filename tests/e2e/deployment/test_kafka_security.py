@@ -174,20 +174,21 @@ def produce(topic: str):
 
 
 def consume(topic: str, group: str = "acl-test"):
-    """Reads ``topic``'s first message from its start in ``group`` (up to 10 s) and commits it there."""
+    """Reads ``topic`` from its start in ``group``, committing where it got to."""
     def act(conf: dict):
         from confluent_kafka import Consumer, KafkaException, TopicPartition
 
         c = Consumer({**conf, "group.id": group, "enable.auto.commit": False})
         try:
             c.assign([TopicPartition(topic, 0, 0)])
+            last = None
             for _ in range(20):
                 msg = c.poll(0.5)
                 if msg is not None and msg.error():
                     raise KafkaException(msg.error())
-                if msg is not None:
-                    c.commit(message=msg, asynchronous=False)
-                    break
+                last = msg or last
+            if last is not None:
+                c.commit(message=last, asynchronous=False)
         finally:
             c.close()
     return act
