@@ -112,6 +112,22 @@ public class AuditEvent implements Serializable {
         return AUTH_FAILURE.equals(authOutcome);
     }
 
+    /** Where the event was read: its server, format, source file and collector. */
+    public void setSource(SourceDescriptor source) {
+        server = source.server();
+        format = source.format();
+        sourceFile = source.source();
+        collector = source.collector();
+    }
+
+    /**
+     * A login's outcome by the status the server wrote for it: none or 0 success, an error code
+     * failure.
+     */
+    public String loginOutcome() {
+        return status == null || status == 0 ? AUTH_SUCCESS : AUTH_FAILURE;
+    }
+
     /**
      * Success or failure of whatever the event records (PCI DSS 10.2.2 asks every record for it):
      * the login outcome for logins, else by the status the server wrote (0 success, an error code

@@ -116,21 +116,10 @@ public final class AzureMysqlAuditParser extends ReadableRecordParser {
         String upper = e.eventName.toUpperCase(Locale.ROOT);
         if ("connection_log".equals(eventClass)
                 && ("CONNECT".equals(upper) || "CHANGE USER".equals(upper))) {
-            e.authOutcome =
-                    e.status == null || e.status == 0
-                            ? AuditEvent.AUTH_SUCCESS
-                            : AuditEvent.AUTH_FAILURE;
+            e.authOutcome = e.loginOutcome();
         }
-        e.server = source.server();
-        e.format = source.format();
-        e.sourceFile = source.source();
-        e.collector = source.collector();
-        e.recordId =
-                java.time.Instant.ofEpochMilli(e.eventTimeMillis)
-                        + "-"
-                        + (e.connectionId == null ? "0" : e.connectionId)
-                        + "-"
-                        + Digests.sha256Hex(line).substring(0, 12);
+        e.setSource(source);
+        e.recordId = EventIds.contentId(e, line);
         e.id = EventIds.eventId(source.server(), e.recordId);
         return ParseResult.ok(e);
     }

@@ -3,7 +3,6 @@ package io.auditpipe.parser;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -231,21 +230,13 @@ public final class CloudSqlMysqlAuditParser extends ReadableRecordParser {
             if (instance != null) e.extra.put("database_id", instance);
         }
         if (splitUid != null) e.extra.put("split_uid", splitUid);
-        e.server = source.server();
-        e.format = source.format();
-        e.sourceFile = source.source();
-        e.collector = source.collector();
+        e.setSource(source);
         if (splitUid != null) {
             e.recordId = splitUid;
         } else if (insertId != null && !insertId.isEmpty()) {
             e.recordId = insertId;
         } else {
-            e.recordId =
-                    Instant.ofEpochMilli(e.eventTimeMillis)
-                            + "-"
-                            + (e.connectionId == null ? "0" : e.connectionId)
-                            + "-"
-                            + Digests.sha256Hex(record).substring(0, 12);
+            e.recordId = EventIds.contentId(e, record);
         }
         e.id = EventIds.eventId(source.server(), e.recordId);
         return ParseResult.ok(e);

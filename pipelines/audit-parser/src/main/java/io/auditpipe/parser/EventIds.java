@@ -21,4 +21,16 @@ public final class EventIds {
         }
         return server + "/" + recordId;
     }
+
+    /**
+     * A record id for a format that writes none: the event's time, its connection id and the start
+     * of the record's SHA-256, so the same record read again gets the same id.
+     */
+    public static String contentId(AuditEvent e, byte[] record) {
+        return java.time.Instant.ofEpochMilli(e.eventTimeMillis)
+                + "-"
+                + (e.connectionId == null ? "0" : e.connectionId)
+                + "-"
+                + Digests.sha256Hex(record).substring(0, 12);
+    }
 }

@@ -242,10 +242,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         }
 
         AuditEvent e = new AuditEvent();
-        e.server = source.server();
-        e.format = source.format();
-        e.sourceFile = source.source();
-        e.collector = source.collector();
+        e.setSource(source);
         e.eventTimeMillis = millis;
         e.eventName = operation;
         e.user = username;
@@ -283,10 +280,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         } else if ("FAILED_CONNECT".equals(operation)) {
             e.authOutcome = AuditEvent.AUTH_FAILURE;
         } else if ("CHANGEUSER".equals(operation)) {
-            e.authOutcome =
-                    e.status == null || e.status == 0
-                            ? AuditEvent.AUTH_SUCCESS
-                            : AuditEvent.AUTH_FAILURE;
+            e.authOutcome = e.loginOutcome();
         }
         e.recordId =
                 idTime

@@ -135,10 +135,7 @@ public final class McafeeJsonParser extends ReadableRecordParser {
         }
         if ("Connect".equals(cmd)) e.authOutcome = AuditEvent.AUTH_SUCCESS;
         if ("Failed Login".equals(cmd)) e.authOutcome = AuditEvent.AUTH_FAILURE;
-        e.server = source.server();
-        e.format = source.format();
-        e.sourceFile = source.source();
-        e.collector = source.collector();
+        e.setSource(source);
         e.recordId =
                 date
                         + "-"

@@ -13,20 +13,8 @@ import java.util.regex.Pattern;
  * string with a line break (which {@code .} does not match), go to the expression. MysqlAccountTest
  * compares the two on generated strings.
  */
-public final class MysqlAccount {
+public record MysqlAccount(String user, String privUser, String host, String ip) {
     static final Pattern ACCOUNT = Pattern.compile("^(.*?)\\[(.*?)\\] @ (.*?) \\[(.*?)\\]$");
-
-    public final String user;
-    public final String privUser;
-    public final String host;
-    public final String ip;
-
-    private MysqlAccount(String user, String privUser, String host, String ip) {
-        this.user = user;
-        this.privUser = privUser;
-        this.host = host;
-        this.ip = ip;
-    }
 
     /** The parts of {@code user[priv] @ host [ip]}, or null if the text is not in that form. */
     public static MysqlAccount parse(String text) {

@@ -166,17 +166,11 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
         e.eventName = event == null || event.isEmpty() ? eventClass : event;
         e.extra.put("class", eventClass);
         e.recordId = timestamp.trim().replace(' ', 'T') + "_" + id;
-        e.server = source.server();
-        e.format = source.format();
-        e.sourceFile = source.source();
-        e.collector = source.collector();
+        e.setSource(source);
         e.id = EventIds.eventId(source.server(), e.recordId);
         if ("connection".equals(eventClass)
                 && ("connect".equals(event) || "change_user".equals(event))) {
-            e.authOutcome =
-                    e.status == null || e.status == 0
-                            ? AuditEvent.AUTH_SUCCESS
-                            : AuditEvent.AUTH_FAILURE;
+            e.authOutcome = e.loginOutcome();
         }
         return ParseResult.ok(e);
     }
@@ -190,16 +184,16 @@ public final class MysqlEnterpriseJsonParser extends ReadableRecordParser {
         MysqlAccount account = MysqlAccount.parse(e.user);
         if (account != null) {
             e.userRaw = e.user;
-            e.user = account.user;
-            if (PerconaRecords.isEmpty(e.host)) e.host = account.host;
-            if (PerconaRecords.isEmpty(e.ip)) e.ip = account.ip;
+            e.user = account.user();
+            if (PerconaRecords.isEmpty(e.host)) e.host = account.host();
+            if (PerconaRecords.isEmpty(e.ip)) e.ip = account.ip();
         }
         MysqlAccount priv = MysqlAccount.parse(e.privUser);
         if (priv != null) {
             if (e.userRaw == null) e.userRaw = e.privUser;
-            e.privUser = priv.privUser;
-            if (PerconaRecords.isEmpty(e.host)) e.host = priv.host;
-            if (PerconaRecords.isEmpty(e.ip)) e.ip = priv.ip;
+            e.privUser = priv.privUser();
+            if (PerconaRecords.isEmpty(e.host)) e.host = priv.host();
+            if (PerconaRecords.isEmpty(e.ip)) e.ip = priv.ip();
         }
     }
 

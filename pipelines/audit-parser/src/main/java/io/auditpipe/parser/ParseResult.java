@@ -3,17 +3,10 @@ package io.auditpipe.parser;
 /**
  * A normalized event, or the reason the record could not become one, or (rarely) word that the
  * message was not a record at all but the file's own framing. Exactly one of the three.
+ *
+ * @param failureReason human-readable, specific reason, e.g. "missing required field 'record'"
  */
-public final class ParseResult {
-    private final AuditEvent event;
-    private final String failureReason;
-    private final String framing;
-
-    private ParseResult(AuditEvent event, String failureReason, String framing) {
-        this.event = event;
-        this.failureReason = failureReason;
-        this.framing = framing;
-    }
+public record ParseResult(AuditEvent event, String failureReason, String framing) {
 
     public static ParseResult ok(AuditEvent event) {
         return new ParseResult(event, null, null);
@@ -39,19 +32,6 @@ public final class ParseResult {
 
     public boolean isFraming() {
         return framing != null;
-    }
-
-    public String framing() {
-        return framing;
-    }
-
-    public AuditEvent event() {
-        return event;
-    }
-
-    /** Human-readable, specific reason, e.g. "missing required field 'record'". */
-    public String failureReason() {
-        return failureReason;
     }
 
     @Override

@@ -116,10 +116,7 @@ final class PerconaRecords {
         if (e.eventTimeMillis == NO_TIMESTAMP) {
             return ParseResult.failed("missing required field 'timestamp'");
         }
-        e.server = source.server();
-        e.format = source.format();
-        e.sourceFile = source.source();
-        e.collector = source.collector();
+        e.setSource(source);
         // the syslog handler numbers from each server start: its ids repeat, the record's time
         // tells them apart
         e.id =
@@ -134,16 +131,13 @@ final class PerconaRecords {
         MysqlAccount account = MysqlAccount.parse(e.user);
         if (account != null) {
             e.userRaw = e.user;
-            e.user = account.user;
-            if (isEmpty(e.privUser)) e.privUser = account.privUser;
-            if (isEmpty(e.host)) e.host = account.host;
-            if (isEmpty(e.ip)) e.ip = account.ip;
+            e.user = account.user();
+            if (isEmpty(e.privUser)) e.privUser = account.privUser();
+            if (isEmpty(e.host)) e.host = account.host();
+            if (isEmpty(e.ip)) e.ip = account.ip();
         }
         if ("Connect".equals(e.eventName) || "Change user".equals(e.eventName)) {
-            e.authOutcome =
-                    (e.status == null || e.status == 0)
-                            ? AuditEvent.AUTH_SUCCESS
-                            : AuditEvent.AUTH_FAILURE;
+            e.authOutcome = e.loginOutcome();
         }
         return ParseResult.ok(e);
     }

@@ -15,26 +15,36 @@ import java.util.Objects;
  * message value and this descriptor, as a small JSON object, in the key: {@code
  * {"v":1,"server":"db-01","format":"percona-json","source":"/var/lib/mysql/audit.log","collector":"rsyslog"}}.
  * The key is also what Kafka partitions by, so one source file stays in one partition, in order.
+ *
+ * @param cut set when the collector could not ship the line whole (the value is only part of it);
+ *     else null
+ * @param zone the server's time zone, for formats that write local time (mariadb-audit); key field
+ *     "timezone", default UTC
+ * @param lost set when the message is the collector's report of lines it lost (the value is the
+ *     last line it shipped before them); else null
  */
-public final class SourceDescriptor implements Serializable {
+public record SourceDescriptor(
+        String server,
+        String format,
+        String source,
+        String collector,
+        CutLine cut,
+        java.time.ZoneId zone,
+        LostLines lost)
+        implements Serializable {
     private static final long serialVersionUID = 1L;
     private static final JsonFactory JSON = new JsonFactory();
 
     /** The only key version this code understands. */
     public static final int VERSION = 1;
 
-    private final String server;
-    private final String format;
-    private final String source;
-    private final String collector;
-    private final CutLine cut;
-    private final LostLines lost;
-
-    /**
-     * The server's time zone, for formats that write local time (mariadb-audit); key field
-     * "timezone", default UTC.
-     */
-    private final java.time.ZoneId zone;
+    public SourceDescriptor {
+        Objects.requireNonNull(zone, "zone");
+        Objects.requireNonNull(server, "server");
+        Objects.requireNonNull(format, "format");
+        source = source == null ? "" : source;
+        collector = collector == null ? "" : collector;
+    }
 
     public SourceDescriptor(String server, String format, String source, String collector) {
         this(server, format, source, collector, null);
@@ -42,70 +52,12 @@ public final class SourceDescriptor implements Serializable {
 
     public SourceDescriptor(
             String server, String format, String source, String collector, CutLine cut) {
-        this(server, format, source, collector, cut, java.time.ZoneOffset.UTC);
+        this(server, format, source, collector, cut, java.time.ZoneOffset.UTC, null);
     }
 
-    public SourceDescriptor(
-            String server,
-            String format,
-            String source,
-            String collector,
-            CutLine cut,
-            java.time.ZoneId zone) {
-        this(server, format, source, collector, cut, zone, null);
-    }
-
-    public SourceDescriptor(
-            String server,
-            String format,
-            String source,
-            String collector,
-            CutLine cut,
-            java.time.ZoneId zone,
-            LostLines lost) {
-        this.lost = lost;
-        this.zone = Objects.requireNonNull(zone, "zone");
-        this.server = Objects.requireNonNull(server, "server");
-        this.format = Objects.requireNonNull(format, "format");
-        this.source = source == null ? "" : source;
-        this.collector = collector == null ? "" : collector;
-        this.cut = cut;
-    }
-
-    public String server() {
-        return server;
-    }
-
-    public String format() {
-        return format;
-    }
-
-    public String source() {
-        return source;
-    }
-
-    public String collector() {
-        return collector;
-    }
-
-    /**
-     * Set when the collector could not ship the line whole (the value is only part of it); else
-     * null.
-     */
-    public CutLine cut() {
-        return cut;
-    }
-
-    public java.time.ZoneId zone() {
-        return zone;
-    }
-
-    /**
-     * Set when the message is the collector's report of lines it lost (the value is the last line
-     * it shipped before them); else null.
-     */
-    public LostLines lost() {
-        return lost;
+    /** The same source, its server in {@code zone}. */
+    public SourceDescriptor inZone(java.time.ZoneId zone) {
+        return new SourceDescriptor(server, format, source, collector, cut, zone, lost);
     }
 
     /**
@@ -113,30 +65,19 @@ public final class SourceDescriptor implements Serializable {
      * line, why, and where the line is. rsyslog ends a message at a NUL byte and cannot carry a
      * line longer than max_line_size; it says so instead of shipping changed bytes as if they were
      * the line.
+     *
+     * @param lineBytes the line's length as the collector read it; for too-long lines, the bytes it
+     *     read (max_line_size + 1)
+     * @param offset byte offset of the line's start in {@link #file}; -1 if unknown
      */
-    public static final class CutLine implements Serializable {
+    public record CutLine(String problem, long lineBytes, String file, long offset)
+            implements Serializable {
         private static final long serialVersionUID = 1L;
         public static final String NUL_BYTE = "nul-byte";
         public static final String TOO_LONG = "too-long";
 
-        public final String problem;
-
-        /**
-         * The line's length as the collector read it; for too-long lines, the bytes it read
-         * (max_line_size + 1).
-         */
-        public final long lineBytes;
-
-        public final String file;
-
-        /** Byte offset of the line's start in {@link #file}; -1 if unknown. */
-        public final long offset;
-
-        public CutLine(String problem, long lineBytes, String file, long offset) {
-            this.problem = problem;
-            this.lineBytes = lineBytes;
-            this.file = file == null ? "" : file;
-            this.offset = offset;
+        public CutLine {
+            file = file == null ? "" : file;
         }
 
         /** The dead letter's reason: what was cut, why, and where the whole line is. */
@@ -176,8 +117,11 @@ public final class SourceDescriptor implements Serializable {
      * them (a line already on the topic), so that the job knows where the loss begins: for
      * Percona's numbered records, the number after which the sequence's missing numbers are the
      * collector's loss.
+     *
+     * @param file the oldest file still on disk, where the collector went on shipping; "" if
+     *     unknown
      */
-    public static final class LostLines implements Serializable {
+    public record LostLines(String problem, String file) implements Serializable {
         private static final long serialVersionUID = 1L;
 
         /**
@@ -186,14 +130,8 @@ public final class SourceDescriptor implements Serializable {
          */
         public static final String ROTATED_AWAY = "rotated-away";
 
-        public final String problem;
-
-        /** The oldest file still on disk, where the collector went on shipping; "" if unknown. */
-        public final String file;
-
-        public LostLines(String problem, String file) {
-            this.problem = problem;
-            this.file = file == null ? "" : file;
+        public LostLines {
+            file = file == null ? "" : file;
         }
 
         /** The dead letter's reason: that lines are lost, after which line, and why. */

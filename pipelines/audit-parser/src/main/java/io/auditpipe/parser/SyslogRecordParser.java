@@ -50,7 +50,8 @@ final class SyslogRecordParser extends ReadableRecordParser {
                 source.source(),
                 source.collector(),
                 source.cut(),
-                source.zone());
+                source.zone(),
+                null);
     }
 
     private static ParseResult unknown(byte[] record, String where) {

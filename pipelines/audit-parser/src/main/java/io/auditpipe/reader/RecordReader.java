@@ -64,25 +64,12 @@ public final class RecordReader {
     /**
      * What one record became. Exactly one of {@link #event} and {@link #failure} is set, or neither
      * for framing.
+     *
+     * @param event the event, enriched and masked
+     * @param original the original record, masked (UTF-8); null when read without it
+     * @param lineSha256 SHA-256 (hex) of {@link #original}'s bytes; null when read without it
      */
-    public static final class Read {
-        /** The event, enriched and masked. */
-        public final AuditEvent event;
-
-        /** The original record, masked (UTF-8); null when read without it. */
-        public final String original;
-
-        /** SHA-256 (hex) of {@link #original}'s bytes; null when read without it. */
-        public final String lineSha256;
-
-        public final Failure failure;
-
-        private Read(AuditEvent event, String original, String lineSha256, Failure failure) {
-            this.event = event;
-            this.original = original;
-            this.lineSha256 = lineSha256;
-            this.failure = failure;
-        }
+    public record Read(AuditEvent event, String original, String lineSha256, Failure failure) {
 
         /** Only the file's framing, no record ({@link ParseResult#framing}). */
         public boolean isFraming() {
@@ -93,33 +80,17 @@ public final class RecordReader {
     /**
      * Why a record is no event, with its bytes and reason masked, and the source when its key could
      * be read.
+     *
+     * @param value the record's bytes, masked
+     * @param masked what was masked in them (pan, a configured pattern's name); null when nothing
+     * @param source null when the key itself could not be read
      */
-    public static final class Failure {
-        public final String stage;
-        public final String reason;
-
-        /** The record's bytes, masked. */
-        public final byte[] value;
-
-        /** What was masked in them (pan, a configured pattern's name); null when nothing. */
-        public final List<String> masked;
-
-        /** Null when the key itself could not be read. */
-        public final SourceDescriptor source;
-
-        private Failure(
-                String stage,
-                String reason,
-                byte[] value,
-                List<String> masked,
-                SourceDescriptor source) {
-            this.stage = stage;
-            this.reason = reason;
-            this.value = value;
-            this.masked = masked;
-            this.source = source;
-        }
-    }
+    public record Failure(
+            String stage,
+            String reason,
+            byte[] value,
+            List<String> masked,
+            SourceDescriptor source) {}
 
     private static final Read FRAMING = new Read(null, null, null, null);
 

@@ -106,13 +106,8 @@ class AzureMysqlAuditParserTest {
         ParseResult r =
                 AuditFormats.parse(
                         line.getBytes(StandardCharsets.UTF_8),
-                        new SourceDescriptor(
-                                "db-01",
-                                AzureMysqlAuditParser.FORMAT,
-                                "/x",
-                                "rsyslog",
-                                null,
-                                ZoneId.of("UTC")));
+                        new SourceDescriptor("db-01", AzureMysqlAuditParser.FORMAT, "/x", "rsyslog")
+                                .inZone(ZoneId.of("UTC")));
         assertFalse(r.isOk());
         assertEquals(reason, r.failureReason());
     }

@@ -33,12 +33,11 @@ class CloudSqlMysqlAuditParserTest {
 
     private static final SourceDescriptor SOURCE =
             new SourceDescriptor(
-                    "db-01",
-                    CloudSqlMysqlAuditParser.FORMAT,
-                    "export.json",
-                    "auditpipe-import",
-                    null,
-                    java.time.ZoneOffset.UTC);
+                            "db-01",
+                            CloudSqlMysqlAuditParser.FORMAT,
+                            "export.json",
+                            "auditpipe-import")
+                    .inZone(java.time.ZoneOffset.UTC);
 
     @Test
     void anExportReadsAsTheEntriesItHoldsTheSplitOneWhole() throws IOException {

@@ -41,8 +41,8 @@ class FormatFixturesTest {
             text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         SourceDescriptor source =
-                new SourceDescriptor(
-                        "db-01", format, "/var/lib/mysql/" + file, "rsyslog", null, zone);
+                new SourceDescriptor("db-01", format, "/var/lib/mysql/" + file, "rsyslog")
+                        .inZone(zone);
         List<Framing.Framer.Record> records = AuditFormats.forName(format).framing().records(text);
         List<AuditEvent> events = new ArrayList<>();
         List<String> dead = new ArrayList<>();

@@ -149,13 +149,8 @@ class FormatVariantsTest {
         ParseResult r =
                 AuditFormats.parse(
                         iso,
-                        new SourceDescriptor(
-                                "db-01",
-                                "mariadb-audit",
-                                "/x",
-                                "rsyslog",
-                                null,
-                                java.time.ZoneId.of("UTC")));
+                        new SourceDescriptor("db-01", "mariadb-audit", "/x", "rsyslog")
+                                .inZone(java.time.ZoneId.of("UTC")));
         assertTrue(r.isOk(), r::failureReason);
         assertEquals(
                 Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(), r.event().eventTimeMillis);

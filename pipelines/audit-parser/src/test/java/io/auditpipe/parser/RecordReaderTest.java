@@ -21,15 +21,15 @@ class RecordReaderTest {
         RecordReader reader = new RecordReader(ComplianceSettings.defaults());
         byte[] line = PerconaLines.query("select", "SELECT 1", 0).bytes();
         byte[] db01 = key("db-01");
-        assertEquals("db-01", reader.read(db01, line).event.server);
-        assertEquals("db-01", reader.read(db01.clone(), line).event.server);
-        assertEquals("db-02", reader.read(key("db-02"), line).event.server);
+        assertEquals("db-01", reader.read(db01, line).event().server);
+        assertEquals("db-01", reader.read(db01.clone(), line).event().server);
+        assertEquals("db-02", reader.read(key("db-02"), line).event().server);
         RecordReader.Read bad = reader.read(PerconaLines.utf8("{\"v\":1}"), line);
-        assertNull(bad.event);
-        assertEquals(RecordReader.STAGE_PARSE, bad.failure.stage);
-        assertNull(reader.read(null, line).event);
+        assertNull(bad.event());
+        assertEquals(RecordReader.STAGE_PARSE, bad.failure().stage());
+        assertNull(reader.read(null, line).event());
         db01[db01.length - 3] = 'x'; // a key changed in place after it was read: read anew
-        assertEquals("rsyslox", reader.read(db01, line).event.collector);
-        assertEquals("db-01", reader.read(key("db-01"), line).event.server);
+        assertEquals("rsyslox", reader.read(db01, line).event().collector);
+        assertEquals("db-01", reader.read(key("db-01"), line).event().server);
     }
 }

@@ -67,7 +67,7 @@ class SupportTest {
                         bytes(
                                 "{\"v\":1,\"server\":\"db-01\",\"format\":\"percona-json\","
                                         + "\"lost\":{\"problem\":\"rotated-away\",\"file\":\"/a/audit.log.02\"}}"));
-        assertEquals(SourceDescriptor.LostLines.ROTATED_AWAY, d.lost().problem);
+        assertEquals(SourceDescriptor.LostLines.ROTATED_AWAY, d.lost().problem());
         assertTrue(
                 d.lost().describe().contains("rotated away from the disk while it was down"),
                 d.lost().describe());
@@ -125,13 +125,13 @@ class SupportTest {
     @Test
     void accountStrings() {
         MysqlAccount a = MysqlAccount.parse("root[root] @ localhost [127.0.0.1]");
-        assertEquals("root", a.user);
-        assertEquals("root", a.privUser);
-        assertEquals("localhost", a.host);
-        assertEquals("127.0.0.1", a.ip);
+        assertEquals("root", a.user());
+        assertEquals("root", a.privUser());
+        assertEquals("localhost", a.host());
+        assertEquals("127.0.0.1", a.ip());
         MysqlAccount noHost = MysqlAccount.parse("app[app] @  [10.0.0.5]");
-        assertEquals("", noHost.host);
-        assertEquals("10.0.0.5", noHost.ip);
+        assertEquals("", noHost.host());
+        assertEquals("10.0.0.5", noHost.ip());
         assertNull(MysqlAccount.parse("root"));
         assertNull(MysqlAccount.parse(null));
     }

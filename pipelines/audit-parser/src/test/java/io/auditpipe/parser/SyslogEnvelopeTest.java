@@ -28,8 +28,8 @@ class SyslogEnvelopeTest {
             source(SyslogRecordParser.FORMAT, ZoneOffset.UTC);
 
     private static SourceDescriptor source(String format, ZoneId zone) {
-        return new SourceDescriptor(
-                "db", format, "/var/log/audit-syslog.log", "rsyslog", null, zone);
+        return new SourceDescriptor("db", format, "/var/log/audit-syslog.log", "rsyslog")
+                .inZone(zone);
     }
 
     static List<String> fixture() throws IOException {

@@ -167,23 +167,23 @@ public class AuditRecordDeserializer implements KafkaRecordDeserializationSchema
         if (read.isFraming()) {
             return null;
         }
-        if (read.failure != null) {
-            return ParsedRecord.deadLetter(deadLetter(read.failure, key, origin));
+        if (read.failure() != null) {
+            return ParsedRecord.deadLetter(deadLetter(read.failure(), key, origin));
         }
-        IngestedEvent event = new IngestedEvent(read.event, origin, read.lineSha256);
-        event.original = read.original;
+        IngestedEvent event = new IngestedEvent(read.event(), origin, read.lineSha256());
+        event.original = read.original();
         event.eventTimeTrusted =
-                read.event.eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
+                read.event().eventTimeMillis <= origin.timestampMillis + maxAheadMillis;
         return ParsedRecord.event(event);
     }
 
     private static DeadLetter deadLetter(RecordReader.Failure f, byte[] key, KafkaOrigin origin) {
-        DeadLetter d = DeadLetter.of(f.stage, f.reason, key, f.value, origin);
-        d.masked = f.masked;
-        if (f.source != null) {
-            d.server = f.source.server();
-            d.format = f.source.format();
-            d.sourceFile = f.source.source();
+        DeadLetter d = DeadLetter.of(f.stage(), f.reason(), key, f.value(), origin);
+        d.masked = f.masked();
+        if (f.source() != null) {
+            d.server = f.source().server();
+            d.format = f.source().format();
+            d.sourceFile = f.source().source();
         }
         return d;
     }

@@ -607,11 +607,11 @@ class AlertRulesTest {
         var read =
                 new io.auditpipe.reader.RecordReader(new io.auditpipe.enrich.ComplianceSettings())
                         .read(key, line, at);
-        assertTrue(read.failure != null, "a report of lost lines is no event");
+        assertTrue(read.failure() != null, "a report of lost lines is no event");
         var d =
                 io.auditpipe.flink.records.DeadLetter.of(
-                        read.failure.stage,
-                        read.failure.reason,
+                        read.failure().stage(),
+                        read.failure().reason(),
                         key,
                         line,
                         new io.auditpipe.flink.records.KafkaOrigin("audit.raw", 0, 900 + n, at));
