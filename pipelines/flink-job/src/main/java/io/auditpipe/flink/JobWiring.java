@@ -125,14 +125,12 @@ public final class JobWiring {
                         new MongoBulkSink<>(
                                 store(options, history, JobOptions.STATS_HOURLY_COLLECTION)
                                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
-                                history ? StoreDocuments::hourInsert : StoreDocuments::hourUpsert))
+                                row -> StoreDocuments.hour(row, history)))
                 .rollups(
                         new MongoBulkSink<>(
                                 store(options, history, JobOptions.ROLLUPS_COLLECTION)
                                         .withDeadLetterTopic(deadLetterTopic, rejectionProducer),
-                                history
-                                        ? StoreDocuments::rollupInsert
-                                        : StoreDocuments::rollupUpsert))
+                                row -> StoreDocuments.rollup(row, history)))
                 .deadLetters(
                         counted(
                                 history,

@@ -254,7 +254,7 @@ class AuditPipelineITCase {
         assertEquals(4, minutes, "10:00 to 10:03, event time");
         // each server's hour, the last write of it: the sum of its minutes
         Map<String, Long> hourly = new LinkedHashMap<>();
-        hours.received().forEach(r -> hourly.put(r.id(), r.count));
+        hours.received().forEach(r -> hourly.put(r.id(), r.count()));
         Map<String, Long> minutesByServer = new java.util.TreeMap<>();
         latest.forEach((id, count) -> minutesByServer.merge(id.split("\\|")[1], count, Long::sum));
         assertEquals(
@@ -531,7 +531,8 @@ class AuditPipelineITCase {
                         .collect(java.util.stream.Collectors.toList());
         assertEquals(new HashSet<>(ids).size(), ids.size(), "no hour written twice: " + ids);
         assertTrue(ids.stream().allMatch(id -> id.endsWith("|import-t")), ids.toString());
-        assertEquals(2L * PER_SERVER + 3, hours.received().stream().mapToLong(r -> r.count).sum());
+        assertEquals(
+                2L * PER_SERVER + 3, hours.received().stream().mapToLong(r -> r.count()).sum());
         assertTrue(rollups.received().stream().allMatch(r -> "import-t".equals(r.chain)));
         assertTrue(evidence.received().stream().allMatch(e -> "import-t".equals(e.chain)));
         // the last head of each server's chain names it and anchors its last link, whatever the

@@ -51,7 +51,7 @@ class HourlyCountsTest {
 
     static List<String> out(KeyedOneInputStreamOperatorTestHarness<String, StatsRow, HourRow> h) {
         return h.extractOutputValues().stream()
-                .map(r -> r.id() + "=" + r.count)
+                .map(r -> r.id() + "=" + r.count())
                 .collect(Collectors.toList());
     }
 

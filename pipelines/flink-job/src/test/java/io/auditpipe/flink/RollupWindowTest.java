@@ -142,7 +142,7 @@ class RollupWindowTest {
                                 DAY));
         UpdateOneModel<Document> upsert =
                 (UpdateOneModel<Document>)
-                        StoreDocuments.rollupUpsert(new RollupRow(k, DAY, 7, null));
+                        StoreDocuments.rollup(new RollupRow(k, DAY, 7, null), false);
         Document set = StoreDocumentsTest.written(upsert);
         assertEquals(new Date(DAY), set.get("day"));
         assertEquals(new Date(DAY + 86_400_000L), set.get("day_end"));
@@ -159,8 +159,9 @@ class RollupWindowTest {
                 (Document)
                         ((Document)
                                         ((UpdateOneModel<Document>)
-                                                        StoreDocuments.rollupUpsert(
-                                                                new RollupRow(none, DAY, 1, null)))
+                                                        StoreDocuments.rollup(
+                                                                new RollupRow(none, DAY, 1, null),
+                                                                false))
                                                 .getUpdate())
                                 .get("$set");
         assertFalse(row.containsKey("user"));

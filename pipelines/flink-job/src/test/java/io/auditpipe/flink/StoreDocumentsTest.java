@@ -95,10 +95,10 @@ class StoreDocumentsTest {
                 new io.auditpipe.flink.records.HourRow("db-01", 3_600_000L, 17, "import-x");
         Document inserted =
                 ((com.mongodb.client.model.InsertOneModel<Document>)
-                                StoreDocuments.hourInsert(hour))
+                                StoreDocuments.hour(hour, true))
                         .getDocument();
         UpdateOneModel<Document> upsert =
-                (UpdateOneModel<Document>) StoreDocuments.hourUpsert(hour);
+                (UpdateOneModel<Document>) StoreDocuments.hour(hour, false);
         assertEquals("3600000|db-01|import-x", inserted.get("_id"));
         assertEquals(((Document) upsert.getFilter()).get("_id"), inserted.get("_id"));
         Document set = written(upsert);
@@ -124,9 +124,9 @@ class StoreDocumentsTest {
                 new io.auditpipe.flink.records.RollupRow(rk, 0L, 3, "import-x");
         Document rolled =
                 ((com.mongodb.client.model.InsertOneModel<Document>)
-                                StoreDocuments.rollupInsert(day))
+                                StoreDocuments.rollup(day, true))
                         .getDocument();
-        Document rolledSet = written(StoreDocuments.rollupUpsert(day));
+        Document rolledSet = written(StoreDocuments.rollup(day, false));
         assertEquals(day.id(), rolled.get("_id"));
         assertTrue(day.id().endsWith("|import-x"));
         rolled.remove("_id");

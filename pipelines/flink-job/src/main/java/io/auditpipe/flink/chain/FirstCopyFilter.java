@@ -156,7 +156,7 @@ final class FirstCopyFilter {
         Iterator<Map.Entry<RememberedId, Long>> it = remembered.iterator();
         boolean kept = false;
         while (it.hasNext()) {
-            if (it.next().getKey().forgetAt <= due) {
+            if (it.next().getKey().forgetAt() <= due) {
                 it.remove();
             } else {
                 kept = true;
@@ -186,7 +186,7 @@ final class FirstCopyFilter {
      */
     private long latestForget(PassedIds recent) throws Exception {
         long latest = recent == null ? Long.MIN_VALUE : recent.latestForget();
-        for (RememberedId id : remembered.keys()) latest = Math.max(latest, id.forgetAt);
+        for (RememberedId id : remembered.keys()) latest = Math.max(latest, id.forgetAt());
         return latest;
     }
 

@@ -17,25 +17,7 @@ import org.apache.flink.core.memory.DataOutputView;
  * forgetting reads only them ({@link ChainEvents}). Times are after 1970, so their bytes sort as
  * the numbers do.
  */
-public final class RememberedId {
-    public final long forgetAt;
-    public final long high;
-    public final long low;
-
-    public RememberedId(long forgetAt, long high, long low) {
-        this.forgetAt = forgetAt;
-        this.high = high;
-        this.low = low;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof RememberedId r
-                && r.forgetAt == forgetAt
-                && r.high == high
-                && r.low == low;
-    }
-
+public record RememberedId(long forgetAt, long high, long low) {
     @Override
     public int hashCode() {
         return (int) (low ^ (low >>> 32)) * 31 + (int) (forgetAt ^ (forgetAt >>> 32));

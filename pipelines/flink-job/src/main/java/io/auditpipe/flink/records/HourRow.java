@@ -6,26 +6,13 @@ import java.io.Serializable;
  * A server's events in one hour of event time: the sum of its one-minute counts of that hour
  * ({@link StatsRow}), so the two never disagree. Always the full count so far, never a delta, like
  * the minute's: writing it again replaces the stored value.
+ *
+ * @param chain the import run whose events this counts (StatsRow#chain), null for the live job's
  */
-public class HourRow implements Serializable {
+public record HourRow(String server, long hourStartMillis, long count, String chain)
+        implements Serializable {
     private static final long serialVersionUID = 1L;
     public static final long HOUR_MILLIS = 3_600_000L;
-
-    public String server;
-    public long hourStartMillis;
-    public long count;
-
-    /** The import run whose events this counts (StatsRow#chain), null for the live job's. */
-    public String chain;
-
-    public HourRow() {}
-
-    public HourRow(String server, long hourStartMillis, long count, String chain) {
-        this.server = server;
-        this.hourStartMillis = hourStartMillis;
-        this.count = count;
-        this.chain = chain;
-    }
 
     /**
      * Deterministic document id: hour start (epoch ms) and server, then the chain of an import's

@@ -252,22 +252,20 @@ public final class StoreDocuments {
         return countUpsert(row.id(), statsFields(row), "count");
     }
 
-    /** A server's hour: its full count so far, upserted by its id. */
-    public static WriteModel<Document> hourUpsert(HourRow row) {
-        return countUpsert(row.id(), hourFields(row), "count");
-    }
-
-    /** A server's hour written once (imported history's hours are): an insert by its id. */
-    public static WriteModel<Document> hourInsert(HourRow row) {
-        return insert(row.id(), hourFields(row));
+    /**
+     * A server's hour: its full count so far, upserted by its id; or, when it is written {@code
+     * once} (imported history's hours are), inserted by its id.
+     */
+    public static WriteModel<Document> hour(HourRow row, boolean once) {
+        return count(row.id(), hourFields(row), "count", once);
     }
 
     private static Document hourFields(HourRow row) {
         Document set =
-                new Document("window_start", new Date(row.hourStartMillis))
-                        .append("server", row.server)
-                        .append("count", row.count);
-        return counted(set, row.chain);
+                new Document("window_start", new Date(row.hourStartMillis()))
+                        .append("server", row.server())
+                        .append("count", row.count());
+        return counted(set, row.chain());
     }
 
     /**
@@ -305,6 +303,12 @@ public final class StoreDocuments {
                 new UpdateOptions().upsert(true));
     }
 
+    /** A count written once inserted, else upserted ({@link #countUpsert}). */
+    private static WriteModel<Document> count(
+            String id, Document fields, String count, boolean once) {
+        return once ? insert(id, fields) : countUpsert(id, fields, count);
+    }
+
     /** A count written once: its fields under its id. */
     private static WriteModel<Document> insert(String id, Document fields) {
         Document d = new Document("_id", id);
@@ -325,16 +329,12 @@ public final class StoreDocuments {
     }
 
     /**
-     * A day's rollup row as an upsert of its full count by its deterministic id: {@code day} and
-     * {@code day_end} bound the UTC day (a query over a range reads the days that overlap it).
+     * A day's rollup row as an upsert of its full count by its deterministic id; or, when it is
+     * written {@code once} (imported history's windows fire once), an insert by its id. {@code day}
+     * and {@code day_end} bound the UTC day (a query over a range reads the days that overlap it).
      */
-    public static WriteModel<Document> rollupUpsert(RollupRow row) {
-        return countUpsert(row.id(), rollupFields(row), "events");
-    }
-
-    /** A day's count written once (imported history's windows fire once): an insert by its id. */
-    public static WriteModel<Document> rollupInsert(RollupRow row) {
-        return insert(row.id(), rollupFields(row));
+    public static WriteModel<Document> rollup(RollupRow row, boolean once) {
+        return count(row.id(), rollupFields(row), "events", once);
     }
 
     private static Document rollupFields(RollupRow row) {
