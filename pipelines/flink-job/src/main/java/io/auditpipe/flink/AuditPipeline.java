@@ -51,8 +51,10 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.util.OutputTag;
 
@@ -469,29 +471,26 @@ public final class AuditPipeline {
         DataStream<AuditEvent> logins =
                 enriched.filter(new AlertInputs.IsLogin()).name("logins").uid("logins");
         DataStream<Alert> perAccount =
-                logins.keyBy(new AlertInputs.ServerAndUser())
-                        .process(new FailedLoginsPerAccount(settings))
-                        .name("alert-logins-per-account")
-                        .uid("alert-logins-per-account")
-                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+                rule(
+                        logins.keyBy(new AlertInputs.ServerAndUser()),
+                        new FailedLoginsPerAccount(settings),
+                        "alert-logins-per-account");
         DataStream<Alert> perOrigin =
-                logins.filter(new AlertInputs.IsFailedLoginWithOrigin())
-                        .name("failed-logins-with-origin")
-                        .uid("failed-logins-with-origin")
-                        .keyBy(new AlertInputs.ServerAndOrigin())
-                        .process(new FailedLoginsPerOrigin(settings))
-                        .name("alert-logins-per-origin")
-                        .uid("alert-logins-per-origin")
-                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+                rule(
+                        logins.filter(new AlertInputs.IsFailedLoginWithOrigin())
+                                .name("failed-logins-with-origin")
+                                .uid("failed-logins-with-origin")
+                                .keyBy(new AlertInputs.ServerAndOrigin()),
+                        new FailedLoginsPerOrigin(settings),
+                        "alert-logins-per-origin");
         DataStream<Alert> unauthorized =
-                enriched.flatMap(new AlertInputs.ViolationsPerClass())
-                        .name("access-violations")
-                        .uid("access-violations")
-                        .keyBy(new AlertInputs.ServerUserAndClass())
-                        .process(new UnauthorizedAccess(settings))
-                        .name("alert-unauthorized-access")
-                        .uid("alert-unauthorized-access")
-                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+                rule(
+                        enriched.flatMap(new AlertInputs.ViolationsPerClass())
+                                .name("access-violations")
+                                .uid("access-violations")
+                                .keyBy(new AlertInputs.ServerUserAndClass()),
+                        new UnauthorizedAccess(settings),
+                        "alert-unauthorized-access");
         DataStream<Alert> perEvent =
                 enriched.flatMap(new EventRules(settings))
                         .name("alert-event-rules")
@@ -512,12 +511,11 @@ public final class AuditPipeline {
                                 // its alerts, and the notices of a sequence's start
                                 ALERTS_BUFFER_TIMEOUT_MS);
         DataStream<Alert> starts =
-                gaps.getSideOutput(RecordGaps.NOTICES)
-                        .keyBy(new AlertInputs.NoticeServer())
-                        .process(new SequenceStarts())
-                        .name("alert-sequence-starts")
-                        .uid("alert-sequence-starts")
-                        .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
+                rule(
+                        gaps.getSideOutput(RecordGaps.NOTICES)
+                                .keyBy(new AlertInputs.NoticeServer()),
+                        new SequenceStarts(),
+                        "alert-sequence-starts");
         DataStream<Alert> alerts =
                 perAccount
                         .union(perOrigin, unauthorized, perEvent, gaps, starts)
@@ -527,6 +525,12 @@ public final class AuditPipeline {
                         .uid("each-alert-once")
                         .setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
         alertSinks(alerts, "alerts");
+    }
+
+    /** A keyed alert rule's operator, named {@code name}, passing its alerts on at once. */
+    private static <K, I> DataStream<Alert> rule(
+            KeyedStream<I, K> input, KeyedProcessFunction<K, I, Alert> rule, String name) {
+        return input.process(rule).name(name).uid(name).setBufferTimeout(ALERTS_BUFFER_TIMEOUT_MS);
     }
 
     /**

@@ -178,12 +178,12 @@ public final class ParseFile {
                     records = framer.add(new String(line, StandardCharsets.ISO_8859_1), lineNumber);
                 }
                 for (Framing.Framer.Record record : records) {
-                    byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
                     ParsedRecord r =
-                            AuditRecordDeserializer.toRecord(
-                                    reader.read(key, bytes, written),
+                            FileRecords.read(
+                                    reader,
                                     key,
-                                    bytes,
+                                    record,
+                                    written,
                                     new KafkaOrigin(
                                             path.getFileName().toString(),
                                             0,

@@ -112,18 +112,34 @@ public final class FileRecords implements Closeable {
     public ParsedRecord next() throws IOException {
         Framing.Framer.Record record;
         while ((record = nextFramed()) != null) {
-            byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
             ParsedRecord r =
-                    AuditRecordDeserializer.toRecord(
-                            reader.read(key, bytes, writtenMillis),
+                    read(
+                            reader,
                             key,
-                            bytes,
+                            record,
+                            writtenMillis,
                             new KafkaOrigin(origin(file), 0, record.firstLine, importedAtMillis),
                             maxAheadMillis);
             if (r != null) return r;
             framing++;
         }
         return null;
+    }
+
+    /**
+     * A framed record of a file, read as an event or a dead letter written at {@code
+     * writtenMillis}; null when it is only the file's framing.
+     */
+    public static ParsedRecord read(
+            RecordReader reader,
+            byte[] key,
+            Framing.Framer.Record record,
+            long writtenMillis,
+            KafkaOrigin origin,
+            long maxAheadMillis) {
+        byte[] bytes = record.text.getBytes(StandardCharsets.ISO_8859_1);
+        return AuditRecordDeserializer.toRecord(
+                reader.read(key, bytes, writtenMillis), key, bytes, origin, maxAheadMillis);
     }
 
     /**

@@ -131,9 +131,7 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
                     "sink.request-timeout must be at least 1 ms (and under 24 days), not "
                             + timeout);
         }
-        MongoSinkSettings s = copy();
-        s.requestTimeoutMillis = timeout.toMillis();
-        return s;
+        return with(s -> s.requestTimeoutMillis = timeout.toMillis());
     }
 
     /**
@@ -141,9 +139,7 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
      * #digestField}).
      */
     public MongoSinkSettings withDigestField(String field) {
-        MongoSinkSettings s = copy();
-        s.digestField = field;
-        return s;
+        return with(s -> s.digestField = field);
     }
 
     /**
@@ -152,10 +148,12 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
      */
     public MongoSinkSettings withDeadLetterTopic(
             String topic, java.util.Map<String, String> producer) {
-        MongoSinkSettings s = copy();
-        s.deadLetterTopic = topic;
-        s.deadLetterProducer = producer == null ? null : new java.util.HashMap<>(producer);
-        return s;
+        return with(
+                s -> {
+                    s.deadLetterTopic = topic;
+                    s.deadLetterProducer =
+                            producer == null ? null : new java.util.HashMap<>(producer);
+                });
     }
 
     /**
@@ -171,25 +169,19 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
         if (n < 1) {
             throw new IllegalArgumentException("batches in flight must be at least 1, not " + n);
         }
-        MongoSinkSettings s = copy();
-        s.batchesInFlight = n;
-        return s;
+        return with(s -> s.batchesInFlight = n);
     }
 
     /**
      * The same settings with documents waiting at most {@code interval} in a partly filled batch.
      */
     public MongoSinkSettings withFlushInterval(Duration interval) {
-        MongoSinkSettings s = copy();
-        s.flushIntervalMillis = interval.toMillis();
-        return s;
+        return with(s -> s.flushIntervalMillis = interval.toMillis());
     }
 
     /** The same settings, telling {@code listener} of each document the store refuses for good. */
     public MongoSinkSettings withRejections(Rejections listener) {
-        MongoSinkSettings s = copy();
-        s.rejections = listener;
-        return s;
+        return with(s -> s.rejections = listener);
     }
 
     public String collection() {
@@ -202,14 +194,17 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
     }
 
     /**
-     * A copy for a {@code with...} method to change one setting of: the fields a {@code with...}
-     * sets are written only there, on a copy no one else holds yet.
+     * A copy with {@code change} made to it, for a {@code with...} method: the fields a {@code
+     * with...} sets are written only there, on a copy no one else holds yet.
      */
-    private MongoSinkSettings copy() {
+    private MongoSinkSettings with(java.util.function.Consumer<MongoSinkSettings> change) {
+        MongoSinkSettings s;
         try {
-            return (MongoSinkSettings) clone();
+            s = (MongoSinkSettings) clone();
         } catch (CloneNotSupportedException e) {
             throw new AssertionError(e);
         }
+        change.accept(s);
+        return s;
     }
 }

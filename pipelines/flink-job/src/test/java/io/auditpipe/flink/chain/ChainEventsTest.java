@@ -104,6 +104,12 @@ class ChainEventsTest {
 
     private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> newHarness(
             String chain) throws Exception {
+        return chainHarness(chain, rocksDb());
+    }
+
+    /** A harness of the chain operator, its state on RocksDB or on the heap. */
+    private static KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent>
+            chainHarness(String chain, boolean rocksDb) throws Exception {
         var h =
                 new KeyedOneInputStreamOperatorTestHarness<>(
                         new WriteBackOperator<>(
@@ -113,10 +119,10 @@ class ChainEventsTest {
                                         HEAD_INTERVAL,
                                         chain,
                                         ChainKeys.NONE,
-                                        rocksDb())),
+                                        rocksDb)),
                         new ServerOfEvent(),
                         org.apache.flink.api.common.typeinfo.Types.STRING);
-        if (rocksDb())
+        if (rocksDb)
             h.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
         return h;
     }
@@ -480,18 +486,7 @@ class ChainEventsTest {
     void aCanonicalSavepointOfTheHeapBackendRestoresOnRocksDbWhereItsCheckpointDoesNot()
             throws Exception {
         // how a job on the heap backend moves to RocksDB: a savepoint in Flink's canonical format
-        var heap =
-                new KeyedOneInputStreamOperatorTestHarness<>(
-                        new WriteBackOperator<>(
-                                new ChainEvents(
-                                        Duration.ofMinutes(1),
-                                        LATENESS,
-                                        HEAD_INTERVAL,
-                                        null,
-                                        ChainKeys.NONE,
-                                        false)),
-                        new ServerOfEvent(),
-                        org.apache.flink.api.common.typeinfo.Types.STRING);
+        var heap = chainHarness(null, false);
         heap.open();
         heap.processElement(event("db-01/1", T0 + 1_000, 0));
         heap.processElement(event("db-01/2", T0 + 61_000, 1));
@@ -507,7 +502,7 @@ class ChainEventsTest {
         List<IngestedEvent> before = heap.extractOutputValues();
         heap.close();
 
-        var fromCheckpoint = onRocksDb();
+        var fromCheckpoint = chainHarness(null, true);
         Exception refused =
                 org.junit.jupiter.api.Assertions.assertThrows(
                         Exception.class, () -> fromCheckpoint.initializeState(checkpoint));
@@ -516,7 +511,7 @@ class ChainEventsTest {
                         .contains("Could not restore keyed state backend"),
                 String.valueOf(refused.getCause()));
         fromCheckpoint.close();
-        var rocks = onRocksDb();
+        var rocks = chainHarness(null, true);
         rocks.initializeState(savepoint);
         rocks.open();
         rocks.processElement(event("db-01/1", T0 + 1_000, 2)); // a copy: still remembered
@@ -533,24 +528,6 @@ class ChainEventsTest {
         rocks.processWatermark(T0 + 120_000 - 1 + LATENESS.toMillis());
         assertEquals(0, rocks.numEventTimeTimers());
         rocks.close();
-    }
-
-    private KeyedOneInputStreamOperatorTestHarness<String, IngestedEvent, IngestedEvent> onRocksDb()
-            throws Exception {
-        var h =
-                new KeyedOneInputStreamOperatorTestHarness<>(
-                        new WriteBackOperator<>(
-                                new ChainEvents(
-                                        Duration.ofMinutes(1),
-                                        LATENESS,
-                                        HEAD_INTERVAL,
-                                        null,
-                                        ChainKeys.NONE,
-                                        true)),
-                        new ServerOfEvent(),
-                        org.apache.flink.api.common.typeinfo.Types.STRING);
-        h.setStateBackend(new org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend());
-        return h;
     }
 
     private List<IngestedEvent> out() {
