@@ -115,6 +115,20 @@ def _hide_id() -> gmodel.DataTransformerConfig:
     return gmodel.DataTransformerConfig(id_val="organize", options={"excludeByName": {"_id": True}})
 
 
+def _as_time(field: str) -> gmodel.DataTransformerConfig:
+    return gmodel.DataTransformerConfig(id_val="convertFieldType", options={
+        "conversions": [{"targetField": field, "destinationType": "time"}], "fields": {}})
+
+
+def _line_per_server() -> gmodel.DataTransformerConfig:
+    return gmodel.DataTransformerConfig(id_val="partitionByValues", options={"fields": ["server"], "keepFields": False})
+
+
+def _time_series(title: str, requirement: str, name: str) -> timeseries.Panel:
+    return (timeseries.Panel().title(title).description(_description(requirement, name)).datasource(DATASOURCE)
+            .with_target(CatalogQuery(name)))
+
+
 def _grouped_table(title: str, requirement: str, name: str, params: dict | None = None,
                    width: int = 12, height: int = 8) -> table.Panel:
     return (table.Panel().title(title).description(_description(requirement, name)).datasource(DATASOURCE)
@@ -302,18 +316,15 @@ MINUTES_SHOWN = "6h"  # the minute panel's own range: a quarter of minutes is no
 
 
 def health_events_per_minute() -> timeseries.Panel:
-    name = "stats-by-minute"
-    return (timeseries.Panel().title("Events per minute by server")
-            .description(_description(f"Is every server sending? A line that drops to nothing is a server gone silent. "
-                                      f"Always the last {MINUTES_SHOWN}; the hourly panel covers the dashboard's range.", name))
+    return (_time_series("Events per minute by server",
+                         f"Is every server sending? A line that drops to nothing is a server gone silent. "
+                         f"Always the last {MINUTES_SHOWN}; the hourly panel covers the dashboard's range.",
+                         "stats-by-minute")
             .time_from(MINUTES_SHOWN)
-            .datasource(DATASOURCE).with_target(CatalogQuery(name))
             .with_transformation(_split_group_key())
-            .with_transformation(gmodel.DataTransformerConfig(id_val="convertFieldType", options={
-                "conversions": [{"targetField": "minute", "destinationType": "time"}], "fields": {}}))
+            .with_transformation(_as_time("minute"))
             .with_transformation(_hide_id())
-            .with_transformation(gmodel.DataTransformerConfig(id_val="partitionByValues", options={
-                "fields": ["server"], "keepFields": False}))
+            .with_transformation(_line_per_server())
             .span(24).height(8))
 
 
@@ -321,19 +332,15 @@ def health_events_per_hour() -> timeseries.Panel:
     # the hours' documents as stored, summed here by hour and server (an hour an import counts too has
     # a document of each): FerretDB 1.24's $group takes time in the rows times the groups, 6 s for a
     # quarter of 5 servers' hours (10,800 groups), its plain read 0.4 s (docs/store.md)
-    name = "hours-by-server"
-    return (timeseries.Panel().title("Events per hour by server")
-            .description(_description("Every server's events per hour over the dashboard's range, imported history "
-                                      "included: a quarter is a few thousand points.", name))
-            .datasource(DATASOURCE).with_target(CatalogQuery(name))
+    return (_time_series("Events per hour by server",
+                         "Every server's events per hour over the dashboard's range, imported history "
+                         "included: a quarter is a few thousand points.", "hours-by-server")
             .with_transformation(gmodel.DataTransformerConfig(id_val="groupBy", options={"fields": {
                 "window_start": {"operation": "groupby", "aggregations": []},
                 "server": {"operation": "groupby", "aggregations": []},
                 "count": {"operation": "aggregate", "aggregations": ["sum"]}}}))
-            .with_transformation(gmodel.DataTransformerConfig(id_val="convertFieldType", options={
-                "conversions": [{"targetField": "window_start", "destinationType": "time"}], "fields": {}}))
-            .with_transformation(gmodel.DataTransformerConfig(id_val="partitionByValues", options={
-                "fields": ["server"], "keepFields": False}))
+            .with_transformation(_as_time("window_start"))
+            .with_transformation(_line_per_server())
             .span(24).height(8))
 
 
@@ -355,11 +362,9 @@ def health_alerts_by_rule() -> table.Panel:
 
 
 def health_kafka_lag() -> timeseries.Panel:
-    name = "kafka-lag"
-    return (timeseries.Panel().title("Kafka lag")
-            .description(_description("Is the job keeping up? Records on audit.raw not yet covered by a checkpoint; "
-                                      "it should fall back to near zero after every burst (not per server).", name))
-            .datasource(DATASOURCE).with_target(CatalogQuery(name))
+    return (_time_series("Kafka lag",
+                         "Is the job keeping up? Records on audit.raw not yet covered by a checkpoint; "
+                         "it should fall back to near zero after every burst (not per server).", "kafka-lag")
             .unit("short")
             .span(12).height(8))
 
