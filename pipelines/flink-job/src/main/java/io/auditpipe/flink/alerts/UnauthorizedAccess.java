@@ -35,29 +35,11 @@ public class UnauthorizedAccess extends KeyedProcessFunction<String, AuditEvent,
             if (e.accessViolations.size() == 1) {
                 out.collect(e);
             } else {
-                AuditEvent one = shallowCopy(e);
+                AuditEvent one = e.shallowCopy();
                 one.accessViolations = List.of(c);
                 out.collect(one);
             }
         }
-    }
-
-    private static AuditEvent shallowCopy(AuditEvent e) {
-        AuditEvent c = new AuditEvent();
-        c.id = e.id;
-        c.server = e.server;
-        c.user = e.user;
-        c.host = e.host;
-        c.ip = e.ip;
-        c.eventTimeMillis = e.eventTimeMillis;
-        c.sqltext = e.sqltext;
-        c.action = e.action;
-        c.category = e.category;
-        c.tables = e.tables;
-        c.dataClasses = e.dataClasses;
-        c.controls = e.controls;
-        c.principalClass = e.principalClass;
-        return c;
     }
 
     public static String key(AuditEvent e) {

@@ -13,7 +13,7 @@ import org.apache.flink.types.StringValue;
  * the next head is due and the last time-to-forget timer set. One state value read and written once
  * per event: on RocksDB each state access is a lookup or a write of its own.
  */
-public final class ChainTip {
+public final class ChainTip implements Cloneable {
     /** {@link #headDueAt} and {@link #forgetTimerAt} when none is set. */
     public static final long NONE = Long.MIN_VALUE;
 
@@ -29,21 +29,17 @@ public final class ChainTip {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
-        @Override
-        public ChainTip createInstance() {
-            return new ChainTip();
+        Serializer() {
+            super(ChainTip::new);
         }
 
         @Override
         public ChainTip copy(ChainTip from) {
-            ChainTip t = new ChainTip();
-            t.seq = from.seq;
-            t.digest = from.digest;
-            t.lastEventId = from.lastEventId;
-            t.lastEventTime = from.lastEventTime;
-            t.headDueAt = from.headDueAt;
-            t.forgetTimerAt = from.forgetTimerAt;
-            return t;
+            try {
+                return (ChainTip) from.clone(); // longs and strings: a field-by-field copy
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
         }
 
         @Override

@@ -305,9 +305,8 @@ public final class FirstCopies {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
-        @Override
-        public FirstCopies createInstance() {
-            return new FirstCopies();
+        Serializer() {
+            super(FirstCopies::new);
         }
 
         @Override

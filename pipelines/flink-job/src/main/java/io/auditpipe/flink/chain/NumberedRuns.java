@@ -222,9 +222,8 @@ public final class NumberedRuns {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
-        @Override
-        public NumberedRuns createInstance() {
-            return new NumberedRuns();
+        Serializer() {
+            super(NumberedRuns::new);
         }
 
         @Override

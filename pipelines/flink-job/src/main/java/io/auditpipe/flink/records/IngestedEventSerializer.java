@@ -43,9 +43,8 @@ public final class IngestedEventSerializer extends MutableSerializer<IngestedEve
     /** A string that is not all ASCII follows as StringValue writes it. */
     private static final int NOT_ASCII = -2;
 
-    @Override
-    public IngestedEvent createInstance() {
-        return new IngestedEvent();
+    IngestedEventSerializer() {
+        super(IngestedEvent::new);
     }
 
     @Override

@@ -4,15 +4,28 @@ import java.io.IOException;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.util.function.SerializableSupplier;
 
 /**
  * A hand-written serializer of a mutable value of variable length, written field by field: what
  * every such serializer of the job says alike. A subclass writes the value's fields ({@link
  * #serialize}, {@link #deserialize(DataInputView)}), copies it ({@link #copy(Object)}) and names
- * its snapshot class, which is what a checkpoint records of it.
+ * its snapshot class, which is what a checkpoint records of it; it passes the value's constructor.
  */
 public abstract class MutableSerializer<T> extends TypeSerializerSingleton<T> {
     private static final long serialVersionUID = 1L;
+
+    private final SerializableSupplier<T> empty;
+
+    /** {@code empty}: a new value, its fields at their defaults ({@link #createInstance}). */
+    protected MutableSerializer(SerializableSupplier<T> empty) {
+        this.empty = empty;
+    }
+
+    @Override
+    public final T createInstance() {
+        return empty.get();
+    }
 
     @Override
     public final boolean isImmutableType() {

@@ -65,17 +65,19 @@ class ChainEventsTest {
     }
 
     /** The ids the server's chain remembers, read from its state as a checkpoint holds it. */
+    /** The harness's first-copies map of {@code server}, by the time to forget each id. */
+    private MapState<RememberedId, Long> rememberedIds(String server) throws Exception {
+        harness.getOperator().getKeyedStateBackend().setCurrentKey(server);
+        return state(
+                new MapStateDescriptor<>(
+                        "first-copies-by-time",
+                        RememberedId.Serializer.INSTANCE,
+                        org.apache.flink.api.common.typeutils.base.LongSerializer.INSTANCE));
+    }
+
     private int remembered(String server) throws Exception {
         harness.snapshot(++checkpoint, checkpoint);
-        var backend = harness.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey(server);
-        MapState<RememberedId, Long> map =
-                state(
-                        new MapStateDescriptor<>(
-                                "first-copies-by-time",
-                                RememberedId.Serializer.INSTANCE,
-                                org.apache.flink.api.common.typeutils.base.LongSerializer
-                                        .INSTANCE));
+        MapState<RememberedId, Long> map = rememberedIds(server);
         int n = 0;
         for (var ignored : map.keys()) n++;
         return n;
@@ -428,15 +430,7 @@ class ChainEventsTest {
         // a checkpoint taken before the runs: a chain with links, and numbered ids in the map
         harness.processElement(event("db-01/x", T0 + 1_000, 0)); // a link, so the chain has a tip
         long forgetAt = T0 + 60_000 - 1 + LATENESS.toMillis();
-        var backend = harness.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey("db-01");
-        MapState<RememberedId, Long> map =
-                state(
-                        new MapStateDescriptor<>(
-                                "first-copies-by-time",
-                                RememberedId.Serializer.INSTANCE,
-                                org.apache.flink.api.common.typeutils.base.LongSerializer
-                                        .INSTANCE));
+        MapState<RememberedId, Long> map = rememberedIds("db-01");
         FirstCopies.IdHasher ids = new FirstCopies.IdHasher();
         ids.hash("db-01/7_" + STARTUP);
         map.put(new RememberedId(forgetAt, ids.high, ids.low), ids.line("line-7-" + (T0 + 7_000)));
