@@ -4,6 +4,7 @@ for) and the output (results on stdout; progress and notes on stderr, silenced b
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from auditpipe import config, progress
 from auditpipe.config import Config
@@ -31,3 +32,13 @@ class Application:
     def info(self, text: str) -> None:
         """Progress or a note, on stderr (not with --quiet)."""
         progress.info(text)
+
+    def until_stopped(self, doing: str, work: Callable[[], object]) -> int:
+        """Says what a command that runs until stopped does, then does it; Ctrl-C is the way to stop it, so
+        it ends the command with status 0."""
+        self.out(f"{doing} Stop with Ctrl-C.")
+        try:
+            work()
+        except KeyboardInterrupt:
+            pass
+        return 0

@@ -27,12 +27,8 @@ def run(app: Application) -> int:
         n = forwarder.run(app.config, once=True, log=app.info)
         app.out(f"forward: {n} alert(s) sent to {t.address} as CEF ({t.framing}); none left on the alerts topic")
         return 0
-    app.out(f"forwarding every alert to {t.address} as CEF over syslog ({t.framing}). Stop with Ctrl-C.")
-    try:
-        forwarder.run(app.config, log=app.info)
-    except KeyboardInterrupt:
-        return 0
-    return 0
+    return app.until_stopped(f"forwarding every alert to {t.address} as CEF over syslog ({t.framing}).",
+                             lambda: forwarder.run(app.config, log=app.info))
 
 
 def register(sub) -> None:

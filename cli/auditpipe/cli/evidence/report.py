@@ -65,15 +65,12 @@ def scheduled_reports(app: Application) -> int:
     at = time(int(m.group(1)), int(m.group(2)))
     out_dir = Path(a.out_dir) if a.out_dir else cfg.state_dir / "reports"
     hook = "announcing each to the webhook" if webhook.configured(cfg, app.info) else "no webhook configured"
-    app.out(f"writing the {a.regime} report of each UTC day to {out_dir.resolve()} at {at:%H:%M} UTC the next day "
-            f"({hook}). Stop with Ctrl-C.")
-    try:
-        schedule.run(cfg, a.regime, a.servers, out_dir, at,
-                     lambda body, headers, what: webhook.post(cfg, body, headers, what, app.info),
-                     pdf=a.pdf, log=app.info)
-    except KeyboardInterrupt:
-        return 0
-    return 0
+    return app.until_stopped(
+        f"writing the {a.regime} report of each UTC day to {out_dir.resolve()} at {at:%H:%M} UTC the next day "
+        f"({hook}).",
+        lambda: schedule.run(cfg, a.regime, a.servers, out_dir, at,
+                             lambda body, headers, what: webhook.post(cfg, body, headers, what, app.info),
+                             pdf=a.pdf, log=app.info))
 
 
 def register(sub) -> None:

@@ -59,13 +59,10 @@ def watch(app: Application) -> int:
     interval = duration_seconds(app.config.data["chain"]["watch_interval"])
     if interval <= 0:
         raise UserError("verify --watch: chain.watch_interval is 0s (never); set it in the config")
-    app.out(f"verifying the store's chains every {app.config.data['chain']['watch_interval']} "
-            f"(chain.watch_interval); each finding becomes a critical integrity alert. Stop with Ctrl-C.")
-    try:
-        verification.watch(app.config, interval, 0.0)
-    except KeyboardInterrupt:
-        return 0
-    return 0
+    return app.until_stopped(
+        f"verifying the store's chains every {app.config.data['chain']['watch_interval']} "
+        f"(chain.watch_interval); each finding becomes a critical integrity alert.",
+        lambda: verification.watch(app.config, interval, 0.0))
 
 
 def register(sub) -> None:
