@@ -134,36 +134,21 @@ class AuditPipelineITCase {
     @Test
     void everyEventIsStoredCountedOnceAndBadInputIsDeadLettered() throws Exception {
         Configuration options = Fixtures.options();
-        CollectingSink<IngestedEvent> events = new CollectingSink<>("events");
-        CollectingSink<IngestedEvent> evidence = new CollectingSink<>("evidence");
-        CollectingSink<RollupRow> rollups = new CollectingSink<>("rollups");
-        CollectingSink<StatsRow> stats = new CollectingSink<>("stats");
-        CollectingSink<HourRow> hours = new CollectingSink<>("hours");
-        CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("dead-letters");
+        Collected c = new Collected("live");
         DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
 
         StreamExecutionEnvironment env = Fixtures.environment();
-        CollectingSink<io.auditpipe.flink.alerts.Alert> alerts = new CollectingSink<>("alerts");
-        CollectingSink<ChainHead> heads = new CollectingSink<>("heads");
         new AuditPipeline(
                         options,
                         new PipelineSources(source, source),
-                        PipelineSinks.builder()
-                                .events(events)
-                                .evidence(evidence)
-                                .stats(stats)
-                                .statsHourly(hours)
-                                .rollups(rollups)
-                                .deadLetters(deadLetters)
-                                .alerts(alerts)
-                                .chainHeads(heads)
+                        c.live()
                                 .archive(
                                         EventArchive.events(archive.toUri().toString()),
                                         EventArchive.chainHeads(archive.toUri().toString()))
                                 .build())
                 .execute(env);
 
-        List<IngestedEvent> stored = events.received();
+        List<IngestedEvent> stored = c.events.received();
         assertEquals(
                 2 * PER_SERVER + 3,
                 stored.size(),
@@ -186,18 +171,19 @@ class AuditPipelineITCase {
                 "a failed login in fifty lines, and the grant");
         assertEquals(
                 expected,
-                evidence.received().stream()
+                c.evidence.received().stream()
                         .map(e -> e.event.id)
                         .sorted()
                         .collect(java.util.stream.Collectors.toList()));
         assertTrue(
-                evidence.received().stream().allMatch(e -> e.chainSeq > 0 && e.chainDigest != null),
+                c.evidence.received().stream()
+                        .allMatch(e -> e.chainSeq > 0 && e.chainDigest != null),
                 "linked");
 
         // the rollups: the last count written for each (day, key) adds up to the stored events they
         // count
         Map<String, Long> days = new LinkedHashMap<>();
-        rollups.received().forEach(r -> days.put(r.id(), r.count));
+        c.rollups.received().forEach(r -> days.put(r.id(), r.count));
         long counted = stored.stream().filter(e -> RollupKey.counts(e.event)).count();
         assertTrue(
                 counted >= 2 * (PER_SERVER / 50),
@@ -238,7 +224,7 @@ class AuditPipelineITCase {
         // Each (minute, key) may be written several times (early firings); the last write is the
         // count.
         Map<String, Long> latest = new LinkedHashMap<>();
-        stats.received().forEach(r -> latest.put(r.id(), r.count));
+        c.stats.received().forEach(r -> latest.put(r.id(), r.count));
         assertEquals(
                 2L * PER_SERVER + 3,
                 latest.values().stream().mapToLong(Long::longValue).sum(),
@@ -254,7 +240,7 @@ class AuditPipelineITCase {
         assertEquals(4, minutes, "10:00 to 10:03, event time");
         // each server's hour, the last write of it: the sum of its minutes
         Map<String, Long> hourly = new LinkedHashMap<>();
-        hours.received().forEach(r -> hourly.put(r.id(), r.count()));
+        c.hours.received().forEach(r -> hourly.put(r.id(), r.count()));
         Map<String, Long> minutesByServer = new java.util.TreeMap<>();
         latest.forEach((id, count) -> minutesByServer.merge(id.split("\\|")[1], count, Long::sum));
         assertEquals(
@@ -269,7 +255,7 @@ class AuditPipelineITCase {
         // logins: a success after 3 failures is login_after_failures. This test spreads one
         // server's records over partitions (Kafka keeps them in one), so which success comes after
         // the third failure varies.
-        List<io.auditpipe.flink.alerts.Alert> all = alerts.received();
+        List<io.auditpipe.flink.alerts.Alert> all = c.alerts.received();
         // the year-ahead records are numbered 900,000 and more: a gap in each server's record
         // sequence
         assertEquals(
@@ -309,7 +295,7 @@ class AuditPipelineITCase {
             assertTrue(raised.stream().anyMatch(a -> a.server.equals(server)), server);
         }
 
-        List<DeadLetter> dead = deadLetters.received();
+        List<DeadLetter> dead = c.deadLetters.received();
         assertEquals(3, dead.size());
         assertTrue(
                 dead.stream()
@@ -319,19 +305,51 @@ class AuditPipelineITCase {
                                                 && !d.reason.isEmpty()));
     }
 
-    /** The live job's sinks, each collecting under {@code tag}, the alerts into {@code alerts}. */
-    private static PipelineSinks liveSinks(
-            String tag, CollectingSink<io.auditpipe.flink.alerts.Alert> alerts) {
-        return PipelineSinks.builder()
-                .events(new CollectingSink<>("events-" + tag))
-                .evidence(new CollectingSink<>("evidence-" + tag))
-                .stats(new CollectingSink<>("stats-" + tag))
-                .statsHourly(new CollectingSink<>("hours-" + tag))
-                .rollups(new CollectingSink<>("rollups-" + tag))
-                .deadLetters(new CollectingSink<>("dead-letters-" + tag))
-                .alerts(alerts)
-                .chainHeads(new CollectingSink<>("heads-" + tag))
-                .build();
+    /** A collecting sink of each kind the job writes, each named after {@code tag}. */
+    private static final class Collected {
+        final CollectingSink<IngestedEvent> events;
+        final CollectingSink<IngestedEvent> evidence;
+        final CollectingSink<StatsRow> stats;
+        final CollectingSink<HourRow> hours;
+        final CollectingSink<RollupRow> rollups;
+        final CollectingSink<DeadLetter> deadLetters;
+        final CollectingSink<io.auditpipe.flink.alerts.Alert> alerts;
+        final CollectingSink<ChainHead> heads;
+
+        Collected(String tag) {
+            events = new CollectingSink<>("events-" + tag);
+            evidence = new CollectingSink<>("evidence-" + tag);
+            stats = new CollectingSink<>("stats-" + tag);
+            hours = new CollectingSink<>("hours-" + tag);
+            rollups = new CollectingSink<>("rollups-" + tag);
+            deadLetters = new CollectingSink<>("dead-letters-" + tag);
+            alerts = new CollectingSink<>("alerts-" + tag);
+            heads = new CollectingSink<>("heads-" + tag);
+        }
+
+        /** The live job's sinks. */
+        PipelineSinks.Builder live() {
+            return PipelineSinks.builder()
+                    .events(events)
+                    .evidence(evidence)
+                    .stats(stats)
+                    .statsHourly(hours)
+                    .rollups(rollups)
+                    .deadLetters(deadLetters)
+                    .alerts(alerts)
+                    .chainHeads(heads);
+        }
+
+        /** Imported history's sinks: no alerts, no minute counts of their own. */
+        PipelineSinks.Builder history() {
+            return PipelineSinks.builder()
+                    .history()
+                    .evidence(evidence)
+                    .statsHourly(hours)
+                    .rollups(rollups)
+                    .deadLetters(deadLetters)
+                    .chainHeads(heads);
+        }
     }
 
     @Test
@@ -356,8 +374,7 @@ class AuditPipelineITCase {
                                     "test")
                             .job;
             DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
-            CollectingSink<io.auditpipe.flink.alerts.Alert> alerts =
-                    new CollectingSink<>("alerts-shared-" + shared);
+            Collected c = new Collected("shared-" + shared);
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
             env.setParallelism(2);
             env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
@@ -366,9 +383,9 @@ class AuditPipelineITCase {
                             shared
                                     ? PipelineSources.sharedWithAlerts(source)
                                     : new PipelineSources(source, source),
-                            liveSinks("shared-" + shared, alerts))
+                            c.live().build())
                     .execute(env);
-            List<io.auditpipe.flink.alerts.Alert> all = alerts.received();
+            List<io.auditpipe.flink.alerts.Alert> all = c.alerts.received();
             assertEquals(
                     List.of(
                             "account_change/db-01/1_2026-11-22T08:00:00",
@@ -432,23 +449,19 @@ class AuditPipelineITCase {
     void aLearnedBaselineRaisesItsAlertFromTheStoredEventsOnce() throws Exception {
         Configuration options = Fixtures.options();
         DataGeneratorSource<ParsedRecord> source = Fixtures.source(NINE_DAYS);
-        CollectingSink<io.auditpipe.flink.alerts.Alert> alerts =
-                new CollectingSink<>("alerts-baselines");
+        Collected c = new Collected("baselines");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(
                 // one reader: the server's records in the order it wrote them, as from its
                 // partition
                 1);
         env.configure(Configuration.fromMap(Map.of("restart-strategy.type", "none")));
-        new AuditPipeline(
-                        options,
-                        new PipelineSources(source, source),
-                        liveSinks("baselines", alerts))
+        new AuditPipeline(options, new PipelineSources(source, source), c.live().build())
                 .execute(env);
         long night = Fixtures.T0.toEpochMilli() + (8 * 86_400L - 7 * 3_600L) * 1000;
         assertEquals(
                 List.of("off_hours/db-01/app/" + night),
-                alerts.received().stream()
+                c.alerts.received().stream()
                         .map(a -> a.id)
                         .collect(java.util.stream.Collectors.toList()));
     }
@@ -465,15 +478,7 @@ class AuditPipelineITCase {
         new AuditPipeline(
                         options,
                         PipelineSources.history(source, "import-b"),
-                        PipelineSinks.builder()
-                                .history()
-                                .evidence(new CollectingSink<>("history-b-evidence"))
-                                .statsHourly(new CollectingSink<>("history-b-hours"))
-                                .rollups(new CollectingSink<>("history-b-rollups"))
-                                .deadLetters(new CollectingSink<>("history-b-dead-letters"))
-                                .chainHeads(new CollectingSink<>("history-b-heads"))
-                                .baselines(profiles, null)
-                                .build())
+                        new Collected("history-b").history().baselines(profiles, null).build())
                 .execute(env);
         List<io.auditpipe.flink.baselines.Profile> written = profiles.received();
         assertEquals(1, written.size(), "one baseline per principal, written once");
@@ -495,23 +500,13 @@ class AuditPipelineITCase {
     @Test
     void importedHistoryIsLinkedInItsChainAndEachCountWrittenOnce() throws Exception {
         Configuration options = Fixtures.options();
-        CollectingSink<IngestedEvent> evidence = new CollectingSink<>("history-evidence");
-        CollectingSink<RollupRow> rollups = new CollectingSink<>("history-rollups");
-        CollectingSink<HourRow> hours = new CollectingSink<>("history-hours");
-        CollectingSink<DeadLetter> deadLetters = new CollectingSink<>("history-dead-letters");
-        CollectingSink<ChainHead> heads = new CollectingSink<>("history-heads");
+        Collected c = new Collected("history");
         DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
         StreamExecutionEnvironment env = Fixtures.environment();
         new AuditPipeline(
                         options,
                         PipelineSources.history(source, "import-t"),
-                        PipelineSinks.builder()
-                                .history()
-                                .evidence(evidence)
-                                .statsHourly(hours)
-                                .rollups(rollups)
-                                .deadLetters(deadLetters)
-                                .chainHeads(heads)
+                        c.history()
                                 .archive(
                                         EventArchive.events(archive.toUri().toString()),
                                         EventArchive.chainHeads(archive.toUri().toString()))
@@ -526,24 +521,24 @@ class AuditPipelineITCase {
         // each server's hour is written once, when the watermark has passed it by the allowed
         // lateness, under the run's chain: an insert never meets a second write of its id
         List<String> ids =
-                hours.received().stream()
+                c.hours.received().stream()
                         .map(HourRow::id)
                         .collect(java.util.stream.Collectors.toList());
         assertEquals(new HashSet<>(ids).size(), ids.size(), "no hour written twice: " + ids);
         assertTrue(ids.stream().allMatch(id -> id.endsWith("|import-t")), ids.toString());
         assertEquals(
-                2L * PER_SERVER + 3, hours.received().stream().mapToLong(r -> r.count()).sum());
-        assertTrue(rollups.received().stream().allMatch(r -> "import-t".equals(r.chain)));
-        assertTrue(evidence.received().stream().allMatch(e -> "import-t".equals(e.chain)));
+                2L * PER_SERVER + 3, c.hours.received().stream().mapToLong(r -> r.count()).sum());
+        assertTrue(c.rollups.received().stream().allMatch(r -> "import-t".equals(r.chain)));
+        assertTrue(c.evidence.received().stream().allMatch(e -> "import-t".equals(e.chain)));
         // the last head of each server's chain names it and anchors its last link, whatever the
         // head interval
         Map<String, Long> last = new LinkedHashMap<>();
-        for (ChainHead h : heads.received()) {
+        for (ChainHead h : c.heads.received()) {
             assertEquals("import-t", h.chain);
             last.merge(h.server, h.seq, Math::max);
         }
         assertEquals(
                 Map.of("db-01", (long) PER_SERVER + 1 + 1, "db-02", (long) PER_SERVER + 1), last);
-        assertEquals(3, deadLetters.received().size(), "the three bad records");
+        assertEquals(3, c.deadLetters.received().size(), "the three bad records");
     }
 }

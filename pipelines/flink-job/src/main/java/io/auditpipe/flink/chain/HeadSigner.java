@@ -1,9 +1,7 @@
 package io.auditpipe.flink.chain;
 
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
@@ -62,13 +60,7 @@ public final class HeadSigner {
 
     /** The signer of the key file; a clear error naming the file when it cannot serve. */
     public static HeadSigner load(Path file) {
-        String text;
-        try {
-            text = Files.readString(file, StandardCharsets.US_ASCII);
-        } catch (IOException e) {
-            throw new IllegalArgumentException(
-                    "chain.signing-key-file: cannot read " + file + ": " + e.getMessage(), e);
-        }
+        String text = KeyFile.read("chain.signing-key-file", file);
         byte[] privateDer = null;
         byte[] publicDer = null;
         Matcher m = PEM.matcher(text);

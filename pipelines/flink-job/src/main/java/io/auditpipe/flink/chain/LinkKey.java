@@ -1,8 +1,6 @@
 package io.auditpipe.flink.chain;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.util.HexFormat;
@@ -54,13 +52,7 @@ public final class LinkKey {
      * serve.
      */
     public static LinkKey load(Path file) {
-        String text;
-        try {
-            text = Files.readString(file, StandardCharsets.US_ASCII);
-        } catch (IOException e) {
-            throw new IllegalArgumentException(
-                    "chain.link-key-file: cannot read " + file + ": " + e.getMessage(), e);
-        }
+        String text = KeyFile.read("chain.link-key-file", file);
         for (String line : text.split("\n")) {
             String key = line.strip();
             if (key.isEmpty() || key.startsWith("#")) continue;
