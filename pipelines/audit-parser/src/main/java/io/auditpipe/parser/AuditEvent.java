@@ -14,7 +14,7 @@ import java.util.Objects;
  * job's IngestedEventSerializer, so a field added here must be written there too (its test fails
  * until it is). Fields the source format does not carry stay null; nothing is invented.
  */
-public class AuditEvent implements Serializable, Cloneable {
+public class AuditEvent implements Serializable {
     private static final long serialVersionUID = 1L;
 
     /** Authentication outcome of login-type events; null for every other event. */
@@ -110,15 +110,6 @@ public class AuditEvent implements Serializable, Cloneable {
 
     public boolean isFailedLogin() {
         return AUTH_FAILURE.equals(authOutcome);
-    }
-
-    /** A copy whose fields hold the same values: its lists and maps are this event's. */
-    public AuditEvent shallowCopy() {
-        try {
-            return (AuditEvent) clone();
-        } catch (CloneNotSupportedException e) {
-            throw new AssertionError(e);
-        }
     }
 
     /** Where the event was read: its server, format, source file and collector. */

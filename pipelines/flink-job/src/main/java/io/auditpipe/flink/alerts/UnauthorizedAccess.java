@@ -35,7 +35,7 @@ public class UnauthorizedAccess extends KeyedProcessFunction<String, AuditEvent,
             if (e.accessViolations.size() == 1) {
                 out.collect(e);
             } else {
-                AuditEvent one = e.shallowCopy();
+                AuditEvent one = e.copy();
                 one.accessViolations = List.of(c);
                 out.collect(one);
             }
