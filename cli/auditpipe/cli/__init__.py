@@ -12,7 +12,6 @@ import argparse
 import os
 import sys
 
-from auditpipe import __version__
 from auditpipe.cli import archive, evidence, stack, tools
 from auditpipe.cli.application import Application
 from auditpipe.errors import UserError
@@ -30,13 +29,25 @@ examples:
 """
 
 
+class _Version(argparse.Action):
+    """--version: the release and the commit, asked of git only when the option is given."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from auditpipe import version
+        print(version.describe())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="auditpipe", description="MySQL-family audit logs -> Kafka -> Flink -> "
                                 "MongoDB, as compliance evidence. Runs the local stack on 127.0.0.1.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", metavar="FILE", help="configuration file (default: $AUDITPIPE_CONFIG or auditpipe.yaml)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.add_argument("--version", action="version", version=f"auditpipe {__version__}")
+    p.add_argument("--version", action=_Version, help="show the release and the commit of this code, and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for group in (stack, evidence, archive, tools):
         group.register(sub)
