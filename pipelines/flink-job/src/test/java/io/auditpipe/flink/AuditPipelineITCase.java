@@ -17,8 +17,6 @@ import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.KafkaOrigin;
 import io.auditpipe.flink.records.ParsedRecord;
 import io.auditpipe.flink.records.RollupKey;
-import io.auditpipe.flink.records.RollupRow;
-import io.auditpipe.flink.records.StatsRow;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -303,53 +301,6 @@ class AuditPipelineITCase {
                                 d ->
                                         DeadLetter.STAGE_PARSE.equals(d.stage)
                                                 && !d.reason.isEmpty()));
-    }
-
-    /** A collecting sink of each kind the job writes, each named after {@code tag}. */
-    private static final class Collected {
-        final CollectingSink<IngestedEvent> events;
-        final CollectingSink<IngestedEvent> evidence;
-        final CollectingSink<StatsRow> stats;
-        final CollectingSink<HourRow> hours;
-        final CollectingSink<RollupRow> rollups;
-        final CollectingSink<DeadLetter> deadLetters;
-        final CollectingSink<io.auditpipe.flink.alerts.Alert> alerts;
-        final CollectingSink<ChainHead> heads;
-
-        Collected(String tag) {
-            events = new CollectingSink<>("events-" + tag);
-            evidence = new CollectingSink<>("evidence-" + tag);
-            stats = new CollectingSink<>("stats-" + tag);
-            hours = new CollectingSink<>("hours-" + tag);
-            rollups = new CollectingSink<>("rollups-" + tag);
-            deadLetters = new CollectingSink<>("dead-letters-" + tag);
-            alerts = new CollectingSink<>("alerts-" + tag);
-            heads = new CollectingSink<>("heads-" + tag);
-        }
-
-        /** The live job's sinks. */
-        PipelineSinks.Builder live() {
-            return PipelineSinks.builder()
-                    .events(events)
-                    .evidence(evidence)
-                    .stats(stats)
-                    .statsHourly(hours)
-                    .rollups(rollups)
-                    .deadLetters(deadLetters)
-                    .alerts(alerts)
-                    .chainHeads(heads);
-        }
-
-        /** Imported history's sinks: no alerts, no minute counts of their own. */
-        PipelineSinks.Builder history() {
-            return PipelineSinks.builder()
-                    .history()
-                    .evidence(evidence)
-                    .statsHourly(hours)
-                    .rollups(rollups)
-                    .deadLetters(deadLetters)
-                    .chainHeads(heads);
-        }
     }
 
     @Test
