@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -66,22 +67,26 @@ class ReleaseStateITCase {
             releases = dirs.filter(Files::isDirectory).sorted().toList();
         }
         assertFalse(releases.isEmpty(), "no release's state in " + STATES.toAbsolutePath());
-        for (Path release : releases) carriesOn(release);
+        for (Path release : releases) {
+            // RocksDB, as the local stack and the deployment run the job, and the heap
+            for (String backend : List.of("rocksdb", "hashmap")) carriesOn(release, backend);
+        }
     }
 
-    private void carriesOn(Path release) throws Exception {
-        String name = release.getFileName().toString();
+    private void carriesOn(Path release, String backend) throws Exception {
+        String name = release.getFileName().toString() + " on " + backend;
         Document taken =
                 Document.parse(
                         Files.readString(release.resolve("taken.json"), StandardCharsets.UTF_8));
-        Path savepoint = work.resolve(name);
+        Path savepoint = work.resolve(name.replace(' ', '-'));
         copy(release.resolve("savepoint"), savepoint);
         Configuration restore = new Configuration();
         restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
         restore.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, false);
+        restore.set(StateBackendOptions.STATE_BACKEND, backend);
         StreamExecutionEnvironment env = Fixtures.environment();
         env.configure(restore);
-        Collected c = new Collected("after-" + name);
+        Collected c = new Collected("after-" + name.replace(' ', '-'));
         new AuditPipeline(
                         Fixtures.options(),
                         new PipelineSources(ReleaseInput.source(-1), ReleaseInput.source(-1)),
