@@ -9,6 +9,7 @@ import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.HourRow;
 import io.auditpipe.flink.records.IngestedEvent;
 import io.auditpipe.flink.records.StatsRow;
+import io.auditpipe.flink.sessions.Session;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -43,8 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
  * written by then), made by that release's own code ({@link #writeThisReleasesState}). This job
  * restores each, every operator's state claimed, reads the rest of the input, and must store each
  * record not stored before once (the copies the state remembers are not stored again), continue
- * each server's chain at the link after the one the state holds, and count each server's hour in
- * full. A state layout changed without carrying the old one over fails here, naming what broke.
+ * each server's chain at the link after the one the state holds, count each server's hour in full
+ * and carry each open session on. A state layout changed without carrying the old one over fails
+ * here, naming what broke.
  */
 class ReleaseStateITCase {
     @RegisterExtension
@@ -87,10 +89,11 @@ class ReleaseStateITCase {
         StreamExecutionEnvironment env = Fixtures.environment();
         env.configure(restore);
         Collected c = new Collected("after-" + name.replace(' ', '-'));
+        CollectingSink<Session> sessions = new CollectingSink<>("sessions-after-" + name);
         new AuditPipeline(
                         Fixtures.options(),
                         new PipelineSources(ReleaseInput.source(-1), ReleaseInput.source(-1)),
-                        c.live().build())
+                        c.live().sessions(sessions).build())
                 .execute(env);
 
         // each record not stored before the state was taken, once; the re-sent copies not at all
@@ -147,6 +150,26 @@ class ReleaseStateITCase {
                 hours,
                 perServer,
                 name + ": the minutes' counts, before the state and after it, add up to the hour");
+        sessionsCarryOn(name, sessions.received());
+    }
+
+    /**
+     * The records of each server's session on connection 12, where every query of {@link
+     * ReleaseInput} runs: the queries read before the state and after it, each once.
+     */
+    private static void sessionsCarryOn(String name, List<Session> sessions) {
+        Map<String, Set<String>> queries = new TreeMap<>();
+        for (long i = 0; i < ReleaseInput.RECORDS; i++) {
+            var e = ReleaseInput.record(i).event.event;
+            if (e.connectionId == 12)
+                queries.computeIfAbsent(e.server, k -> new HashSet<>()).add(e.id);
+        }
+        Map<String, Long> expected = new TreeMap<>();
+        queries.forEach((server, ids) -> expected.put(server, (long) ids.size()));
+        Map<String, Long> records = new TreeMap<>();
+        for (Session s : sessions)
+            if (s.connectionId == 12) records.merge(s.server, s.records, Math::max);
+        assertEquals(expected, records, name + ": each server's session of the queries");
     }
 
     /**
@@ -166,7 +189,7 @@ class ReleaseStateITCase {
                         new PipelineSources(
                                 ReleaseInput.source(ReleaseInput.BEFORE),
                                 ReleaseInput.source(ReleaseInput.BEFORE)),
-                        c.live().build())
+                        c.live().sessions(new CollectingSink<>("sessions-before")).build())
                 .build(env);
         JobClient job = env.executeAsync("release state");
         long deadline = System.nanoTime() + ReleaseInput.PATIENCE.toNanos();
