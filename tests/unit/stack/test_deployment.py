@@ -539,13 +539,15 @@ def test_init_with_store_users_only_needs_no_kafka(tmp_path, monkeypatch):
 def test_the_jobmanager_goes_on_on_the_state_backend_that_wrote_its_checkpoints(tmp_path):
     """deploy/docker/auditpipe-jobmanager with Flink's entrypoint replaced by one that prints what it is
     given: the configured backend for a first start, the heap's for checkpoints without a marker (every
-    job before RocksDB), the marker's otherwise; the marker written beside the checkpoints."""
+    job before RocksDB), the marker's otherwise; the marker written beside the checkpoints; the job told
+    which snapshot it resumes from, so that it checks what state it would leave behind."""
     import subprocess
 
     script = paths.REPO / "deploy" / "docker" / "auditpipe-jobmanager"
     fake = tmp_path / "entrypoint"
     fake.write_text('#!/usr/bin/env bash\nwhile [ $# -gt 0 ]; do case "$1" in --config) cfg="$2"; shift;; '
-                    '--fromSavepoint) echo "restore=$2"; shift;; esac; shift; done\n'
+                    '--fromSavepoint) echo "restore=$2"; shift;; --restored-from) echo "restored=$2"; shift;; esac; '
+                    'shift; done\n'
                     'echo "backend=$(sed -n "s/^flink\\.state\\.backend\\.type=//p" "$cfg" | tail -n 1)"\n')
     fake.chmod(0o755)
     props = tmp_path / "job.properties"
@@ -562,9 +564,10 @@ def test_the_jobmanager_goes_on_on_the_state_backend_that_wrote_its_checkpoints(
     assert (checkpoints / "state-backend").read_text().strip() == "rocksdb"
     (checkpoints / "j1" / "chk-7").mkdir(parents=True)
     (checkpoints / "j1" / "chk-7" / "_metadata").write_bytes(b"x")
-    assert run() == {"restore": str(checkpoints / "j1" / "chk-7"), "backend": "rocksdb"}
+    chk7 = str(checkpoints / "j1" / "chk-7")
+    assert run() == {"restore": chk7, "restored": chk7, "backend": "rocksdb"}
     (checkpoints / "state-backend").unlink()  # checkpoints of a job before RocksDB
-    assert run() == {"restore": str(checkpoints / "j1" / "chk-7"), "backend": "hashmap"}
+    assert run() == {"restore": chk7, "restored": chk7, "backend": "hashmap"}
     assert (checkpoints / "state-backend").read_text().strip() == "hashmap"
     assert "flink.state.backend.type=rocksdb" in props.read_text(), "the options init wrote are left as they are"
 
@@ -575,12 +578,13 @@ def test_the_jobmanager_goes_on_on_the_state_backend_that_wrote_its_checkpoints(
     savepoint.mkdir(parents=True)
     (savepoint / "_metadata").write_bytes(b"x")
     os.utime(checkpoints / "j1" / "chk-7" / "_metadata", (1000, 1000))
-    assert run() == {"restore": str(savepoint), "backend": "rocksdb"}
+    assert run() == {"restore": str(savepoint), "restored": str(savepoint), "backend": "rocksdb"}
     assert (checkpoints / "state-backend").read_text().strip() == "rocksdb"
     (checkpoints / "j1" / "chk-8").mkdir()
     (checkpoints / "j1" / "chk-8" / "_metadata").write_bytes(b"x")  # the first checkpoint after it
     os.utime(savepoint / "_metadata", (2000, 2000))
-    assert run() == {"restore": str(checkpoints / "j1" / "chk-8"), "backend": "rocksdb"}
+    chk8 = str(checkpoints / "j1" / "chk-8")
+    assert run() == {"restore": chk8, "restored": chk8, "backend": "rocksdb"}
 
 
 @pytest.mark.parametrize("env, says", [

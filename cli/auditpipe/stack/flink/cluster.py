@@ -253,7 +253,9 @@ class FlinkJobManager(FlinkJob):
         if restore:
             progress.info(f"  {self.name}: restoring the job from "
                           f"{'savepoint' if is_savepoint(restore) else 'checkpoint'} {restore}")
-            # an operator a newer version dropped must not block the restore (as in the MiniCluster's options)
+            # the job reads the snapshot before it runs: it refuses to start without the state of any
+            # operator but a sink it no longer has (RestoreCheck), so the cluster may leave sinks' behind
+            run["programArgsList"] += ["--restored-from", restore.as_uri()]
             run.update(savepointPath=restore.as_uri(), allowNonRestoredState=True)
         return self._post(f"/jars/{jar_id}/run", json.dumps(run).encode(), "application/json")["jobid"], backend
 

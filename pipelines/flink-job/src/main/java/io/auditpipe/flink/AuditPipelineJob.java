@@ -1,28 +1,37 @@
 package io.auditpipe.flink;
 
 import io.auditpipe.flink.options.JobOptions;
+import io.auditpipe.flink.state.RestoreCheck;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
  * The job's entry point: reads its options ({@code --config job.properties}, docs/job-options.md),
  * and runs {@link AuditPipeline} over the real sources and sinks ({@link JobWiring}). {@code
- * --check-options} validates the options without running; {@code --print-options} prints their
- * reference; {@code --print-contract} prints what the CLI and the docs know of the job
- * (schemas/job-contract.json, {@link JobContract}).
+ * --restored-from} names the snapshot a Flink cluster restores the job from, which a MiniCluster
+ * reads from its options: the job starts from it only when it lacks no operator whose state it
+ * holds but sinks' ({@link RestoreCheck}). {@code --check-options} validates the options without
+ * running; {@code --print-options} prints their reference; {@code --print-contract} prints what the
+ * CLI and the docs know of the job (schemas/job-contract.json, {@link JobContract}).
  */
 public final class AuditPipelineJob {
     private AuditPipelineJob() {}
 
     public static void main(String[] args) throws Exception {
         Path config = null;
+        String restoredFrom = null;
         boolean checkOnly = false;
         for (int i = 0; i < args.length; i++) {
             if ("--config".equals(args[i]) && i + 1 < args.length) {
                 config = Path.of(args[++i]);
+            } else if ("--restored-from".equals(args[i]) && i + 1 < args.length) {
+                restoredFrom = args[++i];
             } else if ("--check-options".equals(args[i])) {
                 checkOnly = true;
             } else if ("--print-options".equals(args[i])) {
@@ -35,8 +44,8 @@ public final class AuditPipelineJob {
         }
         if (config == null) {
             System.err.println(
-                    "usage: AuditPipelineJob --config <job.properties> [--check-options] | --print-options"
-                            + " | --print-contract");
+                    "usage: AuditPipelineJob --config <job.properties> [--restored-from <snapshot>]"
+                            + " [--check-options] | --print-options | --print-contract");
             System.exit(2);
         }
         JobOptions.Loaded loaded;
@@ -57,7 +66,30 @@ public final class AuditPipelineJob {
                 StreamExecutionEnvironment.getExecutionEnvironment(loaded.flink);
         configureCheckpointing(env, loaded.job);
         new AuditPipeline(loaded.job, JobWiring.sources(loaded.job), JobWiring.sinks(loaded.job))
-                .execute(env);
+                .build(env);
+        if (restoredFrom == null)
+            restoredFrom = loaded.flink.get(StateRecoveryOptions.SAVEPOINT_PATH);
+        if (restoredFrom != null
+                && !loaded.flink.get(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE)) {
+            List<RestoreCheck.Unclaimed> unclaimed =
+                    RestoreCheck.unclaimed(env.getStreamGraph(false), restoredFrom);
+            String refusal = RestoreCheck.refusal(unclaimed, restoredFrom);
+            if (refusal != null) {
+                System.err.println("auditpipe job: " + refusal);
+                System.exit(3);
+            }
+            if (!unclaimed.isEmpty()) {
+                System.err.println(
+                        "auditpipe job: leaving behind the state of sinks this job no longer has: "
+                                + unclaimed);
+                env.configure(
+                        Configuration.fromMap(
+                                Map.of(
+                                        StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE.key(),
+                                        "true")));
+            }
+        }
+        env.execute(loaded.job.get(JobOptions.JOB_NAME));
     }
 
     /**
