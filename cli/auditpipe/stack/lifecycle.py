@@ -32,6 +32,25 @@ def up(cfg: Config) -> None:
         supervisor.start(cfg)
 
 
+def upgrade(cfg: Config) -> None:
+    """The running job replaced by the one this checkout builds, from a savepoint of the running one
+    (FlinkJob.upgrade); then up. The stack lock keeps the supervisor from restarting the job meanwhile."""
+    from auditpipe.errors import UserError
+    from auditpipe.stack.flink.job import FlinkJob
+
+    if cfg.flink["mode"] == "cluster":
+        raise UserError("upgrade runs the local job (flink.mode: local); with flink.mode: cluster, `./auditpipe down` "
+                        "then `./auditpipe up` runs the new job from the newest checkpoint")
+    job = FlinkJob(cfg)
+    if not (job.is_managed() and job.proc.running() and job.job_state() == "RUNNING"):
+        raise UserError("the job is not running: `./auditpipe up` builds the job and starts it from its newest "
+                        "checkpoint")
+    progress.info("upgrade: the running job stops with a savepoint; the new one starts from it")
+    with supervisor.stack_lock(cfg):
+        job.upgrade(lambda: setup(cfg))
+    up(cfg)
+
+
 def down(cfg: Config) -> list[str]:
     """Stops the supervisor, then what `up` started, in reverse order; returns what was stopped."""
     stopped = ["supervisor"] if supervisor.stop(cfg) else []

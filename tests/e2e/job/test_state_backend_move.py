@@ -1,7 +1,9 @@
 """A stack whose checkpoints the heap state backend wrote moves to RocksDB by itself
 (stack/flink/job.py ``move_state``): the job restores its heap checkpoint on the heap, stops
 with a savepoint in Flink's canonical format and runs again from it on RocksDB, while a server
-writes. Every record is stored, counted, archived and linked once across the move.
+writes; then `auditpipe upgrade` hands the job's state to the job of this checkout through a
+savepoint, the server still writing. Every record is stored, counted, archived and linked once
+across the move and the upgrade.
 
 Here the MiniCluster (one process, started again after the stop), on a stack of its own (ports,
 state): the move stops and starts the job, which the other tests must not see. The local Flink
@@ -34,14 +36,15 @@ def running_state_backend(stack) -> str:
 def test_checkpoints_of_the_heap_backend_move_to_rocksdb_and_nothing_is_lost_or_doubled(tmp_path_factory):
     with running_stack(tmp_path_factory.mktemp("move"), PORTS, [SERVER], "auditpipe_move", capped_mb=256,
                        job_options=ON_HEAP) as stack:
-        move_to_rocksdb_mid_stream(stack, SERVER, "flink")
+        move_to_rocksdb_mid_stream(stack, SERVER, "flink", upgrade=True)
 
 
-def move_to_rocksdb_mid_stream(stack, server: str, job_process: str) -> None:
+def move_to_rocksdb_mid_stream(stack, server: str, job_process: str, upgrade: bool = False) -> None:
     """``stack`` runs its job on the heap backend (``ON_HEAP`` in its job options): ``server`` writes
-    while the stack goes down and up with the default backend; then every record is checked, and a
-    kill of ``job_process`` (the part whose kill makes the job restore from its newest snapshot)
-    restores on RocksDB from its own checkpoint."""
+    while the stack goes down and up with the default backend (and, with ``upgrade``, while `auditpipe
+    upgrade` hands the job's state to the job of this checkout through a savepoint); then every record
+    is checked, and a kill of ``job_process`` (the part whose kill makes the job restore from its newest
+    snapshot) restores on RocksDB from its own checkpoint."""
     checkpoints = stack.cfg.state_dir / "flink" / "checkpoints"
     assert "HashMap" in running_state_backend(stack)
     assert job_settings.checkpoints_state_backend(checkpoints) == "hashmap"
@@ -63,6 +66,11 @@ def move_to_rocksdb_mid_stream(stack, server: str, job_process: str) -> None:
         stack.cfg_file.write_text(stack.cfg_file.read_text().replace(ON_HEAP, ""))
         up = stack.cli("up")
         stack.wait_shipped_on("the log written and shipped on after the move", stack.raw_messages(), 1000)
+        if upgrade:
+            upgraded = stack.cli("upgrade")
+            said = upgraded.stdout + upgraded.stderr
+            assert "stopped with savepoint" in said and re.search(r"restoring (the job )?from savepoint", said), said
+            stack.wait_shipped_on("the log written and shipped on after the upgrade", stack.raw_messages(), 500)
     finally:
         stop.set()
         writer.join()

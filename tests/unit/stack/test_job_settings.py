@@ -199,3 +199,36 @@ def test_a_canonical_savepoint_restores_on_the_configured_backend_and_is_newest_
     assert latest_checkpoint(checkpoints) == after and not is_savepoint(after)
     assert job_settings.choose_state_backend(cfg, checkpoints, restoring=True) == "rocksdb"
     assert capsys.readouterr().err == ""
+
+
+def test_a_restore_leaves_unclaimed_state_to_the_jobs_own_check(tmp_path):
+    """The properties name the snapshot to restore and leave ignore-unclaimed-state at Flink's false: the
+    job itself lets only sinks' state stay behind (io.auditpipe.flink.state.RestoreCheck)."""
+    props = job_settings.job_properties(load(tmp_path, ""), job_settings.Target(
+        store_uri="mongodb://x/", checkpoint_dir="file:///c", archive_path="file:///a", local=True),
+        restore_from=tmp_path / "chk-3")
+    assert props["flink.execution.state-recovery.path"] == (tmp_path / "chk-3").as_uri()
+    assert "flink.execution.state-recovery.ignore-unclaimed-state" not in props
+
+
+def test_the_jobs_refusal_is_read_from_its_last_run_only(tmp_path):
+    """FlinkJob.refusal: the line the job prints when it does not start from a snapshot, of the newest
+    start in its log; an earlier start's refusal is not this one's."""
+    from auditpipe.stack.flink.job import REFUSAL
+
+    job = FlinkJob(load(tmp_path, ""))
+    job.proc.log_file.parent.mkdir(parents=True, exist_ok=True)
+    job.proc.log_file.write_text("=== 2026-12-05 10:00:00 starting: java ...\n"
+                                 f"{REFUSAL}the job's state in file:/c/chk-3 holds the state of an operator ...\n"
+                                 "=== 2026-12-05 10:05:00 starting: java ...\nrunning\n")
+    assert job.refusal() is None
+    with job.proc.log_file.open("a") as log:
+        log.write(f"{REFUSAL}the job's state in file:/c/chk-4 holds the state of an operator 'sessions' (x)\n")
+    assert job.refusal() == "the job's state in file:/c/chk-4 holds the state of an operator 'sessions' (x)"
+
+
+def test_upgrade_needs_a_running_local_job(tmp_path):
+    from auditpipe.stack import lifecycle
+
+    with pytest.raises(UserError, match="the job is not running: `./auditpipe up`"):
+        lifecycle.upgrade(load(tmp_path, ""))

@@ -176,6 +176,7 @@ class FlinkJobManager(FlinkJob):
     """The JobManager of the local cluster, and the job it runs (submitted by ``start``)."""
 
     name = "flink-jobmanager"
+    runs_the_jar_file = False
 
     def install(self) -> None:
         super().install()

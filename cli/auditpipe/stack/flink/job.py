@@ -11,6 +11,7 @@ where its last checkpoint was and the idempotent sinks absorb the replay.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from auditpipe import paths, prereqs, progress
@@ -22,6 +23,8 @@ from auditpipe.stack.flink import flink_rest, job_settings
 from auditpipe.stack.kafka import topics
 
 FLINK_VERSION = "2.2.0"
+#: how the job's log line begins that says it does not start from a snapshot (AuditPipelineJob.main)
+REFUSAL = "auditpipe job refuses to start: "
 JAVA_OPENS = [
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
     "--add-opens=java.base/java.util=ALL-UNNAMED",
@@ -79,6 +82,8 @@ def is_savepoint(restore: Path | None) -> bool:
 
 class FlinkJob(Component):
     name = "flink"
+    #: whether the running process reads the job's jar file (a cluster's job runs an uploaded copy)
+    runs_the_jar_file = True
 
     @property
     def runtime_lib(self) -> Path:
@@ -102,6 +107,11 @@ class FlinkJob(Component):
         # a pom change (a new provided jar, such as the file connector the archive needs) refreshes it
         runtime_ok = marker.exists() and marker.read_text().strip() == runtime_id()
         if jar_fresh and runtime_ok:
+            return
+        if self.runs_the_jar_file and self.is_managed() and self.proc.running():
+            # replacing the jar under the running job's process breaks it: upgrade stops it first
+            progress.info(f"  {self.name}: the job's code changed while it runs: `./auditpipe upgrade` builds the "
+                          "new job and runs it with the running one's state")
             return
         prereqs.require_java17()
         mvn = prereqs.require_maven()
@@ -140,7 +150,8 @@ class FlinkJob(Component):
             progress.info(f"  flink: made the chain links' key {self.cfg.link_key_file}")
         return str(self.cfg.link_key_file)
 
-    def start(self) -> None:
+    def start(self, jar: Path | None = None) -> None:
+        """Runs the job (``jar``: another build of it than the checkout's) from its newest snapshot."""
         if self.proc.running():
             return
         self._refuse_taken_ports("rest_port")
@@ -157,14 +168,59 @@ class FlinkJob(Component):
             progress.info(f"  flink: restoring from {'savepoint' if is_savepoint(restore) else 'checkpoint'} {restore}")
         self.proc.start([java, f"-Xmx{self.cfg.flink['heap']}", *JAVA_OPENS,
                          f"-Dlog4j2.configurationFile={log4j}",
-                         "-cp", f"{paths.JOB_JAR}:{self.runtime_lib}/*",
+                         "-cp", f"{jar or paths.JOB_JAR}:{self.runtime_lib}/*",
                          "io.auditpipe.flink.AuditPipelineJob", "--config", str(props)])
-        wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
+        try:
+            wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
+        except ComponentError:
+            refusal = self.refusal()
+            if refusal is None:
+                raise
+            raise ComponentError(f"the Flink job did not start: {refusal}") from None
         self._move_state_if_needed(backend)
 
     def _move_state_if_needed(self, running_on: str) -> None:
         if running_on != job_settings.state_backend(self.cfg):
             self.move_state(running_on)
+
+    def upgrade(self, build: Callable[[], None]) -> str:
+        """Runs the job ``build`` makes in place of the running one, with its state: the running job
+        stops with a savepoint in Flink's canonical format and the new one starts from it. A new job
+        that refuses the state (it lacks an operator whose state the savepoint holds: RestoreCheck)
+        leaves the previous build running again from the same savepoint, and the refusal is raised.
+        Returns the savepoint's location."""
+        kept = self.home / "previous-job.jar"
+        shutil.copy2(paths.JOB_JAR, kept)  # the build that runs: the build below replaces the file
+        job = next(j["jid"] for j in self.jobs() if j["state"] == "RUNNING")
+        wait_until(lambda: all(v["status"] == "RUNNING" for v in flink_rest.call(self.cfg, f"/jobs/{job}")["vertices"]),
+                   120, "waiting for every task of the job to run", self.proc)
+        location = flink_rest.stop_with_savepoint(self.cfg, job, self.checkpoint_dir / job_settings.SAVEPOINTS)
+        progress.info(f"  {self.name}: stopped with savepoint {location}")
+        self._wait_ended()
+        build()
+        try:
+            self.start()
+        except ComponentError:
+            refusal = self.refusal()
+            if refusal is None:
+                raise
+            self.proc.stop()
+            progress.info(f"  {self.name}: the new job refused the state; the previous one runs again from it")
+            self.start(jar=kept)
+            raise ComponentError(f"the new job did not start: {refusal} The previous job runs again from "
+                                 f"{location}.") from None
+        return location
+
+    def refusal(self) -> str | None:
+        """The job's reason not to start from a snapshot (io.auditpipe.flink.state.RestoreCheck), if its
+        log's last run gave one."""
+        try:
+            lines = self.proc.log_file.read_text(errors="replace").splitlines()
+        except OSError:
+            return None
+        starts = [n for n, line in enumerate(lines) if line.startswith("=== ") and " starting: " in line]
+        said = [line for line in lines[starts[-1] if starts else 0:] if line.startswith(REFUSAL)]
+        return said[-1][len(REFUSAL):] if said else None
 
     def move_state(self, written_by: str) -> None:
         """Moves the running job's state from the state backend ``written_by`` to the configured one:
@@ -190,13 +246,17 @@ class FlinkJob(Component):
 
     def _run_again_after_stop(self) -> None:
         """The MiniCluster's process ends with its job: start it again (from the newest snapshot)."""
+        self._wait_ended()
+        self.start()
+
+    def _wait_ended(self) -> None:
+        """The process of a job stopped with a savepoint, ended."""
         try:
             wait_until(lambda: not self.proc.running() or self.job_state() == "FINISHED", 60,
                        "waiting for the stopped job to finish")
         except ComponentError:
             pass  # stopped below all the same: the savepoint is complete
         self.proc.stop()
-        self.start()
 
     def _refuse_taken_ports(self, *keys: str) -> None:
         for key in keys:

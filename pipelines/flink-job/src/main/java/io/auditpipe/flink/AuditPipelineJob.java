@@ -75,7 +75,8 @@ public final class AuditPipelineJob {
                     RestoreCheck.unclaimed(env.getStreamGraph(false), restoredFrom);
             String refusal = RestoreCheck.refusal(unclaimed, restoredFrom);
             if (refusal != null) {
-                System.err.println("auditpipe job: " + refusal);
+                // the CLI looks for this line (cli/auditpipe/stack/flink/job.py REFUSAL)
+                System.err.println("auditpipe job refuses to start: " + refusal);
                 System.exit(3);
             }
             if (!unclaimed.isEmpty()) {
