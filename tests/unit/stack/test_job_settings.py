@@ -226,9 +226,3 @@ def test_the_jobs_refusal_is_read_from_its_last_run_only(tmp_path):
         log.write(f"{REFUSAL}the job's state in file:/c/chk-4 holds the state of an operator 'sessions' (x)\n")
     assert job.refusal() == "the job's state in file:/c/chk-4 holds the state of an operator 'sessions' (x)"
 
-
-def test_upgrade_needs_a_running_local_job(tmp_path):
-    from auditpipe.stack import lifecycle
-
-    with pytest.raises(UserError, match="the job is not running: `./auditpipe up`"):
-        lifecycle.upgrade(load(tmp_path, ""))
