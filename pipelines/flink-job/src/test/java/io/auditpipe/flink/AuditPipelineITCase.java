@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -34,13 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The whole job on a MiniCluster at parallelism 2, with a bounded source and collecting sinks. */
 class AuditPipelineITCase {
-    @RegisterExtension
-    static final MiniClusterExtension FLINK =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    @RegisterExtension static final MiniClusterExtension FLINK = Fixtures.miniCluster();
 
     private static final int PER_SERVER = 600;
 

@@ -13,8 +13,10 @@ import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.test.junit5.MiniClusterExtension;
 
 /** Named instants and factory methods for the job tests (no inline JSON in the tests). */
 final class Fixtures {
@@ -53,6 +55,15 @@ final class Fixtures {
                 i -> records.get(i.intValue()),
                 records.size(),
                 TypeInformation.of(ParsedRecord.class));
+    }
+
+    /** The MiniCluster the job's tests run on: one TaskManager of two slots. */
+    static MiniClusterExtension miniCluster() {
+        return new MiniClusterExtension(
+                new MiniClusterResourceConfiguration.Builder()
+                        .setNumberTaskManagers(1)
+                        .setNumberSlotsPerTaskManager(2)
+                        .build());
     }
 
     /**

@@ -28,7 +28,6 @@ import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.bson.Document;
@@ -49,13 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
  * here, naming what broke.
  */
 class ReleaseStateITCase {
-    @RegisterExtension
-    static final MiniClusterExtension FLINK =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    @RegisterExtension static final MiniClusterExtension FLINK = Fixtures.miniCluster();
 
     /** Where the releases' states are kept (the module's test resources). */
     static final Path STATES = Path.of("src/test/resources/release-state");
