@@ -166,6 +166,7 @@ class FlinkJob(Component):
         log4j.write_text(LOG4J2)
         if restore:
             progress.info(f"  flink: restoring from {'savepoint' if is_savepoint(restore) else 'checkpoint'} {restore}")
+        (self.home / "job-jar").write_text(str(jar or paths.JOB_JAR))
         self.proc.start([java, f"-Xmx{self.cfg.flink['heap']}", *JAVA_OPENS,
                          f"-Dlog4j2.configurationFile={log4j}",
                          "-cp", f"{jar or paths.JOB_JAR}:{self.runtime_lib}/*",
@@ -189,14 +190,18 @@ class FlinkJob(Component):
         that refuses the state (it lacks an operator whose state the savepoint holds: RestoreCheck)
         leaves the previous build running again from the same savepoint, and the refusal is raised.
         Returns the savepoint's location."""
-        kept = self.home / "previous-job.jar"
-        shutil.copy2(paths.JOB_JAR, kept)  # the build that runs: the build below replaces the file
+        running = self._jar_of_the_run()
         job = next(j["jid"] for j in self.jobs() if j["state"] == "RUNNING")
-        wait_until(lambda: all(v["status"] == "RUNNING" for v in flink_rest.call(self.cfg, f"/jobs/{job}")["vertices"]),
-                   120, "waiting for every task of the job to run", self.proc)
-        location = flink_rest.stop_with_savepoint(self.cfg, job, self.checkpoint_dir / job_settings.SAVEPOINTS)
+        try:
+            location = self._stop_with_savepoint(job)
+        except (OSError, RuntimeError) as e:
+            raise ComponentError(f"the running job could not stop with a savepoint, and runs on as it was: {e}. "
+                                 "Try again once `./auditpipe status` shows it healthy.") from None
         progress.info(f"  {self.name}: stopped with savepoint {location}")
         self._wait_ended()
+        kept = self.home / "previous-job.jar"  # the build that ran: the build below replaces the checkout's
+        if running.resolve() != kept.resolve():
+            shutil.copy2(running, kept)
         build()
         try:
             self.start()
@@ -210,6 +215,22 @@ class FlinkJob(Component):
             raise ComponentError(f"the new job did not start: {refusal} The previous job runs again from "
                                  f"{location}.") from None
         return location
+
+    def _stop_with_savepoint(self, job: str) -> str:
+        """Stops ``job`` with a savepoint in Flink's canonical format once every task of it runs (a
+        savepoint needs them all; a job reported RUNNING may still be deploying them)."""
+        wait_until(lambda: self._every_task_running(job), 120, "waiting for every task of the job to run", self.proc)
+        return flink_rest.stop_with_savepoint(self.cfg, job, self.checkpoint_dir / job_settings.SAVEPOINTS)
+
+    def _every_task_running(self, job: str) -> bool:
+        vertices = flink_rest.call(self.cfg, f"/jobs/{job}")["vertices"]
+        return all(v["status"] == "RUNNING" and not any(n for state, n in v["tasks"].items() if state != "RUNNING")
+                   for v in vertices)
+
+    def _jar_of_the_run(self) -> Path:
+        """The jar the running process was started with (``start``'s record), else the checkout's."""
+        record = self.home / "job-jar"
+        return Path(record.read_text().strip()) if record.exists() else paths.JOB_JAR
 
     def refusal(self) -> str | None:
         """The job's reason not to start from a snapshot (io.auditpipe.flink.state.RestoreCheck), if its
@@ -233,10 +254,7 @@ class FlinkJob(Component):
         progress.info(f"  {self.name}: moving the job's state from {written_by} to {configured}: stopping it "
                       f"with a savepoint in Flink's canonical format, then running it from that savepoint")
         try:
-            # a savepoint needs every task running, which a job reported RUNNING may not have yet
-            wait_until(lambda: all(v["status"] == "RUNNING" for v in flink_rest.call(self.cfg, f"/jobs/{job}")["vertices"]),
-                       120, "waiting for every task of the job to run", self.proc)
-            location = flink_rest.stop_with_savepoint(self.cfg, job, self.checkpoint_dir / job_settings.SAVEPOINTS)
+            location = self._stop_with_savepoint(job)
         except (OSError, RuntimeError, ComponentError) as e:
             # the job goes on on the backend it restored on; the next start tries again
             progress.info(f"  {self.name}: the job stays on {written_by} for now: {e}")
