@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.auditpipe.flink.archive.EventArchive;
 import io.auditpipe.flink.chain.EventChain;
 import io.auditpipe.flink.document.EventDocument;
 import io.auditpipe.flink.records.HourRow;
@@ -40,12 +41,12 @@ import org.junit.jupiter.api.io.TempDir;
  * The job's state as each release left it carries on in this job. Each release keeps the state it
  * took of {@link ReleaseInput} halfway as test data ({@code src/test/resources/release-state/
  * <version>/}: a savepoint in Flink's canonical format and {@code taken.json}, what the job had
- * written by then), made by that release's own code ({@link #writeThisReleasesState}). This job
- * restores each, every operator's state claimed, reads the rest of the input, and must store each
- * record not stored before once (the copies the state remembers are not stored again), continue
- * each server's chain at the link after the one the state holds, count each server's hour in full
- * and carry each open session on. A state layout changed without carrying the old one over fails
- * here, naming what broke.
+ * written by then; and the archive it writes of the whole input), made by that release's own code
+ * ({@link #writeThisReleasesState}). This job restores each, every operator's state claimed, reads
+ * the rest of the input, and must store each record not stored before once (the copies the state
+ * remembers are not stored again), continue each server's chain at the link after the one the state
+ * holds, count each server's hour in full and carry each open session on. A state layout changed
+ * without carrying the old one over fails here, naming what broke.
  */
 class ReleaseStateITCase {
     @RegisterExtension static final MiniClusterExtension FLINK = Fixtures.miniCluster();
@@ -221,6 +222,21 @@ class ReleaseStateITCase {
                                 .toJson()
                         + "\n",
                 StandardCharsets.UTF_8);
+
+        // the archive this release writes of the whole input, which every later release's readers
+        // read and verify (tests/unit/archive/test_release_archives.py)
+        String archive = out.resolve("archive").toUri().toString();
+        StreamExecutionEnvironment whole = Fixtures.environment();
+        new AuditPipeline(
+                        Fixtures.options(),
+                        new PipelineSources(ReleaseInput.source(-1), ReleaseInput.source(-1)),
+                        new Collected("archive")
+                                .live()
+                                .archive(
+                                        EventArchive.events(archive),
+                                        EventArchive.chainHeads(archive))
+                                .build())
+                .execute(whole);
     }
 
     private static void copy(Path from, Path to) throws IOException {
