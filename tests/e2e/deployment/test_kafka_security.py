@@ -174,21 +174,39 @@ def produce(topic: str):
 
 
 def consume(topic: str, group: str = "acl-test"):
-    """Reads ``topic`` from its start in ``group``, committing where it got to."""
+    """Reads ``topic`` from its start in ``group`` until it has read what there is (at most 10 s), then
+    commits where it got to. librdkafka answers a commit made before it found the group's coordinator
+    with _WAIT_COORD: the commit is tried again for up to 10 s; a group the user may not use stays so."""
     def act(conf: dict):
-        from confluent_kafka import Consumer, KafkaException, TopicPartition
+        import time
+
+        from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
         c = Consumer({**conf, "group.id": group, "enable.auto.commit": False})
         try:
             c.assign([TopicPartition(topic, 0, 0)])
             last = None
-            for _ in range(20):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
                 msg = c.poll(0.5)
-                if msg is not None and msg.error():
+                if msg is None:
+                    if last is not None:
+                        break  # what the topic holds is read
+                    continue
+                if msg.error():
                     raise KafkaException(msg.error())
-                last = msg or last
-            if last is not None:
-                c.commit(message=last, asynchronous=False)
+                last = msg
+            if last is None:
+                return
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    c.commit(message=last, asynchronous=False)
+                    return
+                except KafkaException as e:
+                    if e.args[0].code() != KafkaError._WAIT_COORD or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
         finally:
             c.close()
     return act
