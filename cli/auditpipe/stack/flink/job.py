@@ -80,6 +80,14 @@ def is_savepoint(restore: Path | None) -> bool:
     return restore is not None and restore.parent.name == job_settings.SAVEPOINTS
 
 
+class StateRefused(ComponentError):
+    """The job did not start from its snapshot: it would have lost an operator's state (RestoreCheck)."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"the Flink job did not start: {reason}")
+        self.reason = reason
+
+
 class FlinkJob(Component):
     name = "flink"
     #: whether the running process reads the job's jar file (a cluster's job runs an uploaded copy)
@@ -177,7 +185,7 @@ class FlinkJob(Component):
             refusal = self.refusal()
             if refusal is None:
                 raise
-            raise ComponentError(f"the Flink job did not start: {refusal}") from None
+            raise StateRefused(refusal) from None
         self._move_state_if_needed(backend)
 
     def _move_state_if_needed(self, running_on: str) -> None:
@@ -205,14 +213,11 @@ class FlinkJob(Component):
         build()
         try:
             self.start()
-        except ComponentError:
-            refusal = self.refusal()
-            if refusal is None:
-                raise
+        except StateRefused as refused:
             self.proc.stop()
             progress.info(f"  {self.name}: the new job refused the state; the previous one runs again from it")
             self.start(jar=kept)
-            raise ComponentError(f"the new job did not start: {refusal} The previous job runs again from "
+            raise ComponentError(f"the new job did not start: {refused.reason} The previous job runs again from "
                                  f"{location}.") from None
         return location
 

@@ -71,14 +71,18 @@ public final class AuditPipelineJob {
             restoredFrom = loaded.flink.get(StateRecoveryOptions.SAVEPOINT_PATH);
         if (restoredFrom != null
                 && !loaded.flink.get(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE)) {
-            List<RestoreCheck.Unclaimed> unclaimed =
-                    RestoreCheck.unclaimed(env.getStreamGraph(false), restoredFrom);
-            String refusal = RestoreCheck.refusal(unclaimed, restoredFrom);
-            if (refusal != null) {
-                // the CLI looks for this line (cli/auditpipe/stack/flink/job.py REFUSAL)
-                System.err.println("auditpipe job refuses to start: " + refusal);
-                System.exit(3);
+            List<RestoreCheck.Unclaimed> unclaimed;
+            try {
+                unclaimed = RestoreCheck.unclaimed(env.getStreamGraph(false), restoredFrom);
+            } catch (java.io.IOException e) {
+                throw refused(
+                        "cannot read the snapshot "
+                                + restoredFrom
+                                + " to see which operators' state it holds: "
+                                + e.getMessage());
             }
+            String refusal = RestoreCheck.refusal(unclaimed, restoredFrom);
+            if (refusal != null) throw refused(refusal);
             if (!unclaimed.isEmpty()) {
                 System.err.println(
                         "auditpipe job: leaving behind the state of sinks this job no longer has: "
@@ -91,6 +95,17 @@ public final class AuditPipelineJob {
             }
         }
         env.execute(loaded.job.get(JobOptions.JOB_NAME));
+    }
+
+    /**
+     * Why the job does not start from its snapshot: said on stderr in the line the CLI looks for
+     * (cli/auditpipe/stack/flink/job.py REFUSAL), and thrown, which ends a MiniCluster's process
+     * and fails a cluster's run request (never System.exit: in a cluster this code runs in the
+     * JobManager).
+     */
+    private static IllegalStateException refused(String reason) {
+        System.err.println("auditpipe job refuses to start: " + reason);
+        return new IllegalStateException(reason);
     }
 
     /**
