@@ -126,10 +126,12 @@ class Config:
 
     data: dict
     file: Path
+    #: where relative paths are read from when not the file's folder (an installed wheel's defaults)
+    home: Path | None = None
 
     @property
     def base_dir(self) -> Path:
-        return self.file.parent
+        return self.home or self.file.parent
 
     def _path(self, value: str) -> Path:
         p = Path(os.path.expanduser(value))
@@ -334,9 +336,19 @@ class Config:
         return [dict(s) for s in self.data["sources"] if "listen" in s]
 
 
+def _chosen(path: str | os.PathLike | None) -> tuple[Path, Path | None]:
+    """The file to read and the folder its relative paths start from (None: the file's own)."""
+    given = path or os.environ.get(ENV_CONFIG)
+    if given or paths.IN_CHECKOUT:
+        return Path(given or paths.DEFAULT_CONFIG).resolve(), None
+    here = Path("auditpipe.yaml").resolve()
+    return (here, None) if here.exists() else (paths.DEFAULT_CONFIG, paths.default_home())
+
+
 def load(path: str | os.PathLike | None = None) -> Config:
-    """Loads the config file: the given path, else $AUDITPIPE_CONFIG, else ./auditpipe.yaml of the repo."""
-    chosen = Path(path or os.environ.get(ENV_CONFIG) or paths.DEFAULT_CONFIG).resolve()
+    """Loads the config file: the given path, else $AUDITPIPE_CONFIG, else auditpipe.yaml of the checkout
+    (an installed wheel: ./auditpipe.yaml, else its bundled defaults with paths under default_home)."""
+    chosen, home = _chosen(path)
     if not chosen.exists():
         raise UserError(f"configuration file {chosen} does not exist (give --config FILE or set {ENV_CONFIG})")
     try:
@@ -363,7 +375,7 @@ def load(path: str | os.PathLike | None = None) -> Config:
     if size_bytes(data["max_line_size"]) > MAX_OF_MAX_LINE:
         raise UserError(f"invalid configuration in {chosen}:\n  - max_line_size: {data['max_line_size']} is more than "
                         "8m (a dead letter keeps the line whole, and must fit a 16 MiB MongoDB document)")
-    cfg = Config(data=data, file=chosen)
+    cfg = Config(data=data, file=chosen, home=home)
     problems = (_source_identity_problems(cfg) + _kafka_problems(cfg) + _compliance_problems(cfg)
                 + _baseline_problems(cfg) + _cef_problems(cfg))
     if problems:

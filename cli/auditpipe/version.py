@@ -5,14 +5,17 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from auditpipe import __version__
+from auditpipe import __version__, bundle, paths
 
 HERE = Path(__file__).resolve().parent
 
 
 def commit() -> str | None:
-    """The commit of this code, with ", with uncommitted changes" when the checkout differs from it; None
-    outside a git checkout (or without git)."""
+    """The commit of this code, with ", with uncommitted changes" when the checkout differs from it; for an
+    installed wheel the commit it was built from; None where neither is known (or without git)."""
+    if not paths.IN_CHECKOUT:
+        recorded = paths.BUNDLE / bundle.COMMIT
+        return (recorded.read_text().strip() or None) if recorded.exists() else None
     try:
         head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short=12", "HEAD"],
                               capture_output=True, text=True, timeout=10)

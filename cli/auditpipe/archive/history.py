@@ -23,7 +23,7 @@ from auditpipe.errors import UserError
 from auditpipe.terminal import shown
 
 #: A server name, as the configuration's sources name them (schemas/config.schema.json $defs.name).
-SERVER_NAME = json.loads((paths.REPO / "schemas" / "config.schema.json").read_text())["$defs"]["name"]["pattern"]
+SERVER_NAME = json.loads((paths.SCHEMAS / "config.schema.json").read_text())["$defs"]["name"]["pattern"]
 
 #: The import's summary line on the job's stdout, and what each field means to a person.
 SUMMARY_FIELDS = (("records", "records read"), ("already_present", "already present (not imported again)"),

@@ -18,7 +18,8 @@ from auditpipe.errors import UserError
 
 EPILOG = """\
 The configuration file is --config FILE, else $AUDITPIPE_CONFIG, else auditpipe.yaml in the
-repository. Every key is documented in docs/configuration.md. `auditpipe COMMAND --help` shows a
+repository (installed from a wheel: ./auditpipe.yaml, else the defaults, with state and tools in
+~/.local/share/auditpipe). Every key is documented in docs/configuration.md. `auditpipe COMMAND --help` shows a
 command's options and examples.
 
 examples:

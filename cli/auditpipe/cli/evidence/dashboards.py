@@ -8,6 +8,7 @@ Grafana (docs/dashboards.md).
 
 from __future__ import annotations
 
+from auditpipe import paths
 from auditpipe.cli.application import Application
 from auditpipe.cli.arguments import documented
 
@@ -16,6 +17,8 @@ def run(app: Application) -> int:
     from auditpipe.evidence import dashboards
 
     a = app.args
+    if a.check or a.write:
+        paths.require_checkout("dashboards --check and --write (the repository's dashboards/grafana)")
     if a.check:
         stale = dashboards.stale()
         if stale:

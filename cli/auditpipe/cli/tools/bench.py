@@ -24,6 +24,7 @@ from auditpipe.errors import UserError
 
 def run(app: Application) -> int:
     """Runs bench/pipeline_bench.py, or with --review bench/review_bench.py: figures beside targets."""
+    paths.require_checkout("bench")
     a = app.args
     if a.tables:
         if a.long or a.review or a.quick or a.end_to_end_only or a.stream or a.json or a.recordings or a.latency_rate:

@@ -17,6 +17,7 @@ def cmd_config_docs(app: Application) -> int:
 
     text = config.docs_markdown()
     if app.args.write:
+        paths.require_checkout("config docs --write")
         (paths.REPO / "docs" / "configuration.md").write_text(text)
         (paths.REPO / "docs" / "cli.md").write_text(reference.markdown(app.parser))
     else:

@@ -19,6 +19,7 @@ def run(app: Application) -> int:
     """Installs what the tests need, then runs the JVM unit tests and the pytest suite."""
     from auditpipe.stack import lifecycle
 
+    paths.require_checkout("test")
     a = app.args
     if not a.no_setup:
         cfg = app.config

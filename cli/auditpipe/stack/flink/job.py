@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from auditpipe import paths, prereqs, progress
+from auditpipe import bundle, paths, prereqs, progress
 from auditpipe.errors import ComponentError
 from auditpipe.evidence import signing
 from auditpipe.process import refuse_taken_port, wait_until
@@ -46,6 +46,8 @@ LOG4J2 = log4j2_properties({"org.apache.kafka": "WARN", "org.mongodb": "WARN",
 
 def runtime_id() -> str:
     """What the runtime folder was made from: the Flink version and the poms that list its jars."""
+    if not paths.IN_CHECKOUT:
+        return made_from(FLINK_VERSION, paths.BUNDLE / bundle.RUNTIME_POM)
     return made_from(FLINK_VERSION, paths.PIPELINES / "pom.xml", paths.PIPELINES / "flink-job" / "pom.xml")
 
 
@@ -109,6 +111,9 @@ class FlinkJob(Component):
         return flink_rest.base_url(self.cfg)
 
     def install(self) -> None:
+        if not paths.IN_CHECKOUT:
+            self._install_runtime_of_the_wheel()
+            return
         newest = _newest_source_mtime()
         jar_fresh = all(j.exists() and j.stat().st_mtime >= newest for j in (paths.JOB_JAR, paths.BENCH_JAR))
         marker = self.runtime_lib / ".complete"
@@ -117,7 +122,8 @@ class FlinkJob(Component):
         if jar_fresh and runtime_ok:
             return
         if self.runs_the_jar_file and self.is_managed() and self.proc.running():
-            # replacing the jar under the running job's process breaks it: upgrade stops it first
+            # the running job runs its own copy (start), but the supervisor would restart it with a new
+            # build without upgrade's way back when the new job refuses the state
             progress.info(f"  {self.name}: the job's code changed while it runs: `./auditpipe upgrade` builds the "
                           "new job and runs it with the running one's state")
             return
@@ -134,6 +140,24 @@ class FlinkJob(Component):
                                 self.cfg.tools_dir / "install.log", "building the Flink job")
         if not runtime_ok:
             marker.write_text(runtime_id())
+
+    def _install_runtime_of_the_wheel(self) -> None:
+        """An installed wheel brings its job jar; the Flink runtime comes from the pom beside it."""
+        marker = self.runtime_lib / ".complete"
+        if marker.exists() and marker.read_text().strip() == runtime_id():
+            return
+        prereqs.require_java17()
+        mvn = prereqs.require_maven()
+        if self.runtime_lib.exists():
+            shutil.rmtree(self.runtime_lib)
+        pom = self.cfg.tools_dir / "build" / "flink-runtime" / "pom.xml"
+        pom.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths.BUNDLE / bundle.RUNTIME_POM, pom)
+        with progress.step(f"fetch the Flink {FLINK_VERSION} runtime"):
+            progress.run_logged([mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+                                 f"-DoutputDirectory={self.runtime_lib}"],
+                                self.cfg.tools_dir / "install.log", "fetching the Flink runtime")
+        marker.write_text(runtime_id())
 
     def job_properties(self, restore_from: Path | None, target: job_settings.Target | None = None,
                        backend: str | None = None) -> str:
@@ -174,10 +198,10 @@ class FlinkJob(Component):
         log4j.write_text(LOG4J2)
         if restore:
             progress.info(f"  flink: restoring from {'savepoint' if is_savepoint(restore) else 'checkpoint'} {restore}")
-        (self.home / "job-jar").write_text(str(jar or paths.JOB_JAR))
+        running = self._running_copy(jar or paths.JOB_JAR)
         self.proc.start([java, f"-Xmx{self.cfg.flink['heap']}", *JAVA_OPENS,
                          f"-Dlog4j2.configurationFile={log4j}",
-                         "-cp", f"{jar or paths.JOB_JAR}:{self.runtime_lib}/*",
+                         "-cp", f"{running}:{self.runtime_lib}/*",
                          "io.auditpipe.flink.AuditPipelineJob", "--config", str(props)])
         try:
             wait_until(lambda: self.job_state() == "RUNNING", 120, "waiting for the Flink job to run", self.proc)
@@ -187,6 +211,16 @@ class FlinkJob(Component):
                 raise
             raise StateRefused(refusal) from None
         self._move_state_if_needed(backend)
+
+    def _running_copy(self, jar: Path) -> Path:
+        """The job runs a copy of its jar in its home: a new build (or an installed wheel's upgrade)
+        replaces the source file, never the one under the running process, and upgrade keeps it."""
+        running = self.home / "job.jar"
+        if jar.resolve() != running.resolve():
+            tmp = running.with_suffix(".jar.tmp")
+            shutil.copy2(jar, tmp)
+            tmp.replace(running)
+        return running
 
     def _move_state_if_needed(self, running_on: str) -> None:
         if running_on != job_settings.state_backend(self.cfg):
@@ -198,7 +232,7 @@ class FlinkJob(Component):
         that refuses the state (it lacks an operator whose state the savepoint holds: RestoreCheck)
         leaves the previous build running again from the same savepoint, and the refusal is raised.
         Returns the savepoint's location."""
-        running = self._jar_of_the_run()
+        running = self.home / "job.jar"
         job = next(j["jid"] for j in self.jobs() if j["state"] == "RUNNING")
         try:
             location = self._stop_with_savepoint(job)
@@ -207,9 +241,8 @@ class FlinkJob(Component):
                                  "Try again once `./auditpipe status` shows it healthy.") from None
         progress.info(f"  {self.name}: stopped with savepoint {location}")
         self._wait_ended()
-        kept = self.home / "previous-job.jar"  # the build that ran: the build below replaces the checkout's
-        if running.resolve() != kept.resolve():
-            shutil.copy2(running, kept)
+        kept = self.home / "previous-job.jar"  # the build that ran: the next start replaces the running copy
+        shutil.copy2(running, kept)
         build()
         try:
             self.start()
@@ -231,11 +264,6 @@ class FlinkJob(Component):
         vertices = flink_rest.call(self.cfg, f"/jobs/{job}")["vertices"]
         return all(v["status"] == "RUNNING" and not any(n for state, n in v["tasks"].items() if state != "RUNNING")
                    for v in vertices)
-
-    def _jar_of_the_run(self) -> Path:
-        """The jar the running process was started with (``start``'s record), else the checkout's."""
-        record = self.home / "job-jar"
-        return Path(record.read_text().strip()) if record.exists() else paths.JOB_JAR
 
     def refusal(self) -> str | None:
         """The job's reason not to start from a snapshot (io.auditpipe.flink.state.RestoreCheck), if its
