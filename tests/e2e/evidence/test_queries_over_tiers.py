@@ -31,7 +31,7 @@ def normalized(rows: list[dict]) -> list[str]:
 def scenario(stack):
     start = (datetime.now(timezone.utc) - timedelta(days=DAYS)).replace(minute=0, second=0, microsecond=0)
     span = DAYS * 86400
-    m = simulate(stack.log_path(SERVER), rate=6000 / span, duration=span, speedup=span / 40, seed=31,
+    m = simulate(stack.log_path(SERVER), rate=6000 / span, duration=span, speedup=span / 10, seed=31,
                  rotate_on_size=256 * 1024, rotations=1, failed_login_burst=6, incidents=True, start_time=start)
     stored = stack.stored_documents(SERVER, m.records)
     assert len(stored) == m.records
