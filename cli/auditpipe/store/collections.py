@@ -18,6 +18,7 @@ import sqlite3
 
 from auditpipe.config import Config
 from auditpipe.errors import UserError
+from auditpipe.store import layout
 from auditpipe.store.client import is_ferretdb, mongo_client
 from auditpipe.store.ferretdb import (
     drop_unlisted_ferretdb_index,
@@ -75,7 +76,11 @@ def ensure_collections(cfg: Config) -> list[str]:
     """Creates the collections (events capped) and indexes; returns notes for the user."""
     s = cfg.store
     db = mongo_client(cfg)[s["database"]]
-    notes = []
+    existing = set(db.list_collection_names())
+    # first: a store of a newer release's layout is refused with nothing else touched
+    if s["layout_collection"] not in existing:
+        create_collection(cfg, db, s["layout_collection"])
+    notes = layout.carry_forward(cfg, db, existing)
     events = s["events_collection"]
     wanted = s["events_capped_size_mb"] * 1024 * 1024
     if cfg.store_uses_local_ferretdb and wanted > FERRETDB_MAX_CAPPED_SIZE:
@@ -83,7 +88,6 @@ def ensure_collections(cfg: Config) -> list[str]:
                      f"size of at most {FERRETDB_MAX_CAPPED_SIZE // 1048576} MiB: the local events collection holds "
                      "that much (MongoDB takes the configured size)")
         wanted = FERRETDB_MAX_CAPPED_SIZE
-    existing = set(db.list_collection_names())
     if events in existing:
         options = db[events].options()
         if not options.get("capped"):
