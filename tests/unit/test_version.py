@@ -49,3 +49,9 @@ def test_version_names_the_release_and_the_commit():
                           capture_output=True, text=True).stdout.strip()
     assert out.stdout.startswith(f"auditpipe {__version__} (commit {head}"), out.stdout
     assert version.describe().startswith(f"auditpipe {__version__}")
+
+
+def test_the_deployment_builds_its_images_under_the_release_s_version():
+    env = dict(line.split("=", 1) for line in (paths.REPO / ".env").read_text().splitlines()
+               if line and not line.startswith("#"))
+    assert env["AUDITPIPE_VERSION"] == __version__

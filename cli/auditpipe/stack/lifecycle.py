@@ -34,14 +34,13 @@ def up(cfg: Config) -> None:
 
 def upgrade(cfg: Config) -> None:
     """The running job replaced by the one this checkout builds, from a savepoint of the running one
-    (FlinkJob.upgrade); then up. The stack lock keeps the supervisor from restarting the job meanwhile."""
+    (FlinkJob.upgrade, on the MiniCluster or the local cluster); then up. The stack lock keeps the
+    supervisor from restarting the job meanwhile."""
     from auditpipe.errors import UserError
     from auditpipe.stack.flink.job import FlinkJob
 
-    if cfg.flink["mode"] == "cluster":
-        raise UserError("upgrade runs the local job (flink.mode: local); with flink.mode: cluster, `./auditpipe down` "
-                        "then `./auditpipe up` runs the new job from the newest checkpoint")
-    job = FlinkJob(cfg)
+    # the MiniCluster, or the local cluster's JobManager (FlinkJobManager.upgrade)
+    job = next(c for c in all_components(cfg) if isinstance(c, FlinkJob))
     if not (job.is_managed() and job.proc.running() and job.job_state() == "RUNNING"):
         raise UserError("the job is not running: `./auditpipe up` builds the job and starts it from its newest "
                         "checkpoint")

@@ -4,7 +4,8 @@ JobManager and two TaskManagers as JVMs of their own, the job jar submitted thro
 
 The stack starts on the heap state backend, whose checkpoints then move to RocksDB while a server
 writes (tests/e2e/job/test_state_backend_move.py: the job stops with a savepoint and is submitted again
-to the JobManager and TaskManagers, which outlive it). Then a TaskManager running the job's tasks
+to the JobManager and TaskManagers, which outlive it), and `auditpipe upgrade` submits the job of
+this checkout from a savepoint of the running one, the server still writing. Then a TaskManager running the job's tasks
 is killed (-9) mid-stream: the job fails over to the other TaskManager's slots from its last
 checkpoint, the supervisor starts the killed one again, and the store holds exactly the records
 written, counted once. Its own stack (ports, state), so the move and the kill cannot disturb the
@@ -97,7 +98,7 @@ def test_the_clusters_own_connections_take_only_the_stacks_identity(cluster_stac
 
 
 def test_checkpoints_of_the_heap_backend_move_to_rocksdb_on_the_cluster(cluster_stack):
-    move_to_rocksdb_mid_stream(cluster_stack, MOVE_SERVER, "flink-jobmanager")
+    move_to_rocksdb_mid_stream(cluster_stack, MOVE_SERVER, "flink-jobmanager", upgrade=True)
 
 
 def test_a_taskmanager_killed_mid_stream_loses_nothing_and_counts_nothing_twice(cluster_stack):

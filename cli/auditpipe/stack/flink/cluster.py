@@ -31,6 +31,7 @@ import json
 import shutil
 import urllib.error
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from auditpipe import prereqs, progress
@@ -39,7 +40,7 @@ from auditpipe.errors import ComponentError
 from auditpipe.process import wait_until
 from auditpipe.stack.components.base import Component, StatusRow
 from auditpipe.stack.flink import flink_rest, job_settings
-from auditpipe.stack.flink.job import FLINK_VERSION, JAVA_OPENS, LOG4J2, FlinkJob, is_savepoint
+from auditpipe.stack.flink.job import FLINK_VERSION, JAVA_OPENS, LOG4J2, REFUSAL, FlinkJob, is_savepoint
 
 # What flink-dist bundles that no Flink artifact on Maven Central depends on (versions of Flink 2.2.0's pom)
 DIST_LIBRARIES = ("org.apache.commons:commons-lang3:3.18.0", "org.apache.commons:commons-math3:3.6.1")
@@ -232,9 +233,40 @@ class FlinkJobManager(FlinkJob):
         jobs = (self._get("/jobs/overview") or {}).get("jobs", [])
         return next((j for j in jobs if j["name"] == JOB_NAME and j["state"] in ACTIVE_JOB_STATES), None)
 
-    def submit(self) -> tuple[str, str]:
-        """Uploads the job jar and runs it, from the newest checkpoint (or savepoint) if there is one;
-        returns the job id and the state backend it runs on."""
+    def upgrade(self, build: Callable[[], None]) -> str:
+        """FlinkJob.upgrade on the cluster, which outlives the job: the running job stops with a
+        savepoint, the new jar is submitted from it; a new job that refuses the state (its main, in
+        the JobManager, throws the refusal back through the REST API) leaves the previous jar
+        submitted again from the same savepoint."""
+        job = self.active_job()["jid"]
+        try:
+            location = self._stop_with_savepoint(job)
+        except (OSError, RuntimeError) as e:
+            raise ComponentError(f"the running job could not stop with a savepoint, and runs on as it was: {e}. "
+                                 "Try again once `./auditpipe status` shows it healthy.") from None
+        progress.info(f"  {self.name}: stopped with savepoint {location}")
+        wait_until(lambda: self.active_job() is None, 120, "waiting for the stopped job to finish", self.proc)
+        kept = self.home / "previous-job.jar"  # the jar last submitted: the next submit replaces the copy
+        shutil.copy2(self.home / "job.jar", kept)
+        build()
+        try:
+            self.submit()
+        except ComponentError as e:
+            reason = next((line.split(REFUSAL, 1)[1] for line in str(e).splitlines() if REFUSAL in line), None)
+            if reason is None:
+                raise
+            progress.info(f"  {self.name}: the new job refused the state; the previous one runs again from it")
+            self.submit(jar=kept)
+            self._wait_running()
+            raise ComponentError(f"the new job did not start: {reason} The previous job runs again from "
+                                 f"{location}.") from None
+        self._wait_running()
+        return location
+
+    def submit(self, jar: Path | None = None) -> tuple[str, str]:
+        """Uploads the job jar (``jar``: another build of it than the checkout's) and runs it, from the
+        newest checkpoint (or savepoint) if there is one; returns the job id and the state backend it
+        runs on."""
         from auditpipe import paths
 
         restore = self._checkpoint_to_restore()
@@ -246,8 +278,9 @@ class FlinkJobManager(FlinkJob):
         # the restore goes in the run request (savepointPath), not in the options
         props = self._write_job_properties(self.job_properties(None, target, backend=backend))
         boundary = uuid.uuid4().hex
+        submitted = self._running_copy(jar or paths.JOB_JAR)
         body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{paths.JOB_JAR.name}\"\r\n"
-                "Content-Type: application/x-java-archive\r\n\r\n").encode() + paths.JOB_JAR.read_bytes() + \
+                "Content-Type: application/x-java-archive\r\n\r\n").encode() + submitted.read_bytes() + \
             f"\r\n--{boundary}--\r\n".encode()
         jar_id = Path(self._post("/jars/upload", body, f"multipart/form-data; boundary={boundary}")["filename"]).name
         run = {"programArgsList": ["--config", str(props)], "parallelism": self.cfg.flink["parallelism"]}

@@ -103,9 +103,13 @@ public final class AuditPipelineJob {
      * and fails a cluster's run request (never System.exit: in a cluster this code runs in the
      * JobManager).
      */
+    /**
+     * The refusal, said the same way in the log and in the exception a cluster's REST API returns.
+     */
     private static IllegalStateException refused(String reason) {
-        System.err.println("auditpipe job refuses to start: " + reason);
-        return new IllegalStateException(reason);
+        String said = "auditpipe job refuses to start: " + reason;
+        System.err.println(said);
+        return new IllegalStateException(said);
     }
 
     /**
