@@ -211,7 +211,7 @@ def run(cfg: Config) -> int:
                 state.save(cfg)  # status shows the restart while it is under way
                 _log(f"{c.name}: restarting (restart {rec.restarts})")
                 try:
-                    c.start()
+                    c.restart()
                     rec.last_error = ""
                     _log(f"{c.name}: running again, pid {c.proc.pid()}")
                 except Exception as e:  # noqa: BLE001 - any failure: record it, back off, try again

@@ -65,6 +65,10 @@ class Component:
     def start(self) -> None:
         raise NotImplementedError
 
+    def restart(self) -> None:
+        """What the supervisor runs for a part that died: start it as it ran."""
+        self.start()
+
     def healthy(self) -> bool:
         raise NotImplementedError
 

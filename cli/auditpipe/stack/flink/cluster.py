@@ -183,7 +183,7 @@ class FlinkJobManager(FlinkJob):
         super().install()
         install_dist_libraries(self.cfg)
 
-    def start(self) -> None:
+    def start(self, jar: Path | None = None) -> None:
         if not self.proc.running():
             self._refuse_taken_ports("rest_port", "rpc_port")
             java = prereqs.require_java17()
@@ -196,7 +196,7 @@ class FlinkJobManager(FlinkJob):
             wait_until(lambda: self._get("/overview") is not None, 120, "waiting for the JobManager's REST API", self.proc)
         running_on = None
         if not self.active_job():
-            running_on = self.submit()[1]
+            running_on = self.submit(jar)[1]
         self._wait_running()
         if running_on is not None:
             self._move_state_if_needed(running_on)
@@ -209,7 +209,8 @@ class FlinkJobManager(FlinkJob):
     def _run_again_after_stop(self) -> None:
         """The cluster outlives its job: run the job again (from the newest snapshot)."""
         wait_until(lambda: self.active_job() is None, 120, "waiting for the stopped job to finish", self.proc)
-        self.submit()
+        ran = self.home / "job.jar"
+        self.submit(ran if ran.exists() else None)  # the same build
         self._wait_running()
 
     def _get(self, path: str):

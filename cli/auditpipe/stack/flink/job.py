@@ -212,6 +212,13 @@ class FlinkJob(Component):
             raise StateRefused(refusal) from None
         self._move_state_if_needed(backend)
 
+    def restart(self) -> None:
+        """The build that ran (its copy in the home), not a newer build of the checkout: a new build
+        runs by `up` or `upgrade`, and after an upgrade the new job refused, the checkout's build is
+        the one that refuses."""
+        ran = self.home / "job.jar"
+        self.start(jar=ran if ran.exists() else None)
+
     def _running_copy(self, jar: Path) -> Path:
         """The job runs a copy of its jar in its home: a new build (or an installed wheel's upgrade)
         replaces the source file, never the one under the running process, and upgrade keeps it."""
@@ -296,9 +303,10 @@ class FlinkJob(Component):
         self._run_again_after_stop()
 
     def _run_again_after_stop(self) -> None:
-        """The MiniCluster's process ends with its job: start it again (from the newest snapshot)."""
+        """The MiniCluster's process ends with its job: start it again (from the newest snapshot), the
+        same build."""
         self._wait_ended()
-        self.start()
+        self.restart()
 
     def _wait_ended(self) -> None:
         """The process of a job stopped with a savepoint, ended."""
