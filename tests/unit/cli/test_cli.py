@@ -42,7 +42,7 @@ def test_a_copied_checkout_runs_its_own_code_config_and_state(tmp_path):
         pytest.skip("no .venv in this checkout (tests run through ./auditpipe test make one)")
     copy = tmp_path / "moved-clone"
     copy.mkdir()
-    for name in ("auditpipe", "pyproject.toml", "auditpipe.yaml"):
+    for name in ("auditpipe", "pyproject.toml", "setup.py", "auditpipe.yaml"):
         shutil.copy2(paths.REPO / name, copy / name)
     for name in ("cli", "schemas"):
         shutil.copytree(paths.REPO / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
