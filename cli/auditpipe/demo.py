@@ -313,7 +313,7 @@ def write_evidence_report(cfg: Config, m: Manifest, regime: str = "pci") -> Evid
     started = time.monotonic()
     built = report.build(cfg, regime, since, until, [cfg.demo_server], progress_step=progress.step)
     out = report.write(built, report.default_path(cfg, regime, since, until))
-    command = (f"./auditpipe report {regime} --server {cfg.demo_server} "
+    command = (f"{paths.COMMAND} report {regime} --server {cfg.demo_server} "
                f"--from {report._plain(since)} --to {report._plain(until)}")
     return EvidenceReportWritten(out.resolve(), built.digest(), command, round(time.monotonic() - started, 1))
 
@@ -412,7 +412,7 @@ def review_lines(r: DemoResult) -> list[str]:
     if v is None:
         return []
     if v.item is None:
-        return ["  review                 no day awaits review (earlier runs signed off each): ./auditpipe review log"]
+        return [f"  review                 no day awaits review (earlier runs signed off each): {paths.COMMAND} review log"]
     return [f"  review                 {v.item} signed off by {v.reviewer} ({v.decision}); its PCI DSS report: "
             f"10.4.1 {v.reviewed}",
             f"    {v.report}",
@@ -420,7 +420,7 @@ def review_lines(r: DemoResult) -> list[str]:
             + (f"caught it: {v.caught[0]}" if v.caught else "did NOT catch it"),
             "  review restored        " + ("put back: the decisions verify clean" if v.clean_again
                                            else "put back, but the decisions do NOT verify"),
-            "    ./auditpipe review list   ./auditpipe review log   ./auditpipe verify --decisions"]
+            f"    {paths.COMMAND} review list   {paths.COMMAND} review log   {paths.COMMAND} verify --decisions"]
 
 
 def summary(cfg: Config, r: DemoResult) -> str:
@@ -459,10 +459,11 @@ def summary(cfg: Config, r: DemoResult) -> str:
         f"  Kafka          {cfg.kafka_bootstrap}",
         f"  demo log       {cfg.demo_log}",
         f"  archive        {cfg.archive_path}",
-        "Try:  ./auditpipe status   ./auditpipe alerts   ./auditpipe query failed-logins   "
-        "./auditpipe parse <log> --enrich",
-        "      ./auditpipe verify   ./auditpipe query events-by-control --from 90d   ./auditpipe report hipaa --from 1h",
-        "      ./auditpipe down",
+        "Try:  " + "   ".join(f"{paths.COMMAND} {c}" for c in ("status", "alerts", "query failed-logins",
+                                                                  "parse <log> --enrich")),
+        "      " + "   ".join(f"{paths.COMMAND} {c}" for c in ("verify", "query events-by-control --from 90d",
+                                                                  "report hipaa --from 1h")),
+        f"      {paths.COMMAND} down",
     ]
     if r.report is not None:
         lines += ["", f"Open the PCI DSS evidence report of this run in a browser:  file://{r.report.path}"]
@@ -493,7 +494,7 @@ def session_lines(cfg: Config, r: DemoResult) -> list[str]:
     return [f"  sessions               {len(r.sessions)} of {len(m.connections)} connections ("
             + ", ".join(f"{s} {n}" for s, n in sorted(states.items())) + "); records of each ended one equal to "
             f"the log's: {'yes' if not wrong else 'NO, connection ' + ', '.join(wrong[:10])}",
-            f"    ./auditpipe sessions --server {cfg.demo_server}   ./auditpipe session {cfg.demo_server} "
+            f"    {paths.COMMAND} sessions --server {cfg.demo_server}   {paths.COMMAND} session {cfg.demo_server} "
             + (max(m.connections, key=lambda c: m.connections[c][0]) if m.connections else "ID")]
 
 
@@ -521,7 +522,7 @@ def tamper_evidence_lines(cfg: Config, r: DemoResult) -> list[str]:
 def alert_lines(r: DemoResult) -> list[str]:
     pairs, unexpected = r.alert_matches()
     lines = [f"  alerts                 {len(r.alerts)} raised, {len(pairs)} expected from the incidents "
-             f"(`./auditpipe alerts` lists them)"]
+             f"(`{paths.COMMAND} alerts` lists them)"]
     for want, got in pairs:
         if got is None:
             lines.append(f"    MISSING   {want['rule']:<25} {want['subject']}")

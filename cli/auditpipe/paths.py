@@ -24,6 +24,8 @@ BENCH_JAR = PIPELINES / "job-bench" / "target" / "auditpipe-job-bench.jar"
 #: the configuration without --config or $AUDITPIPE_CONFIG: the checkout's auditpipe.yaml; for an
 #: installed wheel, ./auditpipe.yaml where there is one, else the bundled defaults (default_home)
 DEFAULT_CONFIG = REPO / "auditpipe.yaml"
+#: how the user runs auditpipe, as messages tell them to: the checkout's launcher or the installed command
+COMMAND = "./auditpipe" if IN_CHECKOUT else "auditpipe"
 
 
 def default_home() -> Path:

@@ -132,7 +132,7 @@ def require_store(cfg: Config) -> None:
         mongo_client(cfg, 3000).admin.command("ping")
     except PyMongoError as e:
         raise UserError(f"the store at {redact_uri(cfg.store_uri)} does not answer ({e.__class__.__name__}); "
-                        "import writes to it: start the stack (./auditpipe up)") from None
+                        f"import writes to it: start the stack ({paths.COMMAND} up)") from None
 
 
 def known_id_line(event_id: str) -> str:
@@ -176,7 +176,7 @@ def write_known_ids(cfg: Config, server: str, out: Path) -> int:
                     n += 1
         except PyMongoError as e:
             raise UserError(f"the store does not answer ({e.__class__.__name__}); import writes to it: "
-                            "start the stack (./auditpipe up) or check store.uri") from None
+                            f"start the stack ({paths.COMMAND} up) or check store.uri") from None
     return n
 
 

@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from auditpipe import paths
 from auditpipe.cli import archive, evidence, stack, tools
 from auditpipe.cli.application import Application
 from auditpipe.errors import UserError
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if type(e).__name__ != "ServerSelectionTimeoutError":
             raise
         print(f"auditpipe: the store does not answer ({app.config.store_uri_for_display}): start the local stack "
-              "with `./auditpipe up`, or check store.uri (`./auditpipe status` shows each part)", file=sys.stderr)
+              f"with `{paths.COMMAND} up`, or check store.uri (`{paths.COMMAND} status` shows each part)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("auditpipe: interrupted", file=sys.stderr)

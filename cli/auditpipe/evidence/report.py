@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from auditpipe import __version__, contract
+from auditpipe import __version__, contract, paths
 from auditpipe.config import Config
 from auditpipe.errors import UserError
 from auditpipe.evidence import query, tiers
@@ -126,7 +126,7 @@ def _plain(value: Any) -> Any:
 
 
 def _command(name: str, params: dict[str, Any]) -> str:
-    parts = ["./auditpipe query", name]
+    parts = [f"{paths.COMMAND} query", name]
     for k, v in params.items():
         if v is None:
             continue

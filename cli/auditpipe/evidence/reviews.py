@@ -227,7 +227,7 @@ def overdue_alerts(a: Awaiting, deadline: str, now: datetime) -> list[dict]:
             "server": ALL_SERVERS, "subject": d["item"],
             "summary": f"{d['item']}: no reviewer has decided the {d['regime']} review of {d['day'].isoformat()}, due "
                        f"{d['due']:%Y-%m-%d %H:%M} UTC (review.deadline {deadline} after the day): "
-                       f"./auditpipe review decide {d['item']} --outcome ...",
+                       f"{paths.COMMAND} review decide {d['item']} --outcome ...",
             "first_event_time": start, "last_event_time": start + timedelta(days=1) - timedelta(milliseconds=1),
             "evidence": [], "evidence_count": 0, "controls": [], "frameworks": frameworks.of_subject(rule),
             "raised_at": now.replace(microsecond=0)})
@@ -275,7 +275,7 @@ def format_awaiting(a: Awaiting, since: datetime, until: datetime) -> str:
     if a.days:
         lines.append(f"days awaiting review ({len(a.days)}; {a.decided_days} decided in {span}):")
         for d in a.days:
-            report = (f"./auditpipe report {d['regime']} --from {d['day'].isoformat()} "
+            report = (f"{paths.COMMAND} report {d['regime']} --from {d['day'].isoformat()} "
                       f"--to {(d['day'] + timedelta(days=1)).isoformat()}")
             state = f"OVERDUE since {d['due']:%Y-%m-%d %H:%M} UTC" if d["overdue"] else f"due {d['due']:%Y-%m-%d %H:%M} UTC"
             lines.append(f"  {d['item']:<24} {state}; {d['alerts']} alert(s) that day; read it: {report}")
@@ -290,7 +290,7 @@ def format_awaiting(a: Awaiting, since: datetime, until: datetime) -> str:
     else:
         lines.append(f"no alert awaits review ({a.decided_alerts} decided)")
     if a.days or a.alerts_total:
-        lines.append("decide: ./auditpipe review decide ITEM --outcome " + "|".join(outcomes())
+        lines.append(f"decide: {paths.COMMAND} review decide ITEM --outcome " + "|".join(outcomes())
                      + " --note TEXT [--key FILE]")
     return "\n".join(lines)
 

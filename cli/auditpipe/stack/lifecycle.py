@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from auditpipe import progress
+from auditpipe import paths, progress
 from auditpipe.config import Config, duration_seconds
 from auditpipe.stack import supervisor
 from auditpipe.stack.components import StatusRow, all_components
@@ -42,7 +42,7 @@ def upgrade(cfg: Config) -> None:
     # the MiniCluster, or the local cluster's JobManager (FlinkJobManager.upgrade)
     job = next(c for c in all_components(cfg) if isinstance(c, FlinkJob))
     if not (job.is_managed() and job.proc.running() and job.job_state() == "RUNNING"):
-        raise UserError("the job is not running: `./auditpipe up` builds the job and starts it from its newest "
+        raise UserError(f"the job is not running: `{paths.COMMAND} up` builds the job and starts it from its newest "
                         "checkpoint")
     progress.info("upgrade: the running job stops with a savepoint; the new one starts from it")
     with supervisor.stack_lock(cfg):
@@ -73,7 +73,7 @@ def status(cfg: Config) -> list[StatusRow]:
     pid = sup.pid()
     rows.append(StatusRow("supervisor", pid, "-", "ok" if pid else "stopped",
                           "restarts any part that dies" if pid else
-                          "not running: parts that die stay down; run ./auditpipe up"))
+                          f"not running: parts that die stay down; run {paths.COMMAND} up"))
     from auditpipe.stack import tiers
 
     rows.extend(tiers.tier_rows(cfg))  # hot tier and archive: spans and warnings (docs/archive.md)

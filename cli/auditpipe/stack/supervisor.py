@@ -444,5 +444,5 @@ def describe(cfg: Config, name: str, running: bool) -> str:
             bits.append(f"down: the supervisor restarts it in {wait:.0f}s"
                         + (f" (last attempt failed: {rec.last_error})" if rec.last_error else ""))
         else:
-            bits.append("down and not supervised: run ./auditpipe up")
+            bits.append(f"down and not supervised: run {paths.COMMAND} up")
     return "; ".join(bits)

@@ -239,16 +239,8 @@ class FlinkJobManager(FlinkJob):
         savepoint, the new jar is submitted from it; a new job that refuses the state (its main, in
         the JobManager, throws the refusal back through the REST API) leaves the previous jar
         submitted again from the same savepoint."""
-        job = self.active_job()["jid"]
-        try:
-            location = self._stop_with_savepoint(job)
-        except (OSError, RuntimeError) as e:
-            raise ComponentError(f"the running job could not stop with a savepoint, and runs on as it was: {e}. "
-                                 "Try again once `./auditpipe status` shows it healthy.") from None
-        progress.info(f"  {self.name}: stopped with savepoint {location}")
+        location, kept = self._stop_for_upgrade(self.active_job()["jid"])
         wait_until(lambda: self.active_job() is None, 120, "waiting for the stopped job to finish", self.proc)
-        kept = self.home / "previous-job.jar"  # the jar last submitted: the next submit replaces the copy
-        shutil.copy2(self.home / "job.jar", kept)
         build()
         try:
             self.submit()

@@ -124,7 +124,7 @@ class FlinkJob(Component):
         if self.runs_the_jar_file and self.is_managed() and self.proc.running():
             # the running job runs its own copy (start), but the supervisor would restart it with a new
             # build without upgrade's way back when the new job refuses the state
-            progress.info(f"  {self.name}: the job's code changed while it runs: `./auditpipe upgrade` builds the "
+            progress.info(f"  {self.name}: the job's code changed while it runs: `{paths.COMMAND} upgrade` builds the "
                           "new job and runs it with the running one's state")
             return
         prereqs.require_java17()
@@ -239,17 +239,8 @@ class FlinkJob(Component):
         that refuses the state (it lacks an operator whose state the savepoint holds: RestoreCheck)
         leaves the previous build running again from the same savepoint, and the refusal is raised.
         Returns the savepoint's location."""
-        running = self.home / "job.jar"
-        job = next(j["jid"] for j in self.jobs() if j["state"] == "RUNNING")
-        try:
-            location = self._stop_with_savepoint(job)
-        except (OSError, RuntimeError) as e:
-            raise ComponentError(f"the running job could not stop with a savepoint, and runs on as it was: {e}. "
-                                 "Try again once `./auditpipe status` shows it healthy.") from None
-        progress.info(f"  {self.name}: stopped with savepoint {location}")
+        location, kept = self._stop_for_upgrade(next(j["jid"] for j in self.jobs() if j["state"] == "RUNNING"))
         self._wait_ended()
-        kept = self.home / "previous-job.jar"  # the build that ran: the next start replaces the running copy
-        shutil.copy2(running, kept)
         build()
         try:
             self.start()
@@ -260,6 +251,19 @@ class FlinkJob(Component):
             raise ComponentError(f"the new job did not start: {refused.reason} The previous job runs again from "
                                  f"{location}.") from None
         return location
+
+    def _stop_for_upgrade(self, job: str) -> tuple[str, Path]:
+        """Stops ``job`` with a savepoint and keeps the build that ran (the next start replaces the
+        running copy); returns the savepoint's location and the kept jar."""
+        try:
+            location = self._stop_with_savepoint(job)
+        except (OSError, RuntimeError) as e:
+            raise ComponentError(f"the running job could not stop with a savepoint, and runs on as it was: {e}. "
+                                 f"Try again once `{paths.COMMAND} status` shows it healthy.") from None
+        progress.info(f"  {self.name}: stopped with savepoint {location}")
+        kept = self.home / "previous-job.jar"
+        shutil.copy2(self.home / "job.jar", kept)
+        return location, kept
 
     def _stop_with_savepoint(self, job: str) -> str:
         """Stops ``job`` with a savepoint in Flink's canonical format once every task of it runs (a
