@@ -24,15 +24,17 @@ pytestmark = pytest.mark.e2e
 def wheel_env(tmp_path_factory):
     """(the installed `auditpipe`, the environment to run it in, an empty working folder)."""
     root = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
-                    "-w", str(root / "dist"), str(paths.REPO)], check=True, capture_output=True, text=True)
-    wheel = next((root / "dist").glob("auditpipe-*.whl"))
-    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)],
-                   check=True, capture_output=True, text=True)
-    # nothing of the checkout: no PYTHONPATH (./auditpipe sets one), no configuration named
+    # nothing of the checkout: no PYTHONPATH (./auditpipe sets one: pip would take the checkout's
+    # auditpipe for installed and install nothing), no configuration named
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "AUDITPIPE_CONFIG", "VIRTUAL_ENV")}
     env["XDG_DATA_HOME"] = str(root / "data")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
+                    "-w", str(root / "dist"), str(paths.REPO)], check=True, capture_output=True, text=True, env=env)
+    wheel = next((root / "dist").glob("auditpipe-*.whl"))
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, env=env)
+    installed = subprocess.run([str(root / "venv" / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
+                                str(wheel)], check=True, capture_output=True, text=True, env=env)
+    assert (root / "venv" / "bin" / "auditpipe").exists(), installed.stdout + installed.stderr
     work = root / "work"
     work.mkdir()
     return root / "venv" / "bin" / "auditpipe", env, work
