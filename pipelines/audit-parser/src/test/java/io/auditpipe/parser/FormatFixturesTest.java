@@ -159,23 +159,19 @@ class FormatFixturesTest {
     @Test
     void audit_log_filter_writes_local_time_without_a_zone_which_the_sources_time_zone_reads()
             throws IOException {
-        Parsed p =
-                parseFixture(
-                        "percona-8.0-audit_log_filter-old.xml",
-                        "mysql-enterprise-xml",
-                        ZoneId.of("Europe/Berlin"));
         assertEquals(
-                Instant.parse("2026-11-22T08:00:00Z").toEpochMilli(),
-                p.events().get(0).eventTimeMillis);
+                Instant.parse("2026-11-22T08:00:00Z"),
+                firstInBerlin("percona-8.0-audit_log_filter-old.xml"));
         // a timestamp that says UTC stays UTC whatever the source's zone
-        Parsed q =
-                parseFixture(
-                        "mysql-8.0-enterprise-new.xml",
-                        "mysql-enterprise-xml",
-                        ZoneId.of("Europe/Berlin"));
         assertEquals(
-                Instant.parse("2026-11-22T09:00:00Z").toEpochMilli(),
-                q.events().get(0).eventTimeMillis);
+                Instant.parse("2026-11-22T09:00:00Z"),
+                firstInBerlin("mysql-8.0-enterprise-new.xml"));
+    }
+
+    /** The time of a fixture's first event, its source's time zone Europe/Berlin. */
+    private static Instant firstInBerlin(String fixture) throws IOException {
+        Parsed p = parseFixture(fixture, "mysql-enterprise-xml", ZoneId.of("Europe/Berlin"));
+        return Instant.ofEpochMilli(p.events().get(0).eventTimeMillis);
     }
 
     @Test

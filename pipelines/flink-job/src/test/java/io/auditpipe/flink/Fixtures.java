@@ -89,37 +89,30 @@ final class Fixtures {
                         + "\",\"format\":\"percona-json\",\"source\":\"/var/lib/mysql/audit.log\",\"collector\":\"test\"}");
     }
 
-    private static String ts(long secondsAfterT0) {
-        return T0.plusSeconds(secondsAfterT0).toString().replace("Z", " UTC");
+    /**
+     * A Percona JSON record: its name, record id (by {@code seq}), timestamp ({@code
+     * secondsAfterT0} after T0) and the rest of its fields ({@code fields}: JSON members, each with
+     * its comma before).
+     */
+    private static byte[] record(String name, long seq, long secondsAfterT0, String fields) {
+        String ts = T0.plusSeconds(secondsAfterT0).toString().replace("Z", " UTC");
+        return utf8(
+                String.format(
+                        "{\"audit_record\":{\"name\":\"%s\",\"record\":\"%d_2026-11-22T09:00:00\",\"timestamp\":\"%s\"%s}}",
+                        name, seq, ts, fields));
     }
 
+    private static final String CONNECT =
+            ",\"connection_id\":\"%d\",\"status\":%d,\"user\":\"%s\",\"priv_user\":\"%s\",\"os_login\":\"\",\"proxy_user\":\"\",\"host\":\"app-1\",\"ip\":\"10.0.0.5\",\"db\":\"shop\"";
+    private static final String QUERY =
+            ",\"command_class\":\"%s\",\"connection_id\":\"12\",\"status\":%d,\"sqltext\":\"SELECT 1\",\"user\":\"app[app] @ app-1 [10.0.0.5]\",\"host\":\"app-1\",\"os_user\":\"\",\"ip\":\"10.0.0.5\",\"db\":\"shop\"";
+
     static byte[] connect(long seq, String user, int status, long secondsAfterT0) {
-        return utf8(
-                "{\"audit_record\":{\"name\":\"Connect\",\"record\":\""
-                        + seq
-                        + "_2026-11-22T09:00:00\",\"timestamp\":\""
-                        + ts(secondsAfterT0)
-                        + "\",\"connection_id\":\""
-                        + seq
-                        + "\",\"status\":"
-                        + status
-                        + ",\"user\":\""
-                        + user
-                        + "\",\"priv_user\":\""
-                        + user
-                        + "\",\"os_login\":\"\",\"proxy_user\":\"\",\"host\":\"app-1\",\"ip\":\"10.0.0.5\",\"db\":\"shop\"}}");
+        String fields = String.format(CONNECT, seq, status, user, user);
+        return record("Connect", seq, secondsAfterT0, fields);
     }
 
     static byte[] query(long seq, String commandClass, int status, long secondsAfterT0) {
-        return utf8(
-                "{\"audit_record\":{\"name\":\"Query\",\"record\":\""
-                        + seq
-                        + "_2026-11-22T09:00:00\",\"timestamp\":\""
-                        + ts(secondsAfterT0)
-                        + "\",\"command_class\":\""
-                        + commandClass
-                        + "\",\"connection_id\":\"12\",\"status\":"
-                        + status
-                        + ",\"sqltext\":\"SELECT 1\",\"user\":\"app[app] @ app-1 [10.0.0.5]\",\"host\":\"app-1\",\"os_user\":\"\",\"ip\":\"10.0.0.5\",\"db\":\"shop\"}}");
+        return record("Query", seq, secondsAfterT0, String.format(QUERY, commandClass, status));
     }
 }

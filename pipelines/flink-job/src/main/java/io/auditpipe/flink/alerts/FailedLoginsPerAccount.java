@@ -3,11 +3,6 @@ package io.auditpipe.flink.alerts;
 import io.auditpipe.parser.AuditEvent;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
@@ -28,28 +23,17 @@ import org.apache.flink.util.Collector;
  * by more than the allowed lateness is not evaluated (metric loginsTooLateForAlerts). State is kept
  * for the longer window plus the lateness after the newest login, then cleared by a timer.
  */
-public class FailedLoginsPerAccount extends KeyedProcessFunction<String, AuditEvent, Alert> {
+public class FailedLoginsPerAccount extends FailedLoginsRule {
     private static final long serialVersionUID = 1L;
     public static final String BRUTE_FORCE = AlertRule.BRUTE_FORCE.id;
     public static final String LOGIN_AFTER_FAILURES = AlertRule.LOGIN_AFTER_FAILURES.id;
 
-    private final AlertSettings settings;
-    private transient ValueState<TimedEntries> failures;
-    private transient Counter tooLate;
-
     public FailedLoginsPerAccount(AlertSettings settings) {
-        this.settings = settings;
+        super(settings, "failed-logins");
     }
 
     @Override
-    public void open(OpenContext context) {
-        failures =
-                getRuntimeContext()
-                        .getState(new ValueStateDescriptor<>("failed-logins", TimedEntries.class));
-        tooLate = getRuntimeContext().getMetricGroup().counter("loginsTooLateForAlerts");
-    }
-
-    private long keepFor() {
+    long keepFor() {
         return Math.max(settings.bruteForceWindowMillis, settings.loginAfterFailuresWindowMillis)
                 + settings.allowedLatenessMillis;
     }
@@ -57,11 +41,7 @@ public class FailedLoginsPerAccount extends KeyedProcessFunction<String, AuditEv
     @Override
     public void processElement(AuditEvent e, Context ctx, Collector<Alert> out) throws Exception {
         long t = e.eventTimeMillis;
-        long watermark = ctx.timerService().currentWatermark();
-        if (watermark != Long.MIN_VALUE && t < watermark - settings.allowedLatenessMillis) {
-            tooLate.inc();
-            return;
-        }
+        if (tooLate(t, ctx)) return;
         TimedEntries s = failures.value();
         if (s == null) {
             if (!e.isFailedLogin()) return; // a login with no failures before it: nothing to keep
@@ -149,13 +129,5 @@ public class FailedLoginsPerAccount extends KeyedProcessFunction<String, AuditEv
         return millis % 1000 == 0
                 ? (millis / 1000) + " s"
                 : String.format(java.util.Locale.ROOT, "%.1f s", millis / 1000.0);
-    }
-
-    @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Alert> out) throws Exception {
-        TimedEntries s = failures.value();
-        if (s != null && s.maxTime() + keepFor() <= timestamp && s.suppressUntil <= timestamp) {
-            failures.clear();
-        }
     }
 }

@@ -3,11 +3,6 @@ package io.auditpipe.flink.alerts;
 import io.auditpipe.parser.AuditEvent;
 import java.util.List;
 import java.util.TreeSet;
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
@@ -16,16 +11,17 @@ import org.apache.flink.util.Collector;
  * origin). One alert per episode, as {@link FailedLoginsPerAccount} does for brute force, and
  * evaluated on arrival the same way.
  */
-public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEvent, Alert> {
+public class FailedLoginsPerOrigin extends FailedLoginsRule {
     private static final long serialVersionUID = 1L;
     public static final String PASSWORD_SPRAY = AlertRule.PASSWORD_SPRAY.id;
 
-    private final AlertSettings settings;
-    private transient ValueState<TimedEntries> failures;
-    private transient Counter tooLate;
-
     public FailedLoginsPerOrigin(AlertSettings settings) {
-        this.settings = settings;
+        super(settings, "failed-logins-by-origin");
+    }
+
+    @Override
+    long keepFor() {
+        return settings.sprayWindowMillis + settings.allowedLatenessMillis;
     }
 
     /**
@@ -38,24 +34,10 @@ public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEve
     }
 
     @Override
-    public void open(OpenContext context) {
-        failures =
-                getRuntimeContext()
-                        .getState(
-                                new ValueStateDescriptor<>(
-                                        "failed-logins-by-origin", TimedEntries.class));
-        tooLate = getRuntimeContext().getMetricGroup().counter("loginsTooLateForAlerts");
-    }
-
-    @Override
     public void processElement(AuditEvent e, Context ctx, Collector<Alert> out) throws Exception {
         if (!e.isFailedLogin()) return;
         long t = e.eventTimeMillis;
-        long watermark = ctx.timerService().currentWatermark();
-        if (watermark != Long.MIN_VALUE && t < watermark - settings.allowedLatenessMillis) {
-            tooLate.inc();
-            return;
-        }
+        if (tooLate(t, ctx)) return;
         long window = settings.sprayWindowMillis;
         TimedEntries s = failures.value();
         if (s == null) s = new TimedEntries();
@@ -104,18 +86,8 @@ public class FailedLoginsPerOrigin extends KeyedProcessFunction<String, AuditEve
                 s.suppressUntil = last + window;
             }
         }
-        s.pruneBefore(s.maxTime() - window - settings.allowedLatenessMillis);
+        s.pruneBefore(s.maxTime() - keepFor());
         failures.update(s);
-        ctx.timerService()
-                .registerEventTimeTimer(s.maxTime() + window + settings.allowedLatenessMillis);
-    }
-
-    @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Alert> out) throws Exception {
-        TimedEntries s = failures.value();
-        long keep = settings.sprayWindowMillis + settings.allowedLatenessMillis;
-        if (s != null && s.maxTime() + keep <= timestamp && s.suppressUntil <= timestamp) {
-            failures.clear();
-        }
+        ctx.timerService().registerEventTimeTimer(s.maxTime() + keepFor());
     }
 }
