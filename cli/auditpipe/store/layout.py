@@ -54,7 +54,11 @@ def carry_forward(cfg: Config, db, existing: set[str]) -> list[str]:
         records.insert_one({"_id": DOCUMENT_ID, "version": 1 if made_before else newest, "release": __version__,
                             "recorded_at": datetime.now(timezone.utc), "migrations": []})
         doc = records.find_one({"_id": DOCUMENT_ID})
-    found = int(doc["version"])
+    try:
+        found = int(doc["version"])
+    except (KeyError, TypeError, ValueError):
+        raise UserError(f"the store {cfg.store['database']} has a layout record auditpipe cannot read in "
+                        f"{cfg.store['layout_collection']}: {str(doc)[:300]} (docs/store.md \"Layout versions\")") from None
     if found > newest:
         raise UserError(f"the store {cfg.store['database']} has layout {found} (recorded by auditpipe "
                         f"{doc.get('release')}); auditpipe {__version__} knows layouts up to "

@@ -41,6 +41,12 @@ def test_a_store_of_a_newer_layout_is_refused_by_up_naming_both(stack, record):
     assert queue not in stack.db().list_collection_names(), "the refused up made a collection"
 
 
+def test_an_unreadable_layout_record_is_refused_by_name(stack, record):
+    record.update_one({"_id": layout.DOCUMENT_ID}, {"$set": {"version": "two"}})
+    with pytest.raises(UserError, match="layout record auditpipe cannot read in store_layout"):
+        collections.ensure_collections(stack.cfg)
+
+
 def test_a_store_made_before_the_record_is_layout_one_and_each_migration_runs_once(stack, record, monkeypatch):
     record.delete_one({"_id": layout.DOCUMENT_ID})
     collections.ensure_collections(stack.cfg)

@@ -54,8 +54,10 @@ def test_the_installed_auditpipe_is_the_wheel_and_says_its_release(wheel_env):
     # without a configuration: the bundled defaults, their state under $XDG_DATA_HOME/auditpipe
     down = run(wheel_env, "status", "--json")
     assert down.returncode == 3, down.stderr
-    archive = next(r for r in json.loads(down.stdout) if r["component"] == "archive")
-    assert Path(archive["endpoint"]).is_relative_to(Path(env["XDG_DATA_HOME"]) / "auditpipe"), archive
+    rows = {r["component"]: r for r in json.loads(down.stdout)}
+    assert Path(rows["archive"]["endpoint"]).is_relative_to(Path(env["XDG_DATA_HOME"]) / "auditpipe"), rows
+    # it names itself as installed, not as the checkout's launcher
+    assert rows["kafka"]["detail"].endswith("run auditpipe up") and "./auditpipe" not in down.stdout, rows
     refused = run(wheel_env, "test")
     assert refused.returncode == 2 and "checkout" in refused.stderr, refused.stderr
 

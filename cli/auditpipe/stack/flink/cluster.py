@@ -209,8 +209,7 @@ class FlinkJobManager(FlinkJob):
     def _run_again_after_stop(self) -> None:
         """The cluster outlives its job: run the job again (from the newest snapshot)."""
         wait_until(lambda: self.active_job() is None, 120, "waiting for the stopped job to finish", self.proc)
-        ran = self.home / "job.jar"
-        self.submit(ran if ran.exists() else None)  # the same build
+        self.submit(self.jar_that_ran())  # the same build
         self._wait_running()
 
     def _get(self, path: str):

@@ -92,7 +92,8 @@ class StateRefused(ComponentError):
 
 class FlinkJob(Component):
     name = "flink"
-    #: whether the running process reads the job's jar file (a cluster's job runs an uploaded copy)
+    #: whether `up` leaves the build alone while the job runs: the job's process reads the runtime
+    #: folder a build may replace, and a new build runs through `upgrade`, which keeps the one to go back to
     runs_the_jar_file = True
 
     @property
@@ -122,8 +123,6 @@ class FlinkJob(Component):
         if jar_fresh and runtime_ok:
             return
         if self.runs_the_jar_file and self.is_managed() and self.proc.running():
-            # the running job runs its own copy (start), but the supervisor would restart it with a new
-            # build without upgrade's way back when the new job refuses the state
             progress.info(f"  {self.name}: the job's code changed while it runs: `{paths.COMMAND} upgrade` builds the "
                           "new job and runs it with the running one's state")
             return
@@ -213,11 +212,14 @@ class FlinkJob(Component):
         self._move_state_if_needed(backend)
 
     def restart(self) -> None:
-        """The build that ran (its copy in the home), not a newer build of the checkout: a new build
-        runs by `up` or `upgrade`, and after an upgrade the new job refused, the checkout's build is
-        the one that refuses."""
+        """The build that ran, not a newer build of the checkout: a new build runs by `up` or
+        `upgrade`, and after an upgrade the new job refused, the checkout's build is the one that refuses."""
+        self.start(jar=self.jar_that_ran())
+
+    def jar_that_ran(self) -> Path | None:
+        """The copy of the jar the job last ran (``_running_copy``); None before its first start."""
         ran = self.home / "job.jar"
-        self.start(jar=ran if ran.exists() else None)
+        return ran if ran.exists() else None
 
     def _running_copy(self, jar: Path) -> Path:
         """The job runs a copy of its jar in its home: a new build (or an installed wheel's upgrade)
