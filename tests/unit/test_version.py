@@ -55,3 +55,25 @@ def test_the_deployment_builds_its_images_under_the_release_s_version():
     env = dict(line.split("=", 1) for line in (paths.REPO / ".env").read_text().splitlines()
                if line and not line.startswith("#"))
     assert env["AUDITPIPE_VERSION"] == __version__
+
+
+def test_a_release_s_commit_names_the_digest_of_the_job_jar_its_code_builds():
+    """On a release's commit .env holds the job jar's SHA-256 (the deployment's image refuses other
+    bytes: deploy/docker/check-job-jar) and CHANGELOG.md's section of the release states it; between
+    releases it is empty."""
+    import hashlib
+
+    from auditpipe import bundle
+
+    env = dict(line.split("=", 1) for line in (paths.REPO / ".env").read_text().splitlines()
+               if line and not line.startswith("#"))
+    digest = env["AUDITPIPE_JOB_JAR_SHA256"]
+    if not digest:
+        text = (paths.REPO / "CHANGELOG.md").read_text()
+        assert re.search(r"^## \[Unreleased\]", text, re.M), "a release's commit sets AUDITPIPE_JOB_JAR_SHA256"
+        return
+    assert re.fullmatch(r"[0-9a-f]{64}", digest), digest
+    section = re.split(r"^## ", (paths.REPO / "CHANGELOG.md").read_text(), flags=re.M)[1]
+    assert section.startswith(f"[{__version__}]") and digest in section, "CHANGELOG.md states the release's digest"
+    jar = paths.REPO / bundle.JOB_JAR
+    assert hashlib.sha256(jar.read_bytes()).hexdigest() == digest, f"{jar} is not the release's jar"

@@ -367,6 +367,27 @@ def test_the_flink_entry_gives_the_job_config_to_flinks_user_alone(tmp_path):
     assert r.returncode == 2 and "mount the job-config volume there" in r.stderr
 
 
+def test_the_job_image_is_built_from_the_release_s_job_jar_or_not_at_all(tmp_path, project):
+    """The job image's build passes .env's AUDITPIPE_JOB_JAR_SHA256 to deploy/docker/check-job-jar, which
+    prints the built jar's digest and, where one is given, refuses other bytes naming both."""
+    import hashlib
+
+    build = project["services"]["jobmanager"]["build"]
+    assert build["args"]["AUDITPIPE_JOB_JAR_SHA256"] == env_file(ENV)["AUDITPIPE_JOB_JAR_SHA256"]
+    dockerfile = (Path(build["context"]) / build["dockerfile"]).read_text()
+    assert re.search(r'check-job-jar \S+/auditpipe-flink-job\.jar "\$AUDITPIPE_JOB_JAR_SHA256"', dockerfile)
+    jar = tmp_path / "auditpipe-flink-job.jar"
+    jar.write_bytes(b"PK the job")
+    digest = hashlib.sha256(jar.read_bytes()).hexdigest()
+    check = str(paths.REPO / "deploy" / "docker" / "check-job-jar")
+    for given in ("", digest):
+        r = subprocess.run([check, str(jar), given], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and r.stdout == f"auditpipe job jar: sha256 {digest}\n", r.stderr
+    other = "0" * 64
+    r = subprocess.run([check, str(jar), other], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and digest in r.stderr and other in r.stderr, r.stderr
+
+
 def test_each_writable_volume_is_mounted_on_a_folder_its_image_gives_its_user(project):
     """A new named volume takes the owner of the image's folder it is mounted on (root when the image
     has none): the CLI image (uid 10001) and Flink (user flink) write to theirs only because their
