@@ -12,7 +12,7 @@ import io.auditpipe.flink.sink.StoreDocuments;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.configuration.ConfigOption;
+import java.util.function.Function;
 import org.bson.Document;
 import org.bson.json.JsonMode;
 import org.bson.json.JsonWriterSettings;
@@ -95,49 +95,49 @@ public final class JobContract {
     }
 
     private static List<Document> options() {
-        List<Document> out = new ArrayList<>();
-        for (ConfigOption<?> o : JobOptions.all()) {
-            out.add(
-                    new Document("key", o.key())
-                            .append("type", JobOptions.typeName(o))
-                            .append("default", JobOptions.defaultText(o))
-                            .append("required", JobOptions.isRequired(o))
-                            .append("description", JobOptions.descriptionText(o)));
-        }
-        return out;
+        return each(
+                JobOptions.all(),
+                o ->
+                        new Document("key", o.key())
+                                .append("type", JobOptions.typeName(o))
+                                .append("default", JobOptions.defaultText(o))
+                                .append("required", JobOptions.isRequired(o))
+                                .append("description", JobOptions.descriptionText(o)));
     }
 
     private static List<Document> alertRules() {
-        List<Document> out = new ArrayList<>();
-        for (AlertRule r : AlertRule.values()) {
-            out.add(
-                    new Document("rule", r.id)
-                            .append("severities", r.severities)
-                            .append("controls", r.controls)
-                            .append("description", r.description));
-        }
-        return out;
+        return each(
+                List.of(AlertRule.values()),
+                r ->
+                        new Document("rule", r.id)
+                                .append("severities", r.severities)
+                                .append("controls", r.controls)
+                                .append("description", r.description));
     }
 
     private static List<Document> gapClasses() {
-        List<Document> out = new ArrayList<>();
-        for (GapClass c : GapClass.values()) {
-            out.add(
-                    new Document("class", c.id)
-                            .append("severity", c.severity)
-                            .append("description", c.description));
-        }
-        return out;
+        return each(
+                List.of(GapClass.values()),
+                c ->
+                        new Document("class", c.id)
+                                .append("severity", c.severity)
+                                .append("description", c.description));
     }
 
     private static List<Document> evidenceKinds() {
+        return each(
+                List.of(EvidenceKind.values()),
+                k ->
+                        new Document("kind", k.id)
+                                .append("condition", new Document(k.condition()))
+                                .append("description", k.description));
+    }
+
+    /** One document a value, in the values' order. */
+    private static <T> List<Document> each(
+            Iterable<? extends T> values, Function<T, Document> document) {
         List<Document> out = new ArrayList<>();
-        for (EvidenceKind k : EvidenceKind.values()) {
-            out.add(
-                    new Document("kind", k.id)
-                            .append("condition", new Document(k.condition()))
-                            .append("description", k.description));
-        }
+        for (T v : values) out.add(document.apply(v));
         return out;
     }
 

@@ -122,22 +122,22 @@ class AuditPipelineITCase {
 
     @TempDir java.nio.file.Path archive;
 
+    /** Runs the job on {@code sources} into {@code sinks} plus the archive in {@link #archive}. */
+    private void runArchiving(PipelineSources sources, PipelineSinks.Builder sinks)
+            throws Exception {
+        String at = archive.toUri().toString();
+        new AuditPipeline(
+                        Fixtures.options(),
+                        sources,
+                        sinks.archive(EventArchive.events(at), EventArchive.chainHeads(at)).build())
+                .execute(Fixtures.environment());
+    }
+
     @Test
     void everyEventIsStoredCountedOnceAndBadInputIsDeadLettered() throws Exception {
-        Configuration options = Fixtures.options();
         Collected c = new Collected("live");
         DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
-
-        StreamExecutionEnvironment env = Fixtures.environment();
-        new AuditPipeline(
-                        options,
-                        new PipelineSources(source, source),
-                        c.live()
-                                .archive(
-                                        EventArchive.events(archive.toUri().toString()),
-                                        EventArchive.chainHeads(archive.toUri().toString()))
-                                .build())
-                .execute(env);
+        runArchiving(new PipelineSources(source, source), c.live());
 
         List<IngestedEvent> stored = c.events.received();
         assertEquals(
@@ -443,19 +443,8 @@ class AuditPipelineITCase {
 
     @Test
     void importedHistoryIsLinkedInItsChainAndEachCountWrittenOnce() throws Exception {
-        Configuration options = Fixtures.options();
         Collected c = new Collected("history");
-        DataGeneratorSource<ParsedRecord> source = Fixtures.source(INPUT);
-        StreamExecutionEnvironment env = Fixtures.environment();
-        new AuditPipeline(
-                        options,
-                        PipelineSources.history(source, "import-t"),
-                        c.history()
-                                .archive(
-                                        EventArchive.events(archive.toUri().toString()),
-                                        EventArchive.chainHeads(archive.toUri().toString()))
-                                .build())
-                .execute(env);
+        runArchiving(PipelineSources.history(Fixtures.source(INPUT), "import-t"), c.history());
 
         Map<String, String> archived = ArchiveFiles.idsAndDigests(archive.resolve("events"));
         assertEquals(

@@ -40,38 +40,31 @@ class JobOptionsTest {
 
     @Test
     void unknownKeyIsNamed() {
-        IllegalArgumentException e =
-                assertThrows(
-                        IllegalArgumentException.class,
-                        () -> JobOptions.load(with("sink.batchsize", "10"), "job.properties"));
-        assertTrue(e.getMessage().contains("unknown option 'sink.batchsize'"), e.getMessage());
-        assertTrue(e.getMessage().contains("job.properties"));
+        String message = refusal(with("sink.batchsize", "10"), "job.properties");
+        assertTrue(message.contains("unknown option 'sink.batchsize'"), message);
+        assertTrue(message.contains("job.properties"));
     }
 
     @Test
     void badValueIsNamed() {
-        IllegalArgumentException e =
-                assertThrows(
-                        IllegalArgumentException.class,
-                        () -> JobOptions.load(with("checkpoint.interval", "often"), "test"));
+        String message = refusal(with("checkpoint.interval", "often"), "test");
         assertTrue(
-                e.getMessage().contains("option 'checkpoint.interval' has a bad value 'often'"),
-                e.getMessage());
-        e =
-                assertThrows(
-                        IllegalArgumentException.class,
-                        () -> JobOptions.load(with("sink.batch-size", "0"), "test"));
-        assertTrue(e.getMessage().contains("'sink.batch-size' must be positive"), e.getMessage());
+                message.contains("option 'checkpoint.interval' has a bad value 'often'"), message);
+        message = refusal(with("sink.batch-size", "0"), "test");
+        assertTrue(message.contains("'sink.batch-size' must be positive"), message);
     }
 
     @Test
     void requiredOptionsAreNamed() {
-        IllegalArgumentException e =
-                assertThrows(
-                        IllegalArgumentException.class, () -> JobOptions.load(Map.of(), "test"));
-        assertTrue(
-                e.getMessage().contains("'kafka.bootstrap-servers' is required"), e.getMessage());
-        assertTrue(e.getMessage().contains("'store.uri' is required"), e.getMessage());
+        String message = refusal(Map.of(), "test");
+        assertTrue(message.contains("'kafka.bootstrap-servers' is required"), message);
+        assertTrue(message.contains("'store.uri' is required"), message);
+    }
+
+    /** The message of the job's refusal to load {@code options} from {@code source}. */
+    private static String refusal(Map<String, String> options, String source) {
+        return assertThrows(IllegalArgumentException.class, () -> JobOptions.load(options, source))
+                .getMessage();
     }
 
     @Test

@@ -75,13 +75,22 @@ public final class AlertInputs {
         }
     }
 
-    /** Records in a server's own sequence, as the few fields the gap rule reads. */
-    public static final class NumberedRecords
-            implements FlatMapFunction<AuditEvent, RecordGaps.Numbered> {
+    /** Passes on what {@link #number} makes of an input, where it makes something. */
+    abstract static class Numbering<T> implements FlatMapFunction<T, RecordGaps.Numbered> {
+        abstract RecordGaps.Numbered number(T in);
+
         @Override
-        public void flatMap(AuditEvent e, Collector<RecordGaps.Numbered> out) {
-            RecordGaps.Numbered r = RecordGaps.numbered(e);
-            if (r != null) out.collect(r);
+        public final void flatMap(T in, Collector<RecordGaps.Numbered> out) {
+            RecordGaps.Numbered n = number(in);
+            if (n != null) out.collect(n);
+        }
+    }
+
+    /** Records in a server's own sequence, as the few fields the gap rule reads. */
+    public static final class NumberedRecords extends Numbering<AuditEvent> {
+        @Override
+        RecordGaps.Numbered number(AuditEvent e) {
+            return RecordGaps.numbered(e);
         }
     }
 
@@ -89,26 +98,20 @@ public final class AlertInputs {
      * The Percona record numbers whose lines became dead letters, of a source's records ({@link
      * RecordGaps#deadLettered}).
      */
-    public static final class DeadLetteredNumbersOfRecords
-            implements FlatMapFunction<ParsedRecord, RecordGaps.Numbered> {
+    public static final class DeadLetteredNumbersOfRecords extends Numbering<ParsedRecord> {
         @Override
-        public void flatMap(ParsedRecord r, Collector<RecordGaps.Numbered> out) {
-            if (r.deadLetter != null) {
-                RecordGaps.Numbered n = RecordGaps.deadLettered(r.deadLetter);
-                if (n != null) out.collect(n);
-            }
+        RecordGaps.Numbered number(ParsedRecord r) {
+            return r.deadLetter == null ? null : RecordGaps.deadLettered(r.deadLetter);
         }
     }
 
     /**
      * The Percona record numbers whose lines became dead letters ({@link RecordGaps#deadLettered}).
      */
-    public static final class DeadLetteredNumbers
-            implements FlatMapFunction<DeadLetter, RecordGaps.Numbered> {
+    public static final class DeadLetteredNumbers extends Numbering<DeadLetter> {
         @Override
-        public void flatMap(DeadLetter d, Collector<RecordGaps.Numbered> out) {
-            RecordGaps.Numbered n = RecordGaps.deadLettered(d);
-            if (n != null) out.collect(n);
+        RecordGaps.Numbered number(DeadLetter d) {
+            return RecordGaps.deadLettered(d);
         }
     }
 

@@ -227,24 +227,20 @@ public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEve
                         : judged && !usualHour(p, hour);
         if (off && p.offHoursAlerted != clockHour) {
             p.offHoursAlerted = clockHour;
-            out.collect(
-                    alert(
-                            OFF_HOURS,
-                            Alert.MEDIUM,
-                            OFF_HOURS + "/" + e.server + "/" + e.user + "/" + clockHour,
-                            e,
-                            e.user
-                                    + " was active on "
-                                    + e.server
-                                    + " at "
-                                    + Instant.ofEpochMilli(t)
-                                    + (settings.offHoursByBusinessHours
-                                            ? ", outside the business hours"
-                                            : ", an hour of the day (UTC) it has worked in on "
-                                                    + p.activeDays[hour]
-                                                    + " day(s) (usual: "
-                                                    + settings.usualHourDays
-                                                    + ", or the hour before or after)")));
+            String summary =
+                    e.user
+                            + " was active on "
+                            + e.server
+                            + " at "
+                            + Instant.ofEpochMilli(t)
+                            + (settings.offHoursByBusinessHours
+                                    ? ", outside the business hours"
+                                    : ", an hour of the day (UTC) it has worked in on "
+                                            + p.activeDays[hour]
+                                            + " day(s) (usual: "
+                                            + settings.usualHourDays
+                                            + ", or the hour before or after)");
+            out.collect(hourly(OFF_HOURS, Alert.MEDIUM, e, clockHour, summary));
         }
         long day = Math.floorDiv(t, BaselineSettings.DAY) + 1;
         if (day > p.lastActiveDay[hour]) {
@@ -281,24 +277,20 @@ public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEve
                                 p.mean + settings.volumeSigmas * p.deviation()));
         if (p.hourRecords < threshold) return;
         p.hourAlerted = true;
-        out.collect(
-                alert(
-                        VOLUME_SPIKE,
-                        Alert.HIGH,
-                        VOLUME_SPIKE + "/" + e.server + "/" + e.user + "/" + clockHour,
-                        e,
-                        String.format(
-                                Locale.ROOT,
-                                "%s wrote %d records on %s in the hour from %s, against %.1f +- %.1f an active hour"
-                                        + " over %d hours (threshold %.0f)",
-                                e.user,
-                                p.hourRecords,
-                                e.server,
-                                Instant.ofEpochMilli(clockHour),
-                                p.mean,
-                                p.deviation(),
-                                p.hours,
-                                Math.ceil(threshold))));
+        String summary =
+                String.format(
+                        Locale.ROOT,
+                        "%s wrote %d records on %s in the hour from %s, against %.1f +- %.1f an active hour"
+                                + " over %d hours (threshold %.0f)",
+                        e.user,
+                        p.hourRecords,
+                        e.server,
+                        Instant.ofEpochMilli(clockHour),
+                        p.mean,
+                        p.deviation(),
+                        p.hours,
+                        Math.ceil(threshold));
+        out.collect(hourly(VOLUME_SPIKE, Alert.HIGH, e, clockHour, summary));
     }
 
     private void newOrigin(Profile p, BaselineEvent e, boolean judged, Collector<Alert> out) {
@@ -335,6 +327,13 @@ public class PrincipalBaselines extends KeyedProcessFunction<String, BaselineEve
         return Alert.of(rule, severity, id, e.server, e.user, summary)
                 .withEvidence(List.of(e.id), e.eventTimeMillis, e.eventTimeMillis)
                 .withControls(e.controls);
+    }
+
+    /** An alert of {@code rule} for the principal's clock hour {@code clockHour}: one an hour. */
+    private static Alert hourly(
+            String rule, String severity, BaselineEvent e, long clockHour, String summary) {
+        return alert(
+                rule, severity, rule + "/" + e.server + "/" + e.user + "/" + clockHour, e, summary);
     }
 
     private static String days(long millis) {

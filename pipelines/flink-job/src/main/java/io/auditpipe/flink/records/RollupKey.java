@@ -5,7 +5,7 @@ import io.auditpipe.parser.AuditEvent;
 import io.auditpipe.parser.Digests;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
-import java.util.Objects;
+import java.util.Arrays;
 import org.apache.flink.api.java.functions.KeySelector;
 
 /**
@@ -58,19 +58,17 @@ public class RollupKey implements Serializable {
 
     @Override
     public boolean equals(Object o) {
-        if (!(o instanceof RollupKey)) return false;
-        RollupKey k = (RollupKey) o;
-        return Objects.equals(server, k.server)
-                && Objects.equals(user, k.user)
-                && Objects.equals(principalClass, k.principalClass)
-                && Objects.equals(category, k.category)
-                && Objects.equals(action, k.action)
-                && Objects.equals(controls, k.controls);
+        return o instanceof RollupKey k && Arrays.equals(fields(), k.fields());
     }
 
+    /** {@code Objects.hash} of the fields in order: the key group of a key stays what it was. */
     @Override
     public int hashCode() {
-        return Objects.hash(server, user, principalClass, category, action, controls);
+        return Arrays.hashCode(fields());
+    }
+
+    private String[] fields() {
+        return new String[] {server, user, principalClass, category, action, controls};
     }
 
     /**
@@ -79,7 +77,7 @@ public class RollupKey implements Serializable {
      */
     public String idText() {
         StringBuilder b = new StringBuilder();
-        for (String f : new String[] {server, user, principalClass, category, action, controls}) {
+        for (String f : fields()) {
             b.append(f == null ? -1 : f.length())
                     .append(':')
                     .append(f == null ? "" : f)

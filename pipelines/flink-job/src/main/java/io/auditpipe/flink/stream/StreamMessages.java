@@ -54,14 +54,8 @@ public final class StreamMessages {
     }
 
     /** Each stored event in each format. */
-    public static final class OfEvents implements FlatMapFunction<IngestedEvent, StreamMessage> {
-        private static final long serialVersionUID = 1L;
-        private final Settings settings;
-
-        public OfEvents(Settings settings) {
-            this.settings = settings;
-        }
-
+    public record OfEvents(Settings settings)
+            implements FlatMapFunction<IngestedEvent, StreamMessage> {
         @Override
         public void flatMap(IngestedEvent ie, Collector<StreamMessage> out) {
             long time = ie.event.eventTimeMillis;
@@ -138,14 +132,7 @@ public final class StreamMessages {
     }
 
     /** Each alert in OCSF (a Detection Finding) and ECS. */
-    public static final class OfAlerts implements FlatMapFunction<Alert, StreamMessage> {
-        private static final long serialVersionUID = 1L;
-        private final Settings settings;
-
-        public OfAlerts(Settings settings) {
-            this.settings = settings;
-        }
-
+    public record OfAlerts(Settings settings) implements FlatMapFunction<Alert, StreamMessage> {
         @Override
         public void flatMap(Alert a, Collector<StreamMessage> out) {
             for (StreamFormat f : settings.formats) {

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.alerts;
 
+import static io.auditpipe.flink.Harnesses.opened;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -107,8 +108,7 @@ class AlertRulesTest {
 
     @Test
     void bruteForceAtTheThresholdOnceAnEpisode() throws Exception {
-        try (var h = perAccount()) {
-            h.open();
+        try (var h = opened(perAccount())) {
             for (int i = 0; i < 4; i++) feed(h, login("alice", "10.0.0.9", false, T0 + i * 10 * S));
             assertEquals(List.of(), alerts(h), "4 failures: below the threshold of 5");
             feed(h, login("alice", "10.0.0.9", false, T0 + 40 * S));
@@ -134,8 +134,7 @@ class AlertRulesTest {
 
     @Test
     void failuresSpreadWiderThanTheWindowAndOtherAccountsRaiseNothing() throws Exception {
-        try (var h = perAccount()) {
-            h.open();
+        try (var h = opened(perAccount())) {
             for (int i = 0; i < 10; i++)
                 feed(h, login("bob", "10.0.0.9", false, T0 + i * 16 * S)); // 4 in any minute
             for (int i = 0; i < 4; i++) feed(h, login("carol" + i, "10.0.0.9", false, T0 + i * S));
@@ -155,8 +154,7 @@ class AlertRulesTest {
 
     @Test
     void outOfOrderFailuresFallInTheirWindowAndLateOnesAreNotEvaluated() throws Exception {
-        try (var h = perAccount()) {
-            h.open();
+        try (var h = opened(perAccount())) {
             // arrive newest first: still 5 within a minute of event time
             for (int i = 4; i >= 0; i--) feed(h, login("dave", "10.0.0.9", false, T0 + i * 10 * S));
             assertEquals(List.of("brute_force/db-01/dave/" + T0), alerts(h));
@@ -181,8 +179,7 @@ class AlertRulesTest {
     @Test
     void loginAfterFailuresNeedsTheThresholdWithinItsWindowAndReportsFailuresOnce()
             throws Exception {
-        try (var h = perAccount()) {
-            h.open();
+        try (var h = opened(perAccount())) {
             feed(
                     h,
                     login("frank", "10.0.0.9", false, T0),
@@ -212,8 +209,7 @@ class AlertRulesTest {
         List<AuditEvent> burst = new ArrayList<>();
         for (int i = 0; i < 5; i++) burst.add(login("heidi", "10.0.0.9", false, T0 + i * S));
         List<String> first;
-        try (var h = perAccount()) {
-            h.open();
+        try (var h = opened(perAccount())) {
             feed(h, burst.subList(0, 3).toArray(new AuditEvent[0]));
             snapshot = h.snapshot(1, 0);
             feed(h, burst.subList(3, 5).toArray(new AuditEvent[0]));
@@ -232,8 +228,7 @@ class AlertRulesTest {
 
     @Test
     void passwordSprayCountsDistinctAccountsFromOneOrigin() throws Exception {
-        try (var h = perOrigin()) {
-            h.open();
+        try (var h = opened(perOrigin())) {
             feed(
                     h,
                     login("a", "10.6.6.6", false, T0),
@@ -380,8 +375,7 @@ class AlertRulesTest {
 
     @Test
     void aMissingRecordIsAGapOnceItsGraceHasPassedAndAnOutOfOrderOneIsNot() throws Exception {
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(
                     h,
                     record(100, T0),
@@ -428,8 +422,7 @@ class AlertRulesTest {
     @Test
     void aGapSurvivesARestoreAndIsAlertedOnce() throws Exception {
         org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, record(1, T0), record(3, T0 + S));
             snapshot = h.snapshot(1, 0);
         }
@@ -480,8 +473,7 @@ class AlertRulesTest {
 
     @Test
     void eachGapIsClassifiedAndARestartIsNotAlarming() throws Exception {
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, start(T0), record(2, T0 + S));
             List<Alert> out = h.extractOutputValues();
             assertEquals(1, out.size(), "the numbering started: at once, before any grace");
@@ -526,8 +518,7 @@ class AlertRulesTest {
         // one against the other. A log written at once ships a minute after its records' own times;
         // its dead letter's time is when it was shipped. Here it arrives before every record of its
         // sequence.
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feedDead(h, deadLine(4, T0 + 90 * S));
             feed(
                     h,
@@ -559,8 +550,7 @@ class AlertRulesTest {
     @Test
     void aDeadLetterSurvivesARestoreAndAnotherStageOrAServerlessOneIsNoNumber() throws Exception {
         org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, record(10, T0));
             feedDead(h, deadLine(11, T0 + S));
             snapshot = h.snapshot(1, 0);
@@ -625,8 +615,7 @@ class AlertRulesTest {
         // The report names the last line shipped before the loss; the records up to it come on the
         // other input of the union and may arrive after it: they are the sequence's beginning, not
         // copies.
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feedDead(h, lostAfter(3, T0 + 2 * S));
             feed(
                     h,
@@ -661,8 +650,7 @@ class AlertRulesTest {
                 report.reason.startsWith("the collector lost the lines written after this one"),
                 report.reason);
         assertTrue(report.reason.contains("audit.log.02"), report.reason);
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, record(19, T0), record(20, T0 + S));
             // the collector's own line after the loss may come first...
             feed(h, record(31, T0 + 3 * S));
@@ -700,8 +688,7 @@ class AlertRulesTest {
             assertEquals(1, h.numKeyedStateEntries());
             assertEquals(0, h.numEventTimeTimers());
         }
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, record(19, T0), record(20, T0 + S));
             feedDead(h, lostAfter(20, T0 + 2 * S));
             feed(

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.alerts;
 
+import static io.auditpipe.flink.Harnesses.opened;
 import static io.auditpipe.flink.alerts.AlertRulesTest.alerts;
 import static io.auditpipe.flink.alerts.AlertRulesTest.feed;
 import static io.auditpipe.flink.alerts.AlertRulesTest.feedDead;
@@ -49,8 +50,7 @@ class SequenceStartsTest {
     @Test
     void aBeginningThatArrivesAfterLaterRecordsIsCheckedAndItsStartIsARestart() throws Exception {
         org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(
                     h,
                     record(500, T0 + 10 * S),
@@ -89,8 +89,7 @@ class SequenceStartsTest {
 
     @Test
     void aLongBeginningIsAFewRunsNotARecordEach() throws Exception {
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, record(20_001, T0 + 30 * S));
             for (long n = 20_000; n > 10_000; n--)
                 feed(h, record(n, T0 + 20 * S)); // backwards, even
@@ -112,8 +111,7 @@ class SequenceStartsTest {
 
     @Test
     void aSequenceFirstSeenInItsMiddleOpensForItsGraceAndTellsItsLowestNumber() throws Exception {
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, record(100, T0), record(101, T0 + S), record(103, T0 + 2 * S));
             h.processWatermark(T0 + 40 * S);
             assertEquals(
@@ -127,8 +125,7 @@ class SequenceStartsTest {
             assertEquals(1, alerts(h).size());
             assertEquals(0, h.numEventTimeTimers());
         }
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, start(T0), record(2, T0 + S));
             assertEquals(
                     List.of("1, start"),
@@ -140,8 +137,7 @@ class SequenceStartsTest {
 
     @Test
     void deadLettersAndALossInTheBeginningClassifyItsGaps() throws Exception {
-        try (var h = gaps()) {
-            h.open();
+        try (var h = opened(gaps())) {
             feed(h, record(30, T0 + 3 * S));
             feed(h, start(T0), record(2, T0 + S / 2));
             feedDead(
@@ -188,8 +184,7 @@ class SequenceStartsTest {
     @Test
     void aNewSequenceMissingItsBeginningAfterAnEarlierOneIsAGapTheFirstIsNot() throws Exception {
         org.apache.flink.runtime.checkpoint.OperatorSubtaskState snapshot;
-        try (var h = starts()) {
-            h.open();
+        try (var h = opened(starts())) {
             tell(
                     h,
                     begins(
@@ -244,8 +239,7 @@ class SequenceStartsTest {
     @Test
     void aLossAfterTheNewestSequencesLastLineExplainsTheNextOnesMissingBeginning()
             throws Exception {
-        try (var h = starts()) {
-            h.open();
+        try (var h = opened(starts())) {
             tell(h, begins("db-01", "2026-11-22T08:00:00", 1, true));
             tell(
                     h,

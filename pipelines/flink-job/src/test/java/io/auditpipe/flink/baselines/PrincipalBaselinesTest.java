@@ -82,13 +82,21 @@ class PrincipalBaselinesTest {
 
     static KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> harness(
             BaselineSettings settings) throws Exception {
-        KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> h =
-                new KeyedOneInputStreamOperatorTestHarness<>(
-                        new WriteBackOperator<>(new PrincipalBaselines(settings, null)),
-                        PrincipalBaselines::key,
-                        Types.STRING);
+        return opened(new PrincipalBaselines(settings, null));
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> opened(
+            PrincipalBaselines baselines) throws Exception {
+        var h = unopened(baselines);
         h.open();
         return h;
+    }
+
+    /** A harness of {@code baselines} whose state a restore may set before it opens. */
+    static KeyedOneInputStreamOperatorTestHarness<String, BaselineEvent, Alert> unopened(
+            PrincipalBaselines baselines) throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(
+                new WriteBackOperator<>(baselines), PrincipalBaselines::key, Types.STRING);
     }
 
     static void feed(
@@ -270,11 +278,7 @@ class PrincipalBaselinesTest {
             feed(h, learn);
             snapshot = h.snapshot(1, 1);
         }
-        var restored =
-                new KeyedOneInputStreamOperatorTestHarness<>(
-                        new WriteBackOperator<>(new PrincipalBaselines(SETTINGS, null)),
-                        PrincipalBaselines::key,
-                        Types.STRING);
+        var restored = unopened(new PrincipalBaselines(SETTINGS, null));
         restored.initializeState(snapshot);
         restored.open();
         feed(restored, judge);
@@ -343,13 +347,7 @@ class PrincipalBaselinesTest {
                         "SELECT * FROM shop.cards")); // judged live, not in history
         history.add(login("dba_bob", "10.0.0.1", T0 + 10 * H));
         history.add(login("dba_bob", "10.0.0.1", T0 + D + 10 * H));
-        var imported =
-                new KeyedOneInputStreamOperatorTestHarness<>(
-                        new WriteBackOperator<>(
-                                PrincipalBaselines.learningOnly(SETTINGS, new Stored())),
-                        PrincipalBaselines::key,
-                        Types.STRING);
-        imported.open();
+        var imported = opened(PrincipalBaselines.learningOnly(SETTINGS, new Stored()));
         feed(imported, history);
         imported.processWatermark(Long.MAX_VALUE); // the end of the imported input
         assertEquals(List.of(), alerts(imported), "history raises no alert");
@@ -362,12 +360,7 @@ class PrincipalBaselinesTest {
         assertEquals(0, imported.numKeyedStateEntries());
         imported.close();
 
-        var live =
-                new KeyedOneInputStreamOperatorTestHarness<>(
-                        new WriteBackOperator<>(new PrincipalBaselines(SETTINGS, new Stored())),
-                        PrincipalBaselines::key,
-                        Types.STRING);
-        live.open();
+        var live = opened(new PrincipalBaselines(SETTINGS, new Stored()));
         feed(
                 live,
                 List.of(
@@ -392,12 +385,7 @@ class PrincipalBaselinesTest {
         live.close();
 
         // a seed older than the forget time is not used: the principal learns again
-        var later =
-                new KeyedOneInputStreamOperatorTestHarness<>(
-                        new WriteBackOperator<>(new PrincipalBaselines(SETTINGS, new Stored())),
-                        PrincipalBaselines::key,
-                        Types.STRING);
-        later.open();
+        var later = opened(new PrincipalBaselines(SETTINGS, new Stored()));
         feed(later, List.of(login("dba_bob", "203.0.113.7", T0 + 40 * D)));
         assertEquals(List.of(), alerts(later));
         later.close();

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.sessions;
 
+import static io.auditpipe.flink.Harnesses.opened;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -95,8 +96,7 @@ class SessionBuilderTest {
 
     @Test
     void aLoginItsStatementsAndItsLogoutAreOneSessionThenItsStateIsGone() throws Exception {
-        try (var h = harness(100)) {
-            h.open();
+        try (var h = opened(harness(100))) {
             feed(
                     h,
                     login(5, "app", T0),
@@ -137,8 +137,7 @@ class SessionBuilderTest {
 
     @Test
     void aFailedLoginIsASessionThatEndsAtOnce() throws Exception {
-        try (var h = harness(100)) {
-            h.open();
+        try (var h = opened(harness(100))) {
             feed(h, event("Connect", 9, "mallory", T0, 1045, null));
             assertEquals(List.of("db-01/9/" + T0 + " failed_login 1"), emitted(h));
             assertEquals(AuditEvent.AUTH_FAILURE, last(h).loginOutcome);
@@ -150,8 +149,7 @@ class SessionBuilderTest {
 
     @Test
     void anIdleSessionEndsWhenTheWatermarkPassesItsLastRecordAndTheIdleTime() throws Exception {
-        try (var h = harness(100)) {
-            h.open();
+        try (var h = opened(harness(100))) {
             feed(h, login(5, "app", T0), query(5, "app", T0 + 10 * S, "SELECT 1"));
             h.processWatermark(T0 + 10 * S + IDLE - 1);
             assertEquals(
@@ -170,8 +168,7 @@ class SessionBuilderTest {
 
     @Test
     void aBusySessionIsRefreshedAtMostOnceARefreshOfEventTime() throws Exception {
-        try (var h = harness(100)) {
-            h.open();
+        try (var h = opened(harness(100))) {
             feed(h, login(5, "app", T0));
             for (int i = 1; i <= 300; i++) {
                 feed(h, query(5, "app", T0 + i * S, "SELECT 1"));
@@ -188,8 +185,7 @@ class SessionBuilderTest {
     @Test
     void recordsWithoutTheirLoginAreASessionWithoutOneAndALaterLoginStartsAnother()
             throws Exception {
-        try (var h = harness(100)) {
-            h.open();
+        try (var h = opened(harness(100))) {
             feed(
                     h,
                     query(5, "app", T0, "SELECT 1"),
@@ -214,8 +210,7 @@ class SessionBuilderTest {
 
     @Test
     void tablesAreBoundedAndTheRestCounted() throws Exception {
-        try (var h = harness(2)) {
-            h.open();
+        try (var h = opened(harness(2))) {
             feed(h, login(5, "app", T0));
             for (int i = 0; i < 5; i++)
                 feed(h, query(5, "app", T0 + S, "SELECT * FROM shop.t" + i));
@@ -256,8 +251,7 @@ class SessionBuilderTest {
         AuditEvent[] after = {query(5, "app", T0 + 2 * S, "SELECT 2"), quit(5, "app", T0 + 3 * S)};
         OperatorSubtaskState snapshot;
         List<String> first;
-        try (var h = harness(100)) {
-            h.open();
+        try (var h = opened(harness(100))) {
             feed(h, before);
             snapshot = h.snapshot(1, 0);
             feed(h, after);

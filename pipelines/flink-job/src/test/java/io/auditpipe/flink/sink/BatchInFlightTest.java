@@ -204,10 +204,7 @@ class BatchInFlightTest {
         CountDownLatch olderMayFinish = new CountDownLatch(1);
         try (BatchInFlight batches = new BatchInFlight("test", 2)) {
             batches.start(olderMayFinish::await);
-            batches.start(
-                    () -> {
-                        throw new IOException("store gone");
-                    });
+            batches.start(failing(new IOException("store gone")));
             assertEquals("store gone", failureSeenByPolling(batches));
             olderMayFinish.countDown();
             batches.awaitIdle(); // the older one succeeded; the failure was reported once
@@ -218,20 +215,14 @@ class BatchInFlightTest {
     void aFailedBatchFailsTheNextStartAndTheCheckpointInTheTasksThread() throws Exception {
         IOException failure = new IOException("writing 1000 documents failed after 10 retries");
         try (BatchInFlight batches = new BatchInFlight("test")) {
-            batches.start(
-                    () -> {
-                        throw failure;
-                    });
+            batches.start(failing(failure));
             AtomicInteger ran = new AtomicInteger();
             IOException thrown =
                     assertThrows(IOException.class, () -> batches.start(ran::incrementAndGet));
             assertSame(failure, thrown);
             assertEquals(0, ran.get(), "no batch is written after a failed one");
 
-            batches.start(
-                    () -> {
-                        throw failure;
-                    });
+            batches.start(failing(failure));
             assertSame(
                     failure,
                     assertThrows(IOException.class, batches::awaitIdle),
@@ -243,10 +234,7 @@ class BatchInFlightTest {
     void aRuntimeFailureOfTheDriverIsThrownAsItself() throws Exception {
         IllegalStateException failure = new IllegalStateException("state should be: open");
         try (BatchInFlight batches = new BatchInFlight("test")) {
-            batches.start(
-                    () -> {
-                        throw failure;
-                    });
+            batches.start(failing(failure));
             assertSame(failure, assertThrows(IllegalStateException.class, batches::awaitIdle));
         }
     }
@@ -260,10 +248,7 @@ class BatchInFlightTest {
             mayFinish.countDown();
             batches.awaitIdle();
 
-            batches.start(
-                    () -> {
-                        throw new IOException("store gone");
-                    });
+            batches.start(failing(new IOException("store gone")));
             assertEquals("store gone", failureSeenByPolling(batches));
             batches.awaitIdle(); // reported once
         }
@@ -285,5 +270,13 @@ class BatchInFlightTest {
         assertFalse(
                 TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - before) >= 10,
                 "close did not hang");
+    }
+
+    /** A write that fails with {@code failure}: an IOException or a RuntimeException. */
+    private static BatchInFlight.Write failing(Exception failure) {
+        return () -> {
+            if (failure instanceof IOException e) throw e;
+            throw (RuntimeException) failure;
+        };
     }
 }

@@ -138,15 +138,9 @@ class WebhookSinkTest {
                                         calls.incrementAndGet() <= 2
                                                 ? 503
                                                 : 200)); // fails twice, then accepts
-        SimpleCounter sent = new SimpleCounter(),
-                failed = new SimpleCounter(),
-                dropped = new SimpleCounter();
-        WebhookSink.Writer w =
-                new WebhookSink(url, Duration.ofSeconds(2), 3, 10)
-                        .writer(sent, failed, dropped, 10);
-        try {
-            w.write(alert(1), null);
-            waitFor(() -> sent.getCount() == 1, "the alert delivered");
+        try (Counted c = counted(new WebhookSink(url, Duration.ofSeconds(2), 3, 10))) {
+            c.writer.write(alert(1), null);
+            waitFor(() -> c.sent.getCount() == 1, "the alert delivered");
             assertEquals(3, calls.get(), "two failures, retried, then delivered");
             assertEquals("brute_force/db-01/u1/0", ids.get(2));
             assertTrue(
@@ -156,9 +150,7 @@ class WebhookSinkTest {
             assertTrue(
                     bodies.get(2).contains("\"mitre-attack\": [\"T1110.001\"]"),
                     "the rule's frameworks: " + bodies.get(2));
-            assertEquals(0, failed.getCount());
-        } finally {
-            w.close();
+            assertEquals(0, c.failed.getCount());
         }
     }
 
@@ -171,19 +163,11 @@ class WebhookSinkTest {
                             calls.incrementAndGet();
                             record(x, 500);
                         });
-        SimpleCounter sent = new SimpleCounter(),
-                failed = new SimpleCounter(),
-                dropped = new SimpleCounter();
-        WebhookSink.Writer w =
-                new WebhookSink(url, Duration.ofSeconds(2), 2, 10)
-                        .writer(sent, failed, dropped, 10);
-        try {
-            w.write(alert(1), null);
-            waitFor(() -> failed.getCount() == 1, "the alert given up on");
+        try (Counted c = counted(new WebhookSink(url, Duration.ofSeconds(2), 2, 10))) {
+            c.writer.write(alert(1), null);
+            waitFor(() -> c.failed.getCount() == 1, "the alert given up on");
             assertEquals(3, calls.get(), "the first try and two retries");
-            assertEquals(0, sent.getCount());
-        } finally {
-            w.close();
+            assertEquals(0, c.sent.getCount());
         }
     }
 
@@ -202,30 +186,46 @@ class WebhookSinkTest {
                             }
                             record(x, 200);
                         });
-        SimpleCounter sent = new SimpleCounter(),
-                failed = new SimpleCounter(),
-                dropped = new SimpleCounter();
-        WebhookSink.Writer w =
-                new WebhookSink(url, Duration.ofSeconds(30), 0, 5)
-                        .writer(sent, failed, dropped, 10);
-        try {
-            w.write(alert(0), null);
-            assertTrue(
-                    first.await(10, TimeUnit.SECONDS),
-                    "the first POST reached the endpoint, which now hangs");
-            for (int i = 1; i <= 20; i++) {
-                w.write(alert(i), null); // returns at once: the queue takes 5, the rest are dropped
+        try (Counted c = counted(new WebhookSink(url, Duration.ofSeconds(30), 0, 5))) {
+            try {
+                c.writer.write(alert(0), null);
+                assertTrue(
+                        first.await(10, TimeUnit.SECONDS),
+                        "the first POST reached the endpoint, which now hangs");
+                for (int i = 1; i <= 20; i++) {
+                    c.writer.write(
+                            alert(i),
+                            null); // returns at once: the queue takes 5, the rest are dropped
+                }
+                c.writer.flush(false); // a checkpoint does not wait for the endpoint either
+                assertEquals(
+                        15,
+                        c.dropped.getCount(),
+                        "20 written while the endpoint hung: 5 queued, 15 dropped");
+                release.countDown();
+                waitFor(() -> c.sent.getCount() == 6, "the hung one and the 5 queued delivered");
+            } finally {
+                release.countDown();
             }
-            w.flush(false); // a checkpoint does not wait for the endpoint either
-            assertEquals(
-                    15,
-                    dropped.getCount(),
-                    "20 written while the endpoint hung: 5 queued, 15 dropped");
-            release.countDown();
-            waitFor(() -> sent.getCount() == 6, "the hung one and the 5 queued delivered");
-        } finally {
-            release.countDown();
-            w.close();
+        }
+    }
+
+    /** A writer of {@code sink} with the counters it keeps; closing it closes the writer. */
+    private static Counted counted(WebhookSink sink) {
+        SimpleCounter sent = new SimpleCounter(), failed = new SimpleCounter();
+        SimpleCounter dropped = new SimpleCounter();
+        return new Counted(sink.writer(sent, failed, dropped, 10), sent, failed, dropped);
+    }
+
+    private record Counted(
+            WebhookSink.Writer writer,
+            SimpleCounter sent,
+            SimpleCounter failed,
+            SimpleCounter dropped)
+            implements AutoCloseable {
+        @Override
+        public void close() {
+            writer.close();
         }
     }
 }
