@@ -31,6 +31,13 @@ class FormatVariantsTest {
         return p;
     }
 
+    /** The fixture's events, parsed as {@link #parsed} checks, {@code count} of them. */
+    static List<AuditEvent> events(String file, String format, int count) throws IOException {
+        List<AuditEvent> events = parsed(file, format).events();
+        assertEquals(count, events.size(), file);
+        return events;
+    }
+
     static String kind(AuditEvent e) {
         EventTaxonomy.Kind k = EventTaxonomy.classify(e);
         return k.category() + "/" + k.action();
@@ -39,8 +46,7 @@ class FormatVariantsTest {
     @Test
     void perconasAuditLogFilterJson() throws IOException {
         List<AuditEvent> events =
-                parsed("percona-8.0-audit_log_filter.json", "mysql-enterprise-json").events();
-        assertEquals(8, events.size());
+                events("percona-8.0-audit_log_filter.json", "mysql-enterprise-json", 8);
         // the first record: class audit without an event, the start of the audit trail
         assertEquals("audit", events.get(0).eventName);
         assertEquals("audit_system/audit_start", kind(events.get(0)));
@@ -96,8 +102,7 @@ class FormatVariantsTest {
 
     @Test
     void mariadbWithPortsTlsAndRenames() throws IOException {
-        List<AuditEvent> events = parsed("mariadb-12-server_audit.log", "mariadb-audit").events();
-        assertEquals(9, events.size());
+        List<AuditEvent> events = events("mariadb-12-server_audit.log", "mariadb-audit", 9);
         AuditEvent connect = events.get(0);
         assertEquals("10.0.0.5", connect.host);
         assertEquals("52102", connect.extra.get("client_port"));
@@ -124,9 +129,7 @@ class FormatVariantsTest {
 
     @Test
     void mariadbWithItsOwnTimestampFormat() throws IOException {
-        List<AuditEvent> events =
-                parsed("mariadb-10.6-timestamp-format.log", "mariadb-audit").events();
-        assertEquals(3, events.size());
+        List<AuditEvent> events = events("mariadb-10.6-timestamp-format.log", "mariadb-audit", 3);
         assertEquals(
                 Instant.parse("2026-11-20T11:00:01Z").toEpochMilli(),
                 events.get(0).eventTimeMillis,
@@ -158,8 +161,7 @@ class FormatVariantsTest {
 
     @Test
     void mcafeeJsonWithAKeyWrittenTwice() throws IOException {
-        List<AuditEvent> events = parsed("mcafee-1.1-repeated-keys.json", "mcafee-json").events();
-        assertEquals(2, events.size());
+        List<AuditEvent> events = events("mcafee-1.1-repeated-keys.json", "mcafee-json", 2);
         AuditEvent same = events.get(0);
         assertEquals("root", same.osUser);
         assertEquals("918566", same.extra.get("pid"));

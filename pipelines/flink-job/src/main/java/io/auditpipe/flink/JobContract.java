@@ -51,10 +51,14 @@ public final class JobContract {
                 .append("option_prefixes", keyed("prefix", JobOptions.PREFIXES))
                 .append("compliance_keys", keyed("key", ComplianceSettings.KEYS))
                 .append("data_classes", ComplianceSettings.DATA_CLASSES)
-                .append("alert_rules", alertRules())
+                .append("alert_rules", each(List.of(AlertRule.values()), JobContract::alertRule))
                 .append("alert_severities", AlertRule.SEVERITIES)
-                .append("record_gap_classes", gapClasses())
-                .append("evidence_kinds", evidenceKinds())
+                .append(
+                        "record_gap_classes",
+                        each(List.of(GapClass.values()), JobContract::gapClass))
+                .append(
+                        "evidence_kinds",
+                        each(List.of(EvidenceKind.values()), JobContract::evidenceKind))
                 .append(
                         "dead_letter_stages",
                         List.of(
@@ -105,32 +109,24 @@ public final class JobContract {
                                 .append("description", JobOptions.descriptionText(o)));
     }
 
-    private static List<Document> alertRules() {
-        return each(
-                List.of(AlertRule.values()),
-                r ->
-                        new Document("rule", r.id)
-                                .append("severities", r.severities)
-                                .append("controls", r.controls)
-                                .append("description", r.description));
+    private static Document alertRule(AlertRule r) {
+        return new Document("rule", r.id)
+                .append("severities", r.severities)
+                .append("controls", r.controls)
+                .append("description", r.description);
     }
 
-    private static List<Document> gapClasses() {
-        return each(
-                List.of(GapClass.values()),
-                c ->
-                        new Document("class", c.id)
-                                .append("severity", c.severity)
-                                .append("description", c.description));
+    private static Document gapClass(GapClass c) {
+        return new Document("class", c.id)
+                .append("severity", c.severity)
+                .append("description", c.description);
     }
 
-    private static List<Document> evidenceKinds() {
-        return each(
-                List.of(EvidenceKind.values()),
-                k ->
-                        new Document("kind", k.id)
-                                .append("condition", new Document(k.condition()))
-                                .append("description", k.description));
+    private static Document evidenceKind(EvidenceKind k) {
+        Document condition = new Document(k.condition());
+        return new Document("kind", k.id)
+                .append("condition", condition)
+                .append("description", k.description);
     }
 
     /** One document a value, in the values' order. */

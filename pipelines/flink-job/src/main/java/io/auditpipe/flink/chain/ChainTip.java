@@ -3,7 +3,6 @@ package io.auditpipe.flink.chain;
 import io.auditpipe.flink.records.MutableSerializer;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -30,7 +29,7 @@ public final class ChainTip implements Cloneable {
         public static final Serializer INSTANCE = new Serializer();
 
         Serializer() {
-            super(ChainTip::new);
+            super(ChainTip::new, SerializerSnapshot::new);
         }
 
         @Override
@@ -62,11 +61,6 @@ public final class ChainTip implements Cloneable {
             t.headDueAt = source.readLong();
             t.forgetTimerAt = source.readLong();
             return t;
-        }
-
-        @Override
-        public TypeSerializerSnapshot<ChainTip> snapshotConfiguration() {
-            return new SerializerSnapshot();
         }
     }
 

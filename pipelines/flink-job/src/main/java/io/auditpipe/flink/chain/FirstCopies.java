@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -306,7 +305,7 @@ public final class FirstCopies {
         public static final Serializer INSTANCE = new Serializer();
 
         Serializer() {
-            super(FirstCopies::new);
+            super(FirstCopies::new, SerializerSnapshot::new);
         }
 
         @Override
@@ -350,11 +349,6 @@ public final class FirstCopies {
                 source.readFully(chunk, 0, len);
                 target.write(chunk, 0, len);
             }
-        }
-
-        @Override
-        public TypeSerializerSnapshot<FirstCopies> snapshotConfiguration() {
-            return new SerializerSnapshot();
         }
     }
 

@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -223,7 +222,7 @@ public final class NumberedRuns {
         public static final Serializer INSTANCE = new Serializer();
 
         Serializer() {
-            super(NumberedRuns::new);
+            super(NumberedRuns::new, SerializerSnapshot::new);
         }
 
         @Override
@@ -263,11 +262,6 @@ public final class NumberedRuns {
             NumberedRuns runs = new NumberedRuns(map);
             runs.mapUntil = mapUntil;
             return runs;
-        }
-
-        @Override
-        public TypeSerializerSnapshot<NumberedRuns> snapshotConfiguration() {
-            return new SerializerSnapshot();
         }
     }
 

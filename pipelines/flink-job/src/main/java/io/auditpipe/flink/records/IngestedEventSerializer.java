@@ -13,7 +13,6 @@ import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -44,7 +43,7 @@ public final class IngestedEventSerializer extends MutableSerializer<IngestedEve
     private static final int NOT_ASCII = -2;
 
     IngestedEventSerializer() {
-        super(IngestedEvent::new);
+        super(IngestedEvent::new, Snapshot::new);
     }
 
     @Override
@@ -253,11 +252,6 @@ public final class IngestedEventSerializer extends MutableSerializer<IngestedEve
         byte[] b = new byte[n];
         in.readFully(b);
         return new String(b, StandardCharsets.ISO_8859_1); // ASCII: the one-byte-per-char copy
-    }
-
-    @Override
-    public TypeSerializerSnapshot<IngestedEvent> snapshotConfiguration() {
-        return new Snapshot();
     }
 
     /** No parameters: version 1 of this layout. */

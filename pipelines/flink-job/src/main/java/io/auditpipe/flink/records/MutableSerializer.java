@@ -1,6 +1,7 @@
 package io.auditpipe.flink.records;
 
 import java.io.IOException;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -9,17 +10,30 @@ import org.apache.flink.util.function.SerializableSupplier;
 /**
  * A hand-written serializer of a mutable value of variable length, written field by field: what
  * every such serializer of the job says alike. A subclass writes the value's fields ({@link
- * #serialize}, {@link #deserialize(DataInputView)}), copies it ({@link #copy(Object)}) and names
- * its snapshot class, which is what a checkpoint records of it; it passes the value's constructor.
+ * #serialize}, {@link #deserialize(DataInputView)}) and copies it ({@link #copy(Object)}); it
+ * passes the value's constructor and its snapshot class's, which is what a checkpoint records of
+ * it.
  */
 public abstract class MutableSerializer<T> extends TypeSerializerSingleton<T> {
     private static final long serialVersionUID = 1L;
 
     private final SerializableSupplier<T> empty;
+    private final SerializableSupplier<TypeSerializerSnapshot<T>> snapshot;
 
-    /** {@code empty}: a new value, its fields at their defaults ({@link #createInstance}). */
-    protected MutableSerializer(SerializableSupplier<T> empty) {
+    /**
+     * {@code empty}: a new value, its fields at their defaults ({@link #createInstance}); {@code
+     * snapshot}: a new snapshot of this layout ({@link #snapshotConfiguration}).
+     */
+    protected MutableSerializer(
+            SerializableSupplier<T> empty,
+            SerializableSupplier<TypeSerializerSnapshot<T>> snapshot) {
         this.empty = empty;
+        this.snapshot = snapshot;
+    }
+
+    @Override
+    public final TypeSerializerSnapshot<T> snapshotConfiguration() {
+        return snapshot.get();
     }
 
     @Override

@@ -11,19 +11,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * both derived from max_line_size by the CLI): a record the broker refuses would fail the job, and
  * the replay from its checkpoint would fail the same way, for ever.
  */
-public class DeadLetterKafkaSerializer implements KafkaRecordSerializationSchema<DeadLetter> {
-    private static final long serialVersionUID = 1L;
-
+public record DeadLetterKafkaSerializer(String topic, int maxMessageBytes)
+        implements KafkaRecordSerializationSchema<DeadLetter> {
     /** Room for the record's framing and headers within the limit. */
     static final int RECORD_OVERHEAD = 1024;
-
-    private final String topic;
-    private final int maxMessageBytes;
-
-    public DeadLetterKafkaSerializer(String topic, int maxMessageBytes) {
-        this.topic = topic;
-        this.maxMessageBytes = maxMessageBytes;
-    }
 
     @Override
     public ProducerRecord<byte[], byte[]> serialize(

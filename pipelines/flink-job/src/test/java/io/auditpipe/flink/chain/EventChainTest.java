@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
  * The canonical form and link digests. The same vectors are in tests/unit/test_chain.py: the
  * verifier (Python) must compute exactly these bytes, or every event would look edited.
  */
-class EventChainTest {
-    static Document vector() {
+public class EventChainTest {
+    /** The vector: a stored event with every kind of value a document holds. */
+    public static Document vector() {
         return new Document("_id", "db-01/1_2026-11-22T10:00:00")
                 .append("server", "db-01")
                 .append("event_time", new Date(1795860000123L))

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.mongodb.MongoClientSettings;
-import java.util.Date;
+import io.auditpipe.flink.chain.EventChainTest;
 import java.util.List;
 import org.bson.BsonBinaryWriter;
 import org.bson.Document;
@@ -22,24 +22,11 @@ class EncodedDocumentTest {
     private static final EncoderContext AS_INSERTED =
             EncoderContext.builder().isEncodingCollectibleDocument(true).build();
 
+    /** The chain's test vector, its id not first: the driver writes it first, and so must this. */
     static Document event() {
-        return new Document(
-                        "server",
-                        "db-01") // the id not first: the driver writes it first, and so must this
-                .append("_id", "db-01/1_2026-11-22T10:00:00")
-                .append("event_time", new Date(1795860000123L))
-                .append("status", 1045)
-                .append("connection_id", 12345678901L)
-                .append("sqltext", "SELECT \"x\" é ✓ 𝄞")
-                .append("tables", List.of("shop.cards", "shop.orders"))
-                .append("extra", new Document("z", "1").append("a", "2"))
-                .append("event_time_trusted", false)
-                .append("nothing", null)
-                .append(
-                        "ingest",
-                        new Document("topic", "audit.raw")
-                                .append("partition", 0)
-                                .append("offset", 7L));
+        Document d = new Document("server", "db-01");
+        d.putAll(EventChainTest.vector());
+        return d.append("nothing", null);
     }
 
     private static byte[] written(Codec<Document> codec, Document d) {
