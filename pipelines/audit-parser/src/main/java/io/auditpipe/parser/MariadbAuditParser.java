@@ -99,7 +99,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
     protected ParseResult parseEnveloped(
             byte[] body, SourceDescriptor source, SyslogEnvelope envelope) {
         if (aurora || ownTimestamp(body)) return parseReadable(body, source);
-        if (envelope.timeMillis == Long.MIN_VALUE) {
+        if (envelope.timeMillis() == Long.MIN_VALUE) {
             return ParseResult.failed(
                     "a server_audit record sent through syslog has no time of its own, and its "
                             + "syslog header gives none");
@@ -204,7 +204,7 @@ public final class MariadbAuditParser extends ReadableRecordParser {
         long millis;
         String idTime;
         if (envelope != null) {
-            millis = envelope.timeMillis;
+            millis = envelope.timeMillis();
             idTime = java.time.Instant.ofEpochMilli(millis).atZone(source.zone()).format(ID_TIME);
         } else {
             if (aurora) {

@@ -43,13 +43,13 @@ abstract class ReadableRecordParser implements AuditLineParser {
             return ParseResult.failed(e.getMessage());
         }
         if (envelope == null) return parseReadable(line, source);
-        if (RecordText.isBlank(envelope.body)) {
+        if (RecordText.isBlank(envelope.body())) {
             return ParseResult.failed(
                     "the syslog message ("
                             + envelope.sender()
                             + ") holds no record after its header");
         }
-        return withEnvelope(parseEnveloped(envelope.body, source, envelope), envelope);
+        return withEnvelope(parseEnveloped(envelope.body(), source, envelope), envelope);
     }
 
     /** Parses a record that is non-blank, valid UTF-8 text. Never throws for bad input. */
@@ -69,8 +69,8 @@ abstract class ReadableRecordParser implements AuditLineParser {
      */
     static ParseResult withEnvelope(ParseResult r, SyslogEnvelope envelope) {
         if (r.isOk()) {
-            if (envelope.host != null) r.event().extra.put("syslog_host", envelope.host);
-            if (envelope.tag != null) r.event().extra.put("syslog_tag", envelope.tag);
+            if (envelope.host() != null) r.event().extra.put("syslog_host", envelope.host());
+            if (envelope.tag() != null) r.event().extra.put("syslog_tag", envelope.tag());
             return r;
         }
         return r.isFraming()

@@ -42,8 +42,17 @@ import java.time.format.DateTimeParseException;
  * <p>Reading the header looks at its first {@link #MAX_HEADER} characters only, and a line that
  * starts like a record of any format (none starts with a letter, {@code <} and a digit, or a
  * date with dashes) costs a comparison or two.
+ *
+ * @param timestamp the header's time as written, or null
+ * @param timeMillis the header's time in epoch milliseconds, or {@link Long#MIN_VALUE} when the
+ *     header has none
+ * @param host the sending host as the header names it, or null
+ * @param tag the program's tag (RFC 3164) or app name (RFC 5424), without a pid, or null
+ * @param body the record, its escaped control characters turned back where the body is a
+ *     multi-line record
  */
-public final class SyslogEnvelope {
+public record SyslogEnvelope(
+        String timestamp, long timeMillis, String host, String tag, byte[] body) {
     /** The header is looked for in this many first characters of the line. */
     public static final int MAX_HEADER = 512;
 
@@ -52,34 +61,6 @@ public final class SyslogEnvelope {
     private static final String[] MONTHS = {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"
     };
-
-    /** The header's time as written, or null. */
-    public final String timestamp;
-
-    /**
-     * The header's time in epoch milliseconds, or {@link Long#MIN_VALUE} when the header has none.
-     */
-    public final long timeMillis;
-
-    /** The sending host as the header names it, or null. */
-    public final String host;
-
-    /** The program's tag (RFC 3164) or app name (RFC 5424), without a pid, or null. */
-    public final String tag;
-
-    /**
-     * The record, its escaped control characters turned back where the body is a multi-line record.
-     */
-    public final byte[] body;
-
-    private SyslogEnvelope(
-            String timestamp, long timeMillis, String host, String tag, byte[] body) {
-        this.timestamp = timestamp;
-        this.timeMillis = timeMillis;
-        this.host = host;
-        this.tag = tag;
-        this.body = body;
-    }
 
     /** Who sent the record, for a reason: "host h, tag t", or "no sender named". */
     public String sender() {

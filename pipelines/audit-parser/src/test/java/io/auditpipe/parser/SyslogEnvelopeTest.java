@@ -190,7 +190,7 @@ class SyslogEnvelopeTest {
                         ZoneOffset.UTC,
                         Instant.parse(received).toEpochMilli());
         assertNotNull(e);
-        assertEquals(Instant.parse(expected).toEpochMilli(), e.timeMillis);
+        assertEquals(Instant.parse(expected).toEpochMilli(), e.timeMillis());
     }
 
     @Test
@@ -214,7 +214,7 @@ class SyslogEnvelopeTest {
                         RECEIVED);
         assertEquals(
                 Instant.parse("2026-11-07T08:00:01Z").toEpochMilli(),
-                rfc3339.timeMillis,
+                rfc3339.timeMillis(),
                 "an offset written wins");
     }
 
@@ -276,17 +276,17 @@ class SyslogEnvelopeTest {
     void escaped_control_characters_are_turned_back_only_in_a_multi_line_record() throws Exception {
         SyslogEnvelope xml =
                 SyslogEnvelope.read(utf8("h: <A>#012#011<B/>#0129</A>"), ZoneOffset.UTC, RECEIVED);
-        assertEquals("<A>\n\t<B/>\n9</A>", new String(xml.body, StandardCharsets.UTF_8));
+        assertEquals("<A>\n\t<B/>\n9</A>", new String(xml.body(), StandardCharsets.UTF_8));
         SyslogEnvelope json =
                 SyslogEnvelope.read(utf8("h: {\"q\":\"select '#012'\"}"), ZoneOffset.UTC, RECEIVED);
         assertEquals(
                 "{\"q\":\"select '#012'\"}",
-                new String(json.body, StandardCharsets.UTF_8),
+                new String(json.body(), StandardCharsets.UTF_8),
                 "a one-line record is as written");
         SyslogEnvelope pretty =
                 SyslogEnvelope.read(
                         utf8("h: {#012  \"class\": \"x\"#012}"), ZoneOffset.UTC, RECEIVED);
-        assertEquals("{\n  \"class\": \"x\"\n}", new String(pretty.body, StandardCharsets.UTF_8));
+        assertEquals("{\n  \"class\": \"x\"\n}", new String(pretty.body(), StandardCharsets.UTF_8));
     }
 
     @Test

@@ -251,7 +251,7 @@ public final class JobWiring {
                             options.get(JobOptions.STORE_URI),
                             options.get(JobOptions.STORE_DATABASE),
                             options.get(JobOptions.KAFKA_LAG_COLLECTION),
-                            options.get(JobOptions.KAFKA_LAG_INTERVAL)));
+                            options.get(JobOptions.KAFKA_LAG_INTERVAL).toMillis()));
         }
     }
 

@@ -42,34 +42,20 @@ import org.slf4j.LoggerFactory;
  * written is logged and the next one tried. Samples are observations, not evidence: a restart
  * neither replays nor dedups them.
  */
-public class KafkaLagReporter<T> implements Sink<T> {
-    private static final long serialVersionUID = 1L;
+public record KafkaLagReporter<T>(
+        Map<String, String> kafkaClient,
+        String topic,
+        String group,
+        String storeUri,
+        String database,
+        String collection,
+        long intervalMillis)
+        implements Sink<T> {
     private static final Logger LOG = LoggerFactory.getLogger(KafkaLagReporter.class);
 
-    private final Map<String, String> kafkaClient;
-    private final String topic;
-    private final String group;
-    private final String storeUri;
-    private final String database;
-    private final String collection;
-    private final long intervalMillis;
-
     /** {@code kafkaClient}: bootstrap.servers and the client's security settings. */
-    public KafkaLagReporter(
-            Map<String, String> kafkaClient,
-            String topic,
-            String group,
-            String storeUri,
-            String database,
-            String collection,
-            java.time.Duration interval) {
-        this.kafkaClient = new HashMap<>(kafkaClient);
-        this.topic = topic;
-        this.group = group;
-        this.storeUri = storeUri;
-        this.database = database;
-        this.collection = collection;
-        this.intervalMillis = interval.toMillis();
+    public KafkaLagReporter {
+        kafkaClient = new HashMap<>(kafkaClient);
     }
 
     /** One partition's figures. */

@@ -63,31 +63,6 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
         void rejected(String reason);
     }
 
-    public MongoSinkSettings(
-            String uri,
-            String database,
-            String collection,
-            String deadLetterCollection,
-            int batchSize,
-            Duration flushInterval,
-            int maxRetries,
-            Duration retryBackoff,
-            Duration retryMaxBackoff,
-            String digestField) {
-        this.uri = uri;
-        this.database = database;
-        this.collection = collection;
-        this.deadLetterCollection = deadLetterCollection;
-        this.batchSize = batchSize;
-        this.flushIntervalMillis = flushInterval.toMillis();
-        this.maxRetries = maxRetries;
-        this.retryBackoffMillis = retryBackoff.toMillis();
-        this.retryMaxBackoffMillis = retryMaxBackoff.toMillis();
-        this.requestTimeoutMillis = JobOptions.SINK_REQUEST_TIMEOUT.defaultValue().toMillis();
-        this.digestField = digestField;
-        this.batchesInFlight = 1;
-    }
-
     /** Settings for one collection from the job options. */
     public static MongoSinkSettings forCollection(Configuration job, String collection) {
         return forCollection(job, collection, job.get(JobOptions.STORE_URI));
@@ -108,18 +83,21 @@ public final class MongoSinkSettings implements Serializable, Cloneable {
 
     private static MongoSinkSettings forCollection(
             Configuration job, String collection, String uri) {
-        return new MongoSinkSettings(
-                        uri,
-                        job.get(JobOptions.STORE_DATABASE),
-                        collection,
-                        job.get(JobOptions.DEAD_LETTER_COLLECTION),
-                        job.get(JobOptions.SINK_BATCH_SIZE),
-                        job.get(JobOptions.SINK_FLUSH_INTERVAL),
-                        job.get(JobOptions.SINK_MAX_RETRIES),
-                        job.get(JobOptions.SINK_RETRY_BACKOFF),
-                        job.get(JobOptions.SINK_RETRY_MAX_BACKOFF),
-                        null)
+        return new MongoSinkSettings(job, collection, uri)
                 .withRequestTimeout(job.get(JobOptions.SINK_REQUEST_TIMEOUT));
+    }
+
+    private MongoSinkSettings(Configuration job, String collection, String uri) {
+        this.uri = uri;
+        this.database = job.get(JobOptions.STORE_DATABASE);
+        this.collection = collection;
+        this.deadLetterCollection = job.get(JobOptions.DEAD_LETTER_COLLECTION);
+        this.batchSize = job.get(JobOptions.SINK_BATCH_SIZE);
+        this.flushIntervalMillis = job.get(JobOptions.SINK_FLUSH_INTERVAL).toMillis();
+        this.maxRetries = job.get(JobOptions.SINK_MAX_RETRIES);
+        this.retryBackoffMillis = job.get(JobOptions.SINK_RETRY_BACKOFF).toMillis();
+        this.retryMaxBackoffMillis = job.get(JobOptions.SINK_RETRY_MAX_BACKOFF).toMillis();
+        this.batchesInFlight = 1;
     }
 
     /** The same settings, waiting at most {@code timeout} for the store's answer to a request. */

@@ -1,5 +1,6 @@
 package io.auditpipe.flink.sessions;
 
+import static io.auditpipe.flink.Harnesses.assertClearedAt;
 import static io.auditpipe.flink.Harnesses.opened;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -141,9 +142,7 @@ class SessionBuilderTest {
             feed(h, event("Connect", 9, "mallory", T0, 1045, null));
             assertEquals(List.of("db-01/9/" + T0 + " failed_login 1"), emitted(h));
             assertEquals(AuditEvent.AUTH_FAILURE, last(h).loginOutcome);
-            h.snapshot(1, 0);
-            assertEquals(0, h.numKeyedStateEntries());
-            assertEquals(0, h.numEventTimeTimers());
+            assertClearedAt(h, 1);
         }
     }
 
@@ -160,9 +159,7 @@ class SessionBuilderTest {
             assertEquals("db-01/5/" + T0 + " idle 2", emitted(h).get(2));
             assertNull(last(h).logoutMillis);
             assertEquals(10 * S, last(h).durationMillis(), "to its last record");
-            h.snapshot(1, 0);
-            assertEquals(0, h.numKeyedStateEntries());
-            assertEquals(0, h.numEventTimeTimers());
+            assertClearedAt(h, 1);
         }
     }
 
@@ -267,9 +264,7 @@ class SessionBuilderTest {
                     4,
                     last(h).records,
                     "the records before the snapshot counted once, from the state");
-            h.snapshot(2, 0);
-            assertEquals(0, h.numKeyedStateEntries());
-            assertEquals(0, h.numEventTimeTimers());
+            assertClearedAt(h, 2);
         }
     }
 

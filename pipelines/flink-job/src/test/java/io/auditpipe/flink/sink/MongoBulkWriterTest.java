@@ -10,8 +10,10 @@ import com.mongodb.client.model.InsertOneModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.model.WriteModel;
+import io.auditpipe.flink.options.JobOptions;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.apache.flink.configuration.Configuration;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 
@@ -19,18 +21,9 @@ import org.junit.jupiter.api.Test;
 class MongoBulkWriterTest {
     @Test
     void aRequestTimeoutOfZeroIsRefusedNotTakenForNoTimeout() {
-        MongoSinkSettings settings =
-                new MongoSinkSettings(
-                        "mongodb://127.0.0.1:1",
-                        "db",
-                        "c",
-                        "dl",
-                        10,
-                        java.time.Duration.ofMillis(500),
-                        1,
-                        java.time.Duration.ofMillis(1),
-                        java.time.Duration.ofMillis(1),
-                        null);
+        Configuration options = new Configuration();
+        options.set(JobOptions.STORE_URI, "mongodb://127.0.0.1:1");
+        MongoSinkSettings settings = MongoSinkSettings.forCollection(options, "c");
         IllegalArgumentException e =
                 org.junit.jupiter.api.Assertions.assertThrows(
                         IllegalArgumentException.class,
