@@ -6,4 +6,4 @@ the demo and ad-hoc queries. See README.md and docs/.
 
 # The release, in semantic versioning: written here only; pyproject.toml reads it, and the Maven
 # modules' versions and CHANGELOG.md are checked against it (tests/unit/test_version.py).
-__version__ = "0.2.0"
+__version__ = "0.3.0"
