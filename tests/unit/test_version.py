@@ -8,6 +8,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 from importlib import metadata
 
+from helpers.compose_project import ENV, env_file
+
 from auditpipe import __version__, paths, version
 
 POM = "{http://maven.apache.org/POM/4.0.0}"
@@ -52,9 +54,7 @@ def test_version_names_the_release_and_the_commit():
 
 
 def test_the_deployment_builds_its_images_under_the_release_s_version():
-    env = dict(line.split("=", 1) for line in (paths.REPO / ".env").read_text().splitlines()
-               if line and not line.startswith("#"))
-    assert env["AUDITPIPE_VERSION"] == __version__
+    assert env_file(ENV)["AUDITPIPE_VERSION"] == __version__
 
 
 def test_a_release_s_commit_names_the_digest_of_the_job_jar_its_code_builds():
@@ -65,9 +65,7 @@ def test_a_release_s_commit_names_the_digest_of_the_job_jar_its_code_builds():
 
     from auditpipe import bundle
 
-    env = dict(line.split("=", 1) for line in (paths.REPO / ".env").read_text().splitlines()
-               if line and not line.startswith("#"))
-    digest = env["AUDITPIPE_JOB_JAR_SHA256"]
+    digest = env_file(ENV)["AUDITPIPE_JOB_JAR_SHA256"]
     if not digest:
         text = (paths.REPO / "CHANGELOG.md").read_text()
         assert re.search(r"^## \[Unreleased\]", text, re.M), "a release's commit sets AUDITPIPE_JOB_JAR_SHA256"

@@ -380,7 +380,7 @@ def test_the_job_image_is_built_from_the_release_s_job_jar_or_not_at_all(tmp_pat
     jar.write_bytes(b"PK the job")
     digest = hashlib.sha256(jar.read_bytes()).hexdigest()
     check = str(paths.REPO / "deploy" / "docker" / "check-job-jar")
-    for given in ("", digest):
+    for given in ("", digest, digest.upper()):
         r = subprocess.run([check, str(jar), given], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0 and r.stdout == f"auditpipe job jar: sha256 {digest}\n", r.stderr
     other = "0" * 64

@@ -123,9 +123,8 @@ public final class JobContract {
     }
 
     private static Document evidenceKind(EvidenceKind k) {
-        Document condition = new Document(k.condition());
         return new Document("kind", k.id)
-                .append("condition", condition)
+                .append("condition", new Document(k.condition()))
                 .append("description", k.description);
     }
 
