@@ -111,6 +111,12 @@ class Fluentd:
             set_aside += [str(p) for p in default_backup.rglob("*") if p.is_file() and p.stat().st_mtime >= started]
         if set_aside:
             out.append(f"chunks set aside: {sorted(set_aside)}")
+        # chunks still staged (buffer.b*) with records in them: by now each should have been flushed
+        staged = [f"{p.relative_to(state)} ({p.stat().st_size} bytes, written "
+                  f"{time.strftime('%H:%M:%S', time.gmtime(p.stat().st_mtime))})"
+                  for p in state.rglob("buffer.b*.log") if p.stat().st_size]
+        if staged:
+            out.append(f"chunks staged, not flushed: {sorted(staged)}")
         out += [line for line in self.output.read_text(errors="replace").splitlines()
                 if ("[warn]" in line or "[error]" in line) and not line.startswith(" ")  # not backtraces
                 and "<secondary> with 'retry_forever'" not in line][-40:]
